@@ -1,0 +1,262 @@
+"""The curated side: benchmarks, datasets, splits, topics, corpus ids, qrels, reported results.
+
+Hidden labels (qrels) are stored in the database as compressed TREC text,
+never under a served path; workers parse them once per version and cache them.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.urls import reverse
+
+
+class Benchmark(models.Model):
+    """A named group of datasets; a suite when it aggregates them into one score."""
+
+    class Aggregate(models.TextChoices):
+        NONE = "none", "no aggregate"
+        MEAN = "mean", "arithmetic mean"
+        HARMONIC = "harmonic", "harmonic mean"
+        MEAN_RANK = "mean-rank", "mean rank"
+        LEXTREME = "lextreme", "LEXTREME score"
+
+    slug = models.SlugField(unique=True)
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    homepage = models.URLField(blank=True)
+    aggregate = models.CharField(max_length=16, choices=Aggregate.choices, default=Aggregate.NONE)
+    order = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["order", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("leaderboard:benchmark", args=[self.slug])
+
+
+class Dataset(models.Model):
+    """One collection with its questions, corpus and the measures its leaderboard shows."""
+
+    class Task(models.TextChoices):
+        RETRIEVAL = "retrieval", "retrieval (TREC runs)"
+        SINGLE = "single", "single-label classification"
+        MULTI = "multi", "multi-label classification"
+        NER = "ner", "named-entity recognition (BIO tags)"
+
+    class Display(models.TextChoices):
+        PERCENT = "percent", "percent (51.33)"
+        FRACTION = "fraction", "fraction (0.5133)"
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.PROTECT, related_name="datasets")
+    slug = models.SlugField(unique=True)
+    name = models.CharField(max_length=200)
+    language = models.CharField(max_length=64, help_text="e.g. fr, el, or a list for multilingual sets")
+    task = models.CharField(max_length=16, choices=Task.choices, default=Task.RETRIEVAL)
+    description = models.TextField(blank=True)
+    citation = models.TextField(blank=True, help_text="BibTeX")
+    homepage = models.URLField(blank=True)
+    license = models.CharField(max_length=200, blank=True)
+    docid_example = models.CharField(
+        max_length=100, blank=True, help_text="An example document id, e.g. 1234 (BSARD) or CivC::11 (GreekBarRetrieval)"
+    )
+    relevance_threshold = models.IntegerField(default=1, help_text="A document is relevant when its grade is ≥ this")
+    depth = models.PositiveIntegerField(default=1000, help_text="Rows per query kept after sorting")
+    measures = models.JSONField(default=list, help_text='Measure names, e.g. ["R@100", "MAP@100"]')
+    primary_measure = models.CharField(max_length=32)
+    display = models.CharField(max_length=10, choices=Display.choices, default=Display.FRACTION)
+    category_min_queries = models.PositiveIntegerField(
+        default=10, help_text="On hidden splits, categories with fewer queries are not shown"
+    )
+    is_published = models.BooleanField(default=True)
+    order = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["benchmark__order", "order", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("leaderboard:dataset", args=[self.slug])
+
+    def clean(self) -> None:
+        from evaluation.measures import parse_measure
+
+        errors = {}
+        for name in self.measures or []:
+            try:
+                parse_measure(name)
+            except ValueError as exc:
+                errors["measures"] = str(exc)
+        if self.primary_measure and self.primary_measure not in (self.measures or []):
+            errors["primary_measure"] = "The primary measure must be one of the dataset's measures."
+        if errors:
+            raise ValidationError(errors)
+
+    def format_value(self, value: float | None) -> str:
+        """A stored score (always a fraction) as the dataset shows it."""
+        if value is None:
+            return "–"
+        if self.display == self.Display.PERCENT:
+            return f"{100 * value:.2f}"
+        return f"{value:.4f}"
+
+    @property
+    def default_split(self) -> Split | None:
+        """The split submissions go to when none is named: the hidden test split if any."""
+        splits = list(self.splits.all())
+        for split in splits:
+            if split.hidden:
+                return split
+        return splits[0] if splits else None
+
+
+class Corpus(models.Model):
+    """The ids of a dataset's documents, gzip-compressed one per line, for validating runs."""
+
+    dataset = models.OneToOneField(Dataset, on_delete=models.CASCADE, related_name="corpus")
+    ids_gz = models.BinaryField()
+    n_documents = models.PositiveIntegerField(default=0)
+    sha256 = models.CharField(max_length=64)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "corpora"
+
+    def __str__(self) -> str:
+        return f"{self.dataset} corpus ({self.n_documents} documents)"
+
+    @staticmethod
+    def pack(ids: list[str]) -> tuple[bytes, str]:
+        text = "\n".join(sorted(set(ids))).encode()
+        return gzip.compress(text, mtime=0), hashlib.sha256(text).hexdigest()
+
+    def ids(self) -> list[str]:
+        text = gzip.decompress(bytes(self.ids_gz)).decode()
+        return text.split("\n") if text else []
+
+
+class Split(models.Model):
+    """train, dev or test; a hidden split never shows per-query values and caps submissions."""
+
+    class Kind(models.TextChoices):
+        TRAIN = "train", "train"
+        DEV = "dev", "dev"
+        TEST = "test", "test"
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="splits")
+    name = models.SlugField(max_length=32)
+    kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.TEST)
+    hidden = models.BooleanField(default=False, help_text="Labels hidden: aggregates only, submissions capped")
+    accepts_submissions = models.BooleanField(default=True)
+    daily_limit = models.PositiveIntegerField(default=5, help_text="Submissions per user per day (0 = no limit)")
+    total_limit = models.PositiveIntegerField(default=100, help_text="Submissions per user in total (0 = no limit)")
+    current_qrels = models.ForeignKey(
+        "QrelsVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # Bumped by every change that alters the leaderboard, so cached pages go stale.
+    cache_version = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["dataset", "kind", "name"]
+        constraints = [models.UniqueConstraint(fields=["dataset", "name"], name="split_unique_name")]
+
+    def __str__(self) -> str:
+        return f"{self.dataset.slug}/{self.name}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("leaderboard:dataset", args=[self.dataset.slug]) + f"?split={self.name}"
+
+    def bump_cache_version(self) -> None:
+        """Make cached leaderboard pages of this split stale (an atomic increment)."""
+        Split.objects.filter(pk=self.pk).update(cache_version=models.F("cache_version") + 1)
+
+
+class Topic(models.Model):
+    """A question of a split, with its category for breakdowns."""
+
+    split = models.ForeignKey(Split, on_delete=models.CASCADE, related_name="topics")
+    qid = models.CharField(max_length=100)
+    text = models.TextField()
+    category = models.CharField(max_length=100, blank=True)
+    subcategory = models.CharField(max_length=200, blank=True)
+    extra = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["split", "qid"]
+        constraints = [models.UniqueConstraint(fields=["split", "qid"], name="topic_unique_qid")]
+        indexes = [models.Index(fields=["split", "category"])]
+
+    def __str__(self) -> str:
+        return f"{self.split}:{self.qid}"
+
+
+class QrelsVersion(models.Model):
+    """One version of a split's relevance judgments, as gzip-compressed TREC qrels text.
+
+    Versions are immutable: importing different judgments adds a version, and
+    publishing it (``Split.current_qrels``) triggers rescoring.
+    """
+
+    split = models.ForeignKey(Split, on_delete=models.CASCADE, related_name="qrels_versions")
+    version = models.PositiveIntegerField()
+    qrels_gz = models.BinaryField()
+    sha256 = models.CharField(max_length=64)
+    n_topics = models.PositiveIntegerField(default=0)
+    n_judgments = models.PositiveIntegerField(default=0)
+    n_relevant = models.PositiveIntegerField(default=0)
+    note = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+
+    class Meta:
+        ordering = ["split", "-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["split", "version"], name="qrels_unique_version"),
+            models.UniqueConstraint(fields=["split", "sha256"], name="qrels_unique_content"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.split} qrels v{self.version}"
+
+    @staticmethod
+    def pack(text: str) -> tuple[bytes, str]:
+        raw = text.encode()
+        return gzip.compress(raw, mtime=0), hashlib.sha256(raw).hexdigest()
+
+    def text(self) -> str:
+        return gzip.decompress(bytes(self.qrels_gz)).decode()
+
+
+class ReportedResult(models.Model):
+    """A result stated in a paper, shown on the leaderboard as reported, not scored here."""
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="reported_results")
+    split = models.ForeignKey(Split, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    system = models.CharField(max_length=200)
+    family = models.CharField(max_length=100, blank=True)
+    # Always fractions (0..1), whatever the paper printed; the dataset decides the display.
+    scores = models.JSONField(default=dict)
+    params = models.CharField(max_length=50, blank=True)
+    latency_ms = models.FloatField(null=True, blank=True)
+    source = models.CharField(max_length=400)
+    url = models.URLField(blank=True)
+    notes = models.TextField(blank=True)
+    order = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["dataset", "order", "system"]
+        constraints = [models.UniqueConstraint(fields=["dataset", "system", "source"], name="reported_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.system} (reported, {self.dataset.slug})"

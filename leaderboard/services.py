@@ -1,0 +1,94 @@
+"""Writes on the curated side: corpora, qrels versions, publication.
+
+Keyword-only functions named ``<entity>_<action>``; importers, the admin and
+the demo loader all go through them, so every path stores data the same way.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.db.models import Max
+
+from evaluation.qrels import read_qrels
+
+from .models import Corpus, Dataset, QrelsVersion, Split
+
+
+def canonical_qrels_text(qrels_dict: dict[str, dict[str, int]]) -> str:
+    """One line per judgment, sorted, so equal judgments give equal bytes (and one version)."""
+    lines = [
+        f"{qid} 0 {docid} {grade}\n"
+        for qid in sorted(qrels_dict)
+        for docid, grade in sorted(qrels_dict[qid].items())
+    ]
+    return "".join(lines)
+
+
+def corpus_set(*, dataset: Dataset, ids: list[str]) -> tuple[Corpus, bool]:
+    """Store the dataset's docids; returns (corpus, changed)."""
+    blob, digest = Corpus.pack(ids)
+    corpus = Corpus.objects.filter(dataset=dataset).first()
+    if corpus is not None and corpus.sha256 == digest:
+        return corpus, False
+    n = len(set(ids))
+    corpus, _ = Corpus.objects.update_or_create(
+        dataset=dataset, defaults={"ids_gz": blob, "sha256": digest, "n_documents": n}
+    )
+    return corpus, True
+
+
+@transaction.atomic
+def qrels_version_add(
+    *,
+    split: Split,
+    qrels: dict[str, dict[str, int]],
+    note: str = "",
+    user=None,
+    publish: bool | None = None,
+) -> tuple[QrelsVersion, bool]:
+    """Add the judgments as a new version of the split's qrels, unless identical ones exist.
+
+    Returns (version, created). ``publish`` defaults to True for the first
+    version; publishing a later one is a separate, deliberate step
+    (:func:`qrels_version_publish`) because it rescores every submission.
+    """
+    text = canonical_qrels_text(qrels)
+    blob, digest = QrelsVersion.pack(text)
+    existing = QrelsVersion.objects.filter(split=split, sha256=digest).first()
+    if existing is not None:
+        return existing, False
+    Split.objects.select_for_update().filter(pk=split.pk).first()
+    last = QrelsVersion.objects.filter(split=split).aggregate(m=Max("version"))["m"] or 0
+    threshold = split.dataset.relevance_threshold
+    version = QrelsVersion.objects.create(
+        split=split,
+        version=last + 1,
+        qrels_gz=blob,
+        sha256=digest,
+        n_topics=len(qrels),
+        n_judgments=sum(len(docs) for docs in qrels.values()),
+        n_relevant=sum(1 for docs in qrels.values() for g in docs.values() if g >= threshold),
+        note=note,
+        created_by=user,
+    )
+    if publish is None:
+        publish = split.current_qrels_id is None
+    if publish:
+        qrels_version_publish(split=split, version=version)
+    return version, True
+
+
+def qrels_version_publish(*, split: Split, version: QrelsVersion) -> None:
+    """Make ``version`` the split's current qrels and invalidate cached pages.
+
+    Rescoring of existing submissions is started by the submissions side
+    (``submissions.services.split_rescore``) when it exists.
+    """
+    Split.objects.filter(pk=split.pk).update(current_qrels=version)
+    split.current_qrels = version
+    split.bump_cache_version()
+
+
+def parse_qrels_bytes(data: bytes, *, name: str) -> dict[str, dict[str, int]]:
+    """Parse TREC qrels with the metric core's parser (errors carry file:line: reason)."""
+    return read_qrels(data, name=name).to_dict()

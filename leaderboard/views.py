@@ -1,0 +1,15 @@
+"""Pages of the curated side: home, benchmarks, datasets and their leaderboards, docs."""
+
+from django.shortcuts import render
+
+
+def home(request):
+    return render(request, "leaderboard/home.html", {})
+
+
+def page_not_found(request, exception=None):
+    return render(request, "404.html", status=404)
+
+
+def server_error(request):
+    return render(request, "500.html", status=500)

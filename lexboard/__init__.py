@@ -1,0 +1,5 @@
+"""Lexboard: the Django project (settings, URLs, Celery app, WSGI)."""
+
+from .celery import app as celery_app
+
+__all__ = ("celery_app",)

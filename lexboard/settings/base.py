@@ -1,0 +1,209 @@
+"""Settings shared by every environment (see the package docstring)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dj_database_url
+
+from lexboard.env import env_bool, env_int, env_list, env_path, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+VAR_DIR = env_path("LEXBOARD_VAR_DIR", BASE_DIR / "var")
+
+SECRET_KEY = env_str("SECRET_KEY", "dev-only-insecure-key-change-me-in-production-0123456789")
+DEBUG = env_bool("DEBUG", True)
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "leaderboard",
+    "submissions",
+    "evaluation",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "lexboard.urls"
+WSGI_APPLICATION = "lexboard.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database -----------------------------------------------------------------
+# SQLite in var/ unless DATABASE_URL names another database (postgres://...).
+DATABASES = {
+    "default": dj_database_url.parse(
+        env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'lexboard.sqlite3'}"),
+        conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60),
+        conn_health_checks=True,
+    )
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Web, worker and beat share one SQLite file: wait for locks instead of
+    # failing, and let readers run beside the one writer.
+    DATABASES["default"]["OPTIONS"] = {
+        "timeout": 30,
+        "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    }
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Cache --------------------------------------------------------------------
+# Leaderboard pages are cached and invalidated by a per-split version key that
+# every new score bumps. With Redis at hand the cache is shared by all
+# processes; otherwise each process keeps its own (still correct: the version
+# key lives in the database).
+CACHE_URL = env_str("CACHE_URL", "")
+if CACHE_URL.startswith("redis"):
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "lexboard"}}
+
+# --- Auth ---------------------------------------------------------------------
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "home"
+
+EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Lexboard <noreply@lexboard.local>")
+
+# --- I18N ---------------------------------------------------------------------
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+# --- Files --------------------------------------------------------------------
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = env_path("STATIC_ROOT", VAR_DIR / "staticfiles")
+MEDIA_URL = "/media/"
+MEDIA_ROOT = env_path("MEDIA_ROOT", VAR_DIR / "media")
+# Uploaded runs and anything derived from hidden labels live here. Nothing in
+# this folder is ever under a served URL.
+DATA_DIR = env_path("LEXBOARD_DATA_DIR", VAR_DIR / "data")
+
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "private": {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {"location": str(DATA_DIR), "base_url": None},
+    },
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+
+# --- Uploads and limits ---------------------------------------------------------
+LEXBOARD_MAX_UPLOAD_BYTES = env_int("LEXBOARD_MAX_UPLOAD_BYTES", 200 * 1024 * 1024)
+LEXBOARD_MAX_DECOMPRESSED_BYTES = env_int("LEXBOARD_MAX_DECOMPRESSED_BYTES", 1024 * 1024 * 1024)
+LEXBOARD_MAX_RUN_LINES = env_int("LEXBOARD_MAX_RUN_LINES", 10_000_000)
+DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+LEXBOARD_LOGIN_RATE = env_str("LEXBOARD_LOGIN_RATE", "10/m")
+LEXBOARD_UPLOAD_RATE = env_str("LEXBOARD_UPLOAD_RATE", "30/h")
+
+# --- Celery -------------------------------------------------------------------
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://")
+_BROKER_DIR = VAR_DIR / "broker"
+# A submission scored by a worker that died must be redelivered well before a
+# user wonders; longer than the hard time limit so a slow but live task is not
+# handed to a second worker.
+LEXBOARD_SCORING_SOFT_LIMIT = env_int("LEXBOARD_SCORING_SOFT_LIMIT", 600)
+LEXBOARD_SCORING_HARD_LIMIT = env_int("LEXBOARD_SCORING_HARD_LIMIT", 660)
+LEXBOARD_HEARTBEAT_STALE_SECONDS = env_int("LEXBOARD_HEARTBEAT_STALE_SECONDS", 120)
+LEXBOARD_QUEUED_RESEND_SECONDS = env_int("LEXBOARD_QUEUED_RESEND_SECONDS", 300)
+LEXBOARD_SWEEP_INTERVAL = env_int("LEXBOARD_SWEEP_INTERVAL", 60)
+LEXBOARD_MAX_SCORING_ATTEMPTS = env_int("LEXBOARD_MAX_SCORING_ATTEMPTS", 3)
+
+if CELERY_BROKER_URL.startswith("filesystem"):
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_BROKER_DIR / "out"),
+        "data_folder_out": str(_BROKER_DIR / "out"),
+        "processed_folder": str(_BROKER_DIR / "processed"),
+        "store_processed": False,
+    }
+else:
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": LEXBOARD_SCORING_HARD_LIMIT + 120}
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SOFT_TIME_LIMIT = LEXBOARD_SCORING_SOFT_LIMIT
+CELERY_TASK_TIME_LIMIT = LEXBOARD_SCORING_HARD_LIMIT
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ALWAYS_EAGER = False
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+CELERY_BEAT_SCHEDULE = {
+    "sweep-submissions": {
+        "task": "evaluation.tasks.sweep_submissions",
+        "schedule": float(LEXBOARD_SWEEP_INTERVAL),
+    },
+}
+
+# --- API ----------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "submissions.authentication.ApiTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "submissions.api_errors.exception_handler",
+    "DEFAULT_THROTTLE_RATES": {"upload": LEXBOARD_UPLOAD_RATE, "anon": "600/m", "user": "1200/m"},
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Lexboard API",
+    "DESCRIPTION": "Upload TREC runs to legal IR benchmarks and read leaderboards.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    "loggers": {"django.db.backends": {"level": "WARNING"}},
+}
+
+for _folder in (VAR_DIR, MEDIA_ROOT, DATA_DIR, _BROKER_DIR / "out", _BROKER_DIR / "processed"):
+    _folder.mkdir(parents=True, exist_ok=True)

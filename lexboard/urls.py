@@ -1,0 +1,15 @@
+"""Top-level URLs: each app owns its own URL module."""
+
+from django.contrib import admin
+from django.urls import include, path
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("accounts/", include("submissions.account_urls")),
+    path("submissions/", include("submissions.urls")),
+    path("api/v1/", include("submissions.api_urls")),
+    path("", include("leaderboard.urls")),
+]
+
+handler404 = "leaderboard.views.page_not_found"
+handler500 = "leaderboard.views.server_error"

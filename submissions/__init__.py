@@ -1,0 +1,1 @@
+"""Uploads, submission records and their life cycle, scores, participants' pages, the HTTP API."""

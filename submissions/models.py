@@ -1,0 +1,311 @@
+"""Submissions and their life cycle, stored scores, profiles and API tokens.
+
+The database row is the record of the job; the broker is only a doorbell.
+Every status change is a conditional UPDATE on the row, so a redelivered or
+duplicated message can never score a submission twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from typing import Any
+
+from django.conf import settings
+from django.core.files.storage import storages
+from django.db import models
+from django.urls import reverse
+from django.utils import timezone
+
+
+def private_storage():
+    return storages["private"]
+
+
+def run_upload_to(instance: Submission, filename: str) -> str:
+    stamp = timezone.now().strftime("%Y/%m/%d")
+    return f"runs/{stamp}/{secrets.token_hex(8)}-{filename[-80:]}"
+
+
+class Profile(models.Model):
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="profile")
+    display_name = models.CharField(max_length=100, blank=True)
+    affiliation = models.CharField(max_length=200, blank=True)
+
+    def __str__(self) -> str:
+        return self.display_name or self.user.get_username()
+
+
+class Submission(models.Model):
+    """One run file for one split, from upload to scores."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "queued"
+        SCORING = "scoring", "scoring"
+        SCORED = "scored", "scored"
+        FAILED = "failed", "failed"
+
+    class FailureKind(models.TextChoices):
+        NONE = "", "none"
+        INPUT = "input", "the file"  # counts against the quota
+        SERVICE = "service", "the service"  # does not
+
+    class Visibility(models.TextChoices):
+        PUBLIC = "public", "public"
+        ANONYMOUS = "anonymous", "public, anonymous"
+        PRIVATE = "private", "private"
+
+    class Family(models.TextChoices):
+        LEXICAL = "lexical", "lexical"
+        DENSE = "dense", "dense"
+        HYBRID = "hybrid", "hybrid"
+        LLM = "llm", "LLM-augmented"
+        OTHER = "other", "other"
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="submissions")
+    split = models.ForeignKey("leaderboard.Split", on_delete=models.PROTECT, related_name="submissions")
+
+    # What the participant tells about the system.
+    system_name = models.CharField(max_length=120)
+    description = models.TextField(blank=True)
+    team = models.CharField("team or affiliation", max_length=200, blank=True)
+    paper_url = models.URLField(blank=True)
+    code_url = models.URLField(blank=True)
+    family = models.CharField(max_length=16, choices=Family.choices, default=Family.OTHER)
+    used_training_data = models.BooleanField("used the dataset's training data", default=False)
+    params = models.CharField("parameters", max_length=50, blank=True, help_text="e.g. 110M")
+    latency_ms = models.FloatField("latency per query (ms)", null=True, blank=True)
+    llm_calls_per_query = models.FloatField(null=True, blank=True)
+    llm_tokens_per_query = models.FloatField(null=True, blank=True)
+    hardware = models.CharField(max_length=200, blank=True)
+    visibility = models.CharField(max_length=10, choices=Visibility.choices, default=Visibility.PUBLIC)
+    is_baseline = models.BooleanField(default=False)
+    hidden_by_curator = models.BooleanField(default=False)
+    withdrawn_at = models.DateTimeField(null=True, blank=True)
+
+    # The file, kept whatever happens to the scoring.
+    run_file = models.FileField(storage=private_storage, upload_to=run_upload_to, max_length=300)
+    original_name = models.CharField(max_length=300, blank=True)
+    file_size = models.BigIntegerField(default=0)
+    sha256 = models.CharField(max_length=64, blank=True)
+
+    # Fusion of other submissions (the run file is then the fused run).
+    fusion_of = models.ManyToManyField("self", symmetrical=False, blank=True, related_name="fused_into")
+    fusion_params = models.JSONField(default=dict, blank=True)
+
+    # The job.
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    failure_kind = models.CharField(max_length=10, choices=FailureKind.choices, default="", blank=True)
+    error = models.JSONField(default=dict, blank=True, help_text='{"message": ..., "details": [{"line", "reason"}]}')
+    warnings = models.JSONField(default=list, blank=True)
+    progress = models.FloatField(default=0.0)
+    attempts = models.PositiveIntegerField(default=0)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    enqueued_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    scoring_started_at = models.DateTimeField(null=True, blank=True)
+    scored_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["split", "status"]),
+            models.Index(fields=["user", "split", "created_at"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.system_name} ({self.status})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("submissions:detail", args=[self.pk])
+
+    # --- who sees what ------------------------------------------------------------
+
+    @property
+    def is_public(self) -> bool:
+        return (
+            self.visibility != self.Visibility.PRIVATE and not self.hidden_by_curator and self.withdrawn_at is None
+        )
+
+    def visible_to(self, user) -> bool:
+        """Public entries are for everyone; the rest only for the owner and staff."""
+        if self.is_public:
+            return True
+        return bool(user and user.is_authenticated and (user.pk == self.user_id or user.is_staff))
+
+    def display_owner(self) -> str:
+        if self.visibility == self.Visibility.ANONYMOUS:
+            return "anonymous"
+        profile = getattr(self.user, "profile", None)
+        return (profile and profile.display_name) or self.user.get_username()
+
+    # --- the life cycle: each transition is one conditional UPDATE ----------------
+
+    def _transition(self, from_statuses: list[str], *, message: str = "", **fields: Any) -> bool:
+        """Move this row if, and only if, it is still in one of ``from_statuses``.
+
+        The UPDATE ... WHERE status IN (...) is the lock: of two workers that
+        received the same message, exactly one sees "1 row updated".
+        """
+        fields.setdefault("updated_at", timezone.now())
+        updated = Submission.objects.filter(pk=self.pk, status__in=from_statuses).update(**fields)
+        if updated:
+            for name, value in fields.items():
+                if not isinstance(value, models.expressions.Combinable):
+                    setattr(self, name, value)
+            if "status" in fields:
+                StatusEvent.objects.create(submission_id=self.pk, status=fields["status"], message=message[:500])
+        return bool(updated)
+
+    def claim(self) -> bool:
+        """queued → scoring for this worker; False when someone else has it."""
+        now = timezone.now()
+        ok = self._transition(
+            [self.Status.QUEUED],
+            status=self.Status.SCORING,
+            scoring_started_at=now,
+            heartbeat_at=now,
+            progress=0.0,
+            attempts=models.F("attempts") + 1,
+        )
+        if ok:
+            self.refresh_from_db(fields=["attempts"])
+        return ok
+
+    def heartbeat(self, progress: float) -> None:
+        """Record that the worker scoring this row is alive, and how far it got."""
+        Submission.objects.filter(pk=self.pk, status=self.Status.SCORING).update(
+            heartbeat_at=timezone.now(), progress=progress
+        )
+
+    def requeue(self, message: str = "") -> bool:
+        """scoring → queued, e.g. when the worker that had it went silent."""
+        return self._transition(
+            [self.Status.SCORING],
+            message=message,
+            status=self.Status.QUEUED,
+            progress=0.0,
+            heartbeat_at=None,
+            enqueued_at=None,
+        )
+
+    def mark_scored(self, *, warnings: list[dict]) -> bool:
+        """scoring → scored, with the warnings the core collected."""
+        return self._transition(
+            [self.Status.SCORING],
+            status=self.Status.SCORED,
+            warnings=warnings,
+            progress=1.0,
+            scored_at=timezone.now(),
+            failure_kind="",
+            error={},
+        )
+
+    def mark_failed(self, *, kind: str, message: str, details: list[dict] | None = None) -> bool:
+        """queued/scoring → failed with a reason a person can act on.
+
+        ``kind`` is ``input`` (the file is wrong; counts against the quota) or
+        ``service`` (our fault; does not count).
+        """
+        return self._transition(
+            [self.Status.QUEUED, self.Status.SCORING],
+            message=message,
+            status=self.Status.FAILED,
+            failure_kind=kind,
+            error={"message": message, "details": details or []},
+        )
+
+    def reset_for_rescore(self) -> bool:
+        """scored/failed → queued, when new qrels are published or a curator asks."""
+        return self._transition(
+            [self.Status.SCORED, self.Status.FAILED],
+            status=self.Status.QUEUED,
+            progress=0.0,
+            failure_kind="",
+            error={},
+            enqueued_at=None,
+        )
+
+    def checksum_file(self) -> str:
+        digest = hashlib.sha256()
+        with self.run_file.open("rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(chunk)
+        return digest.hexdigest()
+
+
+class StatusEvent(models.Model):
+    """The history of a submission's status, one row per transition."""
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="events")
+    status = models.CharField(max_length=10)
+    message = models.CharField(max_length=500, blank=True)
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["at", "pk"]
+
+
+class Result(models.Model):
+    """The scores of one submission against one qrels version.
+
+    Unique per (submission, qrels version): scoring twice stores one result.
+    ``per_query`` holds the compressed per-query vectors (npz) for statistics
+    and breakdowns; it is never served for hidden splits.
+    """
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="results")
+    qrels_version = models.ForeignKey("leaderboard.QrelsVersion", on_delete=models.PROTECT, related_name="results")
+    scores = models.JSONField(default=dict)
+    primary_score = models.FloatField(null=True, db_index=True)
+    n_queries = models.PositiveIntegerField(default=0)
+    per_query = models.BinaryField(default=b"")
+    warnings = models.JSONField(default=list, blank=True)
+    duration_seconds = models.FloatField(default=0.0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["submission", "qrels_version"], name="result_unique_per_qrels")
+        ]
+
+    def __str__(self) -> str:
+        return f"result of #{self.submission_id} on qrels v{self.qrels_version_id}"
+
+
+class ApiToken(models.Model):
+    """A token for scripts. Only a hash is stored; the key is shown once at creation."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=100, default="token")
+    prefix = models.CharField(max_length=12, db_index=True)
+    key_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    @staticmethod
+    def hash_key(key: str) -> str:
+        return hashlib.sha256(key.encode()).hexdigest()
+
+    @classmethod
+    def issue(cls, *, user, name: str = "token") -> tuple[ApiToken, str]:
+        """Create a token and return it with its key, which is not stored."""
+        key = "lxb_" + secrets.token_urlsafe(30)
+        token = cls.objects.create(user=user, name=name, prefix=key[:12], key_hash=cls.hash_key(key))
+        return token, key
+
+    @classmethod
+    def authenticate(cls, key: str) -> ApiToken | None:
+        token = cls.objects.select_related("user").filter(key_hash=cls.hash_key(key), revoked_at=None).first()
+        if token is None or not token.user.is_active:
+            return None
+        cls.objects.filter(pk=token.pk).update(last_used_at=timezone.now())
+        return token

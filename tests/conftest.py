@@ -1,0 +1,54 @@
+"""Shared fixtures: the users alice, bob and staff, and small datasets built in the database."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture
+def alice(django_user_model):
+    return django_user_model.objects.create_user("alice", "alice@example.org", "correct horse battery staple")
+
+
+@pytest.fixture
+def bob(django_user_model):
+    return django_user_model.objects.create_user("bob", "bob@example.org", "correct horse battery staple")
+
+
+@pytest.fixture
+def staff(django_user_model):
+    return django_user_model.objects.create_user(
+        "curator", "curator@example.org", "correct horse battery staple", is_staff=True, is_superuser=True
+    )
+
+
+@pytest.fixture
+def tiny_dataset(db):
+    """A dataset with a hidden test split and a public dev split, 4 topics each, 20 documents.
+
+    Qrels: q1 → d1 (grade 2), d2; q2 → d3; q3 → d4, d5, d6; q4 → only d7 judged 0
+    (no relevant document, so q4 is not evaluated).
+    """
+    from leaderboard.models import Benchmark, Dataset, Split, Topic
+    from leaderboard.services import corpus_set, qrels_version_add
+
+    bench = Benchmark.objects.create(slug="tiny", name="Tiny benchmark")
+    ds = Dataset.objects.create(
+        benchmark=bench,
+        slug="tiny",
+        name="Tiny",
+        language="fr",
+        docid_example="d1",
+        measures=["R@10", "MAP@10", "MRR@10", "nDCG@10"],
+        primary_measure="R@10",
+    )
+    corpus_set(dataset=ds, ids=[f"d{i}" for i in range(1, 21)])
+    qrels = {"q1": {"d1": 2, "d2": 1}, "q2": {"d3": 1}, "q3": {"d4": 1, "d5": 1, "d6": 1}, "q4": {"d7": 0}}
+    splits = {}
+    for name, hidden in (("test", True), ("dev", False)):
+        split = Split.objects.create(dataset=ds, name=name, kind=name, hidden=hidden)
+        for i, cat in zip(range(1, 5), ["family", "family", "work", "work"], strict=True):
+            Topic.objects.create(split=split, qid=f"q{i}", text=f"Question {i}?", category=cat)
+        qrels_version_add(split=split, qrels=qrels)
+        splits[name] = split
+    return ds
