@@ -161,6 +161,9 @@ if CELERY_BROKER_URL.startswith("filesystem"):
     }
 else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": LEXBOARD_SCORING_HARD_LIMIT + 120}
+# One queue name per deployment (and per test session, so parallel test runs
+# sharing a Redis never take each other's messages).
+CELERY_TASK_DEFAULT_QUEUE = env_str("LEXBOARD_QUEUE", "lexboard")
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
