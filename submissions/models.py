@@ -92,6 +92,10 @@ class Submission(models.Model):
     # Fusion of other submissions (the run file is then the fused run).
     fusion_of = models.ManyToManyField("self", symmetrical=False, blank=True, related_name="fused_into")
     fusion_params = models.JSONField(default=dict, blank=True)
+    # A corrected file resubmitted for a failed (or any) submission points at the one it replaces.
+    replaces = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replaced_by"
+    )
 
     # The job.
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
