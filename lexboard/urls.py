@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 urlpatterns = [
+    path("", include("lexboard.health")),  # /healthz
     path("admin/", admin.site.urls),
     path("accounts/", include("submissions.account_urls")),
     path("submissions/", include("submissions.urls")),

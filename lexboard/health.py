@@ -1,0 +1,69 @@
+"""``/healthz``: is this web process able to serve? For container health checks and load balancers.
+
+It checks the two services a request or an upload needs, the database and
+the Celery broker, and answers JSON: 200 ``{"database": "ok", "broker": "ok"}``,
+or 503 naming what failed. The answer carries no host name, URL, password or
+error text: anyone can call it.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import connection
+from django.http import HttpRequest, JsonResponse
+from django.urls import path
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_safe
+
+logger = logging.getLogger("lexboard.health")
+
+BROKER_TIMEOUT_SECONDS = 3.0
+
+
+def database_ok() -> bool:
+    """True when the default database answers a trivial query."""
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            cursor.fetchone()
+    except Exception as exc:  # any failure means "not healthy"; the reason goes to the log only
+        logger.warning("health check: database failed: %s", exc)
+        # A broken connection must not be reused by the next request of this thread.
+        connection.close_if_unusable_or_obsolete()
+        return False
+    return True
+
+
+def broker_ok() -> bool:
+    """True when a connection to the Celery broker can be opened within a few seconds."""
+    from lexboard.celery import app
+
+    try:
+        with app.connection_for_write(connect_timeout=BROKER_TIMEOUT_SECONDS) as conn:
+            conn.ensure_connection(max_retries=1, interval_start=0, interval_step=0.5, timeout=BROKER_TIMEOUT_SECONDS)
+            # Redis-like transports connect lazily: ask for a channel so the server is really spoken to.
+            channel = conn.default_channel
+            client = getattr(channel, "client", None)
+            if client is not None and hasattr(client, "ping"):
+                client.ping()
+    except Exception as exc:
+        logger.warning("health check: broker failed: %s", exc)
+        return False
+    return True
+
+
+@never_cache
+@require_safe
+def healthz(request: HttpRequest) -> JsonResponse:
+    """200 when the database and the broker answer, else 503 with the failing ones marked."""
+    checks = {
+        "database": "ok" if database_ok() else "failed",
+        "broker": "ok" if broker_ok() else "failed",
+    }
+    healthy = all(value == "ok" for value in checks.values())
+    return JsonResponse(checks, status=200 if healthy else 503)
+
+
+# Included from lexboard/urls.py, so the project's URL module needs one line for it.
+urlpatterns = [path("healthz", healthz, name="healthz")]
