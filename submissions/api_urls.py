@@ -1,5 +1,17 @@
-from django.urls import path  # noqa: F401
+"""API URLs (namespace ``api``, under /api/v1/)."""
+
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView
+
+from . import api
 
 app_name = "api"
 
-urlpatterns: list = []
+urlpatterns = [
+    path("submissions/", api.SubmissionListCreate.as_view(), name="submissions"),
+    path("submissions/<int:pk>/", api.SubmissionDetail.as_view(), name="submission"),
+    path("datasets/", api.DatasetList.as_view(), name="datasets"),
+    path("datasets/<slug:slug>/leaderboard", api.LeaderboardView.as_view(), name="leaderboard"),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", api.docs, name="docs"),
+]

@@ -1,0 +1,131 @@
+"""One shape for every API error: ``{"error": {"message": ..., "details": [{"line", "reason"}]}}``.
+
+``message`` is a sentence for a person; ``details`` lists the particular
+problems, with the line of the uploaded file when there is one (``null``
+otherwise, e.g. for a missing form field, whose name then starts the reason).
+Views raise :class:`ApiError` (or DRF's own exceptions); the handler named in
+``REST_FRAMEWORK["EXCEPTION_HANDLER"]`` translates everything here.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied
+from django.db import InterfaceError, OperationalError
+from django.http import Http404
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from .throttling import format_wait
+
+logger = logging.getLogger(__name__)
+
+
+class ApiError(exceptions.APIException):
+    """An error with a message for a person and optional per-line details."""
+
+    status_code = status.HTTP_400_BAD_REQUEST
+    default_detail = "The request could not be processed."
+
+    def __init__(self, message: str, *, details: list[dict] | None = None, status_code: int | None = None) -> None:
+        super().__init__(detail=message)
+        self.message = message
+        self.details = details or []
+        if status_code is not None:
+            self.status_code = status_code
+
+
+def error_body(message: str, details: list[dict] | None = None) -> dict[str, Any]:
+    return {"error": {"message": message, "details": [_detail(d) for d in details or []]}}
+
+
+def _detail(item: Any) -> dict[str, Any]:
+    """Normalise a problem (a dict, a ``Problem`` of the metric core, or text) to ``{"line", "reason"}``."""
+    if isinstance(item, dict):
+        return {"line": item.get("line"), "reason": str(item.get("reason", ""))}
+    line = getattr(item, "line", None)
+    reason = getattr(item, "reason", None)
+    if reason is not None:
+        return {"line": line, "reason": str(reason)}
+    return {"line": None, "reason": str(item)}
+
+
+def _flatten(detail: Any, prefix: str = "") -> list[dict]:
+    """DRF validation errors (nested dicts and lists) as a flat list of reasons, prefixed by field name."""
+    if isinstance(detail, dict):
+        out: list[dict] = []
+        for field, value in detail.items():
+            name = "" if field == "non_field_errors" else str(field)
+            out.extend(_flatten(value, f"{prefix}.{name}" if prefix and name else (prefix or name)))
+        return out
+    if isinstance(detail, list):
+        return [d for item in detail for d in _flatten(item, prefix)]
+    return [{"line": None, "reason": f"{prefix}: {detail}" if prefix else str(detail)}]
+
+
+_MESSAGES = {
+    exceptions.NotAuthenticated: (
+        "Authentication required: send the header 'Authorization: Token <key>' "
+        "with a key from your profile page (/accounts/profile/)."
+    ),
+    exceptions.MethodNotAllowed: None,  # DRF's own message names the method
+    exceptions.NotFound: "Not found.",
+}
+
+
+def exception_handler(exc: Exception, context: dict) -> Response | None:
+    """Translate any exception raised in an API view into the one error shape."""
+    if isinstance(exc, (OperationalError, InterfaceError)):
+        logger.exception("database unavailable during an API request")
+        return Response(
+            error_body("The service cannot reach its database right now; try again in a minute."),
+            status=status.HTTP_503_SERVICE_UNAVAILABLE,
+            headers={"Retry-After": "60"},
+        )
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, PermissionDenied):
+        exc = exceptions.PermissionDenied()
+
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        if settings.DEBUG:
+            return None  # the developer gets Django's traceback page
+        logger.exception("unhandled error in an API view", exc_info=exc)
+        return Response(
+            error_body("Something went wrong on our side; the error was logged. Please try again later."),
+            status=status.HTTP_500_INTERNAL_SERVER_ERROR,
+        )
+
+    if isinstance(exc, ApiError):
+        body = error_body(exc.message, exc.details)
+    elif isinstance(exc, exceptions.ValidationError):
+        details = _flatten(exc.detail)
+        if len(details) == 1:
+            message = details[0]["reason"]
+        else:
+            message = "The request has problems: each is listed in details."
+        body = error_body(message, details)
+    elif isinstance(exc, exceptions.Throttled):
+        wait = exc.wait
+        when = f" Try again in {format_wait(int(wait))}." if wait else " Try again later."
+        scope = getattr(context.get("view"), "throttle_scope", None)
+        what = "uploads" if scope == "upload" else "requests"
+        body = error_body(f"Too many {what} in a short time.{when}")
+    else:
+        message = _MESSAGES.get(type(exc)) or _text(exc.detail)
+        body = error_body(message)
+    response.data = body
+    return response
+
+
+def _text(detail: Any) -> str:
+    if isinstance(detail, (list, tuple)):
+        return " ".join(_text(d) for d in detail)
+    if isinstance(detail, dict):
+        return " ".join(f"{k}: {_text(v)}" for k, v in detail.items())
+    return str(detail)
