@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import path, re_path
 
 from . import views
 
@@ -6,4 +6,8 @@ app_name = "leaderboard"
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("b/<slug:slug>/", views.benchmark, name="benchmark"),
+    path("d/<slug:slug>/", views.dataset, name="dataset"),
+    re_path(r"^d/(?P<slug>[-a-zA-Z0-9_]+)/export\.(?P<fmt>csv|json|tex|bib)$", views.export, name="export"),
+    path("docs/metrics/", views.docs, name="docs"),
 ]

@@ -1,15 +1,134 @@
-"""Pages of the curated side: home, benchmarks, datasets and their leaderboards, docs."""
+"""Pages of the curated side: home, benchmarks, datasets and their leaderboards, exports, docs.
 
+Thin views: look the thing up (404 with a message otherwise), call a
+selector, render. Nothing here computes a score.
+"""
+
+from __future__ import annotations
+
+from django.http import Http404, HttpResponse
 from django.shortcuts import render
+from django.template import loader
+from django.views.decorators.http import require_GET
+
+from . import exports
+from .selectors import (
+    DatasetNotFound,
+    SplitNotFound,
+    benchmark_for_page,
+    dataset_for_page,
+    home_datasets,
+    leaderboard_rows,
+    measure_info,
+    resolve_sort,
+    split_for_page,
+)
 
 
+def _dataset_and_split(request, slug: str):
+    try:
+        dataset = dataset_for_page(slug, user=request.user)
+        split = split_for_page(dataset, request.GET.get("split"))
+    except (DatasetNotFound, SplitNotFound) as exc:
+        raise Http404(str(exc)) from exc
+    return dataset, split
+
+
+@require_GET
 def home(request):
-    return render(request, "leaderboard/home.html", {})
+    return render(request, "leaderboard/home.html", {"benchmarks": home_datasets(user=request.user)})
+
+
+@require_GET
+def benchmark(request, slug: str):
+    summary = benchmark_for_page(slug)
+    if summary is None:
+        raise Http404(f"There is no benchmark called {slug!r}.")
+    return render(request, "leaderboard/benchmark.html", {"summary": summary, "benchmark": summary.benchmark})
+
+
+@require_GET
+def dataset(request, slug: str):
+    dataset, split = _dataset_and_split(request, slug)
+    measure = resolve_sort(dataset, request.GET.get("sort"))
+    rows = leaderboard_rows(split=split, user=request.user, sort=measure) if split is not None else []
+    context = {
+        "dataset": dataset,
+        "split": split,
+        "splits": list(dataset.splits.all()),
+        "rows": rows,
+        "measures": list(dataset.measures or []),
+        "measure_info": measure_info(list(dataset.measures or [])),
+        "sort": measure,
+        "has_scored": any(r.kind != "reported" for r in rows),
+        "has_reported": any(r.kind == "reported" for r in rows),
+        "has_baseline": any(r.kind == "baseline" for r in rows),
+        "has_private": any(r.is_private for r in rows),
+        "export_formats": [("csv", "CSV"), ("json", "JSON"), ("tex", "LaTeX"), ("bib", "BibTeX")],
+    }
+    return render(request, "leaderboard/dataset.html", context)
+
+
+_CONTENT_TYPES = {
+    "csv": "text/csv; charset=utf-8",
+    "json": "application/json; charset=utf-8",
+    "tex": "application/x-tex; charset=utf-8",
+    "bib": "application/x-bibtex; charset=utf-8",
+}
+
+
+@require_GET
+def export(request, slug: str, fmt: str):
+    """The public leaderboard as a file. Private rows are never exported, even to their owner."""
+    dataset, split = _dataset_and_split(request, slug)
+    try:
+        if fmt == "bib":
+            body = exports.to_bibtex(dataset)
+            filename = f"{dataset.slug}.bib"
+        else:
+            if split is None:
+                raise exports.ExportError(f"{dataset.name} has no split yet, so there is no table to export.")
+            measures = exports.choose_measures(dataset, request.GET.get("measures"))
+            rows = leaderboard_rows(split=split, user=None, sort=resolve_sort(dataset, request.GET.get("sort")))
+            if fmt == "csv":
+                body = exports.to_csv(rows, measures=measures)
+            elif fmt == "json":
+                body = exports.to_json(rows, dataset=dataset, split=split, measures=measures)
+            else:
+                body = exports.to_latex(rows, dataset=dataset, split=split, measures=measures)
+            filename = f"{dataset.slug}-{split.name}.{fmt}"
+    except exports.ExportError as exc:
+        return HttpResponse(str(exc) + "\n", status=400, content_type="text/plain; charset=utf-8")
+    response = HttpResponse(body, content_type=_CONTENT_TYPES[fmt])
+    disposition = "inline" if request.GET.get("inline") else "attachment"
+    response["Content-Disposition"] = f'{disposition}; filename="{filename}"'
+    return response
+
+
+@require_GET
+def docs(request):
+    """The metric semantics of the design brief, with each measure's formula from the metric core."""
+    try:
+        from evaluation.measures import DEFAULT_MEASURES
+
+        names = [getattr(m, "name", str(m)) for m in DEFAULT_MEASURES]
+    except ImportError:
+        names = ["R@100", "P@10", "MAP@100", "MRR@100", "nDCG@10", "RP", "Success@10"]
+    return render(request, "leaderboard/docs_metrics.html", {"measure_info": measure_info(names)})
 
 
 def page_not_found(request, exception=None):
-    return render(request, "404.html", status=404)
+    message = ""
+    if exception is not None and exception.args and isinstance(exception.args[0], str):
+        message = exception.args[0]
+    return render(request, "404.html", {"message": message}, status=404)
 
 
 def server_error(request):
-    return render(request, "500.html", status=500)
+    # No request context: whatever broke the page may break a context processor too.
+    return HttpResponse(loader.get_template("500.html").render({}), status=500)
+
+
+def service_unavailable(request, exception=None):
+    """For maintenance windows and an unreachable database (wired by whoever adds the middleware)."""
+    return HttpResponse(loader.get_template("503.html").render({}), status=503)

@@ -1,0 +1,358 @@
+"""Reads for the public pages, the exports and the API: leaderboards and the home page.
+
+One function builds a leaderboard (:func:`leaderboard_rows`), so the page,
+the exports and the API show the same entries in the same order. The public
+part of a leaderboard is cached under a key that includes the split's
+``cache_version`` (bumped whenever a result is stored or qrels are
+published), so a new score shows at once without any explicit invalidation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from django.core.cache import cache
+from django.db.models import Prefetch, Q
+
+from .models import Benchmark, Dataset, ReportedResult, Split
+
+RowKind = Literal["scored", "baseline", "reported"]
+
+# Long enough to matter under load; the version in the key does the invalidation.
+CACHE_SECONDS = 60 * 60
+
+
+class DatasetNotFound(Exception):
+    """No published dataset has this slug (or the user may not see it)."""
+
+    def __init__(self, slug: str):
+        super().__init__(f"There is no dataset called {slug!r}.")
+        self.slug = slug
+
+
+class SplitNotFound(Exception):
+    """The dataset has no split of this name."""
+
+    def __init__(self, dataset: Dataset, name: str):
+        names = ", ".join(s.name for s in dataset.splits.all()) or "none yet"
+        super().__init__(f"{dataset.name} has no split called {name!r} (its splits: {names}).")
+        self.dataset = dataset
+        self.name = name
+
+
+@dataclass
+class LeaderboardRow:
+    """One line of a leaderboard: a scored submission, a baseline, or a result reported in a paper.
+
+    ``scores`` are fractions (0..1) keyed by measure name; the dataset decides
+    whether they are shown as percent. ``rank`` is None for reported rows
+    (they were not scored here) and for rows lacking the measure ranked by.
+    """
+
+    rank: int | None
+    kind: RowKind
+    submission_id: int | None
+    system: str
+    owner: str
+    family: str
+    paper_url: str
+    code_url: str
+    date: dt.date | None
+    scores: dict[str, float | None]
+    is_private: bool = False
+    team: str = ""
+    source: str = ""  # for reported rows: the paper the numbers come from
+    notes: str = ""
+    used_training_data: bool | None = None
+    is_anonymous: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (dates as ISO strings)."""
+        data = dataclasses.asdict(self)
+        data["date"] = self.date.isoformat() if self.date else None
+        return data
+
+    def score(self, measure: str) -> float | None:
+        return self.scores.get(measure)
+
+
+# --- building rows ----------------------------------------------------------------
+
+
+def _submission_row(result, *, private: bool = False) -> LeaderboardRow:
+    sub = result.submission
+    anonymous = sub.visibility == sub.Visibility.ANONYMOUS
+    return LeaderboardRow(
+        rank=None,
+        kind="baseline" if sub.is_baseline else "scored",
+        submission_id=sub.pk,
+        system=sub.system_name,
+        owner=sub.display_owner(),
+        family=sub.get_family_display(),
+        paper_url="" if anonymous else sub.paper_url,
+        code_url="" if anonymous else sub.code_url,
+        date=(sub.scored_at or sub.created_at).date() if (sub.scored_at or sub.created_at) else None,
+        scores={k: (float(v) if v is not None else None) for k, v in (result.scores or {}).items()},
+        is_private=private,
+        team="" if anonymous else sub.team,
+        used_training_data=sub.used_training_data,
+        is_anonymous=anonymous,
+    )
+
+
+def _reported_row(rep: ReportedResult) -> LeaderboardRow:
+    return LeaderboardRow(
+        rank=None,
+        kind="reported",
+        submission_id=None,
+        system=rep.system,
+        owner=rep.source,
+        family=rep.family,
+        paper_url=rep.url,
+        code_url="",
+        date=None,
+        scores={k: (float(v) if v is not None else None) for k, v in (rep.scores or {}).items()},
+        source=rep.source,
+        notes=rep.notes,
+    )
+
+
+def _results_base(split: Split):
+    """Results of the split's submissions on its current qrels that a leaderboard may show."""
+    from submissions.models import Result, Submission
+
+    return (
+        Result.objects.filter(
+            qrels_version_id=split.current_qrels_id,
+            submission__split_id=split.pk,
+            submission__status=Submission.Status.SCORED,
+            submission__withdrawn_at__isnull=True,
+            submission__hidden_by_curator=False,
+        )
+        .select_related("submission", "submission__user", "submission__user__profile")
+        .defer("per_query")  # the per-query vectors can be large; the table needs means only
+        .order_by("submission__created_at", "submission_id")
+    )
+
+
+def _public_rows(split: Split) -> list[LeaderboardRow]:
+    """Scored public/anonymous entries, baselines and the papers' reported results (2 queries)."""
+    from submissions.models import Submission
+
+    rows: list[LeaderboardRow] = []
+    if split.current_qrels_id is not None:
+        results = _results_base(split).filter(
+            Q(submission__is_baseline=True)
+            | Q(submission__visibility__in=[Submission.Visibility.PUBLIC, Submission.Visibility.ANONYMOUS])
+        )
+        rows.extend(_submission_row(r) for r in results)
+    reported = ReportedResult.objects.filter(dataset_id=split.dataset_id)
+    if split.kind == Split.Kind.TEST:
+        # Papers report test numbers; rows not tied to a split belong to the test split.
+        reported = reported.filter(Q(split_id=split.pk) | Q(split__isnull=True))
+    else:
+        reported = reported.filter(split_id=split.pk)
+    rows.extend(_reported_row(r) for r in reported)
+    return rows
+
+
+def _private_rows(split: Split, user) -> list[LeaderboardRow]:
+    """The user's own private scored entries: shown to them only, marked, never cached."""
+    from submissions.models import Submission
+
+    if split.current_qrels_id is None or user is None or not user.is_authenticated:
+        return []
+    results = _results_base(split).filter(
+        submission__user_id=user.pk,
+        submission__visibility=Submission.Visibility.PRIVATE,
+        submission__is_baseline=False,
+    )
+    return [_submission_row(r, private=True) for r in results]
+
+
+def rank_rows(rows: list[LeaderboardRow], *, measure: str) -> list[LeaderboardRow]:
+    """Order rows by ``measure`` (descending) and number the ones scored here.
+
+    Ties share a rank and the next rank skips (1, 2, 2, 4). Reported rows keep
+    their place by value, so a reader sees where a paper's number falls, but
+    get no rank: nothing was scored here. Rows lacking the measure go last.
+    The sort is stable, so equal values keep their earlier order (oldest first).
+    """
+
+    def key(row: LeaderboardRow):
+        value = row.scores.get(measure)
+        return (value is None, -(value or 0.0))
+
+    ordered = sorted(rows, key=key)
+    position = 0
+    previous: float | None = None
+    rank = 0
+    for row in ordered:
+        value = row.scores.get(measure)
+        if row.kind == "reported" or value is None:
+            row.rank = None
+            continue
+        position += 1
+        if previous is None or value != previous:
+            rank = position
+            previous = value
+        row.rank = rank
+    return ordered
+
+
+def resolve_sort(dataset: Dataset, sort: str | None) -> str:
+    """The measure to rank by: ``sort`` when the dataset has it, else the primary measure."""
+    if sort and sort in (dataset.measures or []):
+        return sort
+    return dataset.primary_measure
+
+
+def cache_key(split: Split, measure: str) -> str:
+    return f"lexboard:lb:v1:{split.pk}:{split.cache_version}:{split.current_qrels_id}:{measure}"
+
+
+def leaderboard_rows(*, split: Split, user=None, sort: str | None = None) -> list[LeaderboardRow]:
+    """The leaderboard of ``split``, ranked by ``sort`` (a measure of the dataset) or the primary measure.
+
+    Public rows come from the cache when the split has not changed since they
+    were computed; ``user``'s own private entries are merged in afterwards
+    (uncached, marked ``is_private``) and the whole list is re-ranked. A
+    constant number of queries whatever the number of entries: at most 2
+    for the public part and 1 for the user's own.
+    """
+    dataset = split.dataset
+    measure = resolve_sort(dataset, sort)
+    key = cache_key(split, measure)
+    public = cache.get(key)
+    if public is None:
+        public = rank_rows(_public_rows(split), measure=measure)
+        cache.set(key, public, CACHE_SECONDS)
+    private = _private_rows(split, user)
+    if not private:
+        # Copies, so a caller changing a row never changes the cached list.
+        return [dataclasses.replace(r, scores=dict(r.scores)) for r in public]
+    rows = [dataclasses.replace(r, scores=dict(r.scores)) for r in public] + private
+    return rank_rows(rows, measure=measure)
+
+
+# --- pages ----------------------------------------------------------------------
+
+
+def dataset_for_page(slug: str, *, user=None) -> Dataset:
+    """A published dataset (staff also see unpublished ones) with its benchmark and splits loaded."""
+    qs = Dataset.objects.select_related("benchmark").prefetch_related(
+        Prefetch("splits", queryset=Split.objects.select_related("current_qrels").order_by("kind", "name"))
+    )
+    if not (user is not None and getattr(user, "is_staff", False)):
+        qs = qs.filter(is_published=True)
+    dataset = qs.filter(slug=slug).first()
+    if dataset is None:
+        raise DatasetNotFound(slug)
+    return dataset
+
+
+def split_for_page(dataset: Dataset, name: str | None) -> Split | None:
+    """The split named ``name``, or the dataset's default split (hidden test first) when none is named."""
+    splits = list(dataset.splits.all())
+    if name:
+        for split in splits:
+            if split.name == name:
+                split.dataset = dataset
+                return split
+        raise SplitNotFound(dataset, name)
+    split = dataset.default_split
+    if split is not None:
+        split.dataset = dataset
+    return split
+
+
+@dataclass
+class DatasetSummary:
+    """A dataset as the home page lists it."""
+
+    dataset: Dataset
+    split: Split | None
+    best: LeaderboardRow | None
+    n_entries: int  # scored entries and baselines (reported rows not counted)
+    n_reported: int
+
+
+@dataclass
+class BenchmarkSummary:
+    benchmark: Benchmark
+    datasets: list[DatasetSummary]
+
+
+def dataset_summary(dataset: Dataset) -> DatasetSummary:
+    split = dataset.default_split
+    best = None
+    n_entries = n_reported = 0
+    if split is not None:
+        split.dataset = dataset
+        rows = leaderboard_rows(split=split)
+        scored = [r for r in rows if r.kind != "reported"]
+        reported = [r for r in rows if r.kind == "reported"]
+        n_entries, n_reported = len(scored), len(reported)
+        # The best entry scored here; before anything is scored, the best paper result.
+        best = next((r for r in scored if r.rank is not None), None) or next(
+            (r for r in reported if r.scores.get(dataset.primary_measure) is not None), None
+        )
+    return DatasetSummary(dataset=dataset, split=split, best=best, n_entries=n_entries, n_reported=n_reported)
+
+
+def home_datasets(*, user=None) -> list[BenchmarkSummary]:
+    """Benchmarks with their published datasets, each with its current best entry and entry count.
+
+    One leaderboard per dataset (its default split), each served from the
+    cache when unchanged; curated datasets are few.
+    """
+    datasets_qs = Dataset.objects.filter(is_published=True).prefetch_related(
+        Prefetch("splits", queryset=Split.objects.order_by("kind", "name"))
+    )
+    benchmarks = Benchmark.objects.prefetch_related(Prefetch("datasets", queryset=datasets_qs))
+    out = []
+    for bench in benchmarks:
+        summaries = [dataset_summary(ds) for ds in bench.datasets.all()]
+        if summaries or (user is not None and getattr(user, "is_staff", False)):
+            out.append(BenchmarkSummary(benchmark=bench, datasets=summaries))
+    return out
+
+
+def benchmark_for_page(slug: str) -> BenchmarkSummary | None:
+    """A benchmark with its published datasets summarised like on the home page."""
+    datasets_qs = Dataset.objects.filter(is_published=True).prefetch_related(
+        Prefetch("splits", queryset=Split.objects.order_by("kind", "name"))
+    )
+    bench = Benchmark.objects.prefetch_related(Prefetch("datasets", queryset=datasets_qs)).filter(slug=slug).first()
+    if bench is None:
+        return None
+    return BenchmarkSummary(benchmark=bench, datasets=[dataset_summary(ds) for ds in bench.datasets.all()])
+
+
+def measure_info(names: list[str]) -> list[dict[str, str]]:
+    """Each measure's definition from the metric core, when it knows the name.
+
+    Degrades to just the name while ``evaluation.measures`` is not there, so
+    pages render in any case.
+    """
+    try:
+        from evaluation.measures import parse_measure
+    except ImportError:
+        parse_measure = None
+    out = []
+    for name in names:
+        info = {"name": name, "formula": "", "trec_eval": "", "description": "", "citation": ""}
+        if parse_measure is not None:
+            try:
+                m = parse_measure(name)
+            except Exception:  # an unknown name on a page is shown bare, never an error
+                m = None
+            if m is not None:
+                for attr in ("formula", "trec_eval", "description", "citation"):
+                    info[attr] = str(getattr(m, attr, "") or "")
+        out.append(info)
+    return out
