@@ -1,0 +1,433 @@
+"""Vectorized kernel shared by the run and qrels readers (private).
+
+Why this exists: a 7-million-line run must be read in a few seconds and a few
+hundred MB, so no Python object is made per line. A file is read in chunks of
+whole lines; in each chunk numpy finds the token boundaries (any run of bytes
+<= 0x20 separates tokens: spaces, tabs, CR), checks the column count per line,
+and gathers only the columns needed:
+
+* identifiers (query ids, docids, tags) become rows of little-endian uint64
+  words holding their bytes, zero padded. That is an exact, compact code: two
+  identifiers are equal iff their words are equal, and byte-swapped words sort
+  like ``strcmp`` (trec_eval's docid order). ``hash_words`` folds the words into
+  one uint64; for identifiers of at most 8 bytes it is a bijection, so the hash
+  itself is exact, and longer ones are always re-checked on their words.
+* scores are parsed with an exact decimal fast path (Clinger's: at most 15
+  significant digits and a power of ten up to 1e22 give the correctly rounded
+  double, the same as ``strtod``), and anything else (exponents, long
+  mantissas, nan, garbage) goes through Python's ``float`` for those rows only.
+
+Messages for bad lines are built in Python, but only for the lines that fail.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO, Iterator
+
+import numpy as np
+
+from .errors import ProblemCollector
+
+CHUNK_BYTES = 8 << 20  # fits in cache-friendly passes, small peak memory
+PAD = 32  # zero bytes around a chunk so unaligned 8-byte gathers never overflow
+MAX_LINE_BYTES = 1 << 20
+UTF8_BOM = b"\xef\xbb\xbf"
+
+_LOW_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
+_HIGH_MASKS = np.array([((1 << 64) - 1) ^ ((1 << (8 * (8 - k))) - 1) if k else 0 for k in range(9)], dtype=np.uint64)
+_POW10_F = 10.0 ** np.arange(23)
+_POW10_I = 10 ** np.arange(19, dtype=np.int64)
+_P8 = 10.0 ** np.arange(7, -1, -1)
+
+
+# ---------------------------------------------------------------- sources
+
+
+def open_source(source, name: str | None) -> tuple[BinaryIO, str, bool]:
+    """Open a path, bytes or binary file object; gunzip by magic bytes.
+
+    Returns (stream, display name, whether we own the stream).
+    """
+    own = False
+    if isinstance(source, (str, os.PathLike)):
+        display = name or str(source)
+        raw: BinaryIO = open(source, "rb")
+        own = True
+    elif isinstance(source, (bytes, bytearray, memoryview)):
+        display = name or "<bytes>"
+        raw = io.BytesIO(bytes(source))
+        own = True
+    else:
+        display = name or getattr(source, "name", None) or "<stream>"
+        display = str(display)
+        raw = source
+    head = _peek(raw, 2)
+    if head == b"\x1f\x8b":
+        return gzip.GzipFile(fileobj=raw, mode="rb"), display, True
+    return raw, display, own
+
+
+def _peek(stream: BinaryIO, n: int) -> bytes:
+    """Read the first ``n`` bytes and rewind (works for non-seekable streams too)."""
+    if hasattr(stream, "peek"):
+        try:
+            return stream.peek(n)[:n]
+        except (OSError, ValueError):
+            pass
+    try:
+        pos = stream.tell()
+        data = stream.read(n)
+        stream.seek(pos)
+        return data
+    except (OSError, ValueError, AttributeError):
+        raise ValueError("the input stream must be seekable or buffered") from None
+
+
+def sniff_content(head: bytes) -> str | None:
+    """Recognise files that are not text tables at all; return a reason or None."""
+    stripped = head.lstrip(UTF8_BOM).lstrip()
+    low = stripped[:200].lower()
+    if head.startswith(b"PK\x03\x04"):
+        return ("this looks like a spreadsheet export or a zip archive (.xlsx, .ods, .zip), "
+                "not a text file; export plain text with one row per line, columns separated by spaces")
+    if head.startswith(b"\xd0\xcf\x11\xe0"):
+        return "this looks like an Excel spreadsheet (.xls), not a text file; export plain text instead"
+    if head.startswith(b"%PDF"):
+        return "this looks like a PDF document, not a text file"
+    if low.startswith((b"<!doctype", b"<html", b"<?xml", b"<head", b"<body")) or (low.startswith(b"<") and b"<html" in low):
+        return ("this looks like an HTML page (perhaps a download link's error or login page was saved), "
+                "not a run file")
+    if low.startswith((b"{", b"[")):
+        return "this looks like JSON, not a whitespace-separated TREC file"
+    if b"\x00" in head[:65536]:
+        return "this file contains NUL bytes, so it is binary (or UTF-16), not UTF-8 text"
+    return None
+
+
+# ---------------------------------------------------------------- chunks
+
+
+@dataclass
+class Chunk:
+    """Whole lines of a file, tokenized; rows are data lines with ``ncols`` columns."""
+
+    buf: bytes  # PAD zeros, a newline sentinel, the lines, PAD zeros
+    b: np.ndarray  # uint8 view of buf
+    w8: np.ndarray  # unaligned little-endian uint64 view: w8[i] = bytes i..i+7
+    starts: np.ndarray  # (rows, ncols) token start offsets into buf
+    ends: np.ndarray  # (rows, ncols) token end offsets (exclusive)
+    line_no: np.ndarray  # (rows,) 1-based line numbers
+
+    def lengths(self, col: int) -> np.ndarray:
+        """Token lengths of a column."""
+        return self.ends[:, col] - self.starts[:, col]
+
+    def token(self, row: int, col: int) -> str:
+        """One token as text (for messages)."""
+        raw = self.buf[self.starts[row, col]:self.ends[row, col]]
+        return raw.decode("utf-8", "replace")
+
+
+def _line_text(buf: bytes, nl: np.ndarray, i: int, limit: int = 80) -> str:
+    raw = buf[nl[i] + 1:nl[i + 1]].rstrip(b"\r")
+    text = raw.decode("utf-8", "replace")
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def iter_chunks(
+    stream: BinaryIO,
+    *,
+    ncols: int,
+    columns_help: str,
+    collector: ProblemCollector,
+    max_lines: int | None = None,
+    max_bytes: int | None = None,
+    chunk_bytes: int = CHUNK_BYTES,
+) -> Iterator[Chunk]:
+    """Yield tokenized chunks of whole lines; record problems in ``collector``.
+
+    Blank lines and lines whose first token starts with ``#`` are skipped.
+    Lines with the wrong number of columns are reported, not yielded.
+    """
+    carry = b"\n"
+    base_line = 0  # lines completed before the current chunk
+    total = 0
+    first = True
+    utf8_reported = False
+    eof = False
+    while not eof:
+        data = stream.read(chunk_bytes)
+        if first:
+            first = False
+            if data.startswith(UTF8_BOM):
+                data = data[3:]
+            reason = sniff_content(data[:65536])
+            if reason:
+                collector.add(1, reason)
+                collector.raise_now()
+        total += len(data)
+        if max_bytes is not None and total > max_bytes:
+            collector.add(None, f"the file is larger than {max_bytes:,} bytes (uncompressed); split it or cut it to the dataset's depth")
+            collector.raise_now()
+        if not data:
+            eof = True
+            if len(carry) <= 1:
+                break
+            text = carry + b"\n"
+            carry = b"\n"
+        else:
+            text = carry + data
+            cut = text.rfind(b"\n")
+            if cut <= 0:
+                carry = text
+                if len(carry) > MAX_LINE_BYTES:
+                    collector.add(base_line + 1, f"line is longer than {MAX_LINE_BYTES:,} bytes; this is not a TREC file")
+                    collector.raise_now()
+                continue
+            carry = text[cut:]
+            text = text[:cut + 1]
+        if not utf8_reported and not text.isascii():
+            try:
+                text.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                utf8_reported = True
+                line = base_line + text.count(b"\n", 1, exc.start) + 1
+                collector.add(line, f"this line is not UTF-8 text (byte 0x{text[exc.start]:02x}); save the file as UTF-8")
+        chunk, nlines = _tokenize(text, ncols, columns_help, base_line, collector)
+        base_line += nlines
+        if max_lines is not None and base_line > max_lines:
+            collector.add(max_lines + 1, f"the file has more than {max_lines:,} lines, the limit for this dataset")
+            collector.raise_now()
+        if chunk is not None:
+            yield chunk
+
+
+def _tokenize(text: bytes, ncols: int, columns_help: str, base_line: int,
+              collector: ProblemCollector) -> tuple[Chunk | None, int]:
+    """Tokenize ``text`` (starts and ends with a newline). Returns (chunk, number of lines)."""
+    buf = bytes(PAD) + text + bytes(PAD)
+    b = np.frombuffer(buf, dtype=np.uint8)
+    w8 = np.ndarray(shape=(len(buf) - 7,), dtype="<u8", buffer=buf, offset=0, strides=(1,))
+    sep = b <= 32
+    bounds = np.flatnonzero(sep[1:] != sep[:-1])
+    bounds += 1
+    starts = bounds[0::2]
+    ends = bounds[1::2]
+    nl = np.flatnonzero(b == 10)
+    nlines = len(nl) - 1
+    if nlines <= 0:
+        return None, 0
+    # Fast path: every line holds exactly ncols tokens and none is a comment.
+    if len(starts) == ncols * nlines:
+        S = starts.reshape(nlines, ncols)
+        E = ends.reshape(nlines, ncols)
+        if (S[:, 0] > nl[:-1]).all() and (E[:, -1] <= nl[1:]).all() and not (b[S[:, 0]] == 35).any():
+            line_no = np.arange(base_line + 1, base_line + nlines + 1, dtype=np.int64)
+            return Chunk(buf, b, w8, S, E, line_no), nlines
+    # General path: blank lines, comments or wrong column counts.
+    tok_line = np.searchsorted(nl, starts, side="right") - 1
+    counts = np.bincount(tok_line, minlength=nlines)
+    first_tok = np.cumsum(counts) - counts
+    has = counts > 0
+    comment = np.zeros(nlines, dtype=bool)
+    comment[has] = b[starts[first_tok[has]]] == 35
+    data = has & ~comment
+    bad = np.flatnonzero(data & (counts != ncols))
+    for i in bad[:25]:
+        found = int(counts[i])
+        line = _line_text(buf, nl, int(i))
+        hint = ""
+        if found < ncols and ("," in line or ";" in line):
+            hint = " (it looks comma- or semicolon-separated; use spaces or tabs)"
+        collector.add(base_line + int(i) + 1,
+                      f"expected {ncols} columns ({columns_help}) separated by spaces or tabs, "
+                      f"found {found}{hint}: {line!r}")
+    good = np.flatnonzero(data & (counts == ncols))
+    if len(good) == 0:
+        return None, nlines
+    idx = first_tok[good][:, None] + np.arange(ncols)
+    return Chunk(buf, b, w8, starts[idx], ends[idx], base_line + good.astype(np.int64) + 1), nlines
+
+
+# ---------------------------------------------------------------- columns
+
+
+def column_words(chunk: Chunk, col: int, nw: int | None = None) -> np.ndarray:
+    """Identifiers of a column as (rows, nw) uint64 words (bytes, zero padded)."""
+    s = chunk.starts[:, col]
+    L = chunk.ends[:, col] - s
+    if nw is None:
+        nw = max(1, (int(L.max()) + 7) // 8) if len(L) else 1
+    out = np.empty((len(s), nw), dtype=np.uint64)
+    last = len(chunk.w8) - 1
+    for i in range(nw):
+        k = np.clip(L - 8 * i, 0, 8)
+        out[:, i] = chunk.w8[np.minimum(s + 8 * i, last)] & _LOW_MASKS[k]
+    return out
+
+
+def parse_scores(chunk: Chunk, col: int, collector: ProblemCollector, label: str = "score") -> np.ndarray:
+    """Parse a column of decimal numbers exactly as ``strtod`` would; report bad ones."""
+    s = chunk.starts[:, col]
+    e = chunk.ends[:, col]
+    L = e - s
+    n = len(s)
+    # Right-align the last 16 bytes of each token into a (n, 16) byte matrix.
+    hi = chunk.w8[e - 16] & _HIGH_MASKS[np.clip(L - 8, 0, 8)]
+    lo = chunk.w8[e - 8] & _HIGH_MASKS[np.clip(L, 0, 8)]
+    M = np.empty((n, 2), dtype=np.uint64)
+    M[:, 0] = hi
+    M[:, 1] = lo
+    M = M.view(np.uint8)  # (n, 16), memory order = text order
+    D = M - np.uint8(48)
+    isdigit = D < 10
+    isdot = M == 46
+    first_col = 16 - L
+    isminus = (M == 45) & (np.arange(16) == first_col[:, None])
+    allowed = isdigit | isdot | isminus | (M == 0)
+    ndig = isdigit.sum(axis=1)
+    ndot = isdot.sum(axis=1)
+    fast = (L <= 16) & allowed.all(axis=1) & (ndot <= 1) & (ndig >= 1) & (ndig <= 15)
+    Df = np.where(isdigit, D, 0).astype(np.float64)
+    full = (Df[:, :8] @ _P8).astype(np.int64) * 100_000_000 + (Df[:, 8:] @ _P8).astype(np.int64)
+    f = np.where(ndot == 1, 15 - np.argmax(isdot, axis=1), 0)
+    f = np.where(fast, f, 0)
+    mant = np.where(ndot == 1, (full // _POW10_I[np.minimum(f + 1, 18)]) * _POW10_I[f] + full % _POW10_I[f], full)
+    values = mant.astype(np.float64) / _POW10_F[f]
+    neg = isminus.any(axis=1)
+    values = np.where(neg, -values, values)
+    slow = np.flatnonzero(~fast)
+    for i in slow:
+        token = chunk.token(int(i), col)
+        try:
+            if "_" in token:
+                raise ValueError
+            v = float(token)
+        except ValueError:
+            collector.add(int(chunk.line_no[i]), f"the {label} {token!r} is not a number")
+            v = 0.0
+        else:
+            if v != v:
+                collector.add(int(chunk.line_no[i]), f"the {label} {token!r} is NaN; every row needs a finite number")
+                v = 0.0
+            elif v in (float("inf"), float("-inf")):
+                what = "is infinite" if "inf" in token.lower() else "overflows a double-precision number"
+                collector.add(int(chunk.line_no[i]), f"the {label} {token!r} {what}; use a finite number")
+                v = 0.0
+        values[i] = v
+    return values
+
+
+def check_integers(chunk: Chunk, col: int, collector: ProblemCollector, message: str) -> None:
+    """Check that a column holds integers (optional leading minus)."""
+    s = chunk.starts[:, col]
+    L = chunk.ends[:, col] - s
+    w = chunk.w8[s] & _LOW_MASKS[np.clip(L, 0, 8)]
+    M = w.reshape(-1, 1).view(np.uint8)  # (n, 8)
+    D = M - np.uint8(48)
+    pos = np.arange(8)
+    inside = pos < L[:, None]
+    ok_byte = (D < 10) | ~inside | ((M == 45) & (pos == 0) & (L[:, None] > 1))
+    ok = ok_byte.all(axis=1) & (L <= 8)
+    for i in np.flatnonzero(~ok):
+        token = chunk.token(int(i), col)
+        try:
+            int(token)
+            if "_" in token or "+" in token:
+                raise ValueError
+        except ValueError:
+            collector.add(int(chunk.line_no[i]), message.format(token=token))
+
+
+def parse_integers(chunk: Chunk, col: int, collector: ProblemCollector, message: str) -> np.ndarray:
+    """Parse a column of integers (small tables: qrels grades)."""
+    out = np.zeros(len(chunk.line_no), dtype=np.int64)
+    for i in range(len(out)):
+        token = chunk.token(i, col)
+        try:
+            if "_" in token or "+" in token:
+                raise ValueError
+            out[i] = int(token)
+        except (ValueError, OverflowError):
+            collector.add(int(chunk.line_no[i]), message.format(token=token))
+    return out
+
+
+# ---------------------------------------------------------------- identifiers
+
+
+def splitmix64(x: np.ndarray) -> np.ndarray:
+    """A bijective 64-bit mixer (splitmix64's finalizer)."""
+    x = x.astype(np.uint64, copy=True)
+    x ^= x >> np.uint64(30)
+    x *= np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(27)
+    x *= np.uint64(0x94D049BB133111EB)
+    x ^= x >> np.uint64(31)
+    return x
+
+
+def hash_words(words: np.ndarray) -> np.ndarray:
+    """Fold identifier words into one uint64, independent of zero padding.
+
+    Exact (a bijection) for identifiers of at most 8 bytes.
+    """
+    h = splitmix64(words[:, 0])
+    for i in range(1, words.shape[1]):
+        w = words[:, i]
+        nz = w != 0
+        if nz.any():
+            h = np.where(nz, splitmix64(h ^ splitmix64(w ^ np.uint64(i))), h)
+    return h
+
+
+def pair_key(qcode: np.ndarray, dkey: np.ndarray) -> np.ndarray:
+    """Combine a query code and a docid hash into one uint64 key."""
+    return splitmix64(dkey ^ (qcode.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)))
+
+
+def pad_words(words: np.ndarray, nw: int) -> np.ndarray:
+    """Widen a words matrix with zero columns."""
+    if words.shape[1] >= nw:
+        return words
+    out = np.zeros((words.shape[0], nw), dtype=np.uint64)
+    out[:, :words.shape[1]] = words
+    return out
+
+
+def words_to_strings(words: np.ndarray) -> list[str]:
+    """Decode identifier words back to strings."""
+    if len(words) == 0:
+        return []
+    raw = np.ascontiguousarray(words.astype("<u8")).view(f"S{8 * words.shape[1]}").ravel()
+    return [x.decode("utf-8") for x in raw.tolist()]
+
+
+def strings_to_words(strings: list[str]) -> np.ndarray:
+    """Encode identifier strings as words (for dict inputs and fused runs)."""
+    encoded = [s.encode("utf-8") for s in strings]
+    width = max((len(x) for x in encoded), default=1)
+    nw = max(1, (width + 7) // 8)
+    arr = np.array(encoded, dtype=f"S{8 * nw}") if encoded else np.zeros(0, dtype=f"S{8 * nw}")
+    return arr.view("<u8").reshape(len(encoded), nw).astype(np.uint64)
+
+
+def sort_keys_desc(words: np.ndarray) -> list[np.ndarray]:
+    """Keys for ``np.lexsort`` ordering identifiers descending as strings.
+
+    Byte-swapped words compare like ``strcmp``; inverting them gives descending
+    order. Returned least significant first, as lexsort expects.
+    """
+    be = words.byteswap()
+    return [~be[:, i] for i in range(words.shape[1] - 1, -1, -1)]
+
+
+def sort_keys_asc(words: np.ndarray) -> list[np.ndarray]:
+    """Keys for ``np.lexsort`` ordering identifiers ascending as strings (least significant first)."""
+    be = words.byteswap()
+    return [be[:, i] for i in range(words.shape[1] - 1, -1, -1)]

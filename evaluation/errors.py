@@ -1,0 +1,103 @@
+"""Errors and notices of the metric core.
+
+Every refusal carries the file name, the line and a reason that tells a person
+what to fix, so the same exception can be shown in a form, an API answer, a
+failed submission or on the command line. Notices are the warnings that do not
+stop scoring (missing queries, ties, cut rows...). Neither ever contains the
+contents of hidden qrels: only counts and identifiers taken from the run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: Parsing stops after this many problems: enough to show a pattern, few
+#: enough to read.
+MAX_PROBLEMS = 20
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One reason to refuse a file; ``line`` is 1-based, None for the whole file."""
+
+    line: int | None
+    reason: str
+
+
+class InputError(Exception):
+    """A file that cannot be scored, with up to ``MAX_PROBLEMS`` problems.
+
+    ``str(err)`` gives one ``path:line: reason`` line per problem.
+    """
+
+    def __init__(self, path: str, problems: list[Problem]):
+        self.path = path
+        self.problems = list(problems)
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        lines = []
+        for p in self.problems:
+            where = f"{self.path}:{p.line}" if p.line is not None else self.path
+            lines.append(f"{where}: {p.reason}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self._format()
+
+
+class RunFormatError(InputError):
+    """A run file is malformed or does not fit the dataset (e.g. wrong docid scheme)."""
+
+
+class QrelsFormatError(InputError):
+    """A qrels file is malformed."""
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A warning attached to a parsed file or an evaluation.
+
+    Codes: ``missing_queries``, ``unknown_queries``, ``unknown_docids``,
+    ``ties``, ``depth_cut``, ``several_tags``, ``no_relevant``.
+    ``count`` is the number of queries or rows concerned.
+    """
+
+    code: str
+    message: str
+    count: int = 0
+
+    def to_dict(self) -> dict:
+        """JSON-friendly form."""
+        return {"code": self.code, "message": self.message, "count": self.count}
+
+
+class ProblemCollector:
+    """Collects problems until ``MAX_PROBLEMS``, then raises.
+
+    Used by the parsers so that one upload shows several bad lines at once.
+    """
+
+    def __init__(self, path: str, error_class: type[InputError]):
+        self.path = path
+        self.error_class = error_class
+        self.problems: list[Problem] = []
+
+    def add(self, line: int | None, reason: str) -> None:
+        """Record a problem; raise once there are enough to stop."""
+        self.problems.append(Problem(line, reason))
+        if len(self.problems) >= MAX_PROBLEMS:
+            self.raise_now()
+
+    def raise_now(self) -> None:
+        """Raise the collected problems (sorted by line)."""
+        problems = sorted(self.problems, key=lambda p: (p.line is not None, p.line or 0))
+        raise self.error_class(self.path, problems)
+
+    def raise_if_any(self) -> None:
+        """Raise if any problem was recorded."""
+        if self.problems:
+            self.raise_now()
+
+    def __bool__(self) -> bool:
+        return bool(self.problems)

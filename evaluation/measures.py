@@ -1,0 +1,116 @@
+"""The measures, declared as data.
+
+A ``Measure`` names a family and a cutoff and carries its formula, its
+trec_eval equivalent and a citation; the vectorized kernels that compute the
+families live in ``scoring``. Names are exact: ``R@100``, ``P@10``,
+``MAP@100``, ``MRR@10``, ``nDCG@10``, ``RP``, ``Success@10``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One measure: family plus cutoff, with its definition for people."""
+
+    name: str
+    family: str
+    k: int | None
+    formula: str
+    trec_eval: str
+    citation: str
+    description: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class Family:
+    """What every measure of a family shares; ``{k}`` is filled in per measure."""
+
+    family: str
+    takes_k: bool
+    formula: str
+    trec_eval: str
+    citation: str
+    description: str
+
+
+FAMILIES: dict[str, Family] = {f.family: f for f in [
+    Family("R", True, "R@k = |relevant ∩ top k| / |relevant|", "recall_{k}",
+           "Manning, Raghavan & Schütze, Introduction to Information Retrieval, 2008, ch. 8",
+           "Share of the query's relevant documents found in the top {k}."),
+    Family("P", True, "P@k = |relevant ∩ top k| / k", "P_{k}",
+           "Manning, Raghavan & Schütze, Introduction to Information Retrieval, 2008, ch. 8",
+           "Share of the top {k} that is relevant (divided by {k} even when fewer were retrieved)."),
+    Family("MAP", True,
+           "AP@k = Σ_{relevant hits at rank i ≤ k} (relevant hits in top i) / i, divided by |relevant|; MAP@k is its mean",
+           "map_cut_{k}",
+           "Buckley & Voorhees, Retrieval System Evaluation, in TREC: Experiment and Evaluation in IR, 2005",
+           "Average precision over the relevant documents in the top {k}, normalised by all relevant documents."),
+    Family("MRR", True, "RR@k = 1 / rank of the first relevant document if it is within the top k, else 0",
+           "recip_rank (on the run cut at {k})",
+           "Voorhees, The TREC-8 Question Answering Track Report, TREC 1999",
+           "Reciprocal rank of the first relevant document, 0 when none is in the top {k}."),
+    Family("nDCG", True,
+           "nDCG@k = DCG@k / ideal DCG@k, DCG@k = Σ_{i ≤ k} grade_i / log2(i + 1)",
+           "ndcg_cut_{k}",
+           "Järvelin & Kekäläinen, Cumulated gain-based evaluation of IR techniques, ACM TOIS 20(4), 2002",
+           "Graded gain of the top {k}, discounted by log2 of the rank, relative to the best possible ranking."),
+    Family("RP", False, "RP = |relevant ∩ top R| / R, R = |relevant|", "Rprec",
+           "Buckley & Voorhees, Evaluating evaluation measure stability, SIGIR 2000",
+           "Precision at rank R, where R is the number of relevant documents of the query."),
+    Family("Success", True, "Success@k = 1 if some relevant document is in the top k, else 0", "success_{k}",
+           "Craswell & Hawking, Overview of the TREC-2004 Web Track (success@k)",
+           "Whether at least one relevant document is in the top {k}."),
+]}
+
+_NAME = re.compile(r"^(?P<family>[A-Za-z]+)(?:@(?P<k>\d+))?$")
+
+
+def parse_measure(name: str) -> Measure:
+    """Parse one measure name such as ``R@100`` or ``RP``; ValueError when unknown."""
+    text = name.strip()
+    m = _NAME.match(text)
+    family = FAMILIES.get(m.group("family")) if m else None
+    if family is None:
+        known = ", ".join(f"{f}@k" if FAMILIES[f].takes_k else f for f in FAMILIES)
+        raise ValueError(f"unknown measure {name!r}; known measures: {known} (k a positive integer, e.g. R@100)")
+    k_text = m.group("k")
+    if family.takes_k and k_text is None:
+        raise ValueError(f"measure {name!r} needs a cutoff, e.g. {family.family}@10")
+    if not family.takes_k and k_text is not None:
+        raise ValueError(f"measure {family.family} takes no cutoff; write {family.family!r}")
+    k = int(k_text) if k_text is not None else None
+    if k is not None and k < 1:
+        raise ValueError(f"the cutoff of {name!r} must be at least 1")
+    label = f"{family.family}@{k}" if k is not None else family.family
+    fill = (lambda s: s.format(k=k)) if k is not None else (lambda s: s)
+    return Measure(name=label, family=family.family, k=k, formula=family.formula,
+                   trec_eval=fill(family.trec_eval), citation=family.citation,
+                   description=fill(family.description))
+
+
+def parse_measures(text: str | list[str]) -> list[Measure]:
+    """Parse ``"R@100,MAP@100"`` (or a list of names); duplicates are dropped, order kept."""
+    names = text.split(",") if isinstance(text, str) else list(text)
+    out: list[Measure] = []
+    for name in names:
+        if not name.strip():
+            continue
+        m = parse_measure(name)
+        if m not in out:
+            out.append(m)
+    if not out:
+        raise ValueError("no measure given")
+    return out
+
+
+DEFAULT_MEASURES: list[Measure] = parse_measures(
+    "R@10,R@100,R@1000,P@10,P@100,MAP@10,MAP@100,MAP@1000,MRR@10,MRR@100,MRR@1000,"
+    "nDCG@10,nDCG@100,nDCG@1000,RP,Success@10"
+)

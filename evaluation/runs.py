@@ -1,0 +1,263 @@
+"""Reading, checking and writing TREC run files.
+
+A run has one row per retrieved document: ``qid Q0 docid rank score tag``.
+Rows are kept column-wise in numpy arrays (query codes, docid words, scores,
+line numbers) so that a 7-million-line run costs a few hundred MB and is
+parsed without a Python object per line; see ``_kernel`` for the tokenizer.
+
+The rank column is checked (it must be an integer) but never used: the order
+is decided by score and docid, as in trec_eval.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import BinaryIO, Iterable
+
+import numpy as np
+
+from . import _kernel as K
+from .errors import Notice, Problem, ProblemCollector, RunFormatError
+
+RUN_COLUMNS = "query id, Q0, document id, rank, score, run tag"
+_RANK_MESSAGE = ("the rank {token!r} is not a whole number; the rank column is read but not used "
+                 "(documents are ordered by score), so write 1, 2, 3, …")
+
+
+@dataclass(eq=False)
+class Run:
+    """A parsed run, column-wise.
+
+    ``qids`` are the distinct query ids in order of first appearance;
+    ``qcode[i]`` indexes ``qids`` for row ``i``. ``doc_words`` holds each docid
+    as zero-padded uint64 words (see ``_kernel``).
+    """
+
+    name: str
+    qids: list[str]
+    qcode: np.ndarray
+    doc_words: np.ndarray
+    scores: np.ndarray
+    line_no: np.ndarray
+    tags: list[str] = field(default_factory=list)
+    n_lines: int = 0
+    notices: list[Notice] = field(default_factory=list)
+    _dkey: np.ndarray | None = field(default=None, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.scores)
+
+    @property
+    def doc_keys(self) -> np.ndarray:
+        """One uint64 per row identifying the docid (exact for docids of ≤ 8 bytes)."""
+        if self._dkey is None:
+            self._dkey = K.hash_words(self.doc_words)
+        return self._dkey
+
+    def docids(self, rows: np.ndarray | None = None) -> list[str]:
+        """Docids of the given rows (all rows by default) as strings."""
+        words = self.doc_words if rows is None else self.doc_words[rows]
+        return K.words_to_strings(words)
+
+    def to_dict(self) -> dict[str, dict[str, float]]:
+        """``{qid: {docid: score}}``, the shape pytrec_eval takes."""
+        out: dict[str, dict[str, float]] = {q: {} for q in self.qids}
+        for code, docid, score in zip(self.qcode.tolist(), self.docids(), self.scores.tolist()):
+            out[self.qids[code]][docid] = score
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict[str, dict[str, float]], *, name: str = "<dict>", tag: str = "run") -> "Run":
+        """Build a run from ``{qid: {docid: score}}``."""
+        qids = list(d)
+        qcode, docids, scores = [], [], []
+        for i, q in enumerate(qids):
+            for docid, score in d[q].items():
+                qcode.append(i)
+                docids.append(docid)
+                scores.append(float(score))
+        n = len(scores)
+        return cls(name=name, qids=qids, qcode=np.array(qcode, dtype=np.int32),
+                   doc_words=K.strings_to_words(docids) if n else np.zeros((0, 1), dtype=np.uint64),
+                   scores=np.array(scores, dtype=np.float64),
+                   line_no=np.arange(1, n + 1, dtype=np.int64), tags=[tag], n_lines=n)
+
+    def ranked(self) -> dict[str, list[tuple[str, float]]]:
+        """Rows per query in evaluation order (score desc, then docid desc)."""
+        order = np.lexsort(K.sort_keys_desc(self.doc_words) + [-self.scores, self.qcode])
+        out: dict[str, list[tuple[str, float]]] = {}
+        docids = self.docids(order)
+        for code, docid, score in zip(self.qcode[order].tolist(), docids, self.scores[order].tolist()):
+            out.setdefault(self.qids[code], []).append((docid, score))
+        return out
+
+
+def read_run(source, *, name: str | None = None, max_lines: int | None = None,
+             max_bytes: int | None = None) -> Run:
+    """Read a TREC run from a path (``.gz`` ok), bytes or a binary file object.
+
+    Raises ``RunFormatError`` with up to 20 ``line: reason`` problems: wrong
+    column count, a score that is not a finite number, a rank that is not an
+    integer, an empty file, text that is not UTF-8, a (query, docid) pair
+    twice, or content that is not a text table at all.
+    """
+    stream, display, own = K.open_source(source, name)
+    try:
+        return _read_run(stream, display, max_lines, max_bytes)
+    finally:
+        if own:
+            stream.close()
+
+
+def _read_run(stream: BinaryIO, display: str, max_lines: int | None, max_bytes: int | None) -> Run:
+    collector = ProblemCollector(display, RunFormatError)
+    qid_codes: dict[str, int] = {}
+    tags: dict[str, None] = {}
+    parts: dict[str, list[np.ndarray]] = {"q": [], "d": [], "s": [], "l": []}
+    n_lines = 0
+    for chunk in K.iter_chunks(stream, ncols=6, columns_help=RUN_COLUMNS, collector=collector,
+                               max_lines=max_lines, max_bytes=max_bytes):
+        n_lines = int(chunk.line_no[-1])
+        parts["q"].append(_codes_for(chunk, 0, qid_codes))
+        parts["d"].append(K.column_words(chunk, 2))
+        parts["s"].append(K.parse_scores(chunk, 4, collector))
+        parts["l"].append(chunk.line_no)
+        K.check_integers(chunk, 3, collector, _RANK_MESSAGE)
+        _collect_distinct(chunk, 5, tags)
+    if not parts["q"] and not collector:
+        collector.add(None, "the file is empty (or holds only blank and # comment lines); "
+                            f"a run has one line per document: {RUN_COLUMNS}")
+    collector.raise_if_any()
+    nw = max(p.shape[1] for p in parts["d"])
+    run = Run(
+        name=display,
+        qids=list(qid_codes),
+        qcode=np.concatenate(parts["q"]),
+        doc_words=np.concatenate([K.pad_words(p, nw) for p in parts["d"]]),
+        scores=np.concatenate(parts["s"]),
+        line_no=np.concatenate(parts["l"]),
+        tags=list(tags),
+        n_lines=n_lines,
+    )
+    del parts
+    _check_duplicates(run, collector)
+    if len(run.tags) > 1:
+        shown = ", ".join(repr(t) for t in run.tags[:5])
+        run.notices.append(Notice("several_tags", f"the run has {len(run.tags)} different tags ({shown}); "
+                                  "one file should hold one run", len(run.tags)))
+    return run
+
+
+def _codes_for(chunk: K.Chunk, col: int, codes: dict[str, int]) -> np.ndarray:
+    """Integer codes of an identifier column; Python touches one row per change of value."""
+    words = K.column_words(chunk, col)
+    n = len(words)
+    change = np.ones(n, dtype=bool)
+    if n > 1:
+        change[1:] = (words[1:] != words[:-1]).any(axis=1)
+    heads = np.flatnonzero(change)
+    head_codes = np.empty(len(heads), dtype=np.int32)
+    for j, s in enumerate(K.words_to_strings(words[heads])):
+        head_codes[j] = codes.setdefault(s, len(codes))
+    return head_codes[np.cumsum(change) - 1]
+
+
+def _collect_distinct(chunk: K.Chunk, col: int, seen: dict[str, None]) -> None:
+    words = K.column_words(chunk, col)
+    change = np.ones(len(words), dtype=bool)
+    change[1:] = (words[1:] != words[:-1]).any(axis=1)
+    if len(seen) < 1000:
+        for s in K.words_to_strings(words[change]):
+            seen.setdefault(s, None)
+
+
+def _check_duplicates(run: Run, collector: ProblemCollector) -> None:
+    """Refuse a (query, docid) pair that appears twice, naming both lines."""
+    if len(run) < 2:
+        return
+    keys = K.pair_key(run.qcode, run.doc_keys)
+    s = np.sort(keys)
+    dup_vals = np.unique(s[1:][s[1:] == s[:-1]])
+    if len(dup_vals) == 0:
+        return
+    rows = np.flatnonzero(np.isin(keys, dup_vals))
+    # Exact check on the real words: the hash only proposes candidates.
+    seen: dict[tuple, int] = {}
+    for r in rows.tolist():
+        ident = (int(run.qcode[r]), run.doc_words[r].tobytes())
+        if ident in seen:
+            first = seen[ident]
+            collector.add(int(run.line_no[r]),
+                          f"document {run.docids(np.array([r]))[0]!r} appears twice for query "
+                          f"{run.qids[run.qcode[r]]!r} (lines {run.line_no[first]} and {run.line_no[r]}); "
+                          "keep one row per (query, document)")
+        else:
+            seen[ident] = r
+    collector.raise_if_any()
+
+
+def sniff_run(first_bytes: bytes, *, n_lines: int = 50) -> list[Problem]:
+    """Cheaply check the first lines of an upload (inside a web request).
+
+    Returns the problems found (empty list when the start looks like a run).
+    The last line is ignored when ``first_bytes`` does not end with a newline,
+    because it is probably cut.
+    """
+    head = first_bytes
+    if head.startswith(K.UTF8_BOM):
+        head = head[3:]
+    reason = K.sniff_content(head[:65536])
+    if reason:
+        return [Problem(1, reason)]
+    lines = head.split(b"\n")
+    if not head.endswith(b"\n") and len(lines) > 1:
+        lines = lines[:-1]
+    text = b"\n".join(lines[:n_lines]) + b"\n"
+    collector = ProblemCollector("<upload>", RunFormatError)
+    try:
+        for chunk in K.iter_chunks(_Bytes(text), ncols=6, columns_help=RUN_COLUMNS, collector=collector):
+            K.parse_scores(chunk, 4, collector)
+            K.check_integers(chunk, 3, collector, _RANK_MESSAGE)
+    except RunFormatError:
+        pass
+    problems = list(collector.problems)
+    if not problems and not text.strip(b" \t\r\n"):
+        problems.append(Problem(None, "the file is empty"))
+    return problems
+
+
+class _Bytes:
+    def __init__(self, data: bytes):
+        self.data = data
+        self.pos = 0
+
+    def read(self, n: int) -> bytes:
+        out = self.data[self.pos:self.pos + n]
+        self.pos += len(out)
+        return out
+
+
+def docid_scheme_ok(docids: Iterable[str], corpus_ids) -> bool:
+    """True when at least half of ``docids`` belong to the corpus (a cheap scheme check)."""
+    docids = list(docids)
+    if not docids:
+        return True
+    inside = sum(1 for d in docids if d in corpus_ids)
+    return inside * 2 >= len(docids)
+
+
+def write_run(run: Run, fileobj, *, tag: str) -> None:
+    """Write a run in TREC format, ranked by score desc then docid desc.
+
+    ``fileobj`` is a text or binary file object. Scores are written with
+    ``repr`` so that reading the file back gives the same doubles.
+    """
+    rows = []
+    for qid, docs in run.ranked().items():
+        for rank, (docid, score) in enumerate(docs, start=1):
+            rows.append(f"{qid} Q0 {docid} {rank} {score!r} {tag}\n")
+    text = "".join(rows)
+    try:
+        fileobj.write(text)
+    except TypeError:
+        fileobj.write(text.encode("utf-8"))

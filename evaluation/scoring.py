@@ -1,0 +1,370 @@
+"""Scoring a run against qrels: the metric semantics of the leaderboard.
+
+The rules (DESIGN.md, "Metric semantics"):
+
+* relevant = qrels grade ≥ the qrels threshold;
+* evaluated queries = qrels queries with at least one relevant document; a
+  query the run lacks scores 0 everywhere (trec_eval ``-c``); run queries the
+  qrels do not know are ignored with a notice;
+* order within a query: score descending, ties by docid descending as strings
+  (trec_eval's order); the rank column is not used;
+* rows beyond ``depth`` are cut after sorting, with a notice;
+* docids outside the corpus are non-relevant, with a notice; when more than
+  half of the rows are outside, the run is refused (wrong id scheme).
+
+The whole path is vectorized: rows are ranked with numpy, only rows the qrels
+judge are looked at one by one by the measure kernels, and those are a few per
+query.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from . import _kernel as K
+from .corpus import CorpusIds
+from .errors import Notice, Problem, RunFormatError
+from .measures import DEFAULT_MEASURES, Measure, parse_measures
+from .qrels import Qrels
+from .runs import Run
+
+
+@dataclass
+class Evaluation:
+    """Scores of one run: means, per-query vectors and the facts behind them.
+
+    Per-query arrays are aligned with ``qids`` (the evaluated queries, sorted).
+    ``rel_ranks[rel_offsets[i]:rel_offsets[i + 1]]`` are the ranks (within the
+    depth) of query ``i``'s relevant documents found by the run.
+    """
+
+    qids: list[str]
+    measures: list[Measure]
+    means: dict[str, float]
+    per_query: dict[str, np.ndarray]
+    n_relevant: np.ndarray
+    first_relevant_rank: np.ndarray
+    judged_at_10: np.ndarray
+    rel_ranks: np.ndarray
+    rel_offsets: np.ndarray
+    depth: int
+    warnings: list[Notice] = field(default_factory=list)
+    n_lines: int = 0
+    n_queries_in_run: int = 0
+
+    @property
+    def relevant_ranks(self) -> list[np.ndarray]:
+        """Ranks of the relevant documents found, one array per evaluated query."""
+        return [self.rel_ranks[a:b] for a, b in zip(self.rel_offsets[:-1], self.rel_offsets[1:])]
+
+    def to_json(self, *, per_query: bool = False) -> dict:
+        """``{"measures": {name: mean}, "queries": n, "warnings": [...]}`` (+ ``per_query``)."""
+        out: dict = {
+            "measures": {m.name: self.means[m.name] for m in self.measures},
+            "queries": len(self.qids),
+            "warnings": [w.to_dict() for w in self.warnings],
+        }
+        if per_query:
+            out["per_query"] = self.per_query_dict()
+        return out
+
+    def per_query_dict(self) -> dict[str, dict[str, float]]:
+        """``{qid: {measure: value}}`` for the evaluated queries."""
+        cols = {m.name: self.per_query[m.name].tolist() for m in self.measures}
+        return {q: {name: vals[i] for name, vals in cols.items()} for i, q in enumerate(self.qids)}
+
+
+def recall_curve(evaluation: Evaluation, max_k: int | None = None) -> np.ndarray:
+    """Mean R@k for k = 1..max_k (default: the depth), for drawing a recall curve."""
+    max_k = max_k or evaluation.depth
+    nq = len(evaluation.qids)
+    if nq == 0:
+        return np.zeros(max_k)
+    counts = np.diff(evaluation.rel_offsets)
+    q = np.repeat(np.arange(nq), counts)
+    r = evaluation.rel_ranks
+    keep = r <= max_k
+    w = 1.0 / evaluation.n_relevant[q[keep]]
+    return np.cumsum(np.bincount(r[keep] - 1, weights=w, minlength=max_k)[:max_k]) / nq
+
+
+# ---------------------------------------------------------------- evaluate
+
+
+def evaluate(
+    qrels: Qrels,
+    run: Run,
+    measures: list[Measure] | list[str] | str | None = None,
+    *,
+    depth: int = 1000,
+    corpus: CorpusIds | None = None,
+    docid_example: str | None = None,
+    progress: Callable[[float], None] | None = None,
+) -> Evaluation:
+    """Score ``run`` against ``qrels`` with the leaderboard's rules (module docstring).
+
+    ``measures`` are ``Measure`` objects or names (default: ``DEFAULT_MEASURES``).
+    Raises ``RunFormatError`` when most docids are outside ``corpus``.
+    """
+    if measures is None:
+        measures = DEFAULT_MEASURES
+    elif isinstance(measures, str) or (measures and isinstance(measures[0], str)):
+        measures = parse_measures(measures)
+    if depth < 1:
+        raise ValueError("depth must be at least 1")
+    report = progress or (lambda _x: None)
+    warnings: list[Notice] = []
+
+    # Queries: run codes -> qrels index -> evaluated position.
+    q_of_code = np.array([-1 if qrels.query_index(q) is None else qrels.query_index(q) for q in run.qids],
+                         dtype=np.int64)
+    unknown = [q for q, i in zip(run.qids, q_of_code.tolist()) if i < 0]
+    if unknown:
+        shown = ", ".join(repr(q) for q in unknown[:5])
+        more = "…" if len(unknown) > 5 else ""
+        warnings.append(Notice("unknown_queries", f"{len(unknown)} queries of the run are not in this split "
+                               f"and were ignored (e.g. {shown}{more})", len(unknown)))
+    evaluated = np.flatnonzero(qrels.n_relevant_per_query > 0)
+    eval_pos = np.full(len(qrels.qids), -1, dtype=np.int64)
+    eval_pos[evaluated] = np.arange(len(evaluated))
+    qids = [qrels.qids[i] for i in evaluated.tolist()]
+    in_run = np.zeros(len(qrels.qids), dtype=bool)
+    in_run[q_of_code[q_of_code >= 0]] = True
+    missing = int((~in_run[evaluated]).sum())
+    if missing:
+        warnings.append(Notice("missing_queries", f"the run has no rows for {missing} of the {len(qids)} "
+                               "evaluated queries; they score 0 on every measure", missing))
+    report(0.05)
+
+    rank, tie_notice, cut_notice, retrieved = _rank_rows(run, depth)
+    warnings += [n for n in (tie_notice, cut_notice) if n is not None]
+    report(0.6)
+
+    # Judged rows within the depth.
+    row_q = q_of_code[run.qcode] if len(run) else np.zeros(0, dtype=np.int64)
+    row_q[rank > depth] = -1
+    judged, grade = qrels.lookup(row_q, run.doc_words, run.doc_keys)
+    if corpus is not None:
+        judged, grade = _apply_corpus(run, corpus, row_q, rank <= depth, judged, grade, docid_example, warnings)
+    report(0.85)
+
+    rows = np.flatnonzero(judged)
+    hq = eval_pos[row_q[rows]]
+    keep = hq >= 0
+    rows, hq = rows[keep], hq[keep]
+    hr = rank[rows]
+    hg = grade[rows]
+    order = np.lexsort((hr, hq))
+    hq, hr, hg = hq[order], hr[order], hg[order]
+
+    nq = len(qids)
+    ctx = _Context(qrels=qrels, evaluated=evaluated, nq=nq,
+                   n_rel=qrels.n_relevant_per_query[evaluated].astype(np.float64),
+                   hq=hq, hr=hr, hg=hg, rel=hg >= qrels.threshold)
+    per_query = {m.name: _KERNELS[m.family](ctx, m.k) for m in measures}
+    means = {name: float(v.mean()) if nq else 0.0 for name, v in per_query.items()}
+
+    rq, rr = hq[ctx.rel], hr[ctx.rel]
+    offsets = np.zeros(nq + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum(np.bincount(rq, minlength=nq))
+    shown10 = np.minimum(retrieved[q_of_code >= 0], min(10, depth))
+    n_shown = np.zeros(len(qrels.qids), dtype=np.int64)
+    n_shown[q_of_code[q_of_code >= 0]] = shown10
+    n_shown = n_shown[evaluated]
+    judged10 = np.bincount(hq[hr <= 10], minlength=nq)
+    report(1.0)
+    return Evaluation(
+        qids=qids, measures=list(measures), means=means, per_query=per_query,
+        n_relevant=ctx.n_rel.astype(np.int64), first_relevant_rank=ctx.first_rank(),
+        judged_at_10=np.divide(judged10, n_shown, out=np.zeros(nq), where=n_shown > 0),
+        rel_ranks=rr.astype(np.int32), rel_offsets=offsets, depth=depth, warnings=warnings,
+        n_lines=run.n_lines, n_queries_in_run=len(run.qids),
+    )
+
+
+def _rank_rows(run: Run, depth: int) -> tuple[np.ndarray, Notice | None, Notice | None, np.ndarray]:
+    """Rank of every row within its query (1-based), in trec_eval's order.
+
+    Returns (rank per row, ties notice, depth notice, rows per run query code).
+    A run written in ranked order (the usual case) needs no sort at all; only
+    groups of equal scores are sorted, by docid descending.
+    """
+    n = len(run)
+    retrieved = np.bincount(run.qcode, minlength=len(run.qids)) if n else np.zeros(len(run.qids), dtype=np.int64)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), None, None, retrieved
+    q, s = run.qcode, run.scores
+    newq = q[1:] != q[:-1]
+    grouped = int(newq.sum()) + 1 == len(run.qids)
+    ranked = grouped and bool(((s[1:] <= s[:-1]) | newq).all())
+    order: np.ndarray | None = None
+    if not ranked:
+        order = np.lexsort((-s, q))
+        q, s = q[order], s[order]
+        newq = q[1:] != q[:-1]
+    heads = np.concatenate(([0], np.flatnonzero(newq) + 1))
+    lens = np.diff(np.append(heads, n))
+    rank_sorted = np.arange(1, n + 1, dtype=np.int64) - np.repeat(heads, lens)
+
+    tie_notice = None
+    tie = (s[1:] == s[:-1]) & ~newq
+    if tie.any():
+        member = np.zeros(n, dtype=bool)
+        member[1:] |= tie
+        member[:-1] |= tie
+        pos = np.flatnonzero(member)
+        first = np.ones(len(pos), dtype=bool)
+        first[1:] = ~tie[pos[1:] - 1]
+        gid = np.cumsum(first)
+        if order is None:
+            order = np.arange(n)
+        rows = order[pos]
+        sub = np.lexsort(K.sort_keys_desc(run.doc_words[rows]) + [gid])
+        order[pos] = rows[sub]
+        decided = rank_sorted[pos] <= depth
+        n_groups = int(np.unique(gid[decided]).size)
+        n_queries = int(np.unique(q[pos[decided]]).size)
+        if n_groups:
+            tie_notice = Notice("ties", f"{n_groups} groups of equal scores in {n_queries} queries were ordered by "
+                                "docid, descending (trec_eval's order); the rank column is not used", n_groups)
+    cut_notice = None
+    over = lens > depth
+    if over.any():
+        n_cut = int((lens[over] - depth).sum())
+        cut_notice = Notice("depth_cut", f"{n_cut} rows beyond rank {depth} in {int(over.sum())} queries were cut "
+                            "after sorting by score", n_cut)
+    if order is None:
+        rank = rank_sorted
+    else:
+        rank = np.empty(n, dtype=np.int64)
+        rank[order] = rank_sorted
+    return rank, tie_notice, cut_notice, retrieved
+
+
+def _apply_corpus(run, corpus, row_q, within, judged, grade, docid_example, warnings):
+    """Docids outside the corpus are non-relevant; refuse when most of them are outside."""
+    considered = np.flatnonzero(within)
+    inside = corpus.contains_keys(run.doc_keys[considered])
+    n_out = int((~inside).sum())
+    if n_out == 0:
+        return judged, grade
+    outside_rows = considered[~inside]
+    examples = run.docids(outside_rows[:3])
+    if n_out * 2 > len(considered):
+        scheme = docid_example or corpus.example
+        hint = f" Its documents have ids like {scheme!r};" if scheme else ""
+        raise RunFormatError(run.name, [Problem(None,
+            f"{n_out} of the run's {len(considered)} rows name documents that are not in this dataset's corpus "
+            f"(e.g. {', '.join(repr(e) for e in examples)}): the document id scheme looks wrong.{hint} "
+            "use the corpus' own ids in the third column")])
+    warnings.append(Notice("unknown_docids", f"{n_out} rows name documents outside the corpus "
+                           f"(e.g. {', '.join(repr(e) for e in examples)}); they count as non-relevant", n_out))
+    judged = judged.copy()
+    grade = grade.copy()
+    judged[outside_rows] = False
+    grade[outside_rows] = 0
+    return judged, grade
+
+
+# ---------------------------------------------------------------- kernels
+
+
+@dataclass
+class _Context:
+    """Judged hits of the evaluated queries, sorted by (query, rank)."""
+
+    qrels: Qrels
+    evaluated: np.ndarray
+    nq: int
+    n_rel: np.ndarray
+    hq: np.ndarray
+    hr: np.ndarray
+    hg: np.ndarray
+    rel: np.ndarray
+    _first: np.ndarray | None = None
+    _cum: np.ndarray | None = None
+
+    def rel_hits(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.hq[self.rel], self.hr[self.rel]
+
+    def count_within(self, k: np.ndarray | int) -> np.ndarray:
+        rq, rr = self.rel_hits()
+        cutoff = k if np.isscalar(k) else k[rq]
+        return np.bincount(rq[rr <= cutoff], minlength=self.nq).astype(np.float64)
+
+    def rel_so_far(self) -> np.ndarray:
+        """For each relevant hit, the number of relevant hits up to and including it."""
+        if self._cum is None:
+            rq, _ = self.rel_hits()
+            starts = np.searchsorted(rq, rq, side="left")
+            self._cum = (np.arange(len(rq)) - starts + 1).astype(np.float64)
+        return self._cum
+
+    def first_rank(self) -> np.ndarray:
+        if self._first is None:
+            rq, rr = self.rel_hits()
+            first = np.zeros(self.nq, dtype=np.int64)
+            uq, idx = np.unique(rq, return_index=True)
+            first[uq] = rr[idx]
+            self._first = first
+        return self._first
+
+
+def _recall(ctx: _Context, k: int) -> np.ndarray:
+    return ctx.count_within(k) / ctx.n_rel
+
+
+def _precision(ctx: _Context, k: int) -> np.ndarray:
+    return ctx.count_within(k) / k
+
+
+def _average_precision(ctx: _Context, k: int) -> np.ndarray:
+    rq, rr = ctx.rel_hits()
+    m = rr <= k
+    total = np.bincount(rq[m], weights=ctx.rel_so_far()[m] / rr[m], minlength=ctx.nq)
+    return total / ctx.n_rel
+
+
+def _reciprocal_rank(ctx: _Context, k: int) -> np.ndarray:
+    first = ctx.first_rank()
+    ok = (first > 0) & (first <= k)
+    return np.divide(1.0, first, out=np.zeros(ctx.nq), where=ok)
+
+
+def _success(ctx: _Context, k: int) -> np.ndarray:
+    first = ctx.first_rank()
+    return ((first > 0) & (first <= k)).astype(np.float64)
+
+
+def _r_precision(ctx: _Context, _k: None) -> np.ndarray:
+    return ctx.count_within(ctx.n_rel.astype(np.int64)) / ctx.n_rel
+
+
+def _ndcg(ctx: _Context, k: int) -> np.ndarray:
+    # Gains are the grades themselves (trec_eval's default gains); grades ≤ 0 add nothing.
+    m = (ctx.hr <= k) & (ctx.hg > 0)
+    dcg = np.bincount(ctx.hq[m], weights=ctx.hg[m] / np.log2(ctx.hr[m] + 1.0), minlength=ctx.nq)
+    qi, g = ctx.qrels.positive_grades()
+    pos = np.full(len(ctx.qrels.qids), -1, dtype=np.int64)
+    pos[ctx.evaluated] = np.arange(ctx.nq)
+    qe = pos[qi]
+    keep = qe >= 0
+    qe, g = qe[keep], g[keep]
+    ideal_rank = np.arange(len(qe)) - np.searchsorted(qe, qe, side="left") + 1
+    m = ideal_rank <= k
+    idcg = np.bincount(qe[m], weights=g[m] / np.log2(ideal_rank[m] + 1.0), minlength=ctx.nq)
+    return np.divide(dcg, idcg, out=np.zeros(ctx.nq), where=idcg > 0)
+
+
+_KERNELS: dict[str, Callable[[_Context, int | None], np.ndarray]] = {
+    "R": _recall,
+    "P": _precision,
+    "MAP": _average_precision,
+    "MRR": _reciprocal_rank,
+    "nDCG": _ndcg,
+    "RP": _r_precision,
+    "Success": _success,
+}
