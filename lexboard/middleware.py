@@ -76,9 +76,9 @@ except ImportError:  # pragma: no cover - psycopg is a runtime dependency
 _FALLBACK_PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Back in a moment · Lexboard</title></head>
+<title>Back soon · Lexboard</title></head>
 <body><main>
-<h1>Lexboard is back in a moment</h1>
+<h1>Lexboard is briefly unavailable</h1>
 <p>Our database is not answering right now, so we cannot show this page.
 Nothing you uploaded is lost: submissions already accepted are kept and will be scored.</p>
 <p>Please try again in a minute. <a href="/">Back to the leaderboards</a>.</p>
