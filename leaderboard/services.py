@@ -92,3 +92,174 @@ def qrels_version_publish(*, split: Split, version: QrelsVersion) -> None:
 def parse_qrels_bytes(data: bytes, *, name: str) -> dict[str, dict[str, int]]:
     """Parse TREC qrels with the metric core's parser (errors carry file:line: reason)."""
     return read_qrels(data, name=name).to_dict()
+
+
+# --- Imports of released datasets ------------------------------------------------
+
+
+def dataset_get_or_create(
+    *,
+    slug: str,
+    name: str = "",
+    benchmark_slug: str = "",
+    language: str = "",
+    measures: list[str] | None = None,
+    primary_measure: str = "",
+    docid_example: str = "",
+) -> tuple[Dataset, bool]:
+    """The dataset ``slug``, created with sensible defaults when missing (for ``import_dataset --create``).
+
+    The benchmark is created too when needed. Defaults: R@100 (primary),
+    MAP@100, MRR@100, nDCG@10, shown as fractions; curators refine them in the admin.
+    """
+    from .models import Benchmark
+
+    existing = Dataset.objects.filter(slug=slug).first()
+    if existing is not None:
+        return existing, False
+    bslug = benchmark_slug or slug
+    benchmark, _ = Benchmark.objects.get_or_create(slug=bslug, defaults={"name": name or bslug})
+    measures = list(measures or ["R@100", "MAP@100", "MRR@100", "nDCG@10"])
+    dataset = Dataset.objects.create(
+        benchmark=benchmark,
+        slug=slug,
+        name=name or slug,
+        language=language,
+        measures=measures,
+        primary_measure=primary_measure or measures[0],
+        docid_example=docid_example,
+    )
+    return dataset, True
+
+
+def _examples(qids: list[str], hidden: bool) -> str:
+    """A few query ids for a public split; nothing for a hidden one (counts only there)."""
+    if hidden or not qids:
+        return ""
+    shown = ", ".join(sorted(qids)[:5])
+    return f" (e.g. {shown})"
+
+
+def dataset_import(*, dataset: Dataset, data, user=None, publish: bool = False, note: str = "", dry_run: bool = False):
+    """Store a parsed release (:class:`leaderboard.importers.ImportData`) in one transaction.
+
+    Upserts topics, replaces the corpus ids when the files carry them, and adds
+    each split's judgments as a qrels version (unchanged judgments add
+    nothing). The first version of a split is published; a later one only with
+    ``publish=True``, because publishing rescores every submission. Existing
+    splits keep their hidden flag and caps: the admin decides those. With
+    ``dry_run`` everything is checked and reported, then rolled back.
+    Returns an :class:`leaderboard.importers.ImportReport` (counts only).
+    """
+    from .importers.report import ImportReport, SplitReport
+    from .models import Topic
+
+    report = ImportReport(dataset=dataset.slug, format=data.format, dry_run=dry_run, notices=list(data.notices))
+    threshold = dataset.relevance_threshold
+    with transaction.atomic():
+        corpus_ids: set[str] | None = None
+        if data.corpus_ids is not None:
+            had = Corpus.objects.filter(dataset=dataset).exists()
+            corpus, changed = corpus_set(dataset=dataset, ids=data.corpus_ids)
+            report.corpus_documents = corpus.n_documents
+            report.corpus_status = ("replaced" if had else "new") if changed else "unchanged"
+            corpus_ids = set(data.corpus_ids)
+        else:
+            existing_corpus = Corpus.objects.filter(dataset=dataset).first()
+            if existing_corpus is not None:
+                corpus_ids = set(existing_corpus.ids())
+
+        for sd in data.splits:
+            split, split_created = Split.objects.get_or_create(
+                dataset=dataset, name=sd.name, defaults={"kind": sd.kind, "hidden": sd.hidden}
+            )
+            sr = SplitReport(name=split.name, hidden=split.hidden, split_created=split_created)
+            report.splits.append(sr)
+            if not split_created and split.hidden != sd.hidden:
+                sr.warnings.append(
+                    f"the split exists and is {'hidden' if split.hidden else 'public'}; the import keeps that "
+                    f"(the files asked for {'hidden' if sd.hidden else 'public'}) — change it in the admin if needed"
+                )
+
+            # Topics: insert new ones, update changed ones, keep the others.
+            existing = {t.qid: t for t in Topic.objects.filter(split=split)}
+            new, updated = [], []
+            for row in sd.topics:
+                t = existing.get(row.qid)
+                if t is None:
+                    new.append(
+                        Topic(
+                            split=split,
+                            qid=row.qid,
+                            text=row.text,
+                            category=row.category,
+                            subcategory=row.subcategory,
+                            extra=row.extra,
+                        )
+                    )
+                elif (t.text, t.category, t.subcategory, t.extra) != (
+                    row.text,
+                    row.category,
+                    row.subcategory,
+                    row.extra,
+                ):
+                    t.text, t.category, t.subcategory, t.extra = row.text, row.category, row.subcategory, row.extra
+                    updated.append(t)
+            Topic.objects.bulk_create(new, batch_size=500)
+            Topic.objects.bulk_update(updated, ["text", "category", "subcategory", "extra"], batch_size=500)
+            file_qids = {r.qid for r in sd.topics}
+            sr.topics = len(sd.topics)
+            sr.topics_created, sr.topics_updated = len(new), len(updated)
+            sr.topics_kept = len(set(existing) - file_qids)
+            if sr.topics_kept:
+                sr.warnings.append(
+                    f"{sr.topics_kept} topics already in the split are not in these files; they were kept"
+                )
+
+            # Judgments.
+            qrels = sd.qrels
+            sr.judged_topics = len(qrels)
+            sr.judgments = sum(len(d) for d in qrels.values())
+            sr.relevant = sum(1 for d in qrels.values() for g in d.values() if g >= threshold)
+            no_relevant = [q for q, d in qrels.items() if not any(g >= threshold for g in d.values())]
+            if no_relevant:
+                sr.warnings.append(
+                    f"{len(no_relevant)} judged queries have no relevant document (grade ≥ {threshold})"
+                    f"{_examples(no_relevant, split.hidden)}; they are left out of every average"
+                )
+            unjudged = [q for q in file_qids if q not in qrels]
+            if unjudged:
+                sr.warnings.append(
+                    f"{len(unjudged)} topics have no judgment{_examples(unjudged, split.hidden)}; "
+                    "they are not evaluated"
+                )
+            orphan = [q for q in qrels if q not in file_qids and q not in existing]
+            if orphan:
+                sr.warnings.append(
+                    f"{len(orphan)} judged queries have no topic text{_examples(orphan, split.hidden)}; "
+                    "add them to the topics file"
+                )
+            if corpus_ids is not None:
+                outside = sum(1 for d in qrels.values() for doc in d if doc not in corpus_ids)
+                if outside:
+                    sr.warnings.append(f"{outside} judgments name documents that are not in the corpus")
+            if qrels:
+                version, created = qrels_version_add(
+                    split=split, qrels=qrels, note=note, user=user, publish=True if publish else None
+                )
+                split.refresh_from_db(fields=["current_qrels"])
+                sr.qrels_version, sr.qrels_created = version.version, created
+                if created:
+                    sr.published = split.current_qrels_id == version.pk
+                elif publish and split.current_qrels_id != version.pk:
+                    qrels_version_publish(split=split, version=version)
+                    sr.published = True
+                sr.current_version = split.current_qrels.version if split.current_qrels_id else None
+            else:
+                sr.warnings.append("no judgments in these files; no qrels version was added")
+            if (new or updated) and not sr.published:
+                split.bump_cache_version()
+
+        if dry_run:
+            transaction.set_rollback(True)
+    return report

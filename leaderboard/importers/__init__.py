@@ -1,0 +1,80 @@
+"""Importers for released datasets: BSARD CSV, BEIR folders, plain TREC files.
+
+Parsing (``parse_bsard``, ``parse_beir``, ``parse_trec``) is pure and refuses
+broken files with ``file:line: reason`` lines (:class:`ImportRefused`);
+storing is :func:`leaderboard.services.dataset_import`, one transaction.
+``import_bsard`` / ``import_beir`` / ``import_trec`` do both, and are what the
+``import_dataset`` command and the admin upload form call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from .base import (
+    DatasetFileError,
+    ImportData,
+    ImportRefused,
+    SplitData,
+    TopicRow,
+    files_from_directory,
+    files_from_uploads,
+    files_from_zip,
+)
+from .beir import parse_beir
+from .bsard import parse_bsard
+from .report import ImportReport, SplitReport
+from .trec import parse_trec
+
+FORMATS = ("bsard", "beir", "trec")
+
+__all__ = [
+    "FORMATS",
+    "DatasetFileError",
+    "ImportData",
+    "ImportRefused",
+    "ImportReport",
+    "SplitData",
+    "SplitReport",
+    "TopicRow",
+    "files_from_directory",
+    "files_from_uploads",
+    "files_from_zip",
+    "import_beir",
+    "import_bsard",
+    "import_trec",
+    "parse_beir",
+    "parse_bsard",
+    "parse_trec",
+]
+
+
+def _store(dataset, data: ImportData, **options) -> ImportReport:
+    from leaderboard.services import dataset_import
+
+    return dataset_import(dataset=dataset, data=data, **options)
+
+
+def import_bsard(*, dataset, files: Mapping[str, bytes], **options) -> ImportReport:
+    """Parse and store a BSARD release (``articles_fr.csv``, ``questions_fr_{train,test}.csv``)."""
+    return _store(dataset, parse_bsard(files), **options)
+
+
+def import_beir(*, dataset, files: Mapping[str, bytes], hidden: Iterable[str] = ("test",), **options) -> ImportReport:
+    """Parse and store a BEIR folder; splits named in ``hidden`` are created hidden."""
+    return _store(dataset, parse_beir(files, hidden=hidden), **options)
+
+
+def import_trec(
+    *,
+    dataset,
+    split: str,
+    topics: tuple[str, bytes],
+    qrels: tuple[str, bytes],
+    corpus_ids: tuple[str, bytes] | None = None,
+    hidden: bool = False,
+    **options,
+) -> ImportReport:
+    """Parse and store one split from TREC topics and qrels (each given as (file name, bytes))."""
+    data = parse_trec(split=split, topics=topics, qrels=qrels, corpus_ids=corpus_ids, hidden=hidden)
+    return _store(dataset, data, **options)
