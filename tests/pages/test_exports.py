@@ -1,0 +1,96 @@
+"""Exports: parseable files, private rows never included, LaTeX ready for a paper."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+from django.urls import reverse
+
+from leaderboard.exports import latex_escape
+
+
+@pytest.fixture
+def board(split_test, alice, bob, staff, make_entry, reported):
+    make_entry(split_test, alice, "Alice_sys", {"R@10": 0.7, "MAP@10": 0.3, "MRR@10": 0.5, "nDCG@10": 0.6})
+    make_entry(split_test, staff, "BM25", {"R@10": 0.5, "MAP@10": 0.4, "MRR@10": 0.6, "nDCG@10": 0.5}, is_baseline=True)
+    make_entry(split_test, alice, "private-one", {"R@10": 0.99}, visibility="private")
+    make_entry(split_test, bob, "anon", {"R@10": 0.1}, visibility="anonymous")
+    return split_test
+
+
+def _export(client, fmt, **params):
+    return client.get(reverse("leaderboard:export", args=["tiny", fmt]), params)
+
+
+def test_it_exports_csv_that_the_csv_module_reads(client, board):
+    response = _export(client, "csv")
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/csv")
+    assert 'filename="tiny-test.csv"' in response["Content-Disposition"]
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert [r["system"] for r in rows] == ["Alice_sys", "BM25 (paper) & co_1", "BM25", "anon"]
+    assert rows[0]["rank"] == "1" and rows[1]["rank"] == "" and rows[1]["kind"] == "reported"
+    assert float(rows[0]["R@10"]) == 0.7
+    assert rows[3]["owner"] == "anonymous"
+
+
+def test_it_exports_json_with_context(client, board):
+    data = json.loads(_export(client, "json").content)
+    assert data["dataset"] == "tiny" and data["split"] == "test" and data["primary_measure"] == "R@10"
+    assert data["qrels_version"] == 1
+    assert [e["kind"] for e in data["entries"]] == ["scored", "reported", "baseline", "scored"]
+    assert data["entries"][0]["scores"]["R@10"] == 0.7
+
+
+def test_it_never_exports_private_rows_even_to_their_owner(client, board, alice):
+    client.force_login(alice)
+    for fmt in ("csv", "json", "tex"):
+        assert "private-one" not in _export(client, fmt).content.decode()
+
+
+def test_it_exports_a_booktabs_table_with_the_best_values_in_bold(client, board):
+    tex = _export(client, "tex", measures="R@10,MAP@10").content.decode()
+    assert "\\toprule" in tex and "\\midrule" in tex and "\\bottomrule" in tex
+    assert "\\begin{tabular}{lrr}" in tex
+    assert "System & R@10 & MAP@10 \\\\" in tex
+    assert "Alice\\_sys & \\textbf{0.7000} & 0.3000 \\\\" in tex
+    assert "BM25 (baseline) & 0.5000 & 0.4000 \\\\" in tex
+    # The reported row: dagger, escaped name, and the footnote; its MAP is the best in the column.
+    assert "BM25 (paper) \\& co\\_1$^\\dagger$ & 0.5500 & \\textbf{0.9000} \\\\" in tex
+    assert "Reported in the paper" in tex
+    assert "nDCG" not in tex
+
+
+def test_it_exports_latex_in_percent_when_the_dataset_shows_percent(client, board, tiny_dataset):
+    tiny_dataset.display = "percent"
+    tiny_dataset.save()
+    tex = _export(client, "tex", measures="R@10").content.decode()
+    assert "\\textbf{70.00}" in tex and "in percent" in tex
+
+
+def test_it_refuses_an_unknown_measure_naming_the_ones_available(client, board):
+    response = _export(client, "tex", measures="R@10,P@5")
+    assert response.status_code == 400
+    assert "P@5" in response.content.decode() and "MAP@10" in response.content.decode()
+
+
+def test_it_exports_the_dataset_bibtex(client, tiny_dataset):
+    assert _export(client, "bib").status_code == 400
+    tiny_dataset.citation = "@article{tiny, title={Tiny}}"
+    tiny_dataset.save()
+    response = _export(client, "bib")
+    assert response.status_code == 200 and response.content.decode() == "@article{tiny, title={Tiny}}\n"
+
+
+def test_it_escapes_every_latex_special_character():
+    assert latex_escape("a&b%c$d#e_f{g}h~i^j\\k") == (
+        "a\\&b\\%c\\$d\\#e\\_f\\{g\\}h\\textasciitilde{}i\\textasciicircum{}j\\textbackslash{}k"
+    )
+
+
+def test_it_exports_an_empty_board_without_error(client, split_test):
+    assert list(csv.reader(io.StringIO(_export(client, "csv").content.decode())))[0][0] == "rank"
+    assert "\\toprule" in _export(client, "tex").content.decode()
