@@ -1,0 +1,362 @@
+#!/usr/bin/env python3
+"""Lexboard command-line client: upload a run, wait for its scores, print them.
+
+Standard library only, one file: copy it next to your experiments and run
+
+    python client.py submit --url https://lexboard.example --token lxb_… \\
+        --dataset bsard --run run.trec.gz --system-name "BM25" --wait
+
+or, inside the Lexboard repository, ``python -m submissions.client …``.
+The token and URL can also come from the environment (``LEXBOARD_TOKEN``,
+``LEXBOARD_URL``), which keeps the key out of the shell history.
+
+Exit codes: 0 scored (or, without ``--wait``, accepted), 1 scoring failed
+(the reasons are printed with their line numbers), 2 a usage or HTTP error
+(the server's message is printed), 3 still not finished when ``--timeout``
+ran out (the submission goes on; ask again with ``status ID``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import mimetypes
+import os
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import uuid
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+__all__ = ["Client", "ClientError", "encode_multipart", "main"]
+
+EXIT_OK, EXIT_FAILED, EXIT_ERROR, EXIT_TIMEOUT = 0, 1, 2, 3
+API_PREFIX = "/api/v1"
+USER_AGENT = "lexboard-client/1.0 (+python urllib)"
+CHUNK = 1 << 16
+
+# Metadata fields of an upload, as (option, form field, help).
+METADATA_OPTIONS = [
+    ("--description", "description", "a few words about the system"),
+    ("--team", "team", "team or affiliation"),
+    ("--paper-url", "paper_url", "link to the paper"),
+    ("--code-url", "code_url", "link to the code"),
+    ("--family", "family", "lexical, dense, hybrid, llm or other"),
+    ("--params", "params", "number of parameters, e.g. 110M"),
+    ("--latency-ms", "latency_ms", "latency per query in milliseconds"),
+    ("--llm-calls-per-query", "llm_calls_per_query", "LLM calls per query"),
+    ("--llm-tokens-per-query", "llm_tokens_per_query", "LLM tokens per query"),
+    ("--hardware", "hardware", "hardware used, e.g. 1x A100"),
+    ("--visibility", "visibility", "public, anonymous or private"),
+]
+
+
+class ClientError(Exception):
+    """An HTTP or usage error, with the server's message when there is one."""
+
+    def __init__(self, message: str, *, status: int | None = None, details: list[dict] | None = None):
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.details = details or []
+
+    def __str__(self) -> str:
+        head = f"HTTP {self.status}: {self.message}" if self.status else self.message
+        return "\n".join([head, *(_format_detail(d) for d in self.details)])
+
+
+def _format_detail(detail: dict) -> str:
+    line = detail.get("line")
+    reason = detail.get("reason", "")
+    return f"  line {line}: {reason}" if line is not None else f"  {reason}"
+
+
+# --- multipart/form-data, streamed ----------------------------------------------------
+
+
+def _quote(value: str) -> str:
+    """A name or filename inside ``Content-Disposition`` quotes (HTML's form encoding).
+
+    Quotes and line breaks would end the header or the value: they are
+    percent-encoded the way browsers do it.
+    """
+    return value.replace("\\", "\\\\").replace('"', "%22").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def encode_multipart(
+    fields: dict[str, str], files: dict[str, str], *, boundary: str | None = None
+) -> tuple[str, int, Iterable[bytes]]:
+    """Encode form ``fields`` and ``files`` (field → path) as multipart/form-data.
+
+    Returns (content type, content length, an iterable of byte chunks). The
+    files are read in chunks while sending, so a large run is never held in
+    memory; the length is computed beforehand from the file sizes so the
+    server gets a plain ``Content-Length`` request (not chunked).
+    """
+    boundary = boundary or f"lexboard-{uuid.uuid4().hex}"
+    sep = f"--{boundary}\r\n".encode()
+    parts: list[bytes | tuple[str, int]] = []
+    for name, value in fields.items():
+        parts.append(sep)
+        parts.append(f'Content-Disposition: form-data; name="{_quote(name)}"\r\n\r\n'.encode())
+        parts.append(str(value).encode("utf-8") + b"\r\n")
+    for name, path in files.items():
+        filename = os.path.basename(path)
+        ctype = "application/gzip" if path.endswith(".gz") else (mimetypes.guess_type(filename)[0] or "text/plain")
+        parts.append(sep)
+        parts.append(
+            (
+                f'Content-Disposition: form-data; name="{_quote(name)}"; filename="{_quote(filename)}"\r\n'
+                f"Content-Type: {ctype}\r\n\r\n"
+            ).encode("utf-8")
+        )
+        parts.append((path, os.path.getsize(path)))
+        parts.append(b"\r\n")
+    parts.append(f"--{boundary}--\r\n".encode())
+    length = sum(len(p) if isinstance(p, bytes) else p[1] for p in parts)
+
+    def chunks() -> Iterator[bytes]:
+        for part in parts:
+            if isinstance(part, bytes):
+                yield part
+                continue
+            path, size = part
+            sent = 0
+            with open(path, "rb") as fh:
+                while True:
+                    block = fh.read(CHUNK)
+                    if not block:
+                        break
+                    sent += len(block)
+                    yield block
+            if sent != size:
+                raise ClientError(f"{path} changed while it was being sent; try again.")
+
+    return f"multipart/form-data; boundary={boundary}", length, chunks()
+
+
+# --- the API ----------------------------------------------------------------------------
+
+
+class Client:
+    """A small client of the Lexboard API (``/api/v1/``)."""
+
+    def __init__(self, url: str, token: str | None = None, *, timeout: float = 60.0) -> None:
+        url = url.rstrip("/")
+        if not url.startswith(("http://", "https://")):
+            raise ClientError(f"--url must start with http:// or https:// (got {url!r})")
+        if url.endswith(API_PREFIX):
+            url = url[: -len(API_PREFIX)]
+        self.base = url
+        self.token = token
+        self.timeout = timeout
+
+    def _url(self, path: str) -> str:
+        return path if path.startswith(("http://", "https://")) else f"{self.base}{API_PREFIX}/{path.lstrip('/')}"
+
+    def request(self, method: str, path: str, *, data: Any = None, headers: dict | None = None) -> dict:
+        """Send a request and return the JSON answer; raise :class:`ClientError` on any error."""
+        headers = {"Accept": "application/json", "User-Agent": USER_AGENT, **(headers or {})}
+        if self.token:
+            headers["Authorization"] = f"Token {self.token}"
+        req = urllib.request.Request(self._url(path), data=data, headers=headers, method=method)
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                body = resp.read()
+        except urllib.error.HTTPError as exc:
+            raise _http_error(exc) from None
+        except urllib.error.URLError as exc:
+            raise ClientError(f"cannot reach {self.base}: {exc.reason}") from None
+        except TimeoutError:
+            raise ClientError(f"{self.base} did not answer within {self.timeout:.0f} seconds") from None
+        try:
+            return json.loads(body.decode("utf-8")) if body else {}
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            raise ClientError(f"{self._url(path)} did not answer with JSON; is --url the Lexboard site?") from None
+
+    def submit(self, *, dataset: str, run: str, system_name: str, split: str | None = None, **metadata: Any) -> dict:
+        """Upload a run; returns ``{"id", "status", "url"}``."""
+        if not os.path.isfile(run):
+            raise ClientError(f"--run {run!r}: no such file")
+        fields = {"dataset": dataset, "system_name": system_name}
+        if split:
+            fields["split"] = split
+        fields.update({k: str(v) for k, v in metadata.items() if v is not None})
+        ctype, length, body = encode_multipart(fields, {"run_file": run})
+        return self.request(
+            "POST", "submissions/", data=body, headers={"Content-Type": ctype, "Content-Length": str(length)}
+        )
+
+    def status(self, submission_id: int | str) -> dict:
+        return self.request("GET", f"submissions/{int(submission_id)}/")
+
+    def wait(self, submission_id: int | str, *, timeout: float = 600.0, interval: float = 2.0, on_change=None) -> dict:
+        """Poll until the submission is scored or failed, or ``timeout`` seconds have passed."""
+        deadline = time.monotonic() + timeout
+        last = None
+        while True:
+            info = self.status(submission_id)
+            state = (info.get("status"), round(float(info.get("progress") or 0), 2))
+            if on_change is not None and state != last:
+                on_change(info)
+            last = state
+            if info.get("status") in ("scored", "failed"):
+                return info
+            if time.monotonic() + interval > deadline:
+                return info
+            time.sleep(interval)
+            interval = min(interval * 1.5, 15.0)
+
+
+def _http_error(exc: urllib.error.HTTPError) -> ClientError:
+    """The server's ``{"error": {"message", "details"}}`` as a ClientError, or the bare status."""
+    try:
+        raw = exc.read()
+        body = json.loads(raw.decode("utf-8"))
+        error = body.get("error", {})
+        message = error.get("message") or str(body)
+        details = error.get("details") or []
+        if error.get("retry_at"):
+            message += f" (next upload allowed at {error['retry_at']})"
+    except Exception:  # not our JSON (a proxy's page, an HTML error): say what we know
+        message, details = exc.reason or "error", []
+    return ClientError(str(message), status=exc.code, details=details)
+
+
+# --- output ------------------------------------------------------------------------------
+
+
+def format_scores(info: dict) -> str:
+    scores = info.get("scores") or {}
+    if not scores:
+        return "(no scores)"
+    width = max(len(name) for name in scores)
+    lines = [f"{'measure':<{width}}  value", f"{'-' * width}  ------"]
+    for name, value in scores.items():
+        shown = "–" if value is None else f"{value:.4f}"
+        lines.append(f"{name:<{width}}  {shown}")
+    return "\n".join(lines)
+
+
+def format_result(info: dict) -> str:
+    """A finished (or not) submission for a person: status, scores or reasons, warnings."""
+    head = f"submission {info.get('id')} on {info.get('dataset')}/{info.get('split')}: {info.get('status')}"
+    lines = [head]
+    if info.get("status") == "scored":
+        lines.append(format_scores(info))
+    elif info.get("status") == "failed":
+        error = info.get("error") or {}
+        lines.append(f"failed: {error.get('message', 'no reason given')}")
+        lines.extend(_format_detail(d) for d in error.get("details") or [])
+    else:
+        lines.append(f"progress: {100 * float(info.get('progress') or 0):.0f}%")
+    for warning in info.get("warnings") or []:
+        text = warning.get("message", warning) if isinstance(warning, dict) else warning
+        lines.append(f"warning: {text}")
+    if info.get("page"):
+        lines.append(f"page: {info['page']}")
+    return "\n".join(lines)
+
+
+def _exit_code(info: dict) -> int:
+    return {"scored": EXIT_OK, "failed": EXIT_FAILED}.get(info.get("status"), EXIT_TIMEOUT)
+
+
+# --- command line -------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m submissions.client",
+        description="Upload runs to a Lexboard site and read their scores.",
+        epilog="Exit codes: 0 scored/accepted, 1 scoring failed, 2 usage or HTTP error, 3 timed out waiting.",
+    )
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--url", default=os.environ.get("LEXBOARD_URL"), help="the site, e.g. https://lexboard.example (or $LEXBOARD_URL)")
+    common.add_argument("--token", default=os.environ.get("LEXBOARD_TOKEN"), help="your API token (or $LEXBOARD_TOKEN)")
+    common.add_argument("--json", action="store_true", help="print the server's JSON answers instead of tables")
+    common.add_argument("--timeout", type=float, default=600.0, help="seconds to wait with --wait (default 600)")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    submit = sub.add_parser("submit", parents=[common], help="upload a run")
+    submit.add_argument("--dataset", required=True, help="dataset slug, e.g. bsard")
+    submit.add_argument("--run", required=True, help="the run file (TREC format, plain or .gz)")
+    submit.add_argument("--split", help="split name (default: the dataset's hidden test split)")
+    submit.add_argument("--system-name", required=True, help="the name shown on the leaderboard")
+    for option, _field, help_text in METADATA_OPTIONS:
+        submit.add_argument(option, help=help_text)
+    submit.add_argument("--used-training-data", action="store_true", help="the system was trained on the dataset's training data")
+    submit.add_argument("--wait", action="store_true", help="wait for the scores and print them")
+
+    status = sub.add_parser("status", parents=[common], help="show a submission's status and scores")
+    status.add_argument("id", type=int)
+    status.add_argument("--wait", action="store_true", help="wait until it is scored or failed")
+    return parser
+
+
+def main(argv: list[str] | None = None, *, out=None, err=None) -> int:
+    out = out or sys.stdout
+    err = err or sys.stderr
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: 2 on usage errors, 0 for --help
+        return int(exc.code or 0)
+    if not args.url:
+        print("error: --url is required (or set LEXBOARD_URL)", file=err)
+        return EXIT_ERROR
+    if args.command == "submit" and not args.token:
+        print("error: --token is required to upload (or set LEXBOARD_TOKEN); create one on your profile page", file=err)
+        return EXIT_ERROR
+
+    try:
+        client = Client(args.url, args.token)
+        if args.command == "submit":
+            metadata = {field: getattr(args, option[2:].replace("-", "_")) for option, field, _ in METADATA_OPTIONS}
+            if args.used_training_data:
+                metadata["used_training_data"] = "true"
+            created = client.submit(
+                dataset=args.dataset, run=args.run, split=args.split, system_name=args.system_name, **metadata
+            )
+            submission_id = created["id"]
+            if not args.json:
+                print(submission_id, file=out)
+            elif not args.wait:
+                print(json.dumps(created), file=out)
+            print(f"accepted: submission {submission_id} is {created.get('status')}: {created.get('url')}", file=err)
+            if not args.wait:
+                return EXIT_OK
+        else:
+            submission_id = args.id
+            if not args.wait:
+                info = client.status(submission_id)
+                print(json.dumps(info) if args.json else format_result(info), file=out)
+                return EXIT_FAILED if info.get("status") == "failed" else EXIT_OK
+
+        def progress(info: dict) -> None:
+            print(f"  {info.get('status')} {100 * float(info.get('progress') or 0):.0f}%", file=err)
+
+        info = client.wait(submission_id, timeout=args.timeout, on_change=progress)
+    except ClientError as exc:
+        print(f"error: {exc}", file=err)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("interrupted; the submission goes on (see `status ID`)", file=err)
+        return EXIT_TIMEOUT
+
+    print(json.dumps(info) if args.json else format_result(info), file=out)
+    code = _exit_code(info)
+    if code == EXIT_TIMEOUT:
+        print(
+            f"still {info.get('status')} after {args.timeout:.0f} seconds; it goes on: "
+            f"`python -m submissions.client status {submission_id}` shows it later",
+            file=err,
+        )
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
