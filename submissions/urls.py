@@ -1,5 +1,18 @@
-from django.urls import path  # noqa: F401
+"""The participant's pages, under /submissions/ (namespace ``submissions``)."""
+
+from django.urls import path
+
+from . import views
 
 app_name = "submissions"
 
-urlpatterns: list = []
+urlpatterns = [
+    path("new/<slug:dataset_slug>/", views.upload, name="upload"),
+    path("mine/", views.mine, name="mine"),
+    path("<int:submission_id>/", views.detail, name="detail"),
+    path("<int:submission_id>/status.json", views.status, name="status"),
+    path("<int:submission_id>/edit/", views.edit, name="edit"),
+    path("<int:submission_id>/visibility/", views.visibility, name="visibility"),
+    path("<int:submission_id>/withdraw/", views.withdraw, name="withdraw"),
+    path("<int:submission_id>/resubmit/", views.resubmit, name="resubmit"),
+]

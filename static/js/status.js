@@ -1,0 +1,51 @@
+// Live status of a submission page: polls the status JSON every 1.5 s while
+// the submission is queued or scoring, updates the text and the progress bar,
+// and reloads the page once it is scored or failed (to show scores or errors).
+// No inline script: the URL comes from the data-status-url attribute.
+(function () {
+  "use strict";
+  var box = document.getElementById("status");
+  if (!box || !box.dataset.statusUrl) { return; }
+  var initial = box.dataset.status;
+  if (initial === "scored" || initial === "failed") { return; }
+
+  var text = box.querySelector("[data-status-text]");
+  var bar = box.querySelector("[data-progress]");
+  var hint = box.querySelector("[data-status-hint]");
+  var delay = 1500;
+  var failures = 0;
+
+  function show(data) {
+    if (text) { text.textContent = data.status; }
+    box.dataset.status = data.status;
+    box.className = box.className.replace(/status-\w+/, "status-" + data.status);
+    if (bar) {
+      bar.hidden = false;
+      bar.value = data.progress || 0;
+      bar.textContent = Math.round((data.progress || 0) * 100) + "%";
+    }
+    if (hint && data.status === "scoring") {
+      hint.textContent = "A worker is scoring the run (" + Math.round((data.progress || 0) * 100) + "%). This page updates by itself.";
+    }
+  }
+
+  function poll() {
+    fetch(box.dataset.statusUrl, { headers: { "Accept": "application/json" }, credentials: "same-origin", cache: "no-store" })
+      .then(function (response) {
+        if (!response.ok) { throw new Error("HTTP " + response.status); }
+        return response.json();
+      })
+      .then(function (data) {
+        failures = 0;
+        show(data);
+        if (data.is_final) { window.location.reload(); return; }
+        window.setTimeout(poll, delay);
+      })
+      .catch(function () {
+        // The site may be restarting: back off, but keep trying.
+        failures += 1;
+        window.setTimeout(poll, Math.min(30000, delay * Math.pow(2, failures)));
+      });
+  }
+  window.setTimeout(poll, delay);
+})();

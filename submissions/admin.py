@@ -1,0 +1,126 @@
+"""Curators' view of submissions, results, status history, profiles and API tokens.
+
+Actions go through the services (rescore, hide) so the admin changes rows the
+same way the site does: conditional transitions, cache bumps, tasks sent
+after commit. Per-query blobs and token hashes are never displayed.
+"""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+
+from . import services
+from .models import ApiToken, Profile, Result, StatusEvent, Submission
+
+
+class StatusEventInline(admin.TabularInline):
+    model = StatusEvent
+    extra = 0
+    can_delete = False
+    readonly_fields = ("at", "status", "message")
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class ResultInline(admin.TabularInline):
+    model = Result
+    extra = 0
+    can_delete = False
+    fields = ("qrels_version", "primary_score", "n_queries", "scores", "duration_seconds", "created_at")
+    readonly_fields = fields
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(Submission)
+class SubmissionAdmin(admin.ModelAdmin):
+    list_display = (
+        "id", "system_name", "user", "split", "status", "failure_kind", "visibility", "is_baseline",
+        "hidden_by_curator", "attempts", "created_at",
+    )
+    list_filter = ("status", "failure_kind", "split", "is_baseline", "visibility", "hidden_by_curator")
+    search_fields = ("system_name", "user__username", "user__email", "team", "sha256")
+    list_select_related = ("user", "split__dataset")
+    date_hierarchy = "created_at"
+    raw_id_fields = ("user", "replaces")
+    filter_horizontal = ("fusion_of",)
+    readonly_fields = (
+        "status", "failure_kind", "error", "warnings", "progress", "attempts", "heartbeat_at", "enqueued_at",
+        "scoring_started_at", "scored_at", "created_at", "updated_at", "run_file", "original_name", "file_size",
+        "sha256",
+    )
+    inlines = [ResultInline, StatusEventInline]
+    actions = ["rescore", "hide", "unhide"]
+
+    @admin.action(description="Rescore the selected submissions (scored or failed ones)")
+    def rescore(self, request, queryset: QuerySet[Submission]) -> None:
+        count = sum(1 for submission in queryset if services.submission_rescore(submission=submission))
+        skipped = queryset.count() - count
+        self.message_user(request, f"{count} submission(s) queued for rescoring"
+                          + (f"; {skipped} skipped (queued or scoring already)." if skipped else "."),
+                          messages.SUCCESS)
+
+    @admin.action(description="Hide the selected submissions from leaderboards")
+    def hide(self, request, queryset: QuerySet[Submission]) -> None:
+        self._set_hidden(request, queryset, True)
+
+    @admin.action(description="Unhide the selected submissions")
+    def unhide(self, request, queryset: QuerySet[Submission]) -> None:
+        self._set_hidden(request, queryset, False)
+
+    def _set_hidden(self, request, queryset: QuerySet[Submission], hidden: bool) -> None:
+        splits = {s.split for s in queryset.select_related("split")}
+        count = queryset.update(hidden_by_curator=hidden)
+        for split in splits:
+            split.bump_cache_version()
+        self.message_user(request, f"{count} submission(s) {'hidden' if hidden else 'shown again'}.")
+
+
+@admin.register(Result)
+class ResultAdmin(admin.ModelAdmin):
+    list_display = ("id", "submission", "qrels_version", "primary_score", "n_queries", "duration_seconds", "created_at")
+    list_filter = ("qrels_version__split",)
+    list_select_related = ("submission", "qrels_version__split__dataset")
+    raw_id_fields = ("submission",)
+    # The per-query blob is derived from hidden labels and is binary: never shown.
+    exclude = ("per_query",)
+    readonly_fields = ("submission", "qrels_version", "scores", "primary_score", "n_queries", "warnings",
+                       "duration_seconds", "created_at")
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).defer("per_query")
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+
+@admin.register(StatusEvent)
+class StatusEventAdmin(admin.ModelAdmin):
+    list_display = ("submission", "status", "message", "at")
+    list_filter = ("status",)
+    raw_id_fields = ("submission",)
+    readonly_fields = ("submission", "status", "message", "at")
+
+
+@admin.register(Profile)
+class ProfileAdmin(admin.ModelAdmin):
+    list_display = ("user", "display_name", "affiliation")
+    search_fields = ("user__username", "display_name", "affiliation")
+    raw_id_fields = ("user",)
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    list_display = ("name", "prefix", "user", "created_at", "last_used_at", "revoked_at")
+    list_filter = ("revoked_at",)
+    search_fields = ("name", "prefix", "user__username")
+    raw_id_fields = ("user",)
+    # Only the prefix identifies a token; the hash stays out of sight and keys are never stored.
+    fields = ("user", "name", "prefix", "created_at", "last_used_at", "revoked_at")
+    readonly_fields = ("user", "prefix", "created_at", "last_used_at")
+
+    def has_add_permission(self, request) -> bool:
+        return False

@@ -1,0 +1,64 @@
+"""Forms of the participant's pages: upload, edit metadata, resubmit a corrected file.
+
+The forms only validate what a person typed; the file checks live in
+``services.upload_inspect`` so the browser and the API refuse the same files
+with the same words.
+"""
+
+from __future__ import annotations
+
+from django import forms
+
+from .models import Submission
+from .services import METADATA_FIELDS
+
+METADATA_HELP = {
+    "system_name": "A short name for the leaderboard, e.g. “BM25 (k1=1.2, b=0.75)”.",
+    "description": "What the system does, in a few sentences.",
+    "paper_url": "A paper or preprint describing the system, if any.",
+    "code_url": "Where others can find the code, if public.",
+    "params": "Number of parameters, e.g. 110M or 7B.",
+    "latency_ms": "Average time per query, in milliseconds.",
+    "llm_calls_per_query": "Average number of LLM calls per query.",
+    "llm_tokens_per_query": "Average LLM tokens (prompt + completion) per query.",
+    "hardware": "e.g. 1× A100 80GB, or CPU only.",
+    "visibility": "Private entries are seen only by you; anonymous ones hide your name on the leaderboard.",
+}
+
+
+class SubmissionMetadataForm(forms.ModelForm):
+    """What a participant tells about the system (editable after upload)."""
+
+    class Meta:
+        model = Submission
+        fields = list(METADATA_FIELDS)
+        help_texts = METADATA_HELP
+        widgets = {
+            "description": forms.Textarea(attrs={"rows": 4}),
+            "visibility": forms.RadioSelect,
+        }
+
+
+class UploadForm(SubmissionMetadataForm):
+    """The upload page: a run file (plain or .gz) plus the metadata."""
+
+    run = forms.FileField(
+        label="Run file",
+        help_text="TREC format, plain text or gzip (.gz).",
+        widget=forms.ClearableFileInput(attrs={"accept": ".txt,.trec,.run,.gz,text/plain,application/gzip"}),
+    )
+
+    field_order = ["run", *METADATA_FIELDS]
+
+    def metadata(self) -> dict:
+        return {name: self.cleaned_data[name] for name in METADATA_FIELDS if name in self.cleaned_data}
+
+
+class ResubmitForm(forms.Form):
+    """A corrected file for a submission; the metadata is copied from it."""
+
+    run = forms.FileField(label="Corrected run file", help_text="Plain text or gzip (.gz).")
+
+
+class VisibilityForm(forms.Form):
+    visibility = forms.ChoiceField(choices=Submission.Visibility.choices)

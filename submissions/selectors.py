@@ -1,0 +1,170 @@
+"""Reads of the submissions side: quotas, a submission's current result, a user's submissions.
+
+Keyword-only functions; nothing here writes.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+import numpy as np
+from django.db.models import Prefetch, QuerySet
+from django.http import Http404
+from django.utils import timezone
+
+from leaderboard.models import Split
+
+from .models import Result, StatusEvent, Submission
+
+#: The daily quota is a rolling window: a submission stops counting 24 hours after it was made.
+QUOTA_WINDOW = timedelta(hours=24)
+
+
+@dataclass(frozen=True)
+class QuotaStatus:
+    """Where a user stands against a split's limits (0 means no limit)."""
+
+    daily_limit: int
+    daily_used: int
+    total_limit: int
+    total_used: int
+    next_allowed_at: datetime | None  # set when the daily limit is reached
+
+    @property
+    def daily_remaining(self) -> int | None:
+        return None if not self.daily_limit else max(0, self.daily_limit - self.daily_used)
+
+    @property
+    def total_remaining(self) -> int | None:
+        return None if not self.total_limit else max(0, self.total_limit - self.total_used)
+
+    @property
+    def allowed(self) -> bool:
+        return self.daily_remaining != 0 and self.total_remaining != 0
+
+    @property
+    def message(self) -> str:
+        """Why the next submission is refused, for a person; empty when it is allowed."""
+        if self.total_remaining == 0:
+            return (
+                f"You have used all {self.total_limit} submissions allowed on this split. "
+                "Withdrawn submissions and files that failed count; failures on our side do not. "
+                "Ask the curators if you need more."
+            )
+        if self.daily_remaining == 0:
+            when = self.next_allowed_at.strftime("%Y-%m-%d %H:%M UTC") if self.next_allowed_at else "later"
+            return (
+                f"You have made {self.daily_used} submissions to this split in the last 24 hours, the limit is "
+                f"{self.daily_limit}. Your next submission will be accepted from {when}."
+            )
+        return ""
+
+
+def counted_submissions(*, user, split: Split) -> QuerySet[Submission]:
+    """The submissions that count against the quota: all but baselines and the service's own failures."""
+    return Submission.objects.filter(user=user, split=split, is_baseline=False).exclude(
+        status=Submission.Status.FAILED, failure_kind=Submission.FailureKind.SERVICE
+    )
+
+
+def submission_quota(*, user, split: Split, now: datetime | None = None) -> QuotaStatus:
+    """The user's quota on the split, rolling 24 hours for the daily limit."""
+    now = now or timezone.now()
+    counted = counted_submissions(user=user, split=split)
+    total_used = counted.count()
+    recent = list(
+        counted.filter(created_at__gt=now - QUOTA_WINDOW).order_by("created_at").values_list("created_at", flat=True)
+    )
+    next_allowed = None
+    if split.daily_limit and len(recent) >= split.daily_limit:
+        # The window must drop (used - limit + 1) submissions; the last of those leaves at this time.
+        next_allowed = recent[len(recent) - split.daily_limit] + QUOTA_WINDOW
+    return QuotaStatus(
+        daily_limit=split.daily_limit,
+        daily_used=len(recent),
+        total_limit=split.total_limit,
+        total_used=total_used,
+        next_allowed_at=next_allowed,
+    )
+
+
+def submission_for_viewer(*, submission_id: int, user) -> Submission:
+    """The submission if ``user`` may see it, else 404 (never 403: ids are not to be probed)."""
+    submission = (
+        Submission.objects.select_related("split__dataset", "user__profile", "replaces")
+        .filter(pk=submission_id)
+        .first()
+    )
+    if submission is None or not submission.visible_to(user):
+        raise Http404("No such submission.")
+    return submission
+
+
+def submission_for_owner(*, submission_id: int, user) -> Submission:
+    """The submission if ``user`` owns it (staff too), else 404."""
+    submission = Submission.objects.select_related("split__dataset").filter(pk=submission_id).first()
+    if submission is None or not user.is_authenticated or (submission.user_id != user.pk and not user.is_staff):
+        raise Http404("No such submission.")
+    return submission
+
+
+def submission_events(*, submission: Submission) -> list[StatusEvent]:
+    return list(submission.events.all())
+
+
+def submission_current_result(*, submission: Submission) -> Result | None:
+    """The result on the split's current qrels, else the latest one (shown with its version)."""
+    results = list(submission.results.select_related("qrels_version").order_by("-created_at"))
+    current = submission.split.current_qrels_id
+    for result in results:
+        if result.qrels_version_id == current:
+            return result
+    return results[0] if results else None
+
+
+def load_per_query(result: Result) -> dict[str, np.ndarray]:
+    """The per-query vectors of a result: ``qids``, one array per measure, and the extras.
+
+    Extras (when the core provided them): ``n_relevant``, ``first_relevant_rank``,
+    ``judged_at_10``, ``rel_ranks`` / ``rel_offsets``, ``recall_curve``.
+    Never show these for a hidden split.
+    """
+    blob = bytes(result.per_query or b"")
+    if not blob:
+        return {}
+    with np.load(io.BytesIO(blob), allow_pickle=False) as data:
+        return {name: data[name] for name in data.files}
+
+
+@dataclass(frozen=True)
+class SubmissionResult:
+    result: Result | None
+    per_query: dict[str, np.ndarray]
+
+
+def submission_result(*, submission: Submission) -> SubmissionResult:
+    """The current result and its decoded per-query arrays (empty when not scored yet)."""
+    result = submission_current_result(submission=submission)
+    return SubmissionResult(result=result, per_query=load_per_query(result) if result else {})
+
+
+def submissions_of_user(*, user) -> list[Submission]:
+    """All of the user's submissions, newest first, each with its results prefetched."""
+    return list(
+        Submission.objects.filter(user=user)
+        .select_related("split__dataset")
+        .prefetch_related(Prefetch("results", queryset=Result.objects.defer("per_query").order_by("-created_at")))
+        .order_by("-created_at")
+    )
+
+
+def primary_score_of(submission: Submission) -> float | None:
+    """The primary score on the current qrels, from prefetched results (no extra query)."""
+    current = submission.split.current_qrels_id
+    results = list(submission.results.all())
+    for result in results:
+        if result.qrels_version_id == current:
+            return result.primary_score
+    return results[0].primary_score if results else None

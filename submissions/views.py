@@ -1,0 +1,230 @@
+"""The participant's pages: upload, status, my submissions, edit, withdraw, resubmit.
+
+Thin views: fetch with a permission check (another person's private
+submission is a 404, never a 403), validate a form, call a service, respond.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_POST
+
+from leaderboard.models import Dataset, Split
+
+from . import selectors, services
+from .errors import ActionRefused, UploadRefused
+from .forms import ResubmitForm, SubmissionMetadataForm, UploadForm, VisibilityForm
+from .models import Submission
+from .throttling import format_wait, upload_limiter
+
+EXAMPLE_LINE = "{qid} Q0 {docid} 1 14.2 my-system"
+
+
+def _split_for_upload(dataset_slug: str, split_name: str | None) -> Split:
+    dataset = get_object_or_404(Dataset, slug=dataset_slug, is_published=True)
+    if split_name:
+        return get_object_or_404(Split.objects.select_related("dataset"), dataset=dataset, name=split_name)
+    split = dataset.default_split
+    if split is None:
+        raise Http404("This dataset has no split to submit to.")
+    return split
+
+
+def _refusal_to_form(form, exc: UploadRefused) -> None:
+    """The refusal as form errors: the message, then one line per problem (line + reason)."""
+    form.add_error(None, exc.message)
+    for detail in exc.details[:20]:
+        line = detail.get("line")
+        reason = detail.get("reason", "")
+        if reason and reason != exc.message:
+            form.add_error("run" if "run" in form.fields else None, f"line {line}: {reason}" if line else reason)
+
+
+def _upload_context(split: Split, user) -> dict:
+    first_topic = split.topics.order_by("qid").values_list("qid", flat=True).first() or "q1"
+    return {
+        "split": split,
+        "dataset": split.dataset,
+        "quota": selectors.submission_quota(user=user, split=split),
+        "example_line": EXAMPLE_LINE.format(qid=first_topic, docid=split.dataset.docid_example or "doc1"),
+    }
+
+
+def _throttled(request: HttpRequest, form) -> bool:
+    verdict = upload_limiter().hit(f"user:{request.user.pk}")
+    if verdict.allowed:
+        return False
+    form.add_error(None, f"Too many uploads in a short time; try again in {format_wait(verdict.retry_after)}.")
+    return True
+
+
+@login_required
+def upload(request: HttpRequest, dataset_slug: str) -> HttpResponse:
+    """Upload a run for a dataset split (``?split=NAME``, default: the hidden test split)."""
+    split = _split_for_upload(dataset_slug, request.GET.get("split") or request.POST.get("split"))
+    if request.method == "POST":
+        form = UploadForm(request.POST, request.FILES)
+        if form.is_valid() and not _throttled(request, form):
+            try:
+                submission = services.submission_create(
+                    user=request.user, split=split, upload=form.cleaned_data["run"], metadata=form.metadata()
+                )
+            except UploadRefused as exc:
+                _refusal_to_form(form, exc)
+            else:
+                messages.success(request, "Your run was received and is queued for scoring.")
+                return redirect(submission)
+        status = 400
+    else:
+        form = UploadForm(initial={"visibility": Submission.Visibility.PUBLIC})
+        status = 200
+    context = {"form": form, **_upload_context(split, request.user)}
+    return render(request, "submissions/upload.html", context, status=status)
+
+
+def _status_payload(submission: Submission) -> dict:
+    return {
+        "id": submission.pk,
+        "status": submission.status,
+        "progress": round(submission.progress, 4),
+        "attempts": submission.attempts,
+        "updated_at": submission.updated_at.isoformat(),
+        "error": submission.error or None,
+        "is_final": submission.status in (Submission.Status.SCORED, Submission.Status.FAILED),
+    }
+
+
+def detail(request: HttpRequest, submission_id: int) -> HttpResponse:
+    """A submission's page: metadata, live status, warnings, errors, scores."""
+    submission = selectors.submission_for_viewer(submission_id=submission_id, user=request.user)
+    is_owner = request.user.is_authenticated and (request.user.pk == submission.user_id or request.user.is_staff)
+    found = selectors.submission_result(submission=submission)
+    dataset = submission.split.dataset
+    scores = []
+    if found.result is not None:
+        for name in dataset.measures:
+            value = found.result.scores.get(name)
+            scores.append({"name": name, "value": dataset.format_value(value), "primary": name == dataset.primary_measure})
+    context = {
+        "submission": submission,
+        "split": submission.split,
+        "dataset": dataset,
+        "is_owner": is_owner,
+        "result": found.result,
+        "per_query": found.per_query if not submission.split.hidden else {},
+        "scores": scores,
+        "events": selectors.submission_events(submission=submission),
+        "resubmit_form": ResubmitForm() if is_owner and submission.status == Submission.Status.FAILED else None,
+        "status_json": _status_payload(submission),
+    }
+    return render(request, "submissions/detail.html", context)
+
+
+@never_cache
+@require_GET
+def status(request: HttpRequest, submission_id: int) -> JsonResponse:
+    """The status as JSON, polled by ``static/js/status.js``."""
+    submission = selectors.submission_for_viewer(submission_id=submission_id, user=request.user)
+    return JsonResponse(_status_payload(submission))
+
+
+@login_required
+def mine(request: HttpRequest) -> HttpResponse:
+    """All of the user's submissions with status, primary score and actions."""
+    rows = []
+    for submission in selectors.submissions_of_user(user=request.user):
+        dataset = submission.split.dataset
+        rows.append(
+            {
+                "submission": submission,
+                "primary_measure": dataset.primary_measure,
+                "primary_score": dataset.format_value(selectors.primary_score_of(submission))
+                if submission.status == Submission.Status.SCORED
+                else "",
+            }
+        )
+    return render(request, "submissions/mine.html", {"rows": rows})
+
+
+@login_required
+def edit(request: HttpRequest, submission_id: int) -> HttpResponse:
+    """Edit the metadata (and visibility) of one's own submission."""
+    submission = selectors.submission_for_owner(submission_id=submission_id, user=request.user)
+    if request.method == "POST":
+        form = SubmissionMetadataForm(request.POST, instance=Submission.objects.get(pk=submission.pk))
+        if form.is_valid():
+            try:
+                services.submission_update_metadata(submission=submission, data=form.cleaned_data)
+            except UploadRefused as exc:
+                form.add_error(None, exc.message)
+            else:
+                messages.success(request, "Saved.")
+                return redirect(submission)
+    else:
+        form = SubmissionMetadataForm(instance=submission)
+    return render(request, "submissions/edit.html", {"form": form, "submission": submission})
+
+
+@login_required
+@require_POST
+def visibility(request: HttpRequest, submission_id: int) -> HttpResponse:
+    """Make one's submission public, anonymous or private (a button on “My submissions”)."""
+    submission = selectors.submission_for_owner(submission_id=submission_id, user=request.user)
+    form = VisibilityForm(request.POST)
+    if form.is_valid():
+        services.submission_set_visibility(submission=submission, visibility=form.cleaned_data["visibility"])
+        messages.success(request, f"#{submission.pk} is now {submission.get_visibility_display()}.")
+    else:
+        messages.error(request, "Choose public, anonymous or private.")
+    return redirect(_next_or(request, reverse("submissions:mine")))
+
+
+@login_required
+@require_POST
+def withdraw(request: HttpRequest, submission_id: int) -> HttpResponse:
+    """Take one's submission off the leaderboard for good."""
+    submission = selectors.submission_for_owner(submission_id=submission_id, user=request.user)
+    try:
+        services.submission_withdraw(submission=submission)
+    except ActionRefused as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"#{submission.pk} was withdrawn; it no longer appears on the leaderboard.")
+    return redirect(_next_or(request, reverse("submissions:mine")))
+
+
+@login_required
+def resubmit(request: HttpRequest, submission_id: int) -> HttpResponse:
+    """Upload a corrected file: a new submission with the same metadata."""
+    submission = selectors.submission_for_owner(submission_id=submission_id, user=request.user)
+    form = ResubmitForm(request.POST or None, request.FILES or None)
+    if request.method == "POST":
+        if form.is_valid() and not _throttled(request, form):
+            try:
+                new = services.submission_resubmit(submission=submission, upload=form.cleaned_data["run"])
+            except (UploadRefused, ActionRefused) as exc:
+                if isinstance(exc, UploadRefused):
+                    _refusal_to_form(form, exc)
+                else:
+                    form.add_error(None, exc.message)
+            else:
+                messages.success(request, f"The corrected file was received as #{new.pk}.")
+                return redirect(new)
+    context = {"form": form, "submission": submission, **_upload_context(submission.split, request.user)}
+    return render(request, "submissions/resubmit.html", context, status=400 if form.errors else 200)
+
+
+def _next_or(request: HttpRequest, default: str) -> str:
+    """A local ``next`` path from the form, else ``default`` (never an outside URL)."""
+    from django.utils.http import url_has_allowed_host_and_scheme
+
+    target = request.POST.get("next", "")
+    if target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()},
+                                                  require_https=request.is_secure()):
+        return target
+    return default
