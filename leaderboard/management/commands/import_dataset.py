@@ -1,0 +1,126 @@
+"""Import a released dataset: ``import_dataset --format {bsard,beir,trec} --dataset SLUG ...``.
+
+Examples::
+
+    python manage.py import_dataset --format bsard --dataset bsard path/to/bsard/
+    python manage.py import_dataset --format beir --dataset greekbarretrieval path/to/greekbar/ --hidden test
+    python manage.py import_dataset --format trec --dataset mine --split test --hidden \\
+        --topics topics.tsv --qrels test.qrels --corpus-ids ids.txt --create --name "My set" --benchmark mine
+
+All or nothing: a refused file (``file:line: reason``) writes nothing.
+Importing the same files again changes nothing; different judgments add a
+qrels version, published only with ``--publish`` (the first one always is).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from leaderboard.importers import FORMATS, ImportRefused, files_from_directory, parse_beir, parse_bsard, parse_trec
+from leaderboard.importers.bsard import ARTICLES, QUESTIONS
+from leaderboard.models import Dataset
+from leaderboard.services import dataset_get_or_create, dataset_import
+
+
+class Command(BaseCommand):
+    help = "Import topics, corpus ids and qrels from BSARD, BEIR or TREC files into a dataset."
+
+    def add_arguments(self, parser):
+        parser.add_argument("directory", nargs="?", help="the release folder (bsard and beir formats)")
+        parser.add_argument("--format", required=True, choices=FORMATS)
+        parser.add_argument("--dataset", required=True, metavar="SLUG")
+        parser.add_argument(
+            "--hidden",
+            nargs="?",
+            const=True,
+            default=None,
+            help="beir: comma-separated split names with hidden labels (default: test); "
+            "trec: the split's labels are hidden (flag)",
+        )
+        parser.add_argument("--split", help="trec: the split's name, e.g. test or dev")
+        parser.add_argument("--topics", help="trec: topics, qid<TAB>text[<TAB>category] or <top> SGML")
+        parser.add_argument("--qrels", help="trec: qrels, 'qid 0 docid grade' per line")
+        parser.add_argument("--corpus-ids", help="trec: document ids, one per line (or a BEIR corpus.jsonl)")
+        parser.add_argument("--publish", action="store_true", help="publish a new qrels version (rescoring)")
+        parser.add_argument("--note", default="", help="a note stored with a new qrels version")
+        parser.add_argument("--dry-run", action="store_true", help="check and report, write nothing")
+        parser.add_argument("--create", action="store_true", help="create the dataset if it does not exist")
+        parser.add_argument("--name", default="", help="with --create: the dataset's name")
+        parser.add_argument("--benchmark", default="", help="with --create: the benchmark's slug")
+        parser.add_argument("--language", default="", help="with --create: the language, e.g. fr")
+        parser.add_argument("--docid-example", default="", help="with --create: an example docid")
+
+    def handle(self, *args, **opts):
+        data = self._parse(opts)
+        try:
+            with transaction.atomic():
+                dataset = self._dataset(opts)
+                report = dataset_import(
+                    dataset=dataset, data=data, publish=opts["publish"], note=opts["note"], dry_run=opts["dry_run"]
+                )
+                if opts["dry_run"]:
+                    transaction.set_rollback(True)
+        except ImportRefused as exc:
+            raise CommandError("refused, nothing was written:\n" + str(exc)) from None
+        for line in report.lines():
+            style = self.style.WARNING if line.startswith("warning:") else (lambda s: s)
+            self.stdout.write(style(line))
+
+    def _dataset(self, opts) -> Dataset:
+        slug = opts["dataset"]
+        if opts["create"]:
+            dataset, created = dataset_get_or_create(
+                slug=slug,
+                name=opts["name"],
+                benchmark_slug=opts["benchmark"],
+                language=opts["language"],
+                docid_example=opts["docid_example"],
+            )
+            if created:
+                self.stdout.write(f"dataset {slug} created (benchmark {dataset.benchmark.slug}); refine it in the admin")
+            return dataset
+        dataset = Dataset.objects.filter(slug=slug).first()
+        if dataset is None:
+            known = ", ".join(Dataset.objects.values_list("slug", flat=True)[:20]) or "none yet"
+            raise CommandError(
+                f"no dataset {slug!r} (known: {known}) — run `manage.py load_cards` for BSARD and "
+                "GreekBarRetrieval, or add --create --name NAME --benchmark SLUG"
+            )
+        return dataset
+
+    def _parse(self, opts):
+        fmt = opts["format"]
+        try:
+            if fmt == "trec":
+                missing = [f"--{k}" for k in ("split", "topics", "qrels") if not opts[k]]
+                if missing:
+                    raise CommandError(f"--format trec needs {', '.join(missing)}")
+                return parse_trec(
+                    split=opts["split"],
+                    topics=_read(opts["topics"]),
+                    qrels=_read(opts["qrels"]),
+                    corpus_ids=_read(opts["corpus_ids"]) if opts["corpus_ids"] else None,
+                    hidden=bool(opts["hidden"]),
+                )
+            if not opts["directory"]:
+                raise CommandError(f"--format {fmt} needs the release folder, e.g. path/to/{opts['dataset']}/")
+            if fmt == "bsard":
+                files = files_from_directory(opts["directory"], names=[ARTICLES, *QUESTIONS.values()])
+                return parse_bsard(files)
+            hidden = opts["hidden"]
+            names = ["test"] if hidden in (None, True) else [h.strip() for h in hidden.split(",") if h.strip()]
+            root = Path(opts["directory"])
+            wanted = ["corpus.jsonl", "queries.jsonl"] + [f"qrels/{p.name}" for p in sorted(root.glob("qrels/*.tsv"))]
+            return parse_beir(files_from_directory(root, names=wanted), hidden=names)
+        except ImportRefused as exc:
+            raise CommandError("refused, nothing was written:\n" + str(exc)) from None
+
+
+def _read(path: str) -> tuple[str, bytes]:
+    p = Path(path)
+    if not p.is_file():
+        raise CommandError(f"{path}: no such file")
+    return p.name, p.read_bytes()
