@@ -83,8 +83,8 @@ class Run:
                    line_no=np.arange(1, n + 1, dtype=np.int64), tags=[tag], n_lines=n)
 
     def ranked(self) -> dict[str, list[tuple[str, float]]]:
-        """Rows per query in evaluation order (score desc, then docid desc)."""
-        order = np.lexsort(K.sort_keys_desc(self.doc_words) + [-self.scores, self.qcode])
+        """Rows per query in evaluation order (score desc in single precision, then docid desc)."""
+        order = np.lexsort(K.sort_keys_desc(self.doc_words) + [-self.scores.astype(np.float32), self.qcode])
         out: dict[str, list[tuple[str, float]]] = {}
         docids = self.docids(order)
         for code, docid, score in zip(self.qcode[order].tolist(), docids, self.scores[order].tolist()):

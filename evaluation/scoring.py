@@ -6,8 +6,9 @@ The rules (DESIGN.md, "Metric semantics"):
 * evaluated queries = qrels queries with at least one relevant document; a
   query the run lacks scores 0 everywhere (trec_eval ``-c``); run queries the
   qrels do not know are ignored with a notice;
-* order within a query: score descending, ties by docid descending as strings
-  (trec_eval's order); the rank column is not used;
+* order within a query: score descending, compared in single precision as
+  trec_eval stores scores, ties by docid descending as strings (trec_eval's
+  order); the rank column is not used;
 * rows beyond ``depth`` are cut after sorting, with a notice;
 * docids outside the corpus are non-relevant, with a notice; when more than
   half of the rows are outside, the run is refused (wrong id scheme).
@@ -196,7 +197,9 @@ def _rank_rows(run: Run, depth: int) -> tuple[np.ndarray, Notice | None, Notice 
     retrieved = np.bincount(run.qcode, minlength=len(run.qids)) if n else np.zeros(len(run.qids), dtype=np.int64)
     if n == 0:
         return np.zeros(0, dtype=np.int64), None, None, retrieved
-    q, s = run.qcode, run.scores
+    # trec_eval keeps scores as C floats, so scores equal in single precision are
+    # ties there; ranking on float32 reproduces its order exactly.
+    q, s = run.qcode, run.scores.astype(np.float32)
     newq = q[1:] != q[:-1]
     grouped = int(newq.sum()) + 1 == len(run.qids)
     ranked = grouped and bool(((s[1:] <= s[:-1]) | newq).all())
