@@ -200,3 +200,52 @@ def test_it_refuses_an_unknown_method_and_an_empty_table():
         aggregate_table({"s": {"a": 1.0}}, method="median")
     with pytest.raises(ScoresFormatError):
         aggregate_table({}, method="mean")
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def test_the_aggregate_command_prints_the_lextreme_parts_as_json(tmp_path, capsys):
+    from evaluation.cli_tasks import main
+
+    path = tmp_path / "scores.json"
+    gappy = {k: v for k, v in WORKED.items() if k != "A/default/fr"}
+    path.write_text(json.dumps({"full": WORKED, "gappy": gappy}))
+    assert main(["aggregate", "--method", "lextreme", str(path), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["full"]["value"] == pytest.approx(16 / 33)
+    assert out["full"]["dataset_aggregate"] == pytest.approx(0.5)
+    assert out["full"]["language_aggregate"] == pytest.approx(8 / 17)
+    assert out["gappy"] == {
+        "method": "lextreme",
+        "value": None,
+        "partial": True,
+        "missing": ["A/default/fr"],
+        "n_cells": 4,
+        "dataset_aggregate": None,
+        "language_aggregate": None,
+    }
+
+
+def test_the_aggregate_command_marks_partial_rows_in_its_table(tmp_path, capsys):
+    from evaluation.cli_tasks import main
+
+    path = tmp_path / "scores.json"
+    path.write_text(json.dumps({"bm25": {"bsard": 0.2, "gbr": 0.6}, "new": {"bsard": 0.5}}))
+    assert main(["aggregate", "--method", "harmonic", "--partial", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "harmonic aggregate (higher is better)"
+    assert lines[2].split() == ["bm25", "0.3000"]
+    assert lines[3].split()[:2] == ["new", "0.5000"] and "partial over 1 cells; missing gbr" in lines[3]
+
+
+def test_the_aggregate_command_exits_2_on_bad_input(tmp_path, capsys):
+    from evaluation.cli_tasks import main
+
+    path = tmp_path / "scores.json"
+    path.write_text('{"s": {"a": 0.5,}}')
+    assert main(["aggregate", "--method", "mean", str(path)]) == 2
+    assert capsys.readouterr().err.startswith(f"{path}:1: not valid JSON")
+    path.write_text('{"s": {"a": -0.5}}')
+    assert main(["aggregate", "--method", "mean", str(path)]) == 2
+    assert f"{path}: system 's', cell 'a': score -0.5 is negative" in capsys.readouterr().err

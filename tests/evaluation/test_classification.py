@@ -384,3 +384,44 @@ def test_it_refuses_bytes_that_are_not_utf8():
     with pytest.raises(GoldFormatError) as exc:
         read_gold(b'{"id": "a", "label": "x"}\n{"id": "b", "label": "\xe9"}\n', task="single")
     assert exc.value.problems[0].line == 2 and "UTF-8" in exc.value.problems[0].reason
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def test_the_classify_command_prints_json(tmp_path, capsys):
+    from evaluation.cli_tasks import main
+
+    (tmp_path / "g.jsonl").write_bytes(gold_single())
+    (tmp_path / "p.jsonl").write_bytes(jsonl({"id": "a", "label": "civil"}, {"id": "b", "label": "tax"}, {"id": 3, "label": "civil"}))
+    code = main(["classify", "--gold", str(tmp_path / "g.jsonl"), "--pred", str(tmp_path / "p.jsonl"), "--task", "single", "--json"])
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["macro_f1"] == 1.0
+    assert set(out["per_label"]) == {"civil", "tax"}
+    assert out["warnings"] == []
+
+
+def test_the_classify_command_prints_a_table(tmp_path, capsys):
+    from evaluation.cli_tasks import main
+
+    (tmp_path / "g.jsonl").write_bytes(jsonl({"id": "s", "tags": ["B-PER", "I-PER", "O", "B-LOC"]}))
+    (tmp_path / "p.jsonl").write_bytes(jsonl({"id": "s", "tags": ["B-PER", "I-PER", "O", "O"]}))
+    code = main(["classify", "--gold", str(tmp_path / "g.jsonl"), "--pred", str(tmp_path / "p.jsonl"), "--task", "ner"])
+    captured = capsys.readouterr()
+    assert code == 0
+    assert captured.out.startswith("macro-F1  0.5000  (1 examples, 2 entity types)")
+    assert "LOC" in captured.out and "never predicted" in captured.err
+
+
+def test_the_classify_command_exits_2_with_the_reasons_on_stderr(tmp_path, capsys):
+    from evaluation.cli_tasks import main
+
+    (tmp_path / "g.jsonl").write_bytes(gold_single())
+    (tmp_path / "p.jsonl").write_bytes(jsonl({"id": "a", "label": "civil"}, {"id": "x", "label": "tax"}))
+    code = main(
+        ["classify", "--gold", str(tmp_path / "g.jsonl"), "--pred", str(tmp_path / "p.jsonl"), "--task", "single", "--labels", "civil,tax"]
+    )
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == ""
+    assert f"{tmp_path / 'p.jsonl'}:2: id 'x' is not in the gold set" in captured.err

@@ -1,0 +1,145 @@
+"""The ``classify`` and ``aggregate`` subcommands of ``python -m evaluation``.
+
+Kept apart from the retrieval command line so each half can change alone;
+``evaluation.cli`` registers them with ``add_subcommands(subparsers)``. Exit
+codes as the rest of the command line: 0 ok, 2 invalid input (the reasons,
+with file and line, on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from evaluation.aggregate import LOWER_IS_BETTER, METHODS, ScoresFormatError, aggregate_table
+from evaluation.classification import TASKS, score_files
+from evaluation.errors import InputError, Problem
+
+EXIT_OK = 0
+EXIT_INVALID = 2
+
+
+def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``classify`` and ``aggregate`` to a parser's subcommands; each sets ``func(args) -> exit code``."""
+    classify = subparsers.add_parser(
+        "classify",
+        help="macro-F1 of classification or NER predictions (JSONL) against gold labels",
+        description=(
+            "Score JSONL predictions against JSONL gold answers by macro-F1, as LEXTREME does. "
+            'Lines: single {"id": ..., "label": ...}; multi {"id": ..., "labels": [...]}; '
+            'ner {"id": ..., "tags": ["B-PER", "I-PER", "O"]} (entity-level F1, seqeval default mode).'
+        ),
+    )
+    classify.add_argument("--gold", required=True, metavar="G.jsonl", help="gold answers, one JSON object per line")
+    classify.add_argument("--pred", required=True, metavar="P.jsonl", help="predictions, one per gold id")
+    classify.add_argument("--task", required=True, choices=TASKS, help="single-label, multi-label or NER (BIO tags)")
+    classify.add_argument(
+        "--labels",
+        metavar="L1,L2,...",
+        help="the declared label set (entity types for ner); labels outside it are refused",
+    )
+    classify.add_argument("--json", action="store_true", help='print {"macro_f1", "per_label", "warnings"} as JSON')
+    classify.set_defaults(func=run_classify)
+
+    aggregate = subparsers.add_parser(
+        "aggregate",
+        help="aggregate suite scores per system (mean, harmonic, mean rank, LEXTREME)",
+        description=(
+            'SCORES.json holds {"system": {"dataset/config/language": score}}. A system missing a cell '
+            "gets no aggregate unless --partial is given, and then it is marked partial."
+        ),
+    )
+    aggregate.add_argument("scores", metavar="SCORES.json", help='{"system": {"cell": score}}')
+    aggregate.add_argument("--method", required=True, choices=METHODS)
+    aggregate.add_argument(
+        "--partial", action="store_true", help="aggregate incomplete systems over the cells they have, marked partial"
+    )
+    aggregate.add_argument("--json", action="store_true", help="print the aggregates as JSON")
+    aggregate.set_defaults(func=run_aggregate)
+
+
+def run_classify(args: argparse.Namespace, *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    """Score ``--pred`` against ``--gold``; print a report, or JSON with ``--json``."""
+    stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
+    labels = [x.strip() for x in args.labels.split(",") if x.strip()] if args.labels else None
+    try:
+        result = score_files(args.gold, args.pred, task=args.task, labels=labels)
+    except InputError as exc:
+        print(str(exc), file=stderr)
+        return EXIT_INVALID
+    if args.json:
+        json.dump(result.to_dict(), stdout, indent=2)
+        stdout.write("\n")
+        return EXIT_OK
+    what = "entity type" if args.task == "ner" else "label"
+    width = max([len(what), *(len(x) for x in result.per_label)])
+    print(f"macro-F1  {result.macro_f1:.4f}  ({result.n_examples} examples, {len(result.per_label)} {what}s)", file=stdout)
+    print(f"{what:<{width}}  precision  recall      f1  support  predicted", file=stdout)
+    for label, s in result.per_label.items():
+        print(
+            f"{label:<{width}}  {s.precision:9.4f}  {s.recall:6.4f}  {s.f1:6.4f}  {s.support:7d}  {s.predicted:9d}",
+            file=stdout,
+        )
+    for notice in result.warnings:
+        print(f"warning: {notice.message}", file=stderr)
+    return EXIT_OK
+
+
+def run_aggregate(args: argparse.Namespace, *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    """Aggregate a SCORES.json table per system; print a table, or JSON with ``--json``."""
+    stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
+    try:
+        with open(args.scores, "rb") as fh:
+            table = json.loads(fh.read().decode("utf-8-sig"))
+    except OSError as exc:
+        print(str(ScoresFormatError(args.scores, [Problem(None, f"cannot read the file: {exc.strerror or exc}")])), file=stderr)
+        return EXIT_INVALID
+    except UnicodeDecodeError:
+        print(f"{args.scores}: not UTF-8; save the file as UTF-8", file=stderr)
+        return EXIT_INVALID
+    except json.JSONDecodeError as exc:
+        print(f"{args.scores}:{exc.lineno}: not valid JSON ({exc.msg} at column {exc.colno})", file=stderr)
+        return EXIT_INVALID
+    try:
+        result = aggregate_table(table, method=args.method, partial=args.partial)
+    except ScoresFormatError as exc:
+        exc.path = args.scores
+        print(str(exc), file=stderr)
+        return EXIT_INVALID
+    if args.json:
+        json.dump({system: agg.to_dict() for system, agg in result.items()}, stdout, indent=2)
+        stdout.write("\n")
+        return EXIT_OK
+    order = "lower is better" if args.method in LOWER_IS_BETTER else "higher is better"
+    width = max(len("system"), *(len(s) for s in result))
+    extra = ["dataset_aggregate", "language_aggregate"] if args.method == "lextreme" else []
+    header = f"{'system':<{width}}  {args.method:>10}" + "".join(f"  {x:>18}" for x in extra) + "  note"
+    print(f"{args.method} aggregate ({order})", file=stdout)
+    print(header, file=stdout)
+    for system, agg in result.items():
+        cells = [_fmt(agg.value), *(_fmt(agg.parts.get(x)) for x in extra)]
+        note = ""
+        if agg.missing:
+            gap = f"missing {', '.join(agg.missing[:5])}{' …' if len(agg.missing) > 5 else ''}"
+            note = f"partial over {agg.n_cells} cells; {gap}" if agg.value is not None else f"no aggregate: {gap}"
+        print(f"{system:<{width}}  {cells[0]:>10}" + "".join(f"  {c:>18}" for c in cells[1:]) + f"  {note}".rstrip(), file=stdout)
+    return EXIT_OK
+
+
+def _fmt(value: float | None) -> str:
+    return "–" if value is None else f"{value:.4f}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run these subcommands alone (``python -m evaluation.cli_tasks``), for when ``evaluation.cli`` is absent."""
+    parser = argparse.ArgumentParser(prog="python -m evaluation")
+    add_subcommands(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
