@@ -1,0 +1,220 @@
+"""POST and GET /api/v1/submissions/: uploads by token, the error shape, who sees what."""
+
+import gzip
+import io
+
+import pytest
+from django.test import override_settings
+from django.urls import reverse
+from rest_framework.test import APIClient
+
+from submissions.models import ApiToken, Submission
+from submissions.services import submission_score_now
+
+from .conftest import PERFECT, WEAK, run_bytes
+
+pytestmark = pytest.mark.django_db
+
+
+def upload(api, content: bytes, *, name="run.txt", **fields):
+    data = {"dataset": "tiny", "system_name": "BM25", "run_file": io.BytesIO(content)}
+    data["run_file"].name = name
+    data.update(fields)
+    return api.post(reverse("api:submissions"), data, format="multipart")
+
+
+def assert_error_shape(body: dict) -> dict:
+    assert set(body) == {"error"}
+    error = body["error"]
+    assert isinstance(error["message"], str) and error["message"]
+    assert isinstance(error["details"], list)
+    for detail in error["details"]:
+        assert {"line", "reason"} <= set(detail)
+    return error
+
+
+def test_it_accepts_a_run_with_a_token_and_queues_it(api, alice, tiny_dataset, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        response = upload(api, run_bytes(PERFECT), family="lexical", description="k1=0.9")
+    assert response.status_code == 202, response.content
+    body = response.json()
+    submission = Submission.objects.get(pk=body["id"])
+    assert body["status"] == "queued" == submission.status
+    assert body["url"] == f"http://testserver/api/v1/submissions/{submission.pk}/"
+    assert response["Location"] == body["url"]
+    assert submission.user == alice
+    assert submission.split.name == "test"  # the dataset's hidden test split by default
+    assert (submission.system_name, submission.family, submission.description) == ("BM25", "lexical", "k1=0.9")
+    assert len(callbacks) == 1  # the scoring task is sent after commit
+
+
+def test_it_accepts_a_gzipped_run_for_a_named_split(api, tiny_dataset):
+    response = upload(api, gzip.compress(run_bytes(PERFECT)), name="run.txt.gz", split="dev")
+    assert response.status_code == 202, response.content
+    assert Submission.objects.get(pk=response.json()["id"]).split.name == "dev"
+
+
+def test_it_refuses_a_bad_file_with_line_details(api, tiny_dataset):
+    content = b"q1 Q0 d1 1 10.0 sys\nq1 Q0 d2 2\nq2 Q0 d3 1 nan sys\n"
+    response = upload(api, content)
+    assert response.status_code == 400
+    error = assert_error_shape(response.json())
+    lines = {d["line"] for d in error["details"]}
+    assert 2 in lines
+    assert not Submission.objects.exists()
+
+
+def test_it_refuses_a_wrong_docid_scheme_naming_the_datasets(api, tiny_dataset):
+    response = upload(api, run_bytes({"q1": ["CivC::11", "CivC::12"], "q2": ["CivC::13"]}))
+    assert response.status_code == 400
+    error = assert_error_shape(response.json())
+    assert "d1" in error["message"]  # the dataset's docid example
+    assert error["details"][0]["line"] == 1
+
+
+def test_it_lists_missing_fields(api, tiny_dataset):
+    response = api.post(reverse("api:submissions"), {"dataset": "tiny"}, format="multipart")
+    assert response.status_code == 400
+    error = assert_error_shape(response.json())
+    reasons = " ".join(d["reason"] for d in error["details"])
+    assert "run_file" in reasons and "system_name" in reasons
+
+
+def test_it_answers_404_for_an_unknown_dataset_or_split(api, tiny_dataset):
+    response = upload(api, run_bytes(PERFECT), dataset="nope")
+    assert response.status_code == 404
+    assert "nope" in assert_error_shape(response.json())["message"]
+    response = upload(api, run_bytes(PERFECT), split="train")
+    assert response.status_code == 404
+    assert "test" in assert_error_shape(response.json())["message"]  # names the splits there are
+
+
+def test_it_refuses_uploads_without_a_valid_token(tiny_dataset, alice):
+    anonymous = APIClient()
+    response = upload(anonymous, run_bytes(PERFECT))
+    assert response.status_code == 401
+    assert "Token" in assert_error_shape(response.json())["message"]
+    assert response["WWW-Authenticate"] == "Token"
+
+    wrong = APIClient()
+    wrong.credentials(HTTP_AUTHORIZATION="Token lxb_not-a-real-key")
+    response = upload(wrong, run_bytes(PERFECT))
+    assert response.status_code == 401
+    assert_error_shape(response.json())
+    assert not Submission.objects.exists()
+
+
+def test_it_accepts_bearer_tokens(alice, tiny_dataset):
+    _, key = ApiToken.issue(user=alice)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+    assert upload(client, run_bytes(PERFECT)).status_code == 202
+    assert ApiToken.objects.get(prefix=key[:12]).last_used_at is not None
+
+
+def test_it_refuses_a_session_post_without_csrf(client, alice, tiny_dataset):
+    client.force_login(alice)
+    csrf_client = client.__class__(enforce_csrf_checks=True)
+    csrf_client.force_login(alice)
+    data = {"dataset": "tiny", "system_name": "x", "run_file": io.BytesIO(run_bytes(PERFECT))}
+    data["run_file"].name = "run.txt"
+    response = csrf_client.post(reverse("api:submissions"), data)
+    assert response.status_code == 403
+    assert "CSRF" in assert_error_shape(response.json())["message"]
+
+
+@override_settings(LEXBOARD_UPLOAD_RATE="2/h")
+def test_it_throttles_uploads_with_429(api, tiny_dataset):
+    tiny_dataset.splits.update(daily_limit=0, total_limit=0)
+    for _ in range(2):
+        assert upload(api, run_bytes(PERFECT)).status_code == 202
+    response = upload(api, run_bytes(PERFECT))
+    assert response.status_code == 429
+    assert "Too many uploads" in assert_error_shape(response.json())["message"]
+    assert int(response["Retry-After"]) > 0
+
+
+def test_it_answers_429_with_the_next_allowed_time_when_the_quota_is_used(api, tiny_dataset):
+    tiny_dataset.splits.filter(name="test").update(daily_limit=1)
+    assert upload(api, run_bytes(PERFECT)).status_code == 202
+    response = upload(api, run_bytes(PERFECT))
+    assert response.status_code == 429
+    error = assert_error_shape(response.json())
+    assert error["retry_at"]
+    assert int(response["Retry-After"]) > 0
+
+
+# --- reading -----------------------------------------------------------------------------
+
+
+def scored(api, ranking, **fields) -> Submission:
+    response = upload(api, run_bytes(ranking), **fields)
+    assert response.status_code == 202, response.content
+    return submission_score_now(response.json()["id"])
+
+
+def test_it_shows_status_and_aggregate_scores(api, tiny_dataset):
+    submission = scored(api, PERFECT)
+    assert submission.status == "scored"
+    body = api.get(reverse("api:submission", args=[submission.pk])).json()
+    assert body["id"] == submission.pk and body["status"] == "scored" and body["progress"] == 1.0
+    assert (body["dataset"], body["split"], body["system_name"]) == ("tiny", "test", "BM25")
+    assert body["scores"]["R@10"] == pytest.approx(1.0)
+    assert set(body["scores"]) >= {"R@10", "MAP@10", "MRR@10", "nDCG@10"}
+    assert body["error"] is None and isinstance(body["warnings"], list)
+    assert body["created_at"] and body["scored_at"]
+    assert body["qrels_version"] == 1
+    text = api.get(reverse("api:submission", args=[submission.pk])).content.decode()
+    assert "per_query" not in text and '"q1"' not in text  # no per-query values on a hidden split
+
+
+def test_it_shows_a_failure_with_its_lines_to_the_owner_only(api, tiny_dataset, bob):
+    response = upload(api, run_bytes(PERFECT), visibility="public")
+    submission = Submission.objects.get(pk=response.json()["id"])
+    details = [{"line": 7, "reason": "duplicate document d1 for query q1"}]
+    assert submission.mark_failed(kind="input", message="The run has 1 problem.", details=details)
+    body = api.get(reverse("api:submission", args=[submission.pk])).json()
+    assert body["status"] == "failed"
+    assert body["error"] == {"message": "The run has 1 problem.", "details": details}
+    other = APIClient()
+    other.force_authenticate(bob)
+    assert other.get(reverse("api:submission", args=[submission.pk])).json()["error"]["details"] == []
+
+
+def test_it_hides_another_users_private_submission_as_not_found(api, tiny_dataset, bob):
+    response = upload(api, run_bytes(PERFECT), visibility="private")
+    pk = response.json()["id"]
+    assert api.get(reverse("api:submission", args=[pk])).status_code == 200  # the owner sees it
+
+    for viewer in (APIClient(), _as(bob)):
+        hidden = viewer.get(reverse("api:submission", args=[pk]))
+        missing = viewer.get(reverse("api:submission", args=[pk + 1000]))
+        assert hidden.status_code == missing.status_code == 404
+        assert hidden.json() == missing.json()  # existence is not revealed
+        assert_error_shape(hidden.json())
+
+
+def test_anyone_reads_a_public_submission(api, tiny_dataset):
+    pk = upload(api, run_bytes(PERFECT), visibility="public").json()["id"]
+    assert APIClient().get(reverse("api:submission", args=[pk])).status_code == 200
+
+
+def test_staff_read_private_submissions(api, tiny_dataset, staff):
+    pk = upload(api, run_bytes(PERFECT), visibility="private").json()["id"]
+    assert _as(staff).get(reverse("api:submission", args=[pk])).status_code == 200
+
+
+def test_it_lists_only_the_callers_own_submissions(api, tiny_dataset, bob):
+    mine = [upload(api, run_bytes(PERFECT), visibility=v).json()["id"] for v in ("public", "private")]
+    theirs = _as(bob)
+    upload(theirs, run_bytes(PERFECT), visibility="public")
+    body = api.get(reverse("api:submissions"), {"mine": 1}).json()
+    assert body["count"] == 2
+    assert sorted(item["id"] for item in body["results"]) == sorted(mine)
+    assert APIClient().get(reverse("api:submissions"), {"mine": 1}).status_code == 401
+
+
+def _as(user) -> APIClient:
+    client = APIClient()
+    client.force_authenticate(user)
+    return client
