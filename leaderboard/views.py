@@ -64,7 +64,7 @@ def dataset(request, slug: str):
         "has_reported": any(r.kind == "reported" for r in rows),
         "has_baseline": any(r.kind == "baseline" for r in rows),
         "has_private": any(r.is_private for r in rows),
-        "export_formats": [("csv", "CSV"), ("json", "JSON"), ("tex", "LaTeX"), ("bib", "BibTeX")],
+        "export_formats": [("csv", "CSV"), ("json", "JSON"), ("tex", "LaTeX")],
     }
     return render(request, "leaderboard/dataset.html", context)
 

@@ -210,3 +210,34 @@ def test_it_renders_the_dataset_page_in_constant_queries(client, split_test, ali
         make_entry(split_test, [alice, bob][i % 2], f"t{i}", {"R@10": i / 100}, visibility=["public", "anonymous"][i % 2])
     many = _page_queries(client, url)
     assert few == many
+
+
+def test_it_renders_a_dataset_without_splits_and_an_empty_benchmark(client, db):
+    from leaderboard.models import Benchmark, Dataset
+
+    bench = Benchmark.objects.create(slug="empty", name="Empty benchmark")
+    Dataset.objects.create(benchmark=bench, slug="bare", name="Bare", language="el", measures=["R@10"], primary_measure="R@10")
+    Benchmark.objects.create(slug="nothing", name="Nothing yet")
+    assert "no split yet" in _body(client.get(reverse("leaderboard:dataset", args=["bare"])))
+    assert "No published datasets" in _body(client.get(reverse("leaderboard:benchmark", args=["nothing"])))
+    assert client.get(reverse("leaderboard:home")).status_code == 200
+    assert client.get(reverse("leaderboard:benchmark", args=["missing"])).status_code == 404
+
+
+def test_it_links_scored_rows_to_their_submission_page(client, split_test, alice, make_entry):
+    sub = make_entry(split_test, alice, "linked", {"R@10": 0.4})
+    html = _body(client.get(reverse("leaderboard:dataset", args=["tiny"])))
+    try:
+        detail = reverse("submissions:detail", args=[sub.pk])
+    except Exception:  # the submissions pages are not there yet
+        pytest.skip("submissions:detail is not defined yet")
+    assert f'href="{detail}"' in html
+
+
+def test_it_offers_an_upload_button_for_the_shown_split(client, tiny_dataset):
+    html = _body(client.get(reverse("leaderboard:dataset", args=["tiny"]), {"split": "dev"}))
+    try:
+        upload = reverse("submissions:upload", args=["tiny"])
+    except Exception:
+        pytest.skip("submissions:upload is not defined yet")
+    assert f'href="{upload}?split=dev"' in html
