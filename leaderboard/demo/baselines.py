@@ -41,7 +41,8 @@ class Baseline:
     family: str
     tag: str
     description: str
-    retrieve: Callable[[list[str], list[str], int, int], list[list[tuple[int, float]]]]
+    #: (documents, queries, depth, seed, tie-break order) → per query [(document index, score)]
+    retrieve: Callable[[list[str], list[str], int, int, np.ndarray], list[list[tuple[int, float]]]]
 
 
 def _stopwords() -> frozenset[str]:
@@ -61,18 +62,18 @@ def tokenize(text: str, *, stem: bool) -> list[str]:
     return tokens
 
 
-def _top(scores: np.ndarray, depth: int) -> list[tuple[int, float]]:
-    """Indices of the ``depth`` best scores, best first; ties broken by index for stable output."""
-    depth = min(depth, scores.shape[0])
-    if depth < scores.shape[0]:
-        cut = np.argpartition(-scores, depth - 1)[:depth]
-    else:
-        cut = np.arange(scores.shape[0])
-    order = cut[np.lexsort((cut, -scores[cut]))]
-    return [(int(i), float(scores[i])) for i in order]
+def _top(scores: np.ndarray, depth: int, tiebreak: np.ndarray) -> list[tuple[int, float]]:
+    """Indices of the ``depth`` best scores, best first; documents sharing no word are not retrieved.
+
+    Equal scores are ordered by ``tiebreak`` (each document's position in
+    descending docid order), which is trec_eval's order: the written rank
+    column then agrees with how every evaluator reads the file.
+    """
+    order = np.lexsort((tiebreak, -scores))[:depth]
+    return [(int(i), float(scores[i])) for i in order if scores[i] > 0]
 
 
-def bm25_retrieve(docs: list[str], queries: list[str], depth: int, seed: int) -> list[list[tuple[int, float]]]:
+def bm25_retrieve(docs: list[str], queries: list[str], depth: int, seed: int, tiebreak: np.ndarray) -> list[list[tuple[int, float]]]:
     import bm25s
     import Stemmer
 
@@ -87,11 +88,11 @@ def bm25_retrieve(docs: list[str], queries: list[str], depth: int, seed: int) ->
         # cannot match anyway), then cut to the depth ourselves for a stable order.
         ids = [vocab[t] for t in tokenize(query, stem=True) if t in vocab]
         scores = retriever.get_scores(ids) if ids else np.zeros(len(docs), dtype=np.float32)
-        results.append(_top(np.asarray(scores, dtype=np.float64), depth))
+        results.append(_top(np.asarray(scores, dtype=np.float64), depth, tiebreak))
     return results
 
 
-def tfidf_retrieve(docs: list[str], queries: list[str], depth: int, seed: int) -> list[list[tuple[int, float]]]:
+def tfidf_retrieve(docs: list[str], queries: list[str], depth: int, seed: int, tiebreak: np.ndarray) -> list[list[tuple[int, float]]]:
     doc_tokens = [tokenize(d, stem=False) for d in docs]
     vocab: dict[str, int] = {}
     for tokens in doc_tokens:
@@ -121,10 +122,10 @@ def tfidf_retrieve(docs: list[str], queries: list[str], depth: int, seed: int) -
     doc_vectors = weigh(tf)
     query_vectors = weigh(np.stack([counts(tokenize(q, stem=False)) for q in queries]))
     scores = query_vectors @ doc_vectors.T
-    return [_top(row, depth) for row in scores]
+    return [_top(row, depth, tiebreak) for row in scores]
 
 
-def random_retrieve(docs: list[str], queries: list[str], depth: int, seed: int) -> list[list[tuple[int, float]]]:
+def random_retrieve(docs: list[str], queries: list[str], depth: int, seed: int, tiebreak: np.ndarray) -> list[list[tuple[int, float]]]:
     rng = random.Random(seed)
     n = len(docs)
     k = min(depth, n)
@@ -168,11 +169,13 @@ def baseline_runs(data: DemoData, *, depth: int = DEFAULT_DEPTH, keys: tuple[str
     docids = data.corpus_ids()
     questions = list(data.questions)
     texts = [q.text for q in questions]
+    tiebreak = np.empty(len(docids), dtype=np.int64)
+    tiebreak[sorted(range(len(docids)), key=lambda i: docids[i], reverse=True)] = np.arange(len(docids))
     out: dict[str, dict[str, Run]] = {}
     for baseline in BASELINES:
         if keys is not None and baseline.key not in keys:
             continue
-        ranked = baseline.retrieve(docs, texts, depth, data.seed)
+        ranked = baseline.retrieve(docs, texts, depth, data.seed, tiebreak)
         per_split: dict[str, Run] = {}
         for q, hits in zip(questions, ranked, strict=True):
             per_split.setdefault(q.split, {})[str(q.id)] = [(docids[i], score) for i, score in hits]
@@ -190,6 +193,7 @@ def run_to_trec(run: Run, *, tag: str) -> bytes:
 
 
 def _fmt(score: float) -> str:
+    """Integers as such (the random run), other scores with every digit, so no tie is invented."""
     if math.isfinite(score) and score == int(score):
         return str(int(score))
-    return f"{score:.6f}"
+    return repr(float(score))

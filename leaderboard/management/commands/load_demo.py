@@ -1,0 +1,82 @@
+"""Load the demo benchmark with its baselines: ``python manage.py load_demo``.
+
+Called by the README's run command (``scripts/run.sh``) on every start, so it
+is idempotent: a second run finds the same dataset, topics, qrels version and
+baseline files and changes nothing.
+
+Options::
+
+    python manage.py load_demo                     # generate, store, upload and score the baselines
+    python manage.py load_demo --force-baselines   # score the baselines again even if unchanged
+    python manage.py load_demo --no-baselines      # only the dataset
+    python manage.py load_demo --export DIR        # write the files (BSARD, BEIR, TREC, runs); no database
+"""
+
+from __future__ import annotations
+
+import time
+
+from django.core.management.base import BaseCommand, CommandError
+
+from leaderboard.demo.baselines import DEFAULT_DEPTH
+from leaderboard.demo.generator import DEFAULT_SEED
+
+
+class Command(BaseCommand):
+    help = "Generate the demo statutory retrieval benchmark, load it and score its BM25, TF-IDF and random baselines."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"generator seed (default {DEFAULT_SEED})")
+        parser.add_argument(
+            "--depth", type=int, default=DEFAULT_DEPTH, help=f"documents per question in the baseline runs (default {DEFAULT_DEPTH})"
+        )
+        parser.add_argument("--force-baselines", action="store_true", help="score the baselines again even when unchanged")
+        parser.add_argument("--no-baselines", action="store_true", help="load the dataset only")
+        parser.add_argument(
+            "--export", metavar="DIR", help="write the demo as BSARD, BEIR and TREC files plus the runs, and stop"
+        )
+
+    def handle(self, *args, **options):
+        if options["depth"] < 1:
+            raise CommandError("--depth must be at least 1 (e.g. 100 or 1000).")
+        started = time.monotonic()
+        if options["export"]:
+            self._export(options)
+            return
+        from leaderboard.demo.services import DemoLoadError, demo_load
+
+        try:
+            report = demo_load(
+                seed=options["seed"],
+                depth=options["depth"],
+                force_baselines=options["force_baselines"],
+                with_baselines=not options["no_baselines"],
+            )
+        except DemoLoadError as exc:
+            raise CommandError(str(exc)) from exc
+        lines = report.lines()
+        if options["verbosity"] >= 2:
+            for line in lines[1:]:
+                self.stdout.write(line)
+        else:
+            changed = [b for b in report.baselines if b.action != "unchanged"]
+            self.stdout.write(
+                f"  baselines: {len(report.baselines) - len(changed)} unchanged, {len(changed)} uploaded or rescored"
+                if report.baselines
+                else "  baselines: not loaded (--no-baselines)"
+            )
+            for line in report.import_lines:
+                self.stdout.write("  " + line)
+        self.stdout.write(self.style.SUCCESS(f"{lines[0]} ({time.monotonic() - started:.1f}s)"))
+
+    def _export(self, options):
+        from leaderboard.demo.baselines import baseline_runs
+        from leaderboard.demo.export import demo_export
+        from leaderboard.demo.generator import generate
+
+        data = generate(options["seed"])
+        runs = None if options["no_baselines"] else baseline_runs(data, depth=options["depth"])
+        written = demo_export(data=data, directory=options["export"], runs=runs)
+        for path in written:
+            self.stdout.write(f"  {path}")
+        self.stdout.write(self.style.SUCCESS(f"demo: {len(written)} files written under {options['export']}"))
