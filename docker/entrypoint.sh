@@ -1,0 +1,51 @@
+#!/bin/sh
+# Container entry point: wait for the database, then start one role.
+#   web     migrate (under a lock, so several web replicas may start at once), then gunicorn
+#   worker  celery worker (scores submissions)
+#   beat    celery beat (the periodic sweep); run exactly ONE beat per deployment
+#   manage  any manage.py command, e.g. `manage createsuperuser`
+# Anything else is run as given (e.g. `sh`).
+set -eu
+
+role="${1:-web}"
+if [ "$#" -gt 0 ]; then shift; fi
+
+wait_for_db() {
+  python /app/docker/wait_for_db.py "$@"
+}
+
+case "$role" in
+  web)
+    wait_for_db --migrate
+    exec gunicorn lexboard.wsgi:application \
+      --bind "0.0.0.0:${PORT:-8000}" \
+      --workers "${WEB_CONCURRENCY:-3}" \
+      --timeout "${GUNICORN_TIMEOUT:-60}" \
+      --forwarded-allow-ips "${FORWARDED_ALLOW_IPS:-*}" \
+      --access-logfile - \
+      "$@"
+    ;;
+  worker)
+    wait_for_db
+    exec celery -A lexboard worker \
+      --loglevel "${LOG_LEVEL:-INFO}" \
+      --concurrency "${LEXBOARD_WORKER_CONCURRENCY:-2}" \
+      --hostname "worker@%h" \
+      "$@"
+    ;;
+  beat)
+    wait_for_db
+    exec celery -A lexboard beat \
+      --loglevel "${LOG_LEVEL:-INFO}" \
+      --enable-remote-control \
+      --hostname "celerybeat@%h" \
+      "$@"
+    ;;
+  manage)
+    wait_for_db
+    exec python manage.py "$@"
+    ;;
+  *)
+    exec "$role" "$@"
+    ;;
+esac

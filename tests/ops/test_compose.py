@@ -1,0 +1,153 @@
+"""docker/: the compose file's services, health checks, volumes and commands; .env.example covers every setting.
+
+No Docker engine runs here. When the `docker compose` plugin is installed,
+`docker compose config` validates the file too (it needs no engine).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCKER = ROOT / "docker"
+APP_SERVICES = {"web": "web", "worker": "worker", "beat": "beat"}
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict:
+    return yaml.safe_load((DOCKER / "compose.yml").read_text())
+
+
+def test_it_defines_web_worker_beat_postgres_and_redis(compose):
+    assert set(compose["services"]) == {"web", "worker", "beat", "postgres", "redis"}
+    assert compose["services"]["postgres"]["image"].startswith("postgres:16")
+    assert compose["services"]["redis"]["image"].startswith("redis:7")
+
+
+def test_it_runs_each_app_role_from_one_image_built_from_the_repository(compose):
+    for name, role in APP_SERVICES.items():
+        service = compose["services"][name]
+        assert service["command"] == [role]
+        assert service["image"] == "lexboard:latest"
+        context = (DOCKER / service["build"]["context"]).resolve()
+        assert context == ROOT
+        assert (context / service["build"]["dockerfile"]).is_file()
+
+
+def test_it_gives_every_service_a_health_check(compose):
+    for name, service in compose["services"].items():
+        test = service.get("healthcheck", {}).get("test")
+        assert test, f"{name} has no health check"
+    for name in APP_SERVICES:
+        assert compose["services"][name]["healthcheck"]["test"][-2:] == ["/app/docker/healthcheck.py", name]
+    assert "pg_isready" in " ".join(compose["services"]["postgres"]["healthcheck"]["test"])
+    assert "ping" in compose["services"]["redis"]["healthcheck"]["test"]
+
+
+def test_it_waits_for_healthy_database_and_broker(compose):
+    for name in APP_SERVICES:
+        depends = compose["services"][name]["depends_on"]
+        assert depends["postgres"]["condition"] == "service_healthy"
+        assert depends["redis"]["condition"] == "service_healthy"
+
+
+def test_it_keeps_media_data_and_database_in_named_volumes(compose):
+    assert {"media", "data", "pgdata"} <= set(compose["volumes"])
+    assert "pgdata:/var/lib/postgresql/data" in compose["services"]["postgres"]["volumes"]
+    dockerfile = (DOCKER / "Dockerfile").read_text()
+    data_dir = re.search(r"LEXBOARD_DATA_DIR=(\S+)", dockerfile).group(1)
+    media_dir = re.search(r"MEDIA_ROOT=(\S+)", dockerfile).group(1)
+    for name in ("web", "worker"):  # the worker reads the runs the web process stored
+        volumes = compose["services"][name]["volumes"]
+        assert f"data:{data_dir}" in volumes
+        assert f"media:{media_dir}" in volumes
+
+
+def test_it_takes_settings_from_the_env_file_next_to_the_example(compose):
+    for name in (*APP_SERVICES, "postgres"):
+        env_files = compose["services"][name]["env_file"]
+        assert [(DOCKER / f).resolve() for f in env_files] == [ROOT / ".env"]
+    assert (ROOT / ".env.example").is_file()
+    assert compose["services"]["web"]["environment"]["DJANGO_SETTINGS_MODULE"] == "lexboard.settings.production"
+
+
+def test_it_builds_a_slim_non_root_image_with_static_files_collected():
+    dockerfile = (DOCKER / "Dockerfile").read_text()
+    assert re.search(r"^FROM python:3\.11-slim\s*$", dockerfile, re.M)
+    assert "pip install" in dockerfile and "requirements.txt" in dockerfile
+    assert "collectstatic --noinput" in dockerfile
+    users = re.findall(r"^USER (\S+)", dockerfile, re.M)
+    assert users and users[-1] not in ("root", "0")
+    assert 'ENTRYPOINT ["/app/docker/entrypoint.sh"]' in dockerfile
+
+
+def test_it_migrates_on_web_only_and_starts_gunicorn_and_celery():
+    script = (DOCKER / "entrypoint.sh").read_text()
+    assert subprocess.run(["sh", "-n", str(DOCKER / "entrypoint.sh")]).returncode == 0
+    cases = dict(re.findall(r"^  (\w+)\)\n(.*?);;", script, re.M | re.S))
+    assert "--migrate" in cases["web"] and "gunicorn lexboard.wsgi:application" in cases["web"]
+    assert "--migrate" not in cases["worker"] and "celery -A lexboard worker" in cases["worker"]
+    assert "--migrate" not in cases["beat"] and "celery -A lexboard beat" in cases["beat"]
+    assert "--enable-remote-control" in cases["beat"]  # what its health check pings
+
+
+def test_it_keeps_secrets_and_local_state_out_of_the_image():
+    ignored = (ROOT / ".dockerignore").read_text().split()
+    for entry in (".env", ".git", ".venv", "var/"):
+        assert entry in ignored
+
+
+def _settings_env_vars() -> set[str]:
+    names: set[str] = set()
+    pattern = re.compile(r"(?:env_(?:str|bool|int|list|path)\(\s*|os\.environ(?:\.get)?[\[(]\s*)\"([A-Z][A-Z0-9_]*)\"")
+    for path in (ROOT / "lexboard" / "settings").glob("*.py"):
+        names |= set(pattern.findall(path.read_text()))
+    return names
+
+
+def _example_env_vars() -> set[str]:
+    return set(re.findall(r"^([A-Z][A-Z0-9_]*)=", (ROOT / ".env.example").read_text(), re.M))
+
+
+def test_it_documents_every_setting_read_from_the_environment_in_env_example():
+    missing = _settings_env_vars() - _example_env_vars()
+    assert not missing, f"add these to .env.example with a comment: {sorted(missing)}"
+
+
+def test_it_documents_every_variable_the_containers_read():
+    example = _example_env_vars()
+    scripts = (DOCKER / "entrypoint.sh").read_text() + (DOCKER / "wait_for_db.py").read_text()
+    used = set(re.findall(r"\$\{([A-Z][A-Z0-9_]*)[:}]", scripts))
+    used |= set(re.findall(r"os\.environ\.get\(\"([A-Z][A-Z0-9_]*)\"", scripts))
+    used |= set(re.findall(r"\$\{([A-Z][A-Z0-9_]*)[:-]", (DOCKER / "compose.yml").read_text()))
+    assert not used - example, f"add these to .env.example: {sorted(used - example)}"
+
+
+def _docker_compose() -> list[str] | None:
+    if shutil.which("docker"):
+        probe = subprocess.run(["docker", "compose", "version"], capture_output=True, text=True)
+        if probe.returncode == 0:
+            return ["docker", "compose"]
+    return None
+
+
+def test_it_is_a_valid_compose_file_for_docker_compose(tmp_path):
+    command = _docker_compose()
+    if command is None:
+        pytest.skip("the docker compose plugin is not installed; the structure tests above still ran")
+    # A copy with the example settings as its .env, so the check needs no secrets.
+    (tmp_path / "docker").mkdir()
+    shutil.copy(DOCKER / "compose.yml", tmp_path / "docker" / "compose.yml")
+    shutil.copy(DOCKER / "Dockerfile", tmp_path / "docker" / "Dockerfile")
+    shutil.copy(ROOT / ".env.example", tmp_path / ".env")
+    result = subprocess.run(
+        [*command, "--env-file", str(tmp_path / ".env"), "-f", str(tmp_path / "docker" / "compose.yml"), "config", "--quiet"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
