@@ -1,10 +1,11 @@
 """Reads for the public pages, the exports and the API: leaderboards and the home page.
 
 One function builds a leaderboard (:func:`leaderboard_rows`), so the page,
-the exports and the API show the same entries in the same order. The public
-part of a leaderboard is cached under a key that includes the split's
-``cache_version`` (bumped whenever a result is stored or qrels are
-published), so a new score shows at once without any explicit invalidation.
+the exports and the API show the same entries in the same order. The scored
+public entries are cached under a key that includes the split's
+``cache_version`` (bumped whenever a result is stored, an entry changes or
+qrels are published), so a new score shows at once without any explicit
+invalidation.
 """
 
 from __future__ import annotations
@@ -139,25 +140,28 @@ def _results_base(split: Split):
     )
 
 
-def _public_rows(split: Split) -> list[LeaderboardRow]:
-    """Scored public/anonymous entries, baselines and the papers' reported results (2 queries)."""
+def _public_submission_rows(split: Split) -> list[LeaderboardRow]:
+    """Scored public and anonymous entries and baselines on the current qrels (1 query)."""
     from submissions.models import Submission
 
-    rows: list[LeaderboardRow] = []
-    if split.current_qrels_id is not None:
-        results = _results_base(split).filter(
-            Q(submission__is_baseline=True)
-            | Q(submission__visibility__in=[Submission.Visibility.PUBLIC, Submission.Visibility.ANONYMOUS])
-        )
-        rows.extend(_submission_row(r) for r in results)
+    if split.current_qrels_id is None:
+        return []
+    results = _results_base(split).filter(
+        Q(submission__is_baseline=True)
+        | Q(submission__visibility__in=[Submission.Visibility.PUBLIC, Submission.Visibility.ANONYMOUS])
+    )
+    return [_submission_row(r) for r in results]
+
+
+def _reported_rows(split: Split) -> list[LeaderboardRow]:
+    """The papers' reported results for this split (1 query, never cached: curators edit them in the admin)."""
     reported = ReportedResult.objects.filter(dataset_id=split.dataset_id)
     if split.kind == Split.Kind.TEST:
         # Papers report test numbers; rows not tied to a split belong to the test split.
         reported = reported.filter(Q(split_id=split.pk) | Q(split__isnull=True))
     else:
         reported = reported.filter(split_id=split.pk)
-    rows.extend(_reported_row(r) for r in reported)
-    return rows
+    return [_reported_row(r) for r in reported]
 
 
 def _private_rows(split: Split, user) -> list[LeaderboardRow]:
@@ -211,31 +215,33 @@ def resolve_sort(dataset: Dataset, sort: str | None) -> str:
     return dataset.primary_measure
 
 
-def cache_key(split: Split, measure: str) -> str:
-    return f"lexboard:lb:v1:{split.pk}:{split.cache_version}:{split.current_qrels_id}:{measure}"
+def cache_key(split: Split) -> str:
+    """Changes whenever a score is stored, an entry changes or new qrels are published."""
+    return f"lexboard:lb:v1:{split.pk}:{split.cache_version}:{split.current_qrels_id}"
 
 
 def leaderboard_rows(*, split: Split, user=None, sort: str | None = None) -> list[LeaderboardRow]:
     """The leaderboard of ``split``, ranked by ``sort`` (a measure of the dataset) or the primary measure.
 
-    Public rows come from the cache when the split has not changed since they
-    were computed; ``user``'s own private entries are merged in afterwards
-    (uncached, marked ``is_private``) and the whole list is re-ranked. A
-    constant number of queries whatever the number of entries: at most 2
-    for the public part and 1 for the user's own.
+    The scored public entries and baselines come from the cache while the
+    split is unchanged (the key holds its ``cache_version``, bumped by every
+    new score, and its current qrels). They are cached unsorted, once per
+    split version: sorting a few hundred rows in Python costs less than a
+    cache entry per measure. The papers' reported rows (edited by curators
+    in the admin, which bumps nothing) and ``user``'s own private entries
+    (marked ``is_private``, never cached) are read fresh and merged, then
+    everything is ranked. Queries: at most 3 (scored rows when the cache is
+    cold, reported rows, the user's own), whatever the number of entries.
     """
-    dataset = split.dataset
-    measure = resolve_sort(dataset, sort)
-    key = cache_key(split, measure)
-    public = cache.get(key)
-    if public is None:
-        public = rank_rows(_public_rows(split), measure=measure)
-        cache.set(key, public, CACHE_SECONDS)
-    private = _private_rows(split, user)
-    if not private:
-        # Copies, so a caller changing a row never changes the cached list.
-        return [dataclasses.replace(r, scores=dict(r.scores)) for r in public]
-    rows = [dataclasses.replace(r, scores=dict(r.scores)) for r in public] + private
+    measure = resolve_sort(split.dataset, sort)
+    key = cache_key(split)
+    scored = cache.get(key)
+    if scored is None:
+        scored = _public_submission_rows(split)
+        cache.set(key, scored, CACHE_SECONDS)
+    # Copies, so a caller changing a row never changes what a local-memory cache holds.
+    rows = [dataclasses.replace(r, scores=dict(r.scores)) for r in scored]
+    rows += _reported_rows(split) + _private_rows(split, user)
     return rank_rows(rows, measure=measure)
 
 
