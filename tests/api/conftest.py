@@ -12,6 +12,20 @@ def _fresh_counters():
     cache.clear()
 
 
+@pytest.fixture(autouse=True)
+def _private_storage(private_data_dir):
+    """Uploaded runs go to the session's folder (shared with worker processes), never into var/data."""
+    from django.core.files.storage import FileSystemStorage
+
+    from submissions.models import Submission
+
+    field = Submission._meta.get_field("run_file")
+    saved = field.storage
+    field.storage = FileSystemStorage(location=str(private_data_dir), base_url=None)
+    yield
+    field.storage = saved
+
+
 @pytest.fixture
 def alice_token(alice):
     from submissions.models import ApiToken

@@ -1,0 +1,197 @@
+"""The command-line client (``python -m submissions.client``) against a live server.
+
+The client is standard library only: the multipart encoding is checked by
+Django's own parser, and the commands run against ``live_server`` — with a
+real Celery worker process for ``--wait`` (marked e2e).
+"""
+
+import io
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.http.multipartparser import MultiPartParser
+from django.test import RequestFactory
+
+from submissions import client as lexclient
+from submissions.models import ApiToken, Submission
+from submissions.services import submission_create
+
+from .conftest import PERFECT, WEAK, run_bytes
+
+BASE_DIR = Path(__file__).resolve().parents[2]
+
+
+def run_client(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    code = lexclient.main([str(a) for a in argv], out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def run_file(tmp_path):
+    path = tmp_path / "run.txt"
+    path.write_bytes(run_bytes(PERFECT))
+    return path
+
+
+# --- without a server ----------------------------------------------------------------------
+
+
+def test_the_multipart_body_parses_back_with_djangos_parser(tmp_path, settings):
+    path = tmp_path / 'odd "name"\nwith break.txt'
+    content = bytes(range(256)) * 300  # binary, larger than one chunk, with CR and LF bytes
+    path.write_bytes(content)
+    fields = {"system_name": "BM25 « k1=0.9 »", "description": "line one\r\nline two", "dataset": "tiny"}
+    ctype, length, body = lexclient.encode_multipart(fields, {"run_file": str(path)})
+    raw = b"".join(body)
+    assert len(raw) == length
+
+    request = RequestFactory().post("/", data=raw, content_type=ctype)
+    settings.FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+    post, files = MultiPartParser(request.META, io.BytesIO(raw), request.upload_handlers, "utf-8").parse()
+    assert {k: post[k] for k in fields} == fields
+    assert files["run_file"].read() == content
+    assert files["run_file"].name == 'odd %22name%22%0Awith break.txt'
+
+
+def test_it_exits_2_on_usage_errors(run_file):
+    code, _, _ = run_client("submit", "--url", "http://127.0.0.1:9", "--token", "t", "--run", run_file)
+    assert code == 2  # --dataset and --system-name missing
+    code, _, err = run_client("status", "1")
+    assert code == 2 and "--url is required" in err
+    code, _, err = run_client("submit", "--url", "ftp://x", "--token", "t", "--dataset", "d", "--run", run_file,
+                              "--system-name", "s")
+    assert code == 2 and "http://" in err
+
+
+def test_it_exits_2_when_the_server_cannot_be_reached(run_file):
+    code, _, err = run_client("submit", "--url", "http://127.0.0.1:9", "--token", "t", "--dataset", "tiny",
+                              "--run", run_file, "--system-name", "s")
+    assert code == 2 and "cannot reach" in err
+
+
+def test_it_runs_as_a_standalone_copied_file(tmp_path):
+    """Researchers copy the file: it must run without Django or the repository."""
+    copy = tmp_path / "lexboard_client.py"
+    shutil.copy(BASE_DIR / "submissions" / "client.py", copy)
+    result = subprocess.run([sys.executable, "-I", str(copy), "--help"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "submit" in result.stdout and "status" in result.stdout
+    result = subprocess.run([sys.executable, "-I", str(copy), "status"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+
+
+# --- against a live server ----------------------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_submits_a_run_and_prints_its_id(live_server, tiny_dataset, alice, alice_token, run_file):
+    code, out, err = run_client(
+        "submit", "--url", live_server.url, "--token", alice_token, "--dataset", "tiny", "--run", run_file,
+        "--system-name", "BM25 client", "--family", "lexical", "--visibility", "private",
+        "--description", "from the client", "--used-training-data",
+    )
+    assert code == 0, err
+    submission = Submission.objects.get(pk=int(out.strip()))
+    assert submission.user == alice
+    assert (submission.system_name, submission.family, submission.visibility) == ("BM25 client", "lexical", "private")
+    assert submission.description == "from the client" and submission.used_training_data
+    assert submission.split.name == "test"
+    with submission.run_file.open("rb") as fh:
+        assert fh.read() == run_file.read_bytes()
+    assert f"/api/v1/submissions/{submission.pk}/" in err
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_prints_the_servers_reasons_on_a_refused_file(live_server, tiny_dataset, alice_token, tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"q1 Q0 d1 1 3.0 sys\nq1 Q0 d2 2\n")
+    code, out, err = run_client("submit", "--url", live_server.url, "--token", alice_token, "--dataset", "tiny",
+                                "--run", bad, "--system-name", "bad")
+    assert code == 2
+    assert "HTTP 400" in err and "line 2:" in err
+    assert not Submission.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_says_when_the_token_is_wrong(live_server, tiny_dataset, run_file):
+    code, _, err = run_client("submit", "--url", live_server.url, "--token", "lxb_wrong", "--dataset", "tiny",
+                              "--run", run_file, "--system-name", "x")
+    assert code == 2 and "HTTP 401" in err and "profile page" in err
+
+
+@pytest.mark.django_db(transaction=True)
+def test_status_prints_a_failure_with_its_lines_and_exits_1(live_server, tiny_dataset, alice, alice_token):
+    split = tiny_dataset.splits.get(name="test")
+    upload = SimpleUploadedFile("run.txt", run_bytes(PERFECT))
+    submission = submission_create(user=alice, split=split, upload=upload, metadata={"system_name": "x"},
+                                   enqueue=False)
+    details = [{"line": 61, "reason": "query q1 lists document d1 twice; keep one line per (query, document)"}]
+    assert submission.mark_failed(kind="input", message="The run has 1 problem.", details=details)
+
+    code, out, _ = run_client("status", submission.pk, "--url", live_server.url, "--token", alice_token)
+    assert code == 1
+    assert "failed: The run has 1 problem." in out
+    assert "line 61: query q1 lists document d1 twice" in out
+
+    code, out, _ = run_client("status", submission.pk, "--url", live_server.url, "--token", alice_token, "--json")
+    assert code == 1 and '"status": "failed"' in out
+
+
+@pytest.mark.django_db(transaction=True)
+def test_status_of_someone_elses_private_submission_is_not_found(live_server, tiny_dataset, alice, bob):
+    split = tiny_dataset.splits.get(name="test")
+    submission = submission_create(user=alice, split=split, upload=SimpleUploadedFile("r.txt", run_bytes(PERFECT)),
+                                   metadata={"system_name": "x", "visibility": "private"}, enqueue=False)
+    _, bob_key = ApiToken.issue(user=bob)
+    code, _, err = run_client("status", submission.pk, "--url", live_server.url, "--token", bob_key)
+    assert code == 2 and "HTTP 404" in err
+
+
+# --- with a real worker ----------------------------------------------------------------------
+
+
+@pytest.mark.e2e
+@pytest.mark.django_db(transaction=True)
+def test_it_waits_for_the_scores_of_a_real_worker(
+    celery_worker_process, live_server, tiny_dataset, alice_token, tmp_path
+):
+    path = tmp_path / "weak.txt"
+    path.write_bytes(run_bytes(WEAK))
+    code, out, err = run_client(
+        "submit", "--url", live_server.url, "--token", alice_token, "--dataset", "tiny", "--run", path,
+        "--system-name", "weak", "--wait", "--timeout", "120",
+    )
+    assert code == 0, err + celery_worker_process.log()[-3000:]
+    submission_id = int(out.splitlines()[0])
+    submission = Submission.objects.get(pk=submission_id)
+    assert submission.status == "scored"
+    scores = submission.results.get().scores
+    assert scores["R@10"] == pytest.approx((1 / 2 + 1 + 1 / 3) / 3)  # one relevant document found per query
+    for measure, value in scores.items():
+        assert f"{measure}" in out and f"{value:.4f}" in out
+    assert ": scored" in out
+
+
+@pytest.mark.e2e
+@pytest.mark.django_db(transaction=True)
+def test_it_exits_1_with_the_lines_when_the_worker_fails_the_run(
+    celery_worker_process, live_server, tiny_dataset, alice_token, tmp_path
+):
+    # The cheap checks read only the format of the first lines: a duplicate (query, document)
+    # pair is found by the worker's full parse.
+    body = run_bytes(PERFECT) + b"q1 Q0 d1 9 -9 sys\n"
+    n_bad = body.count(b"\n")
+    path = tmp_path / "dup.txt"
+    path.write_bytes(body)
+    code, out, err = run_client(
+        "submit", "--url", live_server.url, "--token", alice_token, "--dataset", "tiny", "--run", path,
+        "--system-name", "dup", "--wait", "--timeout", "120",
+    )
+    assert code == 1, out + err + celery_worker_process.log()[-3000:]
+    assert "failed:" in out
+    assert f"line {n_bad}" in out
