@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+pytest_plugins = ["tests.fixtures_worker"]
+
 import pytest
 
 

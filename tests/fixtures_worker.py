@@ -1,0 +1,208 @@
+"""Real Celery worker processes for end-to-end tests (no eager mode, no mocks).
+
+``celery_worker_process`` (session) starts ``celery -A lexboard worker`` once,
+against the test database (a file for SQLite, ``test_<name>`` for
+PostgreSQL), the configured broker (``filesystem://`` in var/ or Redis) and a
+queue of its own, so parallel test sessions and a developer's running worker
+never take each other's messages. ``worker_factory`` starts extra workers
+(e.g. prefork ones to kill in chaos tests) and stops them after the test.
+
+Tests using a worker need ``transactional_db`` (the worker must see committed
+rows) and are marked ``e2e``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+# One queue per test session. Set before Django reads its settings when this
+# plugin is imported early enough; the fixtures below read the queue from the
+# settings either way, so the sending side and the worker always agree.
+os.environ.setdefault("LEXBOARD_QUEUE", f"lexboard-test-{uuid.uuid4().hex[:12]}")
+
+READY_TIMEOUT = float(os.environ.get("LEXBOARD_TEST_WORKER_READY_TIMEOUT", "90"))
+
+
+def database_url(settings_dict: dict) -> str:
+    """A DATABASE_URL naming the database this test process uses (the test database)."""
+    engine = settings_dict["ENGINE"]
+    name = str(settings_dict["NAME"])
+    if engine.endswith("sqlite3"):
+        return f"sqlite:///{Path(name).resolve()}"
+    if engine.endswith("postgresql"):
+        user = quote(settings_dict.get("USER") or "", safe="")
+        password = quote(settings_dict.get("PASSWORD") or "", safe="")
+        auth = f"{user}:{password}@" if password else (f"{user}@" if user else "")
+        host = settings_dict.get("HOST") or "127.0.0.1"
+        port = settings_dict.get("PORT") or "5432"
+        return f"postgres://{auth}{host}:{port}/{quote(name, safe='')}"
+    raise RuntimeError(f"no worker support for database engine {engine}")
+
+
+@dataclass
+class WorkerProcess:
+    """A running worker: its process, log file and queue."""
+
+    process: subprocess.Popen
+    log_path: Path
+    queue: str
+    _log: object = field(repr=False, default=None)
+
+    def log(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        """Kill the whole process group (the main process and its pool children)."""
+        if self.alive:
+            try:
+                os.killpg(self.process.pid, sig)
+            except ProcessLookupError:
+                pass
+
+    def stop(self, timeout: float = 20) -> None:
+        """Warm shutdown (SIGTERM), then SIGKILL if it does not exit in time."""
+        if self.alive:
+            self.kill(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.kill(signal.SIGKILL)
+                self.process.wait(timeout=10)
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+
+def start_worker(
+    *, database: str, queue: str, data_dir: Path, log_path: Path, pool: str = "solo", concurrency: int = 1,
+    extra_env: dict | None = None,
+) -> WorkerProcess:
+    """Start ``celery -A lexboard worker`` and wait until it says it is ready."""
+    from django.conf import settings
+
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "lexboard.settings.test",
+        "DATABASE_URL": database,
+        "LEXBOARD_QUEUE": queue,
+        "LEXBOARD_DATA_DIR": str(data_dir),
+        "LEXBOARD_VAR_DIR": str(settings.VAR_DIR),
+        "PYTHONUNBUFFERED": "1",
+        **(extra_env or {}),
+    }
+    command = [
+        sys.executable, "-m", "celery", "-A", "lexboard", "worker",
+        "--pool", pool, "--concurrency", str(concurrency),
+        "-Q", queue, "--hostname", f"e2e-{uuid.uuid4().hex[:8]}@%h",
+        "--loglevel", "INFO", "--without-gossip", "--without-mingle", "--without-heartbeat",
+    ]
+    log = open(log_path, "ab")  # noqa: SIM115 (closed by WorkerProcess.stop)
+    process = subprocess.Popen(
+        command, cwd=BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
+    worker = WorkerProcess(process=process, log_path=log_path, queue=queue, _log=log)
+    deadline = time.monotonic() + READY_TIMEOUT
+    while time.monotonic() < deadline:
+        if not worker.alive:
+            worker.stop()
+            raise RuntimeError(f"the Celery worker exited at start:\n{worker.log()[-4000:]}")
+        if " ready." in worker.log():
+            return worker
+        time.sleep(0.2)
+    worker.stop()
+    raise RuntimeError(f"the Celery worker was not ready after {READY_TIMEOUT:.0f}s:\n{worker.log()[-4000:]}")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _purge_test_queue(worker_queue):
+    """Drop the messages this session left in its own queue (the broker outlives the session)."""
+    yield
+    from lexboard.celery import app
+
+    try:
+        with app.connection_for_write() as conn:
+            conn.ensure_connection(max_retries=1)
+            conn.default_channel.queue_purge(worker_queue)
+    except Exception:  # a queue that was never declared, or a broker that is gone: nothing to purge
+        pass
+
+
+@pytest.fixture(scope="session")
+def private_data_dir(tmp_path_factory) -> Path:
+    """The folder for uploaded runs in this test session (shared with the worker processes)."""
+    return tmp_path_factory.mktemp("private-data")
+
+
+@pytest.fixture(scope="session")
+def worker_queue() -> str:
+    """This session's queue, for the sending side (this process) and for the workers it starts.
+
+    Django's settings are usually read before this plugin is imported, so the
+    queue is set on the settings and on the Celery app directly, before any
+    test sends a message (the autouse purge fixture requests this one first).
+    """
+    from django.conf import settings
+
+    from lexboard.celery import app
+
+    queue = os.environ["LEXBOARD_QUEUE"]
+    if queue == "lexboard":  # the deployment's default: never share it with a running site
+        queue = f"lexboard-test-{uuid.uuid4().hex[:12]}"
+    settings.CELERY_TASK_DEFAULT_QUEUE = queue
+    app.conf.task_default_queue = queue
+    for cached in ("queues", "default_queue", "router"):
+        app.amqp.__dict__.pop(cached, None)
+    return queue
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(django_db_setup, django_db_blocker, private_data_dir, worker_queue, tmp_path_factory):
+    """One real worker (solo pool, concurrency 1) for the whole session, stopped at the end."""
+    from django.db import connection
+
+    with django_db_blocker.unblock():
+        url = database_url(connection.settings_dict)
+    log_path = tmp_path_factory.mktemp("worker") / "worker.log"
+    worker = start_worker(database=url, queue=worker_queue, data_dir=private_data_dir, log_path=log_path)
+    yield worker
+    worker.stop()
+
+
+@pytest.fixture
+def worker_factory(django_db_setup, django_db_blocker, private_data_dir, worker_queue, tmp_path):
+    """Start more workers in a test (``worker_factory(pool="prefork")``); all are stopped afterwards."""
+    from django.db import connection
+
+    with django_db_blocker.unblock():
+        url = database_url(connection.settings_dict)
+    started: list[WorkerProcess] = []
+
+    def start(**kwargs) -> WorkerProcess:
+        log_path = tmp_path / f"worker-{len(started)}.log"
+        worker = start_worker(database=url, queue=worker_queue, data_dir=private_data_dir, log_path=log_path,
+                              **kwargs)
+        started.append(worker)
+        return worker
+
+    yield start
+    for worker in started:
+        worker.stop()

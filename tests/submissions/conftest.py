@@ -1,0 +1,61 @@
+"""Helpers for the submissions tests: run files for the tiny dataset, uploads, isolated file storage."""
+
+from __future__ import annotations
+
+import gzip
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+#: A good run for the tiny dataset (tests/conftest.py): q1 finds d1 then d2, q2 misses d3
+#: in the top 2 but finds it at 3, q3 finds d4 only.
+GOOD_RUN = (
+    "q1 Q0 d1 1 3.0 sys\n"
+    "q1 Q0 d2 2 2.0 sys\n"
+    "q1 Q0 d9 3 1.0 sys\n"
+    "q2 Q0 d8 1 3.0 sys\n"
+    "q2 Q0 d9 2 2.0 sys\n"
+    "q2 Q0 d3 3 1.0 sys\n"
+    "q3 Q0 d4 1 5.0 sys\n"
+    "q3 Q0 d10 2 4.0 sys\n"
+)
+
+
+def upload(content: str | bytes, name: str = "run.txt") -> SimpleUploadedFile:
+    data = content.encode() if isinstance(content, str) else content
+    return SimpleUploadedFile(name, data, content_type="application/octet-stream")
+
+
+def gz(content: str | bytes) -> bytes:
+    return gzip.compress(content.encode() if isinstance(content, str) else content)
+
+
+METADATA = {"system_name": "BM25", "family": "lexical", "visibility": "public"}
+
+
+@pytest.fixture(autouse=True)
+def _private_storage(private_data_dir):
+    """Runs go to the session's own folder (shared with the worker process), never into var/data.
+
+    The run_file field binds its storage when the model is defined, so the
+    field's storage is swapped rather than the setting.
+    """
+    from django.core.files.storage import FileSystemStorage
+
+    from submissions.models import Submission
+
+    field = Submission._meta.get_field("run_file")
+    saved = field.storage
+    field.storage = FileSystemStorage(location=str(private_data_dir), base_url=None)
+    yield
+    field.storage = saved
+
+
+@pytest.fixture
+def test_split(tiny_dataset):
+    return tiny_dataset.splits.get(name="test")
+
+
+@pytest.fixture
+def dev_split(tiny_dataset):
+    return tiny_dataset.splits.get(name="dev")
