@@ -96,7 +96,8 @@ def _submission_row(result, *, private: bool = False) -> LeaderboardRow:
         family=sub.get_family_display(),
         paper_url="" if anonymous else sub.paper_url,
         code_url="" if anonymous else sub.code_url,
-        date=(sub.scored_at or sub.created_at).date() if (sub.scored_at or sub.created_at) else None,
+        # The submission date: a rescore on new qrels must not make an old entry look new.
+        date=sub.created_at.date() if sub.created_at else None,
         scores={k: (float(v) if v is not None else None) for k, v in (result.scores or {}).items()},
         is_private=private,
         team="" if anonymous else sub.team,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.template import loader
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from . import exports
 from .selectors import (
@@ -34,12 +34,12 @@ def _dataset_and_split(request, slug: str):
     return dataset, split
 
 
-@require_GET
+@require_safe
 def home(request):
     return render(request, "leaderboard/home.html", {"benchmarks": home_datasets(user=request.user)})
 
 
-@require_GET
+@require_safe
 def benchmark(request, slug: str):
     summary = benchmark_for_page(slug)
     if summary is None:
@@ -47,7 +47,7 @@ def benchmark(request, slug: str):
     return render(request, "leaderboard/benchmark.html", {"summary": summary, "benchmark": summary.benchmark})
 
 
-@require_GET
+@require_safe
 def dataset(request, slug: str):
     dataset, split = _dataset_and_split(request, slug)
     measure = resolve_sort(dataset, request.GET.get("sort"))
@@ -77,7 +77,7 @@ _CONTENT_TYPES = {
 }
 
 
-@require_GET
+@require_safe
 def export(request, slug: str, fmt: str):
     """The public leaderboard as a file. Private rows are never exported, even to their owner."""
     dataset, split = _dataset_and_split(request, slug)
@@ -88,7 +88,8 @@ def export(request, slug: str, fmt: str):
         else:
             if split is None:
                 raise exports.ExportError(f"{dataset.name} has no split yet, so there is no table to export.")
-            measures = exports.choose_measures(dataset, request.GET.get("measures"))
+            # ?measures=R@100,MAP@100 from a script, or one checkbox per measure from the page's form.
+            measures = exports.choose_measures(dataset, ",".join(request.GET.getlist("measures")))
             rows = leaderboard_rows(split=split, user=None, sort=resolve_sort(dataset, request.GET.get("sort")))
             if fmt == "csv":
                 body = exports.to_csv(rows, measures=measures)
@@ -99,13 +100,15 @@ def export(request, slug: str, fmt: str):
             filename = f"{dataset.slug}-{split.name}.{fmt}"
     except exports.ExportError as exc:
         return HttpResponse(str(exc) + "\n", status=400, content_type="text/plain; charset=utf-8")
-    response = HttpResponse(body, content_type=_CONTENT_TYPES[fmt])
-    disposition = "inline" if request.GET.get("inline") else "attachment"
+    inline = bool(request.GET.get("inline"))
+    # Inline means "let me read it in the browser": plain text displays everywhere.
+    response = HttpResponse(body, content_type="text/plain; charset=utf-8" if inline else _CONTENT_TYPES[fmt])
+    disposition = "inline" if inline else "attachment"
     response["Content-Disposition"] = f'{disposition}; filename="{filename}"'
     return response
 
 
-@require_GET
+@require_safe
 def docs(request):
     """The metric semantics of the design brief, with each measure's formula from the metric core."""
     try:

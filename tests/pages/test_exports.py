@@ -94,3 +94,16 @@ def test_it_escapes_every_latex_special_character():
 def test_it_exports_an_empty_board_without_error(client, split_test):
     assert list(csv.reader(io.StringIO(_export(client, "csv").content.decode())))[0][0] == "rank"
     assert "\\toprule" in _export(client, "tex").content.decode()
+
+
+def test_it_takes_measures_from_the_page_checkboxes_too(client, board):
+    response = client.get(
+        reverse("leaderboard:export", args=["tiny", "tex"]), {"measures": ["MAP@10", "R@10"], "inline": "1"}
+    )
+    tex = response.content.decode()
+    assert "System & MAP@10 & R@10 \\\\" in tex
+    assert response["Content-Disposition"].startswith("inline")
+
+
+def test_it_answers_head_requests(client, tiny_dataset):
+    assert client.head(reverse("leaderboard:dataset", args=["tiny"])).status_code == 200
