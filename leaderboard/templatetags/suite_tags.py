@@ -1,0 +1,15 @@
+"""``{% suite_section benchmark %}``: the suite table of a benchmark page, without touching its view."""
+
+from __future__ import annotations
+
+from django import template
+
+register = template.Library()
+
+
+@register.inclusion_tag("leaderboard/suite.html")
+def suite_section(benchmark):
+    """Render ``leaderboard/suite.html`` for ``benchmark`` (nothing when it does not aggregate)."""
+    from leaderboard.suites import suite_table
+
+    return {"suite": suite_table(benchmark=benchmark)}
