@@ -233,7 +233,7 @@ def format_scores(info: dict) -> str:
     scores = info.get("scores") or {}
     if not scores:
         return "(no scores)"
-    width = max(len(name) for name in scores)
+    width = max(len("measure"), *(len(name) for name in scores))
     lines = [f"{'measure':<{width}}  value", f"{'-' * width}  ------"]
     for name, value in scores.items():
         shown = "–" if value is None else f"{value:.4f}"

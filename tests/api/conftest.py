@@ -1,15 +1,21 @@
-"""Fixtures of the account tests: a clean rate-limit state for each test."""
+"""Fixtures of the API tests: own rate-limit counters, isolated run storage, a token, run files."""
+
+import copy
+import uuid
 
 import pytest
-from django.core.cache import cache
 
 
 @pytest.fixture(autouse=True)
-def _fresh_counters():
-    # Rate-limit counters live in the cache; a test must not inherit another's failures.
-    cache.clear()
-    yield
-    cache.clear()
+def _own_cache_namespace(settings):
+    """Rate-limit counters live in the cache: each test counts in its own key space.
+
+    A fresh prefix rather than ``cache.clear()``, which on a shared Redis would
+    wipe the caches of other test sessions running at the same time.
+    """
+    caches = copy.deepcopy(settings.CACHES)
+    caches["default"]["KEY_PREFIX"] = f"test-{uuid.uuid4().hex[:12]}"
+    settings.CACHES = caches
 
 
 @pytest.fixture(autouse=True)
