@@ -116,14 +116,15 @@ def to_latex(rows: Sequence[LeaderboardRow], *, dataset: Dataset, split: Split, 
         values = [r.scores.get(m) for r in rows if r.scores.get(m) is not None]
         # Compare what the reader sees, so two values printed alike are both bold.
         best[m] = max((dataset.format_value(v) for v in values), key=float, default=None)
-    unit = "percent" if dataset.display == Dataset.Display.PERCENT else "fractions"
+    caption = _caption(rows, dataset=dataset, split=split)
     has_reported = any(r.kind == "reported" for r in rows)
-    has_baseline = any(r.kind == "baseline" for r in rows)
     lines = [
         f"% {latex_escape(dataset.name)}, split {latex_escape(split.name)}: exported from Lexboard.",
         "% Requires \\usepackage{booktabs}.",
         "\\begin{table}[t]",
         "\\centering",
+        f"\\caption{{{caption}}}",
+        f"\\label{{tab:{_label(dataset.slug)}-{_label(split.name)}}}",
         "\\begin{tabular}{l" + "r" * len(measures) + "}",
         "\\toprule",
         " & ".join(["System"] + [latex_escape(m) for m in measures]) + " \\\\",
@@ -146,19 +147,26 @@ def to_latex(rows: Sequence[LeaderboardRow], *, dataset: Dataset, split: Split, 
         lines.append(" & ".join(cells) + " \\\\")
     lines.append("\\bottomrule")
     lines.append("\\end{tabular}")
-    caption = f"Results on {latex_escape(dataset.name)} ({latex_escape(split.name)} split), in {unit}."
-    caption += " Best value per column in bold."
-    if has_baseline:
-        caption += " Baselines were scored by Lexboard like any entry."
-    lines.append(f"\\caption{{{caption}}}")
     if has_reported:
         lines.append("\\par\\smallskip")
         lines.append(
             "{\\footnotesize $^\\dagger$ Reported in the paper that introduced the system; not scored by Lexboard.}"
         )
-    lines.append(f"\\label{{tab:{re.sub(r'[^a-zA-Z0-9-]', '-', dataset.slug)}-{re.sub(r'[^a-zA-Z0-9-]', '-', split.name)}}}")
     lines.append("\\end{table}")
     return "\n".join(lines) + "\n"
+
+
+def _label(text: str) -> str:
+    return re.sub(r"[^a-zA-Z0-9-]", "-", text)
+
+
+def _caption(rows: Sequence[LeaderboardRow], *, dataset: Dataset, split: Split) -> str:
+    unit = "percent" if dataset.display == Dataset.Display.PERCENT else "fractions"
+    caption = f"Results on {latex_escape(dataset.name)} ({latex_escape(split.name)} split), in {unit}."
+    caption += " Best value per column in bold."
+    if any(r.kind == "baseline" for r in rows):
+        caption += " Baselines were scored by Lexboard like any entry."
+    return caption
 
 
 def to_bibtex(dataset: Dataset) -> str:
