@@ -1,0 +1,121 @@
+"""``manage.py load_demo``: the demo in the database, baselines scored like uploads, idempotent."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+
+from leaderboard.models import Benchmark, Corpus, Dataset, QrelsVersion, Split, Topic
+from submissions.models import Result, StatusEvent, Submission
+
+from .conftest import TEST_DEPTH
+
+pytestmark = pytest.mark.django_db
+
+
+def load(*args: str) -> str:
+    out = io.StringIO()
+    call_command("load_demo", "--depth", str(TEST_DEPTH), *args, stdout=out)
+    return out.getvalue()
+
+
+def counts() -> dict[str, int]:
+    models = [Benchmark, Dataset, Split, Topic, Corpus, QrelsVersion, Submission, Result, get_user_model()]
+    return {m.__name__: m.objects.count() for m in models}
+
+
+def test_it_loads_the_dataset_with_public_dev_and_hidden_test(private_storage):
+    out = load()
+    ds = Dataset.objects.get(slug="demo")
+    assert ds.benchmark.slug == "demo" and ds.benchmark.name == "Demo statutory retrieval"
+    assert ds.measures == ["R@10", "R@100", "MAP@100", "MRR@100", "nDCG@10"]
+    assert ds.primary_measure == "R@100" and ds.display == Dataset.Display.PERCENT and ds.docid_example == "1234"
+    ds.full_clean()
+    assert ds.corpus.n_documents == 2000
+    splits = {s.name: s for s in ds.splits.all()}
+    assert not splits["dev"].hidden and splits["test"].hidden
+    for split in splits.values():
+        assert split.topics.count() == 100
+        assert split.current_qrels is not None and split.current_qrels.n_topics == 100
+        assert split.topics.exclude(category="").count() == 100
+    assert "demo: 2,000 articles, 200 questions (dev 100, test 100)" in out
+    assert "BM25 R@100=" in out and "Random R@100=" in out
+
+
+def test_the_baselines_are_scored_submissions_of_a_system_account(private_storage):
+    load()
+    bot = get_user_model().objects.get(username="lexboard-baselines")
+    assert not bot.has_usable_password()
+    subs = Submission.objects.filter(split__dataset__slug="demo")
+    assert subs.count() == 6
+    assert set(subs.values_list("system_name", flat=True)) == {"BM25 (bm25s, French stemmer)", "TF-IDF", "Random"}
+    for sub in subs:
+        assert sub.user == bot and sub.is_baseline and sub.status == Submission.Status.SCORED
+        assert sub.is_public
+        # Scored through the same path as an upload: claimed (a status event), a stored file, one result.
+        assert StatusEvent.objects.filter(submission=sub, status=Submission.Status.SCORED).exists()
+        assert sub.checksum_file() == sub.sha256
+        result = sub.results.get(qrels_version=sub.split.current_qrels)
+        assert set(result.scores) == set(sub.split.dataset.measures)
+        assert result.primary_score == result.scores["R@100"]
+    assert {s.family for s in subs.filter(system_name="TF-IDF")} == {"lexical"}
+
+
+@pytest.mark.parametrize("split_name", ["dev", "test"])
+def test_bm25_beats_random_on_the_leaderboard(private_storage, split_name):
+    from leaderboard.selectors import leaderboard_rows
+
+    load()
+    split = Split.objects.get(dataset__slug="demo", name=split_name)
+    rows = leaderboard_rows(split=split)
+    baselines = {r.system: r for r in rows if r.kind == "baseline"}
+    assert set(baselines) == {"BM25 (bm25s, French stemmer)", "TF-IDF", "Random"}
+    bm25, rand = baselines["BM25 (bm25s, French stemmer)"], baselines["Random"]
+    assert bm25.rank == 1
+    for name in split.dataset.measures:
+        assert bm25.scores[name] > 3 * rand.scores[name]
+
+
+def test_loading_twice_creates_no_duplicates(private_storage):
+    load()
+    before = counts()
+    results = dict(Result.objects.values_list("submission_id", "created_at"))
+    out = load()
+    assert counts() == before
+    assert dict(Result.objects.values_list("submission_id", "created_at")) == results
+    assert "6 unchanged, 0 uploaded or rescored" in out
+    assert "nothing was written" in out
+
+
+def test_force_baselines_rescores_the_same_submissions(private_storage):
+    load()
+    before = counts()
+    scored_at = dict(Submission.objects.values_list("pk", "scored_at"))
+    out = load("--force-baselines")
+    assert counts() == before
+    after = dict(Submission.objects.values_list("pk", "scored_at"))
+    assert set(after) == set(scored_at) and all(after[pk] > scored_at[pk] for pk in after)
+    assert Submission.objects.exclude(status=Submission.Status.SCORED).count() == 0
+    assert "6 uploaded or rescored" in out
+
+
+def test_a_changed_run_replaces_the_baseline_and_withdraws_the_old_one(private_storage):
+    load()
+    old = set(Submission.objects.values_list("pk", flat=True))
+    out = io.StringIO()
+    call_command("load_demo", "--depth", "50", stdout=out)
+    assert Submission.objects.count() == 12
+    assert set(Submission.objects.filter(withdrawn_at__isnull=False).values_list("pk", flat=True)) == old
+    live = Submission.objects.filter(withdrawn_at=None)
+    assert live.count() == 6 and all(s.status == Submission.Status.SCORED for s in live)
+
+
+def test_it_keeps_what_a_curator_changed(private_storage):
+    load("--no-baselines")
+    Dataset.objects.filter(slug="demo").update(description="Edited by a curator.")
+    load("--no-baselines")
+    assert Dataset.objects.get(slug="demo").description == "Edited by a curator."
+    assert Submission.objects.count() == 0
