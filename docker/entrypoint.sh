@@ -7,11 +7,14 @@
 # Anything else is run as given (e.g. `sh`).
 set -eu
 
+here="$(cd "$(dirname "$0")" && pwd)"
+cd "$here/.."
+
 role="${1:-web}"
 if [ "$#" -gt 0 ]; then shift; fi
 
 wait_for_db() {
-  python /app/docker/wait_for_db.py "$@"
+  python "$here/wait_for_db.py" "$@"
 }
 
 case "$role" in

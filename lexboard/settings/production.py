@@ -87,6 +87,9 @@ X_FRAME_OPTIONS = "DENY"
 # Hashed, compressed files built by `collectstatic` (at image build time) and
 # served by whitenoise with far-future cache headers.
 STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"}}
+# A template naming a file that collectstatic did not see gets the plain URL
+# (a missing stylesheet) instead of a 500 on every page.
+WHITENOISE_MANIFEST_STRICT = False
 
 # --- Email --------------------------------------------------------------------------
 # Password-reset mail must really leave: SMTP unless told otherwise.
