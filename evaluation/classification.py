@@ -87,6 +87,9 @@ class ClassificationResult:
     per_label: dict[str, LabelScore]
     n_examples: int
     warnings: list[Notice] = field(default_factory=list)
+    # Macro-F1 per language when the gold lines carry a ``language`` field: the
+    # innermost level of the LEXTREME aggregate for multilingual datasets.
+    per_language: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """JSON-friendly form, as ``python -m evaluation classify --json`` prints it."""
@@ -95,6 +98,7 @@ class ClassificationResult:
             "macro_f1": self.macro_f1,
             "n_examples": self.n_examples,
             "per_label": {label: s.to_dict() for label, s in self.per_label.items()},
+            "per_language": dict(self.per_language),
             "warnings": [w.to_dict() for w in self.warnings],
         }
 
@@ -336,14 +340,16 @@ def read_predictions(source: Source, *, gold: GoldSet, name: str | None = None) 
 
 def evaluate_predictions(gold: GoldSet, predictions: Predictions) -> ClassificationResult:
     """Macro-F1 of checked predictions against their gold, with the notices of both files."""
-    gold_answers = [gold.answers[i] for i in gold.ids]
-    pred_answers = [predictions.answers[i] for i in gold.ids]
-    if gold.task == "single":
-        macro, per_label = single_label_f1(gold_answers, pred_answers)  # type: ignore[arg-type]
-    elif gold.task == "multi":
-        macro, per_label = multi_label_f1(gold_answers, pred_answers)  # type: ignore[arg-type]
-    else:
-        macro, per_label = ner_f1(gold_answers, pred_answers)  # type: ignore[arg-type]
+    measure = {"single": single_label_f1, "multi": multi_label_f1, "ner": ner_f1}[gold.task]
+    macro, per_label = measure(
+        [gold.answers[i] for i in gold.ids], [predictions.answers[i] for i in gold.ids]  # type: ignore[misc]
+    )
+    per_language: dict[str, float] = {}
+    for language in sorted(set(gold.languages.values())):
+        ids = [i for i in gold.ids if gold.languages.get(i) == language]
+        per_language[language] = measure(
+            [gold.answers[i] for i in ids], [predictions.answers[i] for i in ids]  # type: ignore[misc]
+        )[0]
     warnings = list(gold.warnings) + list(predictions.warnings)
     never = sorted(label for label, s in per_label.items() if s.support and not s.predicted)
     if never:
@@ -356,7 +362,7 @@ def evaluate_predictions(gold: GoldSet, predictions: Predictions) -> Classificat
                 len(never),
             )
         )
-    return ClassificationResult(gold.task, macro, per_label, len(gold.ids), warnings)
+    return ClassificationResult(gold.task, macro, per_label, len(gold.ids), warnings, per_language)
 
 
 def score_files(

@@ -83,6 +83,9 @@ def run_classify(args: argparse.Namespace, *, stdout: TextIO | None = None, stde
             f"{label:<{width}}  {s.precision:9.4f}  {s.recall:6.4f}  {s.f1:6.4f}  {s.support:7d}  {s.predicted:9d}",
             file=stdout,
         )
+    if result.per_language:
+        shown = ", ".join(f"{lang} {value:.4f}" for lang, value in result.per_language.items())
+        print(f"macro-F1 per language: {shown}", file=stdout)
     for notice in result.warnings:
         print(f"warning: {notice.message}", file=stderr)
     return EXIT_OK

@@ -232,6 +232,8 @@ def test_it_scores_a_prediction_file_end_to_end(tmp_path):
     assert set(d) >= {"macro_f1", "per_label", "warnings"}
     assert d["per_label"]["tax"]["f1"] == 0.0
     assert [w["code"] for w in d["warnings"]] == ["never_predicted"]
+    # languages of the gold lines: a (fr) right; b (de) wrong; 3 has none and counts only overall
+    assert d["per_language"] == {"de": 0.0, "fr": 1.0}
 
 
 def test_it_reads_gold_languages_and_treats_integer_ids_as_strings():
