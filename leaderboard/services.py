@@ -89,6 +89,18 @@ def qrels_version_publish(*, split: Split, version: QrelsVersion) -> None:
     split.bump_cache_version()
 
 
+def qrels_version_publish_and_rescore(*, split: Split, version: QrelsVersion) -> int:
+    """Publish ``version`` and queue the split's scored submissions again; returns how many.
+
+    What a curator means by "publish" in the admin and with ``import_dataset
+    --publish``: the leaderboard must reflect the new judgments. Rescoring is
+    the submissions side's job (``split_rescore``); its tasks are sent after
+    commit, so a rolled-back import sends nothing.
+    """
+    qrels_version_publish(split=split, version=version)
+    return _rescore(split)
+
+
 def parse_qrels_bytes(data: bytes, *, name: str) -> dict[str, dict[str, int]]:
     """Parse TREC qrels with the metric core's parser (errors carry file:line: reason)."""
     return read_qrels(data, name=name).to_dict()
@@ -130,6 +142,15 @@ def dataset_get_or_create(
         docid_example=docid_example,
     )
     return dataset, True
+
+
+def _rescore(split: Split) -> int:
+    """Queue the split's submissions again (the submissions side does it, if installed)."""
+    try:
+        from submissions.services import split_rescore
+    except ImportError:
+        return 0
+    return split_rescore(split=split)
 
 
 def _examples(qids: list[str], hidden: bool) -> str:
@@ -251,8 +272,10 @@ def dataset_import(*, dataset: Dataset, data, user=None, publish: bool = False, 
                 sr.qrels_version, sr.qrels_created = version.version, created
                 if created:
                     sr.published = split.current_qrels_id == version.pk
+                    if sr.published and version.version > 1:
+                        sr.rescored = _rescore(split)
                 elif publish and split.current_qrels_id != version.pk:
-                    qrels_version_publish(split=split, version=version)
+                    sr.rescored = qrels_version_publish_and_rescore(split=split, version=version)
                     sr.published = True
                 sr.current_version = split.current_qrels.version if split.current_qrels_id else None
             else:

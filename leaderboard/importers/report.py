@@ -26,6 +26,7 @@ class SplitReport:
     qrels_created: bool = False
     published: bool = False
     current_version: int | None = None
+    rescored: int = 0  # submissions queued again after a new version was published
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -56,6 +57,8 @@ class SplitReport:
         else:
             current = " (current)" if self.current_version == self.qrels_version else ""
             q = f"qrels unchanged (v{self.qrels_version}{current})"
+        if self.rescored:
+            q += f", {self.rescored} submissions queued for rescoring"
         return head + "; ".join([t, j, q])
 
 
