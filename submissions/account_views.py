@@ -7,6 +7,7 @@ that creates the profile, and the token management of the profile page.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
@@ -39,7 +40,7 @@ def signup(request):
         form = SignUpForm(request.POST)
         if form.is_valid():
             user = form.save()
-            login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+            login(request, user, backend=settings.AUTHENTICATION_BACKENDS[0])
             messages.success(request, f"Welcome, {user.get_username()}: your account is ready.")
             return redirect(_safe_next(request) or reverse("accounts:profile"))
     else:
@@ -50,10 +51,11 @@ def signup(request):
 class ThrottledLoginView(auth_views.LoginView):
     """Django's log-in view, refusing further attempts after too many failures.
 
-    Failures are counted per (client address, username) in the cache; once
-    ``settings.LEXBOARD_LOGIN_RATE`` is reached, the form answers 429 with the
-    time to wait, without even checking the password, so guessing stops
-    paying off. A successful log-in clears the count.
+    Failures are counted per (client address, username) by
+    :class:`~submissions.throttling.ThrottledModelBackend`; once
+    ``settings.LEXBOARD_LOGIN_RATE`` is reached, this form answers 429 with
+    the time to wait, without even checking the password, so guessing stops
+    paying off.
     """
 
     template_name = "registration/login.html"
@@ -76,16 +78,7 @@ class ThrottledLoginView(auth_views.LoginView):
             response = self.render_to_response(context, status=429)
             response["Retry-After"] = str(verdict.retry_after)
             return response
-        self._ident = ident
         return super().post(request, *args, **kwargs)
-
-    def form_valid(self, form):
-        login_limiter().reset(self._ident)
-        return super().form_valid(form)
-
-    def form_invalid(self, form):
-        login_limiter().hit(self._ident)
-        return super().form_invalid(form)
 
 
 class LogoutView(auth_views.LogoutView):

@@ -9,8 +9,10 @@ limit, only a looser one).
 
 Two users of it:
 
-* the log-in form counts failed attempts per (client address, username)
-  (``settings.LEXBOARD_LOGIN_RATE``);
+* log-ins count failed attempts per (client address, username)
+  (``settings.LEXBOARD_LOGIN_RATE``) in :class:`ThrottledModelBackend`, so
+  every log-in form (ours, the admin's) is covered; our log-in view checks
+  first to answer 429 with the time to wait;
 * uploads, from the browser form and from the API, count per user
   (``settings.LEXBOARD_UPLOAD_RATE``): :func:`upload_limiter` gives the shared
   limiter, :class:`UploadRateThrottle` wraps it for Django REST framework.
@@ -24,7 +26,10 @@ import time
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.backends import ModelBackend
 from django.core.cache import cache
+from django.core.exceptions import PermissionDenied
 from rest_framework.throttling import BaseThrottle
 
 _PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -184,3 +189,31 @@ class UploadRateThrottle(BaseThrottle):
 
     def wait(self) -> float | None:
         return float(self._verdict.retry_after) if self._verdict else None
+
+
+class ThrottledModelBackend(ModelBackend):
+    """Django's model backend, refusing a (client address, username) after too many failed passwords.
+
+    Counting here rather than in one view covers every form that logs in
+    (ours and the admin's). While the limit is reached, even the right
+    password is refused — otherwise guessing would go on and only the
+    answers would be hidden. A successful log-in clears the count. Calls
+    without a request (scripts, tests) are not throttled: there is no
+    address to count for.
+    """
+
+    def authenticate(self, request, username=None, password=None, **kwargs):
+        if username is None:
+            username = kwargs.get(get_user_model().USERNAME_FIELD)
+        if request is None or username is None:
+            return super().authenticate(request, username, password, **kwargs)
+        limiter = login_limiter()
+        ident = login_ident(request, username)
+        if not limiter.peek(ident).allowed:
+            raise PermissionDenied("too many failed log-in attempts")  # stops the other backends too
+        user = super().authenticate(request, username, password, **kwargs)
+        if user is None:
+            limiter.hit(ident)
+        else:
+            limiter.reset(ident)
+        return user

@@ -100,6 +100,8 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Counts failed log-ins per (address, username) and refuses after LEXBOARD_LOGIN_RATE.
+AUTHENTICATION_BACKENDS = ["submissions.throttling.ThrottledModelBackend"]
 LOGIN_URL = "accounts:login"
 LOGIN_REDIRECT_URL = "leaderboard:home"
 LOGOUT_REDIRECT_URL = "leaderboard:home"

@@ -101,3 +101,16 @@ def test_it_says_waits_in_words():
     assert format_wait(1) == "1 second"
     assert format_wait(75) == "1 minute 15 seconds"
     assert format_wait(3600) == "1 hour"
+
+
+@override_settings(LEXBOARD_LOGIN_RATE="3/m")
+def test_the_admin_login_counts_and_obeys_the_same_limit(client, staff):
+    admin_login = reverse("admin:login")
+    for _ in range(3):
+        response = client.post(admin_login, {"username": "curator", "password": "wrong"}, REMOTE_ADDR="10.0.0.9")
+        assert response.status_code == 200
+    right = {"username": "curator", "password": "correct horse battery staple"}
+    response = client.post(admin_login, right, REMOTE_ADDR="10.0.0.9")
+    assert response.status_code == 200  # the form again: the right password is refused while throttled
+    assert "_auth_user_id" not in client.session
+    assert fail(client, "curator", "10.0.0.9").status_code == 429
