@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import random
 import re
+import time
 from dataclasses import dataclass
 from typing import Callable
 
@@ -163,8 +164,18 @@ BASELINES = (
 )
 
 
-def baseline_runs(data: DemoData, *, depth: int = DEFAULT_DEPTH, keys: tuple[str, ...] | None = None) -> dict[str, dict[str, Run]]:
-    """Run every baseline over all questions once; returns ``{key: {split: run}}``."""
+def baseline_runs(
+    data: DemoData,
+    *,
+    depth: int = DEFAULT_DEPTH,
+    keys: tuple[str, ...] | None = None,
+    timings: dict[str, float] | None = None,
+) -> dict[str, dict[str, Run]]:
+    """Run every baseline over all questions once; returns ``{key: {split: run}}``.
+
+    ``timings``, when given, receives each baseline's milliseconds per question
+    (indexing included), which the loader records as the entry's latency.
+    """
     docs = [a.text for a in data.articles]
     docids = data.corpus_ids()
     questions = list(data.questions)
@@ -175,7 +186,10 @@ def baseline_runs(data: DemoData, *, depth: int = DEFAULT_DEPTH, keys: tuple[str
     for baseline in BASELINES:
         if keys is not None and baseline.key not in keys:
             continue
+        started = time.perf_counter()
         ranked = baseline.retrieve(docs, texts, depth, data.seed, tiebreak)
+        if timings is not None:
+            timings[baseline.key] = 1000 * (time.perf_counter() - started) / max(1, len(texts))
         per_split: dict[str, Run] = {}
         for q, hits in zip(questions, ranked, strict=True):
             per_split.setdefault(q.split, {})[str(q.id)] = [(docids[i], score) for i, score in hits]

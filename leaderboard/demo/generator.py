@@ -140,7 +140,7 @@ def a(phrase: str) -> str:
     return {"le": "au " + rest, "les": "aux " + rest, "la": "à la " + rest, "l'": "à l'" + rest}.get(det, "à " + rest)
 
 
-def possessive(phrase: str, gender: str) -> str:
+def possessive(phrase: str) -> str:
     """'mon bailleur', 'ma caisse', 'mes enfants' — how a person asks about their own case."""
     det, rest = _split_article(phrase)
     if det == "les":
@@ -295,7 +295,7 @@ class _Writer:
 
 
 def generate(seed: int = DEFAULT_SEED, *, n_articles: int = N_ARTICLES, n_questions: int = N_QUESTIONS) -> DemoData:
-    """Generate the demo benchmark. Same seed, same bytes; about half a second."""
+    """Generate the demo benchmark. Same seed, same bytes; a fraction of a second."""
     rng = random.Random(seed)
     w = _Writer(rng)
     topics, generic = load_topics()
@@ -432,7 +432,7 @@ def _question_text(w: _Writer, focus: list[Term], person: Term, *, noise: list[T
     a2 = w.noun(n2, plural=0.5, synonym=syn)
     said = w.noun(person, plural=0.2, synonym=0.4)
     gender = "f" if said.startswith("la ") or (said in person.forms and person.gender == "f") else "m"
-    owner = possessive(said, gender)
+    owner = possessive(said)
     many = _plural(owner)
     pronoun = ("elles" if many else "elle") if gender == "f" else ("ils" if many else "il")
     if third.pos == "V":
@@ -460,7 +460,7 @@ def _question_text(w: _Writer, focus: list[Term], person: Term, *, noise: list[T
         else:
             s = f"comment savoir si {a1} {de(a2)} {'sont' if _plural(a1) else 'est'} {adj} ?"
     if noise:
-        x = possessive(noise[0].forms[0], noise[0].gender)
+        x = possessive(noise[0].forms[0])
         clause = rng.choice(["Précision : cela touche aussi {x}.", "Cela concerne aussi {x}.", "Il y a aussi {x} dans ma situation."])
         s = s + " " + clause.format(x=x)
     return _elide(_capitalize(s))
