@@ -160,7 +160,8 @@ def test_it_renders_the_docs_page(client, db):
     response = client.get(reverse("leaderboard:docs"))
     html = _body(response)
     assert response.status_code == 200
-    for needle in ["grade is ≥ 1", "-c", "docid, descending", "map_cut_k", "ndcg_cut_k", "CivC::11", "Holm"]:
+    for needle in ["grade is ≥ 1", "-c", "docid, descending", "map_cut_k", "ndcg_cut_k", "CivC::11", "Holm",
+                   'id="suite-aggregates"', "harmonic mean"]:
         assert needle in html
 
 
