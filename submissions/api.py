@@ -22,6 +22,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import permissions, serializers, status
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -300,12 +301,22 @@ LeaderboardSerializer = inline_serializer(
 # --- views ------------------------------------------------------------------------------------
 
 
+class JsonView(APIView):
+    """Base of the API views: JSON only.
+
+    No browsable HTML renderer: its pages carry inline scripts our content
+    security policy forbids, and the docs page (``api:docs``) explains the API.
+    """
+
+    renderer_classes = [JSONRenderer]
+
+
 class SubmissionPagination(LimitOffsetPagination):
     default_limit = 50
     max_limit = 200
 
 
-class SubmissionListCreate(APIView):
+class SubmissionListCreate(JsonView):
     """``POST`` uploads a run; ``GET ?mine=1`` lists the caller's own submissions."""
 
     permission_classes = [permissions.IsAuthenticated]
@@ -389,7 +400,7 @@ class SubmissionListCreate(APIView):
         )
 
 
-class SubmissionDetail(APIView):
+class SubmissionDetail(JsonView):
     """One submission: status, progress, scores, warnings, error."""
 
     permission_classes = [permissions.AllowAny]
@@ -408,7 +419,7 @@ class SubmissionDetail(APIView):
         return Response(SubmissionSerializer(submission, context={"request": request}).data)
 
 
-class DatasetList(APIView):
+class DatasetList(JsonView):
     """The datasets that accept runs, with their splits and measures."""
 
     permission_classes = [permissions.AllowAny]
@@ -428,7 +439,7 @@ class DatasetList(APIView):
         return Response(DatasetSerializer(qs, many=True, context={"request": request}).data)
 
 
-class LeaderboardView(APIView):
+class LeaderboardView(JsonView):
     """A split's leaderboard: entries in rank order with their aggregate scores."""
 
     permission_classes = [permissions.AllowAny]

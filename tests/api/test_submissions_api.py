@@ -10,6 +10,7 @@ from rest_framework.test import APIClient
 
 from submissions.models import ApiToken, Submission
 from submissions.services import submission_score_now
+from submissions.throttling import upload_limiter
 
 from .conftest import PERFECT, WEAK, run_bytes
 
@@ -124,7 +125,7 @@ def test_it_refuses_a_session_post_without_csrf(client, alice, tiny_dataset):
 
 
 @override_settings(LEXBOARD_UPLOAD_RATE="2/h")
-def test_it_throttles_uploads_with_429(api, tiny_dataset):
+def test_it_throttles_uploads_with_429(api, alice, tiny_dataset):
     tiny_dataset.splits.update(daily_limit=0, total_limit=0)
     for _ in range(2):
         assert upload(api, run_bytes(PERFECT)).status_code == 202
@@ -132,6 +133,8 @@ def test_it_throttles_uploads_with_429(api, tiny_dataset):
     assert response.status_code == 429
     assert "Too many uploads" in assert_error_shape(response.json())["message"]
     assert int(response["Retry-After"]) > 0
+    # The browser form counts in the same place: a user cannot double the rate by switching.
+    assert not upload_limiter().peek(f"user:{alice.pk}").allowed
 
 
 def test_it_answers_429_with_the_next_allowed_time_when_the_quota_is_used(api, tiny_dataset):
@@ -218,3 +221,9 @@ def _as(user) -> APIClient:
     client = APIClient()
     client.force_authenticate(user)
     return client
+
+
+def test_it_answers_json_even_to_a_browser(tiny_dataset):
+    response = APIClient().get(reverse("api:datasets"), HTTP_ACCEPT="text/html,application/xhtml+xml,*/*;q=0.8")
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("application/json")
