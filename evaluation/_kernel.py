@@ -42,7 +42,6 @@ _LOW_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], 
 _HIGH_MASKS = np.array([((1 << 64) - 1) ^ ((1 << (8 * (8 - k))) - 1) if k else 0 for k in range(9)], dtype=np.uint64)
 _POW10_F = 10.0 ** np.arange(23)
 _POW10_I = 10 ** np.arange(19, dtype=np.int64)
-_P8 = 10.0 ** np.arange(7, -1, -1)
 
 
 # ---------------------------------------------------------------- sources
@@ -271,38 +270,93 @@ def column_words(chunk: Chunk, col: int, nw: int | None = None) -> np.ndarray:
     return out
 
 
+_ONES = np.uint64(0x0101010101010101)
+_HIGHS = np.uint64(0x8080808080808080)
+_LOW7 = np.uint64(0x7F7F7F7F7F7F7F7F)
+_ASCII0 = np.uint64(0x3030303030303030)
+_PLUS76 = np.uint64(0x7676767676767676)
+
+
+def _zero_byte_flags(x: np.ndarray) -> np.ndarray:
+    """0x80 in every byte of ``x`` that is zero, 0 elsewhere (exact, no carries)."""
+    return ~(((x & _LOW7) + _LOW7) | x | _LOW7)
+
+
+def _byte_flags(w: np.ndarray, byte: int) -> np.ndarray:
+    return _zero_byte_flags(w ^ (_ONES * np.uint64(byte)))
+
+
+def _nondigit_flags(w: np.ndarray) -> np.ndarray:
+    """0x80 in every byte that is not an ASCII digit.
+
+    For ASCII bytes ``t = w ^ '0'`` is below 0x80 and ``t + 0x76`` sets the
+    high bit exactly when t > 9; a non-ASCII byte flags itself through ``| t``
+    (its carry may disturb a neighbour, but the row is refused anyway).
+    """
+    t = w ^ _ASCII0
+    return ((t + _PLUS76) | t) & _HIGHS
+
+
+def _spread(flags: np.ndarray) -> np.ndarray:
+    """Turn 0x80 flags into 0xFF byte masks."""
+    return (flags >> np.uint64(7)) * np.uint64(0xFF)
+
+
+def _eight_digits(d: np.ndarray) -> np.ndarray:
+    """Bytes holding digit values 0..9 (first byte most significant) -> the 8-digit number."""
+    d = (d * np.uint64(10) + (d >> np.uint64(8))) & np.uint64(0x00FF00FF00FF00FF)
+    d = (d * np.uint64(100) + (d >> np.uint64(16))) & np.uint64(0x0000FFFF0000FFFF)
+    d = (d * np.uint64(10000) + (d >> np.uint64(32))) & np.uint64(0x00000000FFFFFFFF)
+    return d
+
+
+def _flag_index(flag: np.ndarray) -> np.ndarray:
+    """Byte index of a single 0x80 flag (0..7)."""
+    return (np.bitwise_count(flag - np.uint64(1)).astype(np.int64) - 7) // 8
+
+
 def parse_scores(chunk: Chunk, col: int, collector: ProblemCollector, label: str = "score") -> np.ndarray:
-    """Parse a column of decimal numbers exactly as ``strtod`` would; report bad ones."""
+    """Parse a column of decimal numbers exactly as ``strtod`` would; report bad ones.
+
+    Fast path (SWAR on two right-aligned 8-byte words): an optional leading
+    minus, at most 15 digits and at most one dot. The mantissa is then exact
+    in a double and dividing by an exact power of ten rounds once, correctly.
+    """
     s = chunk.starts[:, col]
     e = chunk.ends[:, col]
     L = e - s
-    n = len(s)
-    # Right-align the last 16 bytes of each token into a (n, 16) byte matrix.
-    hi = chunk.w8[e - 16] & _HIGH_MASKS[np.clip(L - 8, 0, 8)]
-    lo = chunk.w8[e - 8] & _HIGH_MASKS[np.clip(L, 0, 8)]
-    M = np.empty((n, 2), dtype=np.uint64)
-    M[:, 0] = hi
-    M[:, 1] = lo
-    M = M.view(np.uint8)  # (n, 16), memory order = text order
-    D = M - np.uint8(48)
-    isdigit = D < 10
-    isdot = M == 46
-    first_col = 16 - L
-    isminus = (M == 45) & (np.arange(16) == first_col[:, None])
-    allowed = isdigit | isdot | isminus | (M == 0)
-    ndig = isdigit.sum(axis=1)
-    ndot = isdot.sum(axis=1)
-    fast = (L <= 16) & allowed.all(axis=1) & (ndot <= 1) & (ndig >= 1) & (ndig <= 15)
-    Df = np.where(isdigit, D, 0).astype(np.float64)
-    full = (Df[:, :8] @ _P8).astype(np.int64) * 100_000_000 + (Df[:, 8:] @ _P8).astype(np.int64)
-    f = np.where(ndot == 1, 15 - np.argmax(isdot, axis=1), 0)
-    f = np.where(fast, f, 0)
-    mant = np.where(ndot == 1, (full // _POW10_I[np.minimum(f + 1, 18)]) * _POW10_I[f] + full % _POW10_I[f], full)
+    k_hi = np.clip(L - 8, 0, 8)
+    k_lo = np.clip(L, 0, 8)
+    hi = chunk.w8[e - 16] & _HIGH_MASKS[k_hi]
+    lo = chunk.w8[e - 8] & _HIGH_MASKS[k_lo]
+    pad_hi = _HIGHS & ~_HIGH_MASKS[k_hi]
+    pad_lo = _HIGHS & ~_HIGH_MASKS[k_lo]
+    nd_hi = _nondigit_flags(hi)
+    nd_lo = _nondigit_flags(lo)
+    dot_hi = _byte_flags(hi, 46) & ~pad_hi
+    dot_lo = _byte_flags(lo, 46) & ~pad_lo
+    minus_hi = _byte_flags(hi, 45) & ~pad_hi
+    minus_lo = _byte_flags(lo, 45) & ~pad_lo
+    # The only place a minus may sit: the token's first byte.
+    first_hi = np.where(L > 8, np.uint64(0x80) << (np.uint64(8) * np.clip(16 - L, 0, 7).astype(np.uint64)), np.uint64(0))
+    first_lo = np.where(L <= 8, np.uint64(0x80) << (np.uint64(8) * np.clip(8 - L, 0, 7).astype(np.uint64)), np.uint64(0))
+    n_dot = np.bitwise_count(dot_hi) + np.bitwise_count(dot_lo)
+    n_minus = np.bitwise_count(minus_hi) + np.bitwise_count(minus_lo)
+    n_digits = L - n_dot - n_minus
+    fast = ((L <= 16) & (n_dot <= 1) & (n_digits >= 1) & (n_digits <= 15)
+            & ((nd_hi & ~(pad_hi | dot_hi | minus_hi)) == 0)
+            & ((nd_lo & ~(pad_lo | dot_lo | minus_lo)) == 0)
+            & ((minus_hi & ~first_hi) == 0) & ((minus_lo & ~first_lo) == 0))
+    dig_hi = (hi ^ _ASCII0) & ~_spread(nd_hi)
+    dig_lo = (lo ^ _ASCII0) & ~_spread(nd_lo)
+    full = (_eight_digits(dig_hi) * np.uint64(100_000_000) + _eight_digits(dig_lo)).astype(np.int64)
+    has_dot = n_dot == 1
+    dot_pos = np.where(dot_hi != 0, _flag_index(dot_hi), 8 + _flag_index(dot_lo))
+    f = np.where(has_dot & fast, 15 - dot_pos, 0)
+    mant = np.where(has_dot, (full // _POW10_I[np.minimum(f + 1, 18)]) * _POW10_I[f] + full % _POW10_I[f], full)
     values = mant.astype(np.float64) / _POW10_F[f]
-    neg = isminus.any(axis=1)
-    values = np.where(neg, -values, values)
-    slow = np.flatnonzero(~fast)
-    for i in slow:
+    values = np.where(n_minus > 0, -values, values)
+    for i in np.flatnonzero(~fast):
         token = chunk.token(int(i), col)
         try:
             if "_" in token:
@@ -324,22 +378,20 @@ def parse_scores(chunk: Chunk, col: int, collector: ProblemCollector, label: str
 
 
 def check_integers(chunk: Chunk, col: int, collector: ProblemCollector, message: str) -> None:
-    """Check that a column holds integers (optional leading minus)."""
+    """Check that a column holds integers (optional leading minus), SWAR on one word."""
     s = chunk.starts[:, col]
     L = chunk.ends[:, col] - s
-    w = chunk.w8[s] & _LOW_MASKS[np.clip(L, 0, 8)]
-    M = w.reshape(-1, 1).view(np.uint8)  # (n, 8)
-    D = M - np.uint8(48)
-    pos = np.arange(8)
-    inside = pos < L[:, None]
-    ok_byte = (D < 10) | ~inside | ((M == 45) & (pos == 0) & (L[:, None] > 1))
-    ok = ok_byte.all(axis=1) & (L <= 8)
+    k = np.clip(L, 0, 8)
+    w = chunk.w8[s] & _LOW_MASKS[k]
+    pad = _HIGHS & ~_LOW_MASKS[k]
+    minus_first = _byte_flags(w, 45) & np.uint64(0x80) & np.where(L > 1, _HIGHS, np.uint64(0))
+    ok = (L <= 8) & ((_nondigit_flags(w) & ~(pad | minus_first)) == 0)
     for i in np.flatnonzero(~ok):
         token = chunk.token(int(i), col)
         try:
-            int(token)
             if "_" in token or "+" in token:
                 raise ValueError
+            int(token)
         except ValueError:
             collector.add(int(chunk.line_no[i]), message.format(token=token))
 
@@ -372,23 +424,99 @@ def splitmix64(x: np.ndarray) -> np.ndarray:
     return x
 
 
-def hash_words(words: np.ndarray) -> np.ndarray:
+def _mix_fast(x: np.ndarray) -> np.ndarray:
+    """A cheap bijection of uint64 (xorshift, odd multiply, xorshift) that spreads every byte into the top bits."""
+    x = x ^ (x >> np.uint64(32))
+    x *= np.uint64(0xD6E8FEB86659FD93)
+    x ^= x >> np.uint64(29)
+    return x
+
+
+def hash_words(words: np.ndarray, block: int = 1 << 20) -> np.ndarray:
     """Fold identifier words into one uint64, independent of zero padding.
 
-    Exact (a bijection) for identifiers of at most 8 bytes.
+    Exact (a bijection) for identifiers of at most 8 bytes. Works in blocks so
+    that temporaries stay small on multi-million-row runs.
     """
-    h = splitmix64(words[:, 0])
-    for i in range(1, words.shape[1]):
-        w = words[:, i]
-        nz = w != 0
-        if nz.any():
-            h = np.where(nz, splitmix64(h ^ splitmix64(w ^ np.uint64(i))), h)
-    return h
+    n = words.shape[0]
+    out = np.empty(n, dtype=np.uint64)
+    for a in range(0, n, block):
+        w = words[a:a + block]
+        h = _mix_fast(w[:, 0])
+        for i in range(1, w.shape[1]):
+            wi = w[:, i]
+            nz = wi != 0
+            if nz.any():
+                h = np.where(nz, splitmix64(h ^ splitmix64(wi ^ np.uint64(i))), h)
+        out[a:a + block] = h
+    return out
+
+
+class Columns:
+    """Growable column arrays filled chunk by chunk.
+
+    Writing each chunk into preallocated arrays (instead of keeping per-chunk
+    arrays and concatenating) keeps the heap from fragmenting, so the resident
+    size after reading a 7M-line run stays close to the data itself.
+    """
+
+    def __init__(self, specs: dict[str, tuple[np.dtype, int]], capacity: int):
+        self.n = 0
+        self.capacity = max(capacity, 1024)
+        self.arrays = {name: np.empty((self.capacity, width) if width else self.capacity, dtype=dtype)
+                       for name, (dtype, width) in specs.items()}
+
+    def append(self, **values: np.ndarray) -> None:
+        """Append the same number of rows to every column (2-D columns may widen)."""
+        m = len(next(iter(values.values())))
+        if self.n + m > self.capacity:
+            self._grow(max(self.n + m, int(self.capacity * 1.5)))
+        for name, v in values.items():
+            arr = self.arrays[name]
+            if arr.ndim == 2 and v.shape[1] != arr.shape[1]:
+                if v.shape[1] > arr.shape[1]:
+                    wider = np.zeros((self.capacity, v.shape[1]), dtype=arr.dtype)
+                    wider[:self.n, :arr.shape[1]] = arr[:self.n]
+                    self.arrays[name] = arr = wider
+                else:
+                    v = pad_words(v, arr.shape[1])
+            arr[self.n:self.n + m] = v
+        self.n += m
+
+    def _grow(self, capacity: int) -> None:
+        for name, arr in self.arrays.items():
+            bigger = np.empty((capacity,) + arr.shape[1:], dtype=arr.dtype)
+            bigger[:self.n] = arr[:self.n]
+            self.arrays[name] = bigger
+        self.capacity = capacity
+
+    def get(self, name: str) -> np.ndarray:
+        """The filled part of a column (a view; untouched capacity is never resident)."""
+        return self.arrays[name][:self.n]
+
+
+def size_hint(stream) -> int | None:
+    """Size in bytes of a plain file or BytesIO, when cheaply known."""
+    try:
+        import os as _os
+        return _os.fstat(stream.fileno()).st_size
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        pass
+    if isinstance(stream, io.BytesIO):
+        return len(stream.getbuffer())
+    return None
 
 
 def pair_key(qcode: np.ndarray, dkey: np.ndarray) -> np.ndarray:
-    """Combine a query code and a docid hash into one uint64 key."""
-    return splitmix64(dkey ^ (qcode.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)))
+    """Combine a query code and a docid hash into one uint64 key.
+
+    ``dkey`` is already well mixed, so xor with a spread query code suffices;
+    equal keys are only candidates and are always confirmed on the words.
+    """
+    out = qcode.astype(np.uint64)
+    out *= np.uint64(0x9E3779B97F4A7C15)
+    out ^= dkey
+    return out
 
 
 def pad_words(words: np.ndarray, nw: int) -> np.ndarray:

@@ -50,7 +50,7 @@ class Qrels:
         # A 2^22-bit prefilter: a run row whose key hits an empty slot cannot be judged,
         # which spares a binary search for almost every row of a big run.
         self._bitmap = np.zeros(1 << 22, dtype=bool)
-        self._bitmap[(keys >> np.uint64(42)).astype(np.int64)] = True
+        self._bitmap[(keys >> np.uint64(42)).astype(np.intp)] = True
 
     # -- queries
 
@@ -79,11 +79,20 @@ class Qrels:
         grade = np.zeros(n, dtype=np.int64)
         if n == 0 or len(self.grades) == 0:
             return judged, grade
-        known = np.flatnonzero(qidx >= 0)
-        keys = K.pair_key(qidx[known], doc_keys[known])
-        cand = self._bitmap[(keys >> np.uint64(42)).astype(np.int64)]
-        rows = known[cand]
-        keys = keys[cand]
+        # Blocks keep the temporaries of a 7M-row run to a few MB.
+        found_rows, found_keys = [], []
+        block = 1 << 20
+        for a in range(0, n, block):
+            q = qidx[a:a + block]
+            keys = K.pair_key(q, doc_keys[a:a + block])
+            slot = keys >> np.uint64(42)
+            cand = self._bitmap[slot.view(np.int64)]
+            cand &= q >= 0
+            r = np.flatnonzero(cand)
+            found_rows.append(r + a)
+            found_keys.append(keys[r])
+        rows = np.concatenate(found_rows)
+        keys = np.concatenate(found_keys)
         pos = np.searchsorted(self._sorted_keys, keys)
         pos = np.minimum(pos, len(self._sorted_keys) - 1)
         hit = self._sorted_keys[pos] == keys

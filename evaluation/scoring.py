@@ -121,7 +121,7 @@ def evaluate(
 
     # Queries: run codes -> qrels index -> evaluated position.
     q_of_code = np.array([-1 if qrels.query_index(q) is None else qrels.query_index(q) for q in run.qids],
-                         dtype=np.int64)
+                         dtype=np.int32)
     unknown = [q for q, i in zip(run.qids, q_of_code.tolist()) if i < 0]
     if unknown:
         shown = ", ".join(repr(q) for q in unknown[:5])
@@ -145,7 +145,7 @@ def evaluate(
     report(0.6)
 
     # Judged rows within the depth.
-    row_q = q_of_code[run.qcode] if len(run) else np.zeros(0, dtype=np.int64)
+    row_q = q_of_code[run.qcode] if len(run) else np.zeros(0, dtype=np.int32)
     row_q[rank > depth] = -1
     judged, grade = qrels.lookup(row_q, run.doc_words, run.doc_keys)
     if corpus is not None:
@@ -156,7 +156,7 @@ def evaluate(
     hq = eval_pos[row_q[rows]]
     keep = hq >= 0
     rows, hq = rows[keep], hq[keep]
-    hr = rank[rows]
+    hr = rank[rows].astype(np.int64)
     hg = grade[rows]
     order = np.lexsort((hr, hq))
     hq, hr, hg = hq[order], hr[order], hg[order]
@@ -196,7 +196,7 @@ def _rank_rows(run: Run, depth: int) -> tuple[np.ndarray, Notice | None, Notice 
     n = len(run)
     retrieved = np.bincount(run.qcode, minlength=len(run.qids)) if n else np.zeros(len(run.qids), dtype=np.int64)
     if n == 0:
-        return np.zeros(0, dtype=np.int64), None, None, retrieved
+        return np.zeros(0, dtype=np.int32), None, None, retrieved
     # trec_eval keeps scores as C floats, so scores equal in single precision are
     # ties there; ranking on float32 reproduces its order exactly.
     q, s = run.qcode, run.scores.astype(np.float32)
@@ -210,7 +210,8 @@ def _rank_rows(run: Run, depth: int) -> tuple[np.ndarray, Notice | None, Notice 
         newq = q[1:] != q[:-1]
     heads = np.concatenate(([0], np.flatnonzero(newq) + 1))
     lens = np.diff(np.append(heads, n))
-    rank_sorted = np.arange(1, n + 1, dtype=np.int64) - np.repeat(heads, lens)
+    rank_sorted = np.arange(1, n + 1, dtype=np.int32)
+    rank_sorted -= np.repeat(heads.astype(np.int32), lens)
 
     tie_notice = None
     tie = (s[1:] == s[:-1]) & ~newq
@@ -242,7 +243,7 @@ def _rank_rows(run: Run, depth: int) -> tuple[np.ndarray, Notice | None, Notice 
     if order is None:
         rank = rank_sorted
     else:
-        rank = np.empty(n, dtype=np.int64)
+        rank = np.empty(n, dtype=np.int32)
         rank[order] = rank_sorted
     return rank, tie_notice, cut_notice, retrieved
 
