@@ -263,7 +263,11 @@ def dataset_import(*, dataset: Dataset, data, user=None, publish: bool = False, 
             if corpus_ids is not None:
                 outside = sum(1 for d in qrels.values() for doc in d if doc not in corpus_ids)
                 if outside:
-                    sr.warnings.append(f"{outside} judgments name documents that are not in the corpus")
+                    hint = ""
+                    if outside * 2 > sr.judgments:
+                        example = dataset.docid_example or next(iter(sorted(corpus_ids)), "")
+                        hint = f" — most of them: do the judgments use the corpus's ids (e.g. {example})?"
+                    sr.warnings.append(f"{outside} judgments name documents that are not in the corpus{hint}")
             if qrels:
                 version, created = qrels_version_add(
                     split=split, qrels=qrels, note=note, user=user, publish=True if publish else None

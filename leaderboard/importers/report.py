@@ -55,7 +55,7 @@ class SplitReport:
         elif self.published:
             q = f"qrels unchanged (v{self.qrels_version}), now published"
         else:
-            current = " (current)" if self.current_version == self.qrels_version else ""
+            current = ", current" if self.current_version == self.qrels_version else ""
             q = f"qrels unchanged (v{self.qrels_version}{current})"
         if self.rescored:
             q += f", {self.rescored} submissions queued for rescoring"

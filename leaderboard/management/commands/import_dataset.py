@@ -79,7 +79,9 @@ class Command(BaseCommand):
                 language=opts["language"],
                 docid_example=opts["docid_example"],
             )
-            if created:
+            if created and opts["dry_run"]:
+                self.stdout.write(f"dataset {slug} would be created (benchmark {dataset.benchmark.slug})")
+            elif created:
                 self.stdout.write(f"dataset {slug} created (benchmark {dataset.benchmark.slug}); refine it in the admin")
             return dataset
         dataset = Dataset.objects.filter(slug=slug).first()
