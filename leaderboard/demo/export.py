@@ -109,7 +109,8 @@ trec/   topics.SPLIT.tsv (qid<TAB>text), qrels.SPLIT.txt, corpus_ids.txt
 """
     if with_runs:
         text += """runs/   the baselines' TREC runs (BM25 with a French stemmer, TF-IDF, random), per split
-          python -m evaluation score trec/qrels.dev.txt runs/bm25.dev.trec
+          python -m evaluation score --qrels trec/qrels.dev.txt --run runs/bm25.dev.trec
+          python -m evaluation compare --qrels trec/qrels.dev.txt --run runs/bm25.dev.trec --run runs/tfidf.dev.trec --measure R@100
 """
     return text
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import io
+import uuid
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -119,3 +121,20 @@ def test_it_keeps_what_a_curator_changed(private_storage):
     load("--no-baselines")
     assert Dataset.objects.get(slug="demo").description == "Edited by a curator."
     assert Submission.objects.count() == 0
+
+
+def test_the_dataset_page_shows_the_baselines_after_loading(private_storage, client, settings):
+    from django.urls import reverse
+
+    # A key prefix of our own: ids repeat across tests, and clearing a shared Redis would hurt others.
+    caches = copy.deepcopy(settings.CACHES)
+    caches["default"]["KEY_PREFIX"] = f"test-demo-{uuid.uuid4().hex[:12]}"
+    settings.CACHES = caches
+    load()
+    page = client.get(reverse("leaderboard:dataset", args=["demo"]) + "?split=dev")
+    assert page.status_code == 200
+    html = page.content.decode()
+    for system in ("BM25 (bm25s, French stemmer)", "TF-IDF", "Random"):
+        assert system in html
+    home = client.get(reverse("leaderboard:home"))
+    assert home.status_code == 200 and "Demo statutory retrieval" in home.content.decode()
