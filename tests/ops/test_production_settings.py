@@ -118,3 +118,16 @@ def test_it_makes_the_proxy_https_header_configurable(tmp_path, header):
     assert result.returncode == 0, result.stderr
     expected = "('HTTP_X_FORWARDED_PROTO', 'https')" if header else "None"
     assert result.stdout.strip() == expected
+
+
+def test_it_passes_check_deploy_with_the_example_env_file_once_a_key_is_set(tmp_path):
+    import re
+
+    example = dict(re.findall(r"^([A-Z][A-Z0-9_]*)=(.*)$", (ROOT / ".env.example").read_text(), re.M))
+    example["SECRET_KEY"] = STRONG_KEY
+    for folder in ("LEXBOARD_VAR_DIR", "MEDIA_ROOT", "LEXBOARD_DATA_DIR", "STATIC_ROOT"):
+        example[folder] = str(tmp_path / folder.lower())  # not /var/lib/lexboard of this machine
+    result = _run(["manage.py", "check", "--deploy"], tmp_path, **example)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert "System check identified no issues (0 silenced)." in output, output
