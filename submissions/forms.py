@@ -26,6 +26,15 @@ METADATA_HELP = {
 }
 
 
+def _formfield(model_field, **kwargs):
+    """Model fields as form fields; URLs assume https when a scheme is missing."""
+    from django.db import models
+
+    if isinstance(model_field, models.URLField):
+        kwargs.setdefault("assume_scheme", "https")
+    return model_field.formfield(**kwargs)
+
+
 class SubmissionMetadataForm(forms.ModelForm):
     """What a participant tells about the system (editable after upload)."""
 
@@ -33,6 +42,7 @@ class SubmissionMetadataForm(forms.ModelForm):
         model = Submission
         fields = list(METADATA_FIELDS)
         help_texts = METADATA_HELP
+        formfield_callback = _formfield
         widgets = {
             "description": forms.Textarea(attrs={"rows": 4}),
             "visibility": forms.RadioSelect,

@@ -59,3 +59,44 @@ def test_split(tiny_dataset):
 @pytest.fixture
 def dev_split(tiny_dataset):
     return tiny_dataset.splits.get(name="dev")
+
+
+def _reset_pools(app) -> None:
+    from kombu import pools
+
+    pools.reset()  # closes and forgets every pool, so the next send connects to the current URL
+    app._pool = None
+    amqp = app.__dict__.get("amqp")
+    if amqp is not None:
+        amqp._producer_pool = None
+
+
+class BrokerOutage:
+    """Points the Celery app at a broker nobody listens on (a real refused connection, not a mock)."""
+
+    def __init__(self):
+        from lexboard.celery import app
+
+        self.app = app
+        self.saved = (app.conf.broker_url, app.conf.broker_transport_options)
+        self.down = False
+
+    def start(self) -> None:
+        _reset_pools(self.app)
+        self.app.conf.broker_url = "redis://127.0.0.1:9/0"
+        self.app.conf.broker_transport_options = {}
+        self.down = True
+
+    def restore(self) -> None:
+        if self.down:
+            _reset_pools(self.app)
+            self.app.conf.broker_url, self.app.conf.broker_transport_options = self.saved
+            self.down = False
+
+
+@pytest.fixture
+def broker_down():
+    outage = BrokerOutage()
+    outage.start()
+    yield outage
+    outage.restore()

@@ -133,3 +133,26 @@ def test_quota_reached_is_refused_at_upload(transactional_db, celery_worker_proc
     assert "Your next submission will be accepted from" in refused.content.decode()
     assert Submission.objects.count() == 1
     assert wait_until_final(Submission.objects.get().pk, celery_worker_process).status == Submission.Status.SCORED
+
+
+def test_uploads_made_while_the_broker_is_down_are_scored_once_the_sweep_resends_them(
+    transactional_db, celery_worker_process, client, alice, tiny_dataset, broker_down
+):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from submissions.services import submissions_sweep
+
+    split = tiny_dataset.splits.get(name="test")
+    client.force_login(alice)
+    for _ in range(3):
+        assert post_run(client, split, GOOD_RUN).status_code == 302
+    assert list(Submission.objects.values_list("enqueued_at", flat=True)) == [None] * 3
+
+    broker_down.restore()
+    counts = submissions_sweep(now=timezone.now() + timedelta(seconds=60))
+    assert counts["resent"] == 3
+    for submission in Submission.objects.all():
+        assert wait_until_final(submission.pk, celery_worker_process).status == Submission.Status.SCORED
+    assert Result.objects.count() == 3
