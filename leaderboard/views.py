@@ -61,6 +61,7 @@ def dataset(request, slug: str):
         "measure_info": measure_info(list(dataset.measures or [])),
         "sort": measure,
         "has_scored": any(r.kind != "reported" for r in rows),
+        "has_submissions": any(r.kind == "scored" for r in rows),
         "has_reported": any(r.kind == "reported" for r in rows),
         "has_baseline": any(r.kind == "baseline" for r in rows),
         "has_private": any(r.is_private for r in rows),
