@@ -26,7 +26,7 @@ import hashlib
 import json
 import random
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import cached_property
 
 from . import vocabulary
@@ -378,21 +378,26 @@ def generate(seed: int = DEFAULT_SEED, *, n_articles: int = N_ARTICLES, n_questi
                 sentence = w.planted_sentence(part, topic_noun, synonym=0.7 if far else 0.45)
             sentences[idx].insert(where, sentence)
         text = _question_text(w, focus, person, noise=_noise_terms(rng, topics, topic))
-        extra = rng.choice(
-            [f"J'habite à {rng.choice(cities)}.", "", f"Nous avons {rng.choice(['un enfant', 'deux enfants', 'trois enfants'])}.", "", "Je suis de nationalité belge."]
-        )
+        # BSARD's extra_description: context the question itself leaves out.
+        extra = rng.choice([
+            f"J'habite à {rng.choice(cities)}.",
+            "",
+            f"Nous avons {rng.choice(['un enfant', 'deux enfants', 'trois enfants'])}.",
+            "",
+            "Je suis de nationalité belge.",
+        ])
         article_ids = tuple(sorted(i + 1 for i in relevant))
         questions.append(Question(qid, text, topic.category, sub.name, extra, article_ids, ""))
 
-    # 3. Splits: alternate within each category, so dev and test have the same mix.
-    # The alternation runs on across categories, so the splits differ by at most one.
+    # 3. Splits: alternate within each category, so dev and test have the same mix;
+    # the alternation runs on across categories, so the splits differ by at most one.
     ordered: list[int] = []
     for topic in topics:
         ids = [q.id for q in questions if q.category == topic.category]
         rng.shuffle(ids)
         ordered += ids
     split_of = {i: SPLITS[j % 2] for j, i in enumerate(ordered)}
-    questions = [Question(**{**asdict(q), "article_ids": q.article_ids, "split": split_of[q.id]}) for q in questions]
+    questions = [replace(q, split=split_of[q.id]) for q in questions]
 
     articles = []
     numbers: dict[str, int] = {}

@@ -91,3 +91,14 @@ def test_questions_paraphrase_rather_than_copy_the_articles(demo_data):
         if set(tokenize(q.text, stem=True)) - relevant_words:
             misses += 1
     assert misses > len(demo_data.questions) / 2
+
+
+#: The demo every install generates. Changing the vocabulary or the generator on
+#: purpose changes it (update it here); anything else changing it is a bug — e.g.
+#: a Python upgrade that alters ``random`` — because installs would then disagree
+#: about the same "demo" benchmark.
+EXPECTED_SHA256 = "63d63e2bb90dbb7e2676a741671040aa5a94f0419bb0d6f607362d66c0160822"
+
+
+def test_it_generates_the_known_benchmark(demo_data):
+    assert demo_data.sha256 == EXPECTED_SHA256
