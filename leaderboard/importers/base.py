@@ -164,6 +164,8 @@ def files_from_zip(data: bytes, *, max_bytes: int, name: str = "upload.zip") -> 
     prefix = os.path.commonpath(names) if len(names) > 1 else os.path.dirname(names[0]) if names else ""
     if prefix in names:  # a single file: commonpath is the file itself
         prefix = os.path.dirname(prefix)
+    if prefix.rsplit("/", 1)[-1] == "qrels":  # a zip of qrels files only keeps the BEIR layout
+        prefix = os.path.dirname(prefix)
     out: dict[str, bytes] = {}
     for info in infos:
         rel = info.filename[len(prefix) :].lstrip("/") if prefix else info.filename

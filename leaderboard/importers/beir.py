@@ -147,7 +147,7 @@ def parse_beir(files: Mapping[str, bytes], *, hidden: Iterable[str] = ("test",))
         found = pick(files, name)
         if found is None:
             p = Problems(name)
-            p.add(None, f"is missing — a BEIR folder holds corpus.jsonl, queries.jsonl and qrels/<split>.tsv")
+            p.add(None, "is missing — a BEIR folder holds corpus.jsonl, queries.jsonl and qrels/<split>.tsv")
             all_problems.append(p)
         return found
 

@@ -39,7 +39,7 @@ class Command(BaseCommand):
         except IntegrityError:  # another process created it at the same moment
             self.stdout.write(f"{username} account exists (password printed at first run)")
             return
-        self.stdout.write(self.style.SUCCESS(f"created the local admin account — it is printed only this once:"))
+        self.stdout.write(self.style.SUCCESS("created the local admin account — it is printed only this once:"))
         self.stdout.write(f"  login:    {opts['url']}")
         self.stdout.write(f"  user:     {username}")
         self.stdout.write(f"  password: {password}")
