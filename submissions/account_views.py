@@ -21,7 +21,7 @@ from django.views.decorators.http import require_POST
 
 from .account_forms import LoginForm, ProfileForm, SignUpForm, TokenCreateForm
 from .models import ApiToken, Profile
-from .throttling import format_wait, login_ident, login_limiter
+from .throttling import RateLimiter, format_wait, login_ident, login_limiter
 
 
 def _safe_next(request) -> str | None:
@@ -88,11 +88,24 @@ class LogoutView(auth_views.LogoutView):
 
 
 class PasswordResetView(auth_views.PasswordResetView):
+    """Django's reset view; past the log-in rate, per address and e-mail, it quietly sends nothing.
+
+    The answer stays the same either way ("check your e-mail"), so the page
+    neither reveals which addresses have accounts nor lets anyone flood an
+    inbox.
+    """
+
     template_name = "registration/password_reset_form.html"
     email_template_name = "registration/password_reset_email.txt"
     html_email_template_name = "registration/password_reset_email.html"
     subject_template_name = "registration/password_reset_subject.txt"
     success_url = reverse_lazy("accounts:password_reset_done")
+
+    def form_valid(self, form):
+        ident = login_ident(self.request, form.cleaned_data.get("email", ""))
+        if not RateLimiter("password_reset", "LEXBOARD_LOGIN_RATE").hit(ident).allowed:
+            return redirect(self.get_success_url())
+        return super().form_valid(form)
 
 
 class PasswordResetConfirmView(auth_views.PasswordResetConfirmView):

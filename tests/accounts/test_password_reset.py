@@ -50,3 +50,12 @@ def test_a_reset_link_works_only_once(client, alice):
     response = other.get(link, follow=True)
     assert not response.context["validlink"]
     assert "does not work any more" in response.content.decode()
+
+
+def test_it_stops_mailing_after_the_rate_without_saying_so(client, alice, settings):
+    settings.LEXBOARD_LOGIN_RATE = "2/m"
+    for _ in range(4):
+        response = client.post(reverse("accounts:password_reset"), {"email": "alice@example.org"})
+        assert response.status_code == 302
+        assert response["Location"] == reverse("accounts:password_reset_done")
+    assert len(mail.outbox) == 2
