@@ -37,7 +37,9 @@ from leaderboard.selectors import (
 )
 
 from .api_errors import ApiError, error_body
+from .errors import QuotaExceeded, UploadRefused
 from .models import Result, Submission
+from .services import submission_create
 from .throttling import UploadRateThrottle
 
 # --- the error shape, for the schema ------------------------------------------------
@@ -345,9 +347,6 @@ class SubmissionListCreate(JsonView):
         tags=["submissions"],
     )
     def post(self, request):
-        from .errors import QuotaExceeded, UploadRefused
-        from .services import submission_create
-
         data = SubmissionCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
@@ -383,8 +382,21 @@ class SubmissionListCreate(JsonView):
             OpenApiParameter("mine", bool, description="Your own submissions (the only list there is)."),
             OpenApiParameter("dataset", str, description="Only this dataset's (slug)."),
             OpenApiParameter("status", str, enum=[s.value for s in Submission.Status]),
+            OpenApiParameter("limit", int, description="At most this many (default 50, at most 200)."),
+            OpenApiParameter("offset", int),
         ],
-        responses={200: SubmissionSerializer(many=True), 401: _error("No valid token.")},
+        responses={
+            200: inline_serializer(
+                name="SubmissionPage",
+                fields={
+                    "count": serializers.IntegerField(),
+                    "next": serializers.URLField(allow_null=True),
+                    "previous": serializers.URLField(allow_null=True),
+                    "results": SubmissionSerializer(many=True),
+                },
+            ),
+            401: _error("No valid token."),
+        },
         tags=["submissions"],
     )
     def get(self, request):
