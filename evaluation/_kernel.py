@@ -146,13 +146,14 @@ def iter_chunks(
     collector: ProblemCollector,
     max_lines: int | None = None,
     max_bytes: int | None = None,
-    chunk_bytes: int = CHUNK_BYTES,
+    chunk_bytes: int | None = None,
 ) -> Iterator[Chunk]:
     """Yield tokenized chunks of whole lines; record problems in ``collector``.
 
     Blank lines and lines whose first token starts with ``#`` are skipped.
     Lines with the wrong number of columns are reported, not yielded.
     """
+    chunk_bytes = chunk_bytes or CHUNK_BYTES
     carry = b"\n"
     base_line = 0  # lines completed before the current chunk
     total = 0

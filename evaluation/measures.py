@@ -87,7 +87,7 @@ def parse_measure(name: str) -> Measure:
         raise ValueError(f"measure {family.family} takes no cutoff; write {family.family!r}")
     k = int(k_text) if k_text is not None else None
     if k is not None and k < 1:
-        raise ValueError(f"the cutoff of {name!r} must be at least 1")
+        raise ValueError(f"the cutoff of measure {name!r} must be at least 1")
     label = f"{family.family}@{k}" if k is not None else family.family
     fill = (lambda s: s.format(k=k)) if k is not None else (lambda s: s)
     return Measure(name=label, family=family.family, k=k, formula=family.formula,

@@ -245,7 +245,7 @@ def sniff_run(first_bytes: bytes, *, n_lines: int = 50) -> list[Problem]:
             K.check_integers(chunk, 3, collector, _RANK_MESSAGE)
     except RunFormatError:
         pass
-    problems = list(collector.problems)
+    problems = sorted(collector.problems, key=lambda p: (p.line is not None, p.line or 0))
     if not problems and not text.strip(b" \t\r\n"):
         problems.append(Problem(None, "the file is empty"))
     return problems

@@ -1,0 +1,229 @@
+"""Run and qrels parsing: accepted variations and refusals with line numbers."""
+
+from __future__ import annotations
+
+import gzip
+import io
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evaluation import (CorpusIds, Qrels, QrelsFormatError, Run, RunFormatError, docid_scheme_ok, read_qrels,
+                        read_run, sniff_run, write_run)
+from evaluation import _kernel
+
+GOOD = b"q1 Q0 d1 1 2.5 tag\nq1 Q0 d2 2 1.5 tag\nq2 Q0 d1 1 0.5 tag\n"
+
+
+def problems(source, reader=read_run, **kw):
+    with pytest.raises((RunFormatError, QrelsFormatError)) as err:
+        reader(source, name="run.txt", **kw)
+    return err.value
+
+
+def test_it_reads_a_plain_run():
+    run = read_run(GOOD)
+    assert run.qids == ["q1", "q2"]
+    assert run.docids() == ["d1", "d2", "d1"]
+    assert run.scores.tolist() == [2.5, 1.5, 0.5]
+    assert run.to_dict() == {"q1": {"d1": 2.5, "d2": 1.5}, "q2": {"d1": 0.5}}
+
+
+def test_it_accepts_tabs_runs_of_spaces_crlf_bom_comments_and_blank_lines():
+    text = ("\ufeff# a comment\n\nq1\tQ0\td1\t1\t2.5\ttag\r\n   \nq1   Q0 \t d2  2   1.5  tag  \r\n"
+            "q2 Q0 d1 1 0.5 tag").encode()
+    run = read_run(text)
+    assert run.to_dict() == read_run(GOOD).to_dict()
+    assert [run.line_of(i) for i in range(3)] == [3, 5, 6]
+
+
+def test_it_reads_gzip_by_magic_bytes(tmp_path):
+    path = tmp_path / "run.txt"  # no .gz suffix on purpose
+    path.write_bytes(gzip.compress(GOOD))
+    assert read_run(path).to_dict() == read_run(GOOD).to_dict()
+    assert read_run(io.BytesIO(gzip.compress(GOOD))).to_dict() == read_run(GOOD).to_dict()
+
+
+def test_it_reads_the_same_across_chunk_boundaries(monkeypatch):
+    lines = [f"q{i % 7} Q0 doc-{i:05d}-with-a-long-name {i} {i * 0.37:.6f} t" for i in range(400)]
+    text = ("\n".join(lines[:100]) + "\n\n# c\n" + "\n".join(lines[100:]) + "\n").encode()
+    whole = read_run(text)
+    monkeypatch.setattr(_kernel, "CHUNK_BYTES", 61)
+    small = read_run(text)
+    assert small.to_dict() == whole.to_dict()
+    assert small.line_of(150) == whole.line_of(150) == 153
+
+
+def test_it_refuses_a_wrong_column_count_and_names_the_columns():
+    err = problems(b"q1 Q0 d1 1 2.5 tag\nq1 Q0 d2 2 1.5\n")
+    assert str(err) == ("run.txt:2: expected 6 columns (query id, Q0, document id, rank, score, run tag) "
+                        "separated by spaces or tabs, found 5: 'q1 Q0 d2 2 1.5'")
+    assert err.problems[0].line == 2
+
+
+def test_it_hints_at_comma_separated_files():
+    assert "comma" in str(problems(b"q1,Q0,d1,1,2.5,tag\n"))
+
+
+@pytest.mark.parametrize(("score", "reason"), [
+    ("abc", "is not a number"),
+    ("nan", "is NaN"),
+    ("inf", "is infinite"),
+    ("-Infinity", "is infinite"),
+    ("1e400", "overflows"),
+    ("1_0", "is not a number"),
+])
+def test_it_refuses_scores_that_are_not_finite_numbers(score, reason):
+    err = problems(f"q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 {score} t\n".encode())
+    assert err.problems[0].line == 2 and reason in err.problems[0].reason
+
+
+@pytest.mark.parametrize("rank", ["1.0", "one", "+1", "-"])
+def test_it_refuses_a_rank_that_is_not_an_integer(rank):
+    err = problems(f"q1 Q0 d1 {rank} 2.5 t\n".encode())
+    assert err.problems[0].line == 1 and "not a whole number" in err.problems[0].reason
+    assert "not used" in err.problems[0].reason
+
+
+def test_it_accepts_long_and_negative_ranks():
+    assert len(read_run(b"q1 Q0 d1 123456789012 2.5 t\nq1 Q0 d2 -3 1 t\n")) == 2
+
+
+@pytest.mark.parametrize("text", [b"", b"\n\n  \n", b"# only a comment\n"])
+def test_it_refuses_an_empty_file(text):
+    assert "empty" in str(problems(text))
+
+
+def test_it_refuses_text_that_is_not_utf8_with_the_line():
+    err = problems(b"q1 Q0 d1 1 2.5 t\nq1 Q0 d\xe9 2 1.5 t\n")
+    assert err.problems[0].line == 2 and "UTF-8" in err.problems[0].reason
+
+
+def test_it_accepts_utf8_docids():
+    run = read_run("q1 Q0 Αστικός::11 1 2.5 t\n".encode())
+    assert run.docids() == ["Αστικός::11"]
+
+
+def test_it_refuses_a_duplicate_pair_naming_both_lines():
+    err = problems(b"q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 1.5 t\nq1 Q0 d1 3 0.5 t\n")
+    assert err.problems[0].line == 3
+    assert "lines 1 and 3" in err.problems[0].reason and "'d1'" in err.problems[0].reason
+
+
+def test_it_refuses_duplicates_in_a_run_not_grouped_by_query():
+    err = problems(b"q1 Q0 d1 1 2.5 t\nq2 Q0 d1 1 1.5 t\nq1 Q0 d1 3 0.5 t\n")
+    assert "lines 1 and 3" in str(err)
+
+
+def test_it_allows_the_same_docid_in_different_queries():
+    assert len(read_run(b"q1 Q0 d1 1 2.5 t\nq2 Q0 d1 1 1.5 t\n")) == 2
+
+
+@pytest.mark.parametrize(("content", "words"), [
+    (b"<!DOCTYPE html><html><body>Login</body></html>", "HTML page"),
+    (b"PK\x03\x04\x14\x00\x00\x00", "spreadsheet"),
+    (b"q1 Q0 d1 1 2.5 t\x00\x00\n", "binary"),
+    (b'{"q1": {"d1": 1}}', "JSON"),
+])
+def test_it_recognises_files_that_are_not_runs(content, words):
+    err = problems(content)
+    assert words in str(err) and err.problems[0].line == 1
+
+
+def test_it_collects_several_problems_before_giving_up():
+    text = "".join(f"q1 Q0 d{i} 1 x{i} t\n" for i in range(50)).encode()
+    err = problems(text)
+    assert len(err.problems) == 20
+    assert [p.line for p in err.problems[:3]] == [1, 2, 3]
+    assert len(str(err).splitlines()) == 20
+
+
+def test_it_enforces_a_line_cap():
+    text = "".join(f"q1 Q0 d{i} {i} 1.0 t\n" for i in range(1, 11)).encode()
+    assert "more than 5 lines" in str(problems(text, max_lines=5))
+
+
+def test_it_warns_about_several_tags():
+    run = read_run(b"q1 Q0 d1 1 2.5 a\nq1 Q0 d2 2 1.5 b\n")
+    assert [n.code for n in run.notices] == ["several_tags"]
+
+
+def test_it_sniffs_the_first_lines_cheaply():
+    assert sniff_run(GOOD) == []
+    assert sniff_run(GOOD + b"q3 Q0 d9 1 0.")  == []  # a cut last line is ignored
+    found = sniff_run(b"q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 nan t\nq1 d3\n")
+    assert [(p.line, "NaN" in p.reason or "columns" in p.reason) for p in found] == [(2, True), (3, True)]
+    assert "HTML" in sniff_run(b"<html><head>")[0].reason
+
+
+SCORE_TEXT = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False, width=64).map(repr),
+    st.builds(lambda x, p: f"{x:.{p}f}", st.floats(-1e6, 1e6), st.integers(0, 12)),
+    st.builds(lambda x, p: f"{x:.{p}e}", st.floats(-1e30, 1e30), st.integers(0, 17)),
+    st.from_regex(r"-?[0-9]{1,16}(\.[0-9]{0,10})?", fullmatch=True),
+    st.from_regex(r"-?\.[0-9]{1,15}", fullmatch=True),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(SCORE_TEXT, min_size=1, max_size=20))
+def test_it_parses_scores_exactly_like_strtod(scores):
+    text = "".join(f"q Q0 d{i} {i} {s} t\n" for i, s in enumerate(scores)).encode()
+    parsed = read_run(text).scores
+    expected = np.array([float(s) for s in scores])
+    assert np.array_equal(parsed, expected), [(s, a, b) for s, a, b in zip(scores, parsed, expected) if a != b]
+
+
+def test_it_writes_a_run_that_reads_back_identically():
+    run = read_run(b"q1 Q0 d1 1 0.1 t\nq1 Q0 d2 2 0.30000000000000004 t\nq2 Q0 x 1 -7 t\n")
+    out = io.StringIO()
+    write_run(run, out, tag="fused")
+    again = read_run(out.getvalue().encode())
+    assert again.to_dict() == run.to_dict() and again.tags == ["fused"]
+    assert out.getvalue().splitlines()[0] == "q1 Q0 d2 1 0.30000000000000004 fused"
+
+
+# ---------------------------------------------------------------- qrels
+
+QRELS = b"q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\nq2 0 d4 -1\nq3 0 d5 0\n"
+
+
+def test_it_reads_qrels_with_grades_and_counts_relevant():
+    qrels = read_qrels(QRELS)
+    assert qrels.qids == ["q1", "q2", "q3"]
+    assert [qrels.n_relevant(q) for q in ("q1", "q2", "q3", "nope")] == [1, 1, 0, 0]
+    assert qrels.to_dict() == {"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2, "d4": -1}, "q3": {"d5": 0}}
+    assert [n.code for n in qrels.notices] == ["no_relevant"]
+    assert read_qrels(QRELS, threshold=2).n_relevant("q1") == 0
+
+
+def test_it_round_trips_qrels_through_bytes_and_dicts():
+    qrels = read_qrels(QRELS, threshold=1)
+    again = Qrels.from_bytes(qrels.to_bytes())
+    assert again.to_dict() == qrels.to_dict() and again.qids == qrels.qids and again.threshold == 1
+    assert Qrels.from_dict(qrels.to_dict()).to_dict() == qrels.to_dict()
+
+
+def test_it_refuses_qrels_duplicates_and_bad_grades():
+    err = problems(b"q1 0 d1 1\nq1 0 d1 2\n", reader=read_qrels)
+    assert "lines 1 and 2" in str(err) and err.problems[0].line == 2
+    err = problems(b"q1 0 d1 1\nq1 0 d2 high\nq1 0 d3 1.5\n", reader=read_qrels)
+    assert [p.line for p in err.problems] == [2, 3] and "whole number" in err.problems[0].reason
+    err = problems(b"q1 0 d1\n", reader=read_qrels)
+    assert "expected 4 columns (query id, iteration, document id, grade)" in str(err)
+
+
+def test_it_checks_corpus_membership_and_round_trips():
+    corpus = CorpusIds.from_iterable(["1234", "CivC::11", "a-very-long-document-identifier"])
+    assert "CivC::11" in corpus and "a-very-long-document-identifier" in corpus and "CivC::12" not in corpus
+    again = CorpusIds.from_bytes(corpus.to_bytes())
+    assert len(again) == 3 and "1234" in again and again.example == "1234"
+    assert docid_scheme_ok(["1234", "CivC::11", "x"], corpus)
+    assert not docid_scheme_ok(["x", "y", "1234"], corpus)
+
+
+def test_it_builds_runs_from_dicts():
+    run = Run.from_dict({"q": {"a": 1.0, "b": 2.0}})
+    assert run.ranked() == {"q": [("b", 2.0), ("a", 1.0)]}
