@@ -1,12 +1,15 @@
 """Database down under a running gunicorn: 503 with the friendly page, then recovery on its own.
 
-The web process reaches PostgreSQL through a TCP proxy that this test starts
-on 127.0.0.1; stopping the proxy is the outage. The shared PostgreSQL server
-is never stopped. The site gets a throwaway database of its own.
+On PostgreSQL, the web process reaches the server through a TCP proxy that
+this test starts on 127.0.0.1; stopping the proxy is the outage. The shared
+PostgreSQL server is never stopped. The site gets a throwaway database of its
+own. On SQLite (the embedded default), the folder of the database file goes
+away for a while.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -84,8 +87,7 @@ def _url(db: dict, port: int) -> str:
     return f"postgres://{auth}@127.0.0.1:{port}/{db['dbname']}"
 
 
-def test_it_answers_503_while_the_database_is_away_and_recovers_by_itself(throwaway_database, tmp_path):
-    db = throwaway_database
+def _site_env(tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
     env.update(
         DJANGO_SETTINGS_MODULE="lexboard.settings",
@@ -95,46 +97,33 @@ def test_it_answers_503_while_the_database_is_away_and_recovers_by_itself(throwa
         PYTHONPATH=str(ROOT),
     )
     env.pop("CACHE_URL", None)  # a per-process cache: the page must come from the database each time
+    return env
 
+
+def _migrate(env: dict[str, str], database_url: str) -> None:
     migrate = subprocess.run(
         [sys.executable, "manage.py", "migrate", "--noinput"],
-        cwd=ROOT, env={**env, "DATABASE_URL": _url(db, db["port"])}, capture_output=True, text=True, timeout=300,
+        cwd=ROOT, env={**env, "DATABASE_URL": database_url}, capture_output=True, text=True, timeout=300,
     )
     assert migrate.returncode == 0, migrate.stderr[-3000:]
 
-    proxy = TcpProxy(db["host"], db["port"]).start()
+
+@contextlib.contextmanager
+def _gunicorn(env: dict[str, str], database_url: str, tmp_path: Path):
+    """A real gunicorn serving the site on a free port; yields (base URL, log file)."""
     web_port = _free_port()
     log = open(tmp_path / "gunicorn.log", "w+")
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "lexboard.wsgi:application", "--bind", f"127.0.0.1:{web_port}",
          "--workers", "1", "--timeout", "60", "--graceful-timeout", "5"],
-        cwd=ROOT, env={**env, "DATABASE_URL": _url(db, proxy.port)}, stdout=log, stderr=subprocess.STDOUT,
+        cwd=ROOT, env={**env, "DATABASE_URL": database_url}, stdout=log, stderr=subprocess.STDOUT,
         start_new_session=True,
     )
     base = f"http://127.0.0.1:{web_port}"
     try:
         status, _, body = _wait_for(f"{base}/healthz", 200, seconds=60)
         assert status == 200, f"the server did not come up: {status} {body}\n{_tail(log)}"
-        status, _, _ = _get(f"{base}/")
-        assert status == 200, _tail(log)
-
-        proxy.stop()  # the outage
-
-        status, headers, body = _get(f"{base}/")
-        assert status == 503, f"{status}: {body[:500]}\n{_tail(log)}"
-        assert headers.get("Retry-After", "").isdigit()
-        assert "unavailable" in body.lower()
-        assert "Traceback" not in body and "OperationalError" not in body and str(proxy.port) not in body
-        status, _, body = _get(f"{base}/healthz")
-        assert status == 503
-        assert json.loads(body)["database"] == "failed"
-
-        proxy.start()  # the database is back, same address
-
-        status, _, body = _wait_for(f"{base}/", 200, seconds=20)
-        assert status == 200, f"no recovery: {status} {body[:300]}\n{_tail(log)}"
-        status, _, body = _get(f"{base}/healthz")
-        assert status == 200 and json.loads(body)["database"] == "ok"
+        yield base, log
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         try:
@@ -142,8 +131,62 @@ def test_it_answers_503_while_the_database_is_away_and_recovers_by_itself(throwa
         except subprocess.TimeoutExpired:
             os.killpg(server.pid, signal.SIGKILL)
             server.wait(timeout=5)
-        proxy.stop()
         log.close()
+
+
+def _assert_friendly_503(base: str, log, *, hide: str) -> None:
+    status, headers, body = _get(f"{base}/")
+    assert status == 503, f"{status}: {body[:500]}\n{_tail(log)}"
+    assert headers.get("Retry-After", "").isdigit()
+    assert "unavailable" in body.lower()
+    assert "Traceback" not in body and "OperationalError" not in body and hide not in body
+    status, _, body = _get(f"{base}/healthz")
+    assert status == 503
+    assert json.loads(body)["database"] == "failed"
+
+
+def _assert_recovered(base: str, log) -> None:
+    status, _, body = _wait_for(f"{base}/", 200, seconds=20)
+    assert status == 200, f"no recovery: {status} {body[:300]}\n{_tail(log)}"
+    status, _, body = _get(f"{base}/healthz")
+    assert status == 200 and json.loads(body)["database"] == "ok"
+
+
+def test_it_answers_503_while_the_database_is_away_and_recovers_by_itself(throwaway_database, tmp_path):
+    db = throwaway_database
+    env = _site_env(tmp_path)
+    _migrate(env, _url(db, db["port"]))
+    proxy = TcpProxy(db["host"], db["port"]).start()
+    try:
+        with _gunicorn(env, _url(db, proxy.port), tmp_path) as (base, log):
+            status, _, _ = _get(f"{base}/")
+            assert status == 200, _tail(log)
+
+            proxy.stop()  # the outage
+            _assert_friendly_503(base, log, hide=str(proxy.port))
+
+            proxy.start()  # the database is back, same address
+            _assert_recovered(base, log)
+    finally:
+        proxy.stop()
+
+
+def test_it_answers_503_while_the_sqlite_file_is_unreachable_and_recovers(tmp_path):
+    """The embedded default: the folder holding the SQLite file disappears for a while (a lost mount)."""
+    env = _site_env(tmp_path)
+    folder = tmp_path / "db"
+    folder.mkdir()
+    database_url = f"sqlite:///{folder / 'lexboard.sqlite3'}"
+    _migrate(env, database_url)
+    with _gunicorn(env, database_url, tmp_path) as (base, log):
+        status, _, _ = _get(f"{base}/")
+        assert status == 200, _tail(log)
+
+        folder.rename(tmp_path / "db-away")  # the outage: SQLite cannot open the file any more
+        _assert_friendly_503(base, log, hide=str(folder))
+
+        (tmp_path / "db-away").rename(folder)
+        _assert_recovered(base, log)
 
 
 def _tail(log) -> str:

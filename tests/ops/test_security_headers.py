@@ -44,6 +44,21 @@ def test_it_serves_the_home_page_without_inline_script_or_style():
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize("name", ["leaderboard:docs", "accounts:login", "accounts:signup", "api:docs"])
+def test_it_serves_every_public_page_under_the_strict_policy_without_inline_code(name):
+    from django.urls import NoReverseMatch, reverse
+
+    try:
+        url = reverse(name)
+    except NoReverseMatch:
+        pytest.skip(f"{name} is not there yet")
+    response = Client().get(url)
+    assert response.status_code == 200, url
+    assert response["Content-Security-Policy"] == STRICT
+    assert _inline_scripts_and_styles(response.content.decode()) == [], url
+
+
+@pytest.mark.django_db
 def test_it_keeps_the_strict_policy_on_the_admin_which_needs_no_inline_script(staff):
     client = Client()
     client.force_login(staff)
