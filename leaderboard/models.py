@@ -93,7 +93,10 @@ class Dataset(models.Model):
         from evaluation.measures import parse_measure
 
         errors = {}
-        for name in self.measures or []:
+        # Retrieval measures are checked against the metric core's registry;
+        # other tasks (classification, suite aggregates) name theirs freely.
+        measures_to_check = self.measures or [] if self.task == self.Task.RETRIEVAL else []
+        for name in measures_to_check:
             try:
                 parse_measure(name)
             except ValueError as exc:
