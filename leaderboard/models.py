@@ -95,7 +95,7 @@ class Dataset(models.Model):
         errors = {}
         # Retrieval measures are checked against the metric core's registry;
         # other tasks (classification, suite aggregates) name theirs freely.
-        measures_to_check = self.measures or [] if self.task == self.Task.RETRIEVAL else []
+        measures_to_check = (self.measures or []) if self.task == self.Task.RETRIEVAL else []
         for name in measures_to_check:
             try:
                 parse_measure(name)
