@@ -140,7 +140,7 @@ def evaluate(
                                "evaluated queries; they score 0 on every measure", missing))
     report(0.05)
 
-    rank, tie_notice, cut_notice, retrieved = _rank_rows(run, depth)
+    rank, tie_notice, cut_notice, retrieved = rank_rows(run, depth)
     warnings += [n for n in (tie_notice, cut_notice) if n is not None]
     report(0.6)
 
@@ -186,7 +186,7 @@ def evaluate(
     )
 
 
-def _rank_rows(run: Run, depth: int) -> tuple[np.ndarray, Notice | None, Notice | None, np.ndarray]:
+def rank_rows(run: Run, depth: int) -> tuple[np.ndarray, Notice | None, Notice | None, np.ndarray]:
     """Rank of every row within its query (1-based), in trec_eval's order.
 
     Returns (rank per row, ties notice, depth notice, rows per run query code).

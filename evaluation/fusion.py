@@ -1,0 +1,89 @@
+"""Rank fusion: combine several runs into one.
+
+* ``rrf``: Reciprocal Rank Fusion (Cormack, Clarke & Büttcher, SIGIR 2009),
+  score(d) = Σ over runs of 1 / (k + rank of d in that run), k = 60 by default.
+* ``combsum``: CombSUM (Fox & Shaw, TREC-2 1994) of min-max normalised scores.
+
+Each input run is ranked with the leaderboard's order (score desc, ties by
+docid desc) and cut at ``depth`` first; a document absent from a run adds
+nothing. The fused run keeps the top ``depth`` documents per query.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _kernel as K
+from .runs import Run
+from .scoring import rank_rows
+
+
+def rrf(runs: list[Run], *, k: int = 60, depth: int = 1000) -> Run:
+    """Reciprocal Rank Fusion of ``runs``; ``k`` dampens the weight of the top ranks."""
+    if k < 0:
+        raise ValueError("k must be ≥ 0")
+
+    def contribution(run: Run, rank: np.ndarray, keep: np.ndarray) -> np.ndarray:
+        return 1.0 / (k + rank[keep].astype(np.float64))
+
+    return _fuse(runs, depth, contribution, name=f"rrf(k={k})")
+
+
+def combsum(runs: list[Run], *, depth: int = 1000) -> Run:
+    """CombSUM of per-query min-max normalised scores.
+
+    A query whose kept scores are all equal normalises them to 1 (each of its
+    documents is that run's top answer).
+    """
+
+    def contribution(run: Run, rank: np.ndarray, keep: np.ndarray) -> np.ndarray:
+        q = run.qcode[keep]
+        s = run.scores[keep]
+        nq = len(run.qids)
+        lo = np.full(nq, np.inf)
+        hi = np.full(nq, -np.inf)
+        np.minimum.at(lo, q, s)
+        np.maximum.at(hi, q, s)
+        span = (hi - lo)[q]
+        return np.divide(s - lo[q], span, out=np.ones_like(s), where=span > 0)
+
+    return _fuse(runs, depth, contribution, name="combsum")
+
+
+def _fuse(runs: list[Run], depth: int, contribution, *, name: str) -> Run:
+    if not runs:
+        raise ValueError("fusion needs at least one run")
+    qid_index: dict[str, int] = {}
+    codes, words, values = [], [], []
+    nw = max(r.doc_words.shape[1] for r in runs)
+    for run in runs:
+        rank, *_ = rank_rows(run, depth)
+        keep = rank <= depth
+        mapping = np.array([qid_index.setdefault(q, len(qid_index)) for q in run.qids], dtype=np.int32)
+        codes.append(mapping[run.qcode[keep]])
+        words.append(K.pad_words(run.doc_words[keep], nw))
+        values.append(contribution(run, rank, keep))
+    q = np.concatenate(codes)
+    w = np.concatenate(words)
+    v = np.concatenate(values)
+    qids = list(qid_index)
+    if len(q) == 0:
+        return Run(name=name, qids=[], qcode=q, doc_words=w, scores=v, tags=[name])
+    # Group equal (query, docid) rows: sort, find boundaries, sum each group.
+    order = np.lexsort(K.sort_keys_asc(w) + [q])
+    q, w, v = q[order], w[order], v[order]
+    new = np.ones(len(q), dtype=bool)
+    new[1:] = (q[1:] != q[:-1]) | (w[1:] != w[:-1]).any(axis=1)
+    starts = np.flatnonzero(new)
+    fused = np.add.reduceat(v, starts)
+    q, w = q[starts], w[starts]
+    # Keep the top `depth` per query: fused score desc, then docid desc.
+    order = np.lexsort(K.sort_keys_desc(w) + [-fused, q])
+    q, w, fused = q[order], w[order], fused[order]
+    head = np.ones(len(q), dtype=bool)
+    head[1:] = q[1:] != q[:-1]
+    heads = np.flatnonzero(head)
+    rank = np.arange(len(q)) - np.repeat(heads, np.diff(np.append(heads, len(q)))) + 1
+    keep = rank <= depth
+    return Run(name=name, qids=qids, qcode=q[keep].astype(np.int32), doc_words=w[keep], scores=fused[keep],
+               tags=[name], n_lines=int(keep.sum()))

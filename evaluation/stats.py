@@ -1,0 +1,107 @@
+"""Significance tests and intervals over per-query score vectors.
+
+Used to say whether two leaderboard entries differ: a paired two-sided
+randomization (sign-flip) test, a paired t-test, a bootstrap interval of the
+mean and Holm–Bonferroni adjustment across the comparisons shown on one page.
+All random procedures are seeded, so a page shows the same p-value every time.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+from scipy import stats as _scipy_stats
+
+#: Up to this many queries the sign-flip test enumerates all 2^n flips (exact p-value).
+EXACT_MAX_N = 16
+
+
+def _paired(a: Sequence[float], b: Sequence[float]) -> np.ndarray:
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError("paired tests need two 1-D vectors of the same length (one value per query)")
+    return a - b
+
+
+def randomization_test(a: Sequence[float], b: Sequence[float], *, n_resamples: int = 10000,
+                       seed: int = 0) -> float:
+    """Paired two-sided randomization test of mean(a - b) = 0 by sign flips.
+
+    Under the null hypothesis each per-query difference is as likely to have
+    either sign. With n ≤ ``EXACT_MAX_N`` all 2^n flips are enumerated and the
+    p-value is exact; otherwise ``n_resamples`` random flips (seeded) give
+    p = (1 + #{|flipped sum| ≥ |observed sum|}) / (1 + n_resamples), which is
+    never 0. Returns 1.0 when there are no queries or no differences.
+    """
+    d = _paired(a, b)
+    n = len(d)
+    if n == 0 or not np.any(d):
+        return 1.0
+    observed = abs(d.sum())
+    # Sums of the same numbers in another order may differ in the last bits.
+    threshold = observed - 1e-9 * max(observed, np.abs(d).sum())
+    if n <= EXACT_MAX_N:
+        flips = ((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1) * 2 - 1
+        sums = flips @ d
+        return float(np.mean(np.abs(sums) >= threshold))
+    rng = np.random.default_rng(seed)
+    hits = 0
+    block = max(1, min(n_resamples, 4_000_000 // n))  # bounded memory for thousands of queries
+    done = 0
+    while done < n_resamples:
+        m = min(block, n_resamples - done)
+        flips = rng.integers(0, 2, size=(m, n), dtype=np.int8) * 2 - 1
+        hits += int(np.count_nonzero(np.abs(flips @ d) >= threshold))
+        done += m
+    return (hits + 1) / (n_resamples + 1)
+
+
+def paired_ttest(a: Sequence[float], b: Sequence[float]) -> float:
+    """Two-sided paired t-test p-value (scipy's ``ttest_rel``); 1.0 when all differences are equal to 0.
+
+    When all differences are equal but not 0 the t statistic is infinite and
+    the p-value 0.
+    """
+    d = _paired(a, b)
+    if len(d) < 2 or not np.any(d):
+        return 1.0
+    if np.all(d == d[0]):
+        return 0.0
+    return float(_scipy_stats.ttest_rel(np.asarray(a, float), np.asarray(b, float)).pvalue)
+
+
+def bootstrap_ci(x: Sequence[float], *, confidence: float = 0.95, n_resamples: int = 10000,
+                 seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean of ``x`` (queries resampled with replacement).
+
+    Delegates to ``scipy.stats.bootstrap`` (percentile method, seeded, batched
+    for bounded memory). A constant vector gives the degenerate interval (mean, mean).
+    """
+    x = np.asarray(x, dtype=np.float64)
+    if len(x) == 0:
+        return (0.0, 0.0)
+    if len(x) == 1 or np.all(x == x[0]):
+        return (float(x[0]), float(x[0]))
+    res = _scipy_stats.bootstrap((x,), np.mean, confidence_level=confidence, n_resamples=n_resamples,
+                                 method="percentile", rng=np.random.default_rng(seed),
+                                 batch=max(1, 2_000_000 // len(x)))
+    return (float(res.confidence_interval.low), float(res.confidence_interval.high))
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm–Bonferroni adjusted p-values, in the order given.
+
+    The i-th smallest p-value (from 0) is multiplied by (m - i), then a running
+    maximum keeps the adjusted values monotone, and they are capped at 1.
+    """
+    p = np.asarray(pvalues, dtype=np.float64)
+    m = len(p)
+    if m == 0:
+        return []
+    order = np.argsort(p, kind="stable")
+    adjusted = np.minimum(1.0, np.maximum.accumulate(p[order] * (m - np.arange(m))))
+    out = np.empty(m)
+    out[order] = adjusted
+    return out.tolist()
