@@ -186,9 +186,16 @@ class Client:
             fields["split"] = split
         fields.update({k: str(v) for k, v in metadata.items() if v is not None})
         ctype, length, body = encode_multipart(fields, {"run_file": run})
-        return self.request(
+        created = self.request(
             "POST", "submissions/", data=body, headers={"Content-Type": ctype, "Content-Length": str(length)}
         )
+        if "id" not in created:
+            # urllib follows a redirect of a POST with a GET, dropping the file (e.g. http:// → https://).
+            raise ClientError(
+                f"{self.base} did not accept the upload (no submission id in its answer); "
+                "if the site redirects, give --url exactly as the site's address (https://…)"
+            )
+        return created
 
     def status(self, submission_id: int | str) -> dict:
         return self.request("GET", f"submissions/{int(submission_id)}/")
