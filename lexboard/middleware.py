@@ -144,6 +144,9 @@ def service_unavailable_response(request: HttpRequest) -> HttpResponse:
         response = HttpResponse(body, status=503, content_type="text/html; charset=utf-8")
     response["Retry-After"] = retry_after
     response["Cache-Control"] = "no-store"
+    # Logged once by the middleware below; not again by django.request, whose
+    # ERROR lines go to ADMINS by mail: an outage must not become a mail storm.
+    response._has_been_logged = True
     return response
 
 

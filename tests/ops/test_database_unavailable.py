@@ -74,3 +74,9 @@ def test_it_falls_back_to_a_built_in_page_without_a_503_template(settings):
     response = _client().get("/page/")
     assert response.status_code == 503
     assert "briefly unavailable" in response.content.decode()
+
+
+def test_it_logs_an_outage_once_per_request_and_not_to_the_admins_mail_logger(caplog):
+    with caplog.at_level("INFO"):
+        _client().get("/page/")
+    assert [r.name for r in caplog.records if r.levelname == "ERROR"] == ["lexboard.availability"]
