@@ -7,12 +7,15 @@ machine never drop each other's database.
 
 import os
 
-from .base import *  # noqa: F401,F403
+# Before the base settings read them: a queue of this session's own, inherited
+# by the worker processes the tests start.
+TEST_ID = os.environ.setdefault("LEXBOARD_TEST_ID", str(os.getpid()))
+os.environ.setdefault("LEXBOARD_QUEUE", f"lexboard-test-{TEST_ID}")
+
+from .base import *  # noqa: E402,F401,F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
-
-TEST_ID = os.environ.setdefault("LEXBOARD_TEST_ID", str(os.getpid()))
 
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
     # A file, not memory, so a real worker process can open the test database.
