@@ -59,6 +59,7 @@ class WorkerProcess:
     log_path: Path
     queue: str
     _log: object = field(repr=False, default=None)
+    _start_kwargs: dict = field(repr=False, default_factory=dict)
 
     def log(self) -> str:
         try:
@@ -91,6 +92,12 @@ class WorkerProcess:
             self._log.close()
             self._log = None
 
+    def restart(self) -> None:
+        """Start the same worker again (after a kill), in this same handle."""
+        self.stop()
+        fresh = start_worker(**self._start_kwargs)
+        self.process, self._log = fresh.process, fresh._log
+
 
 def start_worker(
     *, database: str, queue: str, data_dir: Path, log_path: Path, pool: str = "solo", concurrency: int = 1,
@@ -115,17 +122,22 @@ def start_worker(
         "-Q", queue, "--hostname", f"e2e-{uuid.uuid4().hex[:8]}@%h",
         "--loglevel", "INFO", "--without-gossip", "--without-mingle", "--without-heartbeat",
     ]
+    offset = log_path.stat().st_size if log_path.exists() else 0  # a restart appends to the same log
     log = open(log_path, "ab")  # noqa: SIM115 (closed by WorkerProcess.stop)
     process = subprocess.Popen(
         command, cwd=BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
     )
-    worker = WorkerProcess(process=process, log_path=log_path, queue=queue, _log=log)
+    worker = WorkerProcess(
+        process=process, log_path=log_path, queue=queue, _log=log,
+        _start_kwargs={"database": database, "queue": queue, "data_dir": data_dir, "log_path": log_path,
+                       "pool": pool, "concurrency": concurrency, "extra_env": extra_env},
+    )
     deadline = time.monotonic() + READY_TIMEOUT
     while time.monotonic() < deadline:
         if not worker.alive:
             worker.stop()
             raise RuntimeError(f"the Celery worker exited at start:\n{worker.log()[-4000:]}")
-        if " ready." in worker.log():
+        if b" ready." in log_path.read_bytes()[offset:]:
             return worker
         time.sleep(0.2)
     worker.stop()

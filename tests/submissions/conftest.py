@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import os
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -79,17 +80,24 @@ class BrokerOutage:
 
         self.app = app
         self.saved = (app.conf.broker_url, app.conf.broker_transport_options)
+        self.saved_env = os.environ.get("CELERY_BROKER_URL")
         self.down = False
 
     def start(self) -> None:
         _reset_pools(self.app)
-        self.app.conf.broker_url = "redis://127.0.0.1:9/0"
+        dead = "redis://127.0.0.1:9/0"
+        # Celery prefers the CELERY_BROKER_URL environment variable over its configuration.
+        if self.saved_env is not None:
+            os.environ["CELERY_BROKER_URL"] = dead
+        self.app.conf.broker_url = dead
         self.app.conf.broker_transport_options = {}
         self.down = True
 
     def restore(self) -> None:
         if self.down:
             _reset_pools(self.app)
+            if self.saved_env is not None:
+                os.environ["CELERY_BROKER_URL"] = self.saved_env
             self.app.conf.broker_url, self.app.conf.broker_transport_options = self.saved
             self.down = False
 
