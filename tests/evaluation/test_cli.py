@@ -1,0 +1,76 @@
+"""The command line, run as a subprocess the way a participant runs it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "evaluation", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60)
+
+
+@pytest.fixture
+def files(tmp_path):
+    (tmp_path / "q.qrels").write_text("q1 0 d1 1\nq1 0 d2 2\nq2 0 d3 1\nq3 0 d4 0\n")
+    (tmp_path / "a.run").write_text("q1 Q0 d1 1 2 a\nq1 Q0 d9 2 1 a\nq2 Q0 d3 1 1 a\nzz Q0 d3 1 1 a\n")
+    (tmp_path / "b.run").write_text("q1 Q0 d2 1 2 b\nq1 Q0 d1 2 1 b\n")
+    (tmp_path / "bad.run").write_text("q1 Q0 d1 1 2 a\nq1 Q0 d2 2 nan a\nq1 Q0 d3\n")
+    return tmp_path
+
+
+def test_it_prints_a_table_and_warnings_on_stderr(files):
+    res = cli("score", "--qrels", str(files / "q.qrels"), "--run", str(files / "a.run"), "--measures", "R@1,MAP@10")
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert lines[1].split() == ["R@1", "0.7500"] and lines[-1].split() == ["queries", "2"]
+    assert "not in this split" in res.stderr and "'zz'" in res.stderr
+
+
+def test_it_prints_json_with_per_query_values(files):
+    res = cli("score", "--qrels", str(files / "q.qrels"), "--run", str(files / "b.run"), "--measures", "R@1",
+              "--json", "--per-query")
+    data = json.loads(res.stdout)
+    assert data["measures"] == {"R@1": 0.25} and data["queries"] == 2
+    assert data["per_query"] == {"q1": {"R@1": 0.5}, "q2": {"R@1": 0.0}}
+    assert {w["code"] for w in data["warnings"]} == {"missing_queries", "no_relevant"}
+
+
+def test_it_uses_the_default_measures(files):
+    data = json.loads(cli("score", "--qrels", str(files / "q.qrels"), "--run", str(files / "a.run"), "--json").stdout)
+    assert {"R@10", "R@100", "R@1000", "MAP@100", "MRR@10", "nDCG@10", "P@10", "RP"} <= set(data["measures"])
+
+
+def test_it_exits_2_with_line_numbers_on_invalid_input(files):
+    res = cli("score", "--qrels", str(files / "q.qrels"), "--run", str(files / "bad.run"))
+    assert res.returncode == 2 and res.stdout == ""
+    assert [line.split(":")[1] for line in res.stderr.splitlines()] == ["2", "3"]
+
+
+def test_it_exits_2_on_an_unknown_measure(files):
+    res = cli("score", "--qrels", str(files / "q.qrels"), "--run", str(files / "a.run"), "--measures", "F1")
+    assert res.returncode == 2 and "unknown measure 'F1'" in res.stderr
+
+
+def test_it_compares_runs_with_pvalues(files):
+    res = cli("compare", "--qrels", str(files / "q.qrels"), "--run", str(files / "a.run"), "--run",
+              str(files / "b.run"), "--measure", "R@1", "--json")
+    assert res.returncode == 0, res.stderr
+    row = json.loads(res.stdout)["comparisons"][0]
+    assert row["difference"] == pytest.approx(-0.5)
+    assert 0 <= row["p_randomization"] <= 1 and 0 <= row["p_ttest"] <= 1 and "p_randomization_holm" in row
+
+
+def test_it_fuses_runs_to_stdout(files):
+    res = cli("fuse", "--method", "rrf", "--k", "60", str(files / "a.run"), str(files / "b.run"))
+    assert res.returncode == 0, res.stderr
+    first = res.stdout.splitlines()[0].split()
+    assert first[:4] == ["q1", "Q0", "d1", "1"] and float(first[4]) == pytest.approx(1 / 61 + 1 / 62)
+    assert first[5] == "rrf60"
