@@ -310,22 +310,23 @@ def submission_create(
         sha256=inspected.sha256,
         **values,
     )
-    stored_name = None
+    # The file first, outside the transaction: copying a large file must not hold
+    # the database's write lock (SQLite has one for everyone). Removed again if
+    # the row is not saved.
+    submission.run_file.save(original_name, upload, save=False)
+    stored_name = submission.run_file.name
     try:
         with transaction.atomic():
             # Serialise one user's uploads so two parallel requests cannot both pass the quota.
             get_user_model().objects.select_for_update().filter(pk=user.pk).first()
             if not is_baseline:
                 _check_quota(user=user, split=split)
-            submission.run_file.save(original_name, upload, save=False)
-            stored_name = submission.run_file.name
             submission.save()
             if enqueue:
                 submission_id = submission.pk
                 transaction.on_commit(lambda: submission_enqueue(submission_id=submission_id))
     except BaseException:
-        if stored_name:
-            submission.run_file.storage.delete(stored_name)
+        submission.run_file.storage.delete(stored_name)
         raise
     logger.info("submission %s created for %s by user %s", submission.pk, split, user.pk)
     return submission

@@ -435,3 +435,19 @@ def test_per_query_blob_is_plain_npz(alice, test_split):
     blob = bytes(Result.objects.get(submission=submission).per_query)
     with np.load(io.BytesIO(blob), allow_pickle=False) as data:
         assert "qids" in data.files
+
+
+def test_refusals_leave_no_file_behind(alice, test_split, private_data_dir):
+    def files():
+        return sorted(p for p in private_data_dir.rglob("*") if p.is_file())
+
+    before = files()
+    test_split.daily_limit = 1
+    test_split.save()
+    for content in ("garbage\n", gz(GOOD_RUN)[:20]):
+        with pytest.raises(UploadRefused):
+            create(alice, test_split, content)
+    create(alice, test_split)
+    with pytest.raises(QuotaExceeded):
+        create(alice, test_split)
+    assert len(files()) == len(before) + 1
