@@ -220,10 +220,10 @@ def upload_inspect(*, upload: UploadedFile, dataset: Dataset) -> InspectedUpload
         raise UploadRefused("The file is empty once decompressed. Upload a TREC run.")
     problems = sniff_run(_complete_lines(head, whole=total <= len(head)), n_lines=SNIFF_LINES)
     if problems:
-        first = problems[0]
-        where = f"line {first.line}" if first.line is not None else "the file"
+        count = f"{len(problems)} problems" if len(problems) > 1 else "a problem"
         raise UploadRefused(
-            f"The run cannot be read ({where}: {first.reason}). Fix the listed lines and upload again.",
+            f"The first lines of the run have {count} (listed with their line numbers). "
+            "Fix them and upload again; a run has one line per document: qid Q0 docid rank score tag.",
             _problems_to_details(problems),
         )
     _check_docid_scheme(head, dataset=dataset)
