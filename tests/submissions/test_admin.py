@@ -1,0 +1,60 @@
+"""The curators' admin for submissions: lists render, actions go through the services."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from submissions import services
+from submissions.models import ApiToken, Result, Submission
+
+from .conftest import GOOD_RUN, METADATA, upload
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def scored(alice, test_split):
+    submission = services.submission_create(user=alice, split=test_split, upload=upload(GOOD_RUN), metadata=METADATA)
+    services.submission_score(submission.pk)
+    return Submission.objects.get(pk=submission.pk)
+
+
+def test_the_admin_lists_render_for_staff(client, staff, scored):
+    ApiToken.issue(user=staff, name="ci")
+    client.force_login(staff)
+    for model in ("submission", "result", "statusevent", "profile", "apitoken"):
+        response = client.get(reverse(f"admin:submissions_{model}_changelist"))
+        assert response.status_code == 200, model
+    page = client.get(reverse("admin:submissions_submission_change", args=[scored.pk]))
+    assert page.status_code == 200
+    result = Result.objects.get()
+    page = client.get(reverse("admin:submissions_result_change", args=[result.pk])).content.decode()
+    assert "per_query" not in page
+
+
+def test_the_token_admin_shows_the_prefix_never_the_hash(client, staff):
+    token, key = ApiToken.issue(user=staff, name="ci")
+    client.force_login(staff)
+    page = client.get(reverse("admin:submissions_apitoken_change", args=[token.pk])).content.decode()
+    assert token.prefix in page
+    assert token.key_hash not in page and key not in page
+
+
+def test_the_rescore_and_hide_actions(client, staff, scored, django_capture_on_commit_callbacks):
+    client.force_login(staff)
+    url = reverse("admin:submissions_submission_changelist")
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        client.post(url, {"action": "rescore", "_selected_action": [scored.pk]})
+    assert Submission.objects.get(pk=scored.pk).status == Submission.Status.QUEUED
+    assert len(callbacks) == 1
+    client.post(url, {"action": "hide", "_selected_action": [scored.pk]})
+    assert Submission.objects.get(pk=scored.pk).hidden_by_curator is True
+    client.post(url, {"action": "unhide", "_selected_action": [scored.pk]})
+    assert Submission.objects.get(pk=scored.pk).hidden_by_curator is False
+
+
+def test_the_admin_is_staff_only(client, alice):
+    client.force_login(alice)
+    response = client.get(reverse("admin:submissions_submission_changelist"))
+    assert response.status_code == 302
