@@ -65,6 +65,12 @@ def cli_scores(split, run_path: Path, qrels_path: Path) -> dict[str, float]:
                        str(run_path), "--measures", measures, "--json"]
             if "--depth" in help_text:
                 command += ["--depth", str(dataset.depth)]
+            if "--threshold" in help_text:
+                command += ["--threshold", str(dataset.relevance_threshold)]
+            if "--corpus" in help_text and hasattr(dataset, "corpus"):
+                corpus_path = run_path.with_name("corpus.txt")
+                corpus_path.write_text("\n".join(dataset.corpus.ids()) + "\n")
+                command += ["--corpus", str(corpus_path)]
             done = subprocess.run(command, cwd=BASE_DIR, capture_output=True, text=True, timeout=120)
             assert done.returncode == 0, done.stderr
             data = json.loads(done.stdout)
