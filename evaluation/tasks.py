@@ -29,9 +29,12 @@ def score_submission(submission_id: int) -> None:
     submission_score(int(submission_id))
 
 
-@shared_task(acks_late=True, autoretry_for=(OperationalError, InterfaceError), max_retries=0)
+@shared_task(ignore_result=True)
 def sweep_submissions() -> dict:
-    """Re-send lost messages and recover submissions whose worker died (Celery beat)."""
+    """Re-send lost messages and recover submissions whose worker died (Celery beat).
+
+    No retry: beat sends the next sweep within ``LEXBOARD_SWEEP_INTERVAL`` anyway.
+    """
     from submissions.services import submissions_sweep
 
     return submissions_sweep()

@@ -1,0 +1,29 @@
+"""The Celery tasks are thin: their options, and a direct call running the service."""
+
+from __future__ import annotations
+
+import pytest
+
+from evaluation.tasks import score_submission, sweep_submissions
+from submissions import services
+from submissions.models import Submission
+
+from .conftest import GOOD_RUN, METADATA, upload
+
+
+def test_scoring_is_acknowledged_late_and_requeued_on_a_lost_worker():
+    assert score_submission.acks_late is True
+    assert score_submission.reject_on_worker_lost is True
+
+
+@pytest.mark.django_db
+def test_the_task_body_scores_through_the_service(alice, test_split):
+    submission = services.submission_create(user=alice, split=test_split, upload=upload(GOOD_RUN), metadata=METADATA)
+    score_submission(submission.pk)  # the task's body, in this process
+    assert Submission.objects.get(pk=submission.pk).status == Submission.Status.SCORED
+    assert sweep_submissions() == {"resent": 0, "requeued": 0, "failed": 0}
+
+
+@pytest.mark.django_db
+def test_the_task_ignores_a_submission_that_no_longer_exists():
+    score_submission(987654)
