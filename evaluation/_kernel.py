@@ -25,6 +25,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Iterator
@@ -161,7 +162,12 @@ def iter_chunks(
     utf8_reported = False
     eof = False
     while not eof:
-        data = stream.read(chunk_bytes)
+        try:
+            data = stream.read(chunk_bytes)
+        except (EOFError, gzip.BadGzipFile, zlib.error) as exc:  # only a gzip stream raises these
+            collector.add(None, f"the gzip file is truncated or corrupt ({exc}); compress the run again "
+                                "with `gzip run.txt`, or send the plain text file")
+            collector.raise_now()
         if first:
             first = False
             if data.startswith(UTF8_BOM):
@@ -534,7 +540,9 @@ def words_to_strings(words: np.ndarray) -> list[str]:
     if len(words) == 0:
         return []
     raw = np.ascontiguousarray(words.astype("<u8")).view(f"S{8 * words.shape[1]}").ravel()
-    return [x.decode("utf-8") for x in raw.tolist()]
+    # "replace": a file with non-UTF-8 bytes is refused anyway (iter_chunks records the line);
+    # its identifiers must not raise UnicodeDecodeError before that refusal is raised.
+    return [x.decode("utf-8", "replace") for x in raw.tolist()]
 
 
 def strings_to_words(strings: list[str]) -> np.ndarray:
