@@ -22,6 +22,8 @@ from .errors import Notice, ProblemCollector, QrelsFormatError
 QRELS_COLUMNS = "query id, iteration, document id, grade"
 _GRADE_MESSAGE = "the grade {token!r} is not a whole number; grades are integers (e.g. 0, 1, 2)"
 _FORMAT_VERSION = 1
+#: Larger grades would not survive the cast to int64 (and no qrels needs them).
+_MAX_GRADE = 1_000_000
 
 
 @dataclass(eq=False)
@@ -184,7 +186,11 @@ def read_qrels(source, *, name: str | None = None, threshold: int = 1) -> Qrels:
             d_parts.append(K.column_words(chunk, 2))
             K.check_integers(chunk, 3, collector, _GRADE_MESSAGE)
             scratch = ProblemCollector(display, QrelsFormatError)
-            g_parts.append(K.parse_scores(chunk, 3, scratch).astype(np.int64))
+            grades = K.parse_scores(chunk, 3, scratch)
+            for i in np.flatnonzero(np.abs(grades) > _MAX_GRADE).tolist():
+                collector.add(int(chunk.line_no[i]), f"the grade {chunk.token(i, 3)!r} is too large; "
+                                                    "grades are small integers (e.g. 0, 1, 2)")
+            g_parts.append(np.where(np.abs(grades) > _MAX_GRADE, 0, grades).astype(np.int64))
             l_parts.append(chunk.line_no)
         if not q_parts and not collector:
             collector.add(None, f"the qrels file is empty; each line holds: {QRELS_COLUMNS}")
