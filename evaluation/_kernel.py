@@ -370,7 +370,9 @@ def parse_scores(chunk: Chunk, col: int, collector: ProblemCollector, label: str
                 raise ValueError
             v = float(token)
         except ValueError:
-            collector.add(int(chunk.line_no[i]), f"the {label} {token!r} is not a number")
+            hint = ("; write decimals with a dot (0.5, not 0,5)" if "," in token
+                    else "; write a plain decimal number such as 14.2 or -0.5")
+            collector.add(int(chunk.line_no[i]), f"the {label} {token!r} is not a number{hint}")
             v = 0.0
         else:
             if v != v:
