@@ -13,6 +13,7 @@ import sys
 from typing import Sequence, TextIO
 
 
+from .cli_tasks import add_subcommands as add_task_subcommands
 from .corpus import CorpusIds
 from .errors import InputError
 from .fusion import combsum, rrf
@@ -76,6 +77,7 @@ def _parser() -> argparse.ArgumentParser:
     fuse.add_argument("--depth", type=int, default=1000)
     fuse.add_argument("--tag", default=None, help="run tag of the fused run")
     fuse.set_defaults(handler=_fuse)
+    add_task_subcommands(sub)  # classify, aggregate (evaluation/cli_tasks.py)
     return parser
 
 

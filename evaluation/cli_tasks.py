@@ -23,7 +23,11 @@ EXIT_INVALID = 2
 
 
 def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
-    """Add ``classify`` and ``aggregate`` to a parser's subcommands; each sets ``func(args) -> exit code``."""
+    """Add ``classify`` and ``aggregate`` to a parser's subcommands.
+
+    Each sets ``func(args) -> exit code`` and, for ``evaluation.cli``'s
+    dispatcher, ``handler(args, out, err) -> exit code``.
+    """
     classify = subparsers.add_parser(
         "classify",
         help="macro-F1 of classification or NER predictions (JSONL) against gold labels",
@@ -42,7 +46,7 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
         help="the declared label set (entity types for ner); labels outside it are refused",
     )
     classify.add_argument("--json", action="store_true", help='print {"macro_f1", "per_label", "warnings"} as JSON')
-    classify.set_defaults(func=run_classify)
+    classify.set_defaults(func=run_classify, handler=lambda args, out, err: run_classify(args, stdout=out, stderr=err))
 
     aggregate = subparsers.add_parser(
         "aggregate",
@@ -58,7 +62,7 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
         "--partial", action="store_true", help="aggregate incomplete systems over the cells they have, marked partial"
     )
     aggregate.add_argument("--json", action="store_true", help="print the aggregates as JSON")
-    aggregate.set_defaults(func=run_aggregate)
+    aggregate.set_defaults(func=run_aggregate, handler=lambda args, out, err: run_aggregate(args, stdout=out, stderr=err))
 
 
 def run_classify(args: argparse.Namespace, *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:

@@ -249,3 +249,21 @@ def test_the_aggregate_command_exits_2_on_bad_input(tmp_path, capsys):
     path.write_text('{"s": {"a": -0.5}}')
     assert main(["aggregate", "--method", "mean", str(path)]) == 2
     assert f"{path}: system 's', cell 'a': score -0.5 is negative" in capsys.readouterr().err
+
+
+def test_python_m_evaluation_aggregate_runs_as_a_subprocess(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "scores.json").write_text(json.dumps({"example": WORKED}))
+    repo = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-m", "evaluation", "aggregate", "--method", "lextreme", "scores.json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(repo)},
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[2].split() == ["example", "0.4848", "0.5000", "0.4706"]

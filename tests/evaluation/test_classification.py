@@ -427,3 +427,21 @@ def test_the_classify_command_exits_2_with_the_reasons_on_stderr(tmp_path, capsy
     captured = capsys.readouterr()
     assert code == 2 and captured.out == ""
     assert f"{tmp_path / 'p.jsonl'}:2: id 'x' is not in the gold set" in captured.err
+
+
+def test_python_m_evaluation_classify_runs_as_a_subprocess(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    (tmp_path / "g.jsonl").write_bytes(gold_single())
+    (tmp_path / "p.jsonl").write_bytes(jsonl({"id": "a", "label": "civil"}))
+    repo = Path(__file__).resolve().parents[2]
+    args = [sys.executable, "-m", "evaluation", "classify", "--gold", "g.jsonl", "--pred", "p.jsonl", "--task", "single"]
+    done = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, env={"PYTHONPATH": str(repo)}, timeout=60)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("p.jsonl: 2 ids of the gold set have no prediction: 'b', '3'")
+    (tmp_path / "p.jsonl").write_bytes(jsonl({"id": "a", "label": "civil"}, {"id": "b", "label": "tax"}, {"id": 3, "label": "tax"}))
+    done = subprocess.run([*args, "--json"], cwd=tmp_path, capture_output=True, text=True, env={"PYTHONPATH": str(repo)}, timeout=60)
+    assert done.returncode == 0
+    assert json.loads(done.stdout)["macro_f1"] == pytest.approx((2 / 3 + 2 / 3) / 2)
