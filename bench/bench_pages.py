@@ -1,0 +1,144 @@
+"""Pages under load: wrk against the leaderboard page, the home page, the API leaderboard and a static file.
+
+    .venv/bin/python bench/bench_pages.py                    # starts a fresh stack, 10 s per run
+    .venv/bin/python bench/bench_pages.py --url http://127.0.0.1:8765   # a stack from bench/serve.py
+
+The static file (the site's stylesheet, served by whitenoise through the same
+gunicorn) is the ceiling: the most this stack can answer per second. Each
+page is measured at 16 and 64 connections in the same run, one target after
+the other, with a short warm-up first (it fills the leaderboard cache the way
+the first visitor after a new score would). Targets (docs/performance.md):
+each page at least a third of the static ceiling, p99 under 100 ms at 16
+connections. wrk runs on loopback, bounded by ``--duration``; it is a Debian
+package (``apt-get install wrk``), needed only here, not by the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.common import BASE_DIR, MACHINE_NOTE, http_status, log, markdown_table, stack_arguments, stack_from_args  # noqa: E402
+
+UNITS = {"us": 1e-3, "ms": 1.0, "s": 1000.0, "m": 60_000.0}
+
+
+def _ms(text: str) -> float:
+    match = re.fullmatch(r"([\d.]+)(us|ms|s|m)", text.strip())
+    if not match:
+        raise ValueError(f"cannot read wrk's latency {text!r}")
+    return float(match.group(1)) * UNITS[match.group(2)]
+
+
+def parse_wrk(output: str) -> dict:
+    """Requests per second, p50/p99 latency (ms), errors and non-2xx answers from ``wrk --latency``."""
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
+    percentiles = {int(p): _ms(v) for p, v in re.findall(r"^\s+(\d+)%\s+(\S+)\s*$", output, flags=re.M)}
+    requests = int(re.search(r"(\d+) requests in", output).group(1))
+    non2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", output)
+    errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", output)
+    return {
+        "rps": rps,
+        "p50_ms": percentiles.get(50),
+        "p99_ms": percentiles.get(99),
+        "requests": requests,
+        "non2xx": int(non2xx.group(1)) if non2xx else 0,
+        "socket_errors": sum(int(x) for x in errors.groups()) if errors else 0,
+    }
+
+
+def run_wrk(url: str, *, connections: int, duration: int, threads: int) -> dict:
+    command = ["wrk", f"-t{min(threads, connections)}", f"-c{connections}", f"-d{duration}s", "--latency",
+               "--timeout", "5s", url]
+    out = subprocess.run(command, check=True, capture_output=True, text=True, timeout=duration + 30)
+    result = parse_wrk(out.stdout)
+    result["command"] = " ".join(command)
+    return result
+
+
+def static_url(base: str) -> str:
+    """The stylesheet's URL as the pages link it (the hashed name whitenoise serves with long caching)."""
+    import urllib.request
+
+    with urllib.request.urlopen(base + "/", timeout=10) as resp:
+        html = resp.read().decode()
+    match = re.search(r'href="(/static/css/[^"]+\.css)"', html)
+    return base + (match.group(1) if match else "/static/css/lexboard.css")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    stack_arguments(parser)
+    parser.add_argument("--duration", type=int, default=10, help="Seconds per wrk run (default 10).")
+    parser.add_argument("--connections", default="16,64", help="Connection counts (default 16,64).")
+    parser.add_argument("--threads", type=int, default=2, help="wrk threads (default 2).")
+    parser.add_argument("--out", type=Path, default=BASE_DIR / "var" / "bench-results" / "pages.json")
+    parser.add_argument("--smoke", action="store_true", help="Tiny run (1 s, 4 connections, 20 entries) for tests.")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.duration, args.connections, args.entries = 1, "4", 20
+    if shutil.which("wrk") is None:
+        log("wrk is not installed: apt-get install -y wrk (Debian)")
+        return 2
+    connections = [int(c) for c in args.connections.split(",")]
+
+    with stack_from_args(args) as state:
+        base = state["url"]
+        targets = [
+            ("static file (ceiling)", static_url(base)),
+            ("home page", base + "/"),
+            (f"leaderboard page ({state['entries']} entries x {len(state['measures'])} measures)",
+             f"{base}/d/{state['dataset']}/"),
+            ("API leaderboard", f"{base}/api/v1/datasets/{state['dataset']}/leaderboard"),
+        ]
+        for _, url in targets:
+            status = http_status(url, timeout=30)
+            if status != 200:
+                raise SystemExit(f"{url} answered {status}, not 200")
+            for _ in range(3):  # warm-up: caches, connections, lazy imports
+                http_status(url, timeout=30)
+        results = []
+        for name, url in targets:
+            for c in connections:
+                r = run_wrk(url, connections=c, duration=args.duration, threads=args.threads)
+                r.update(target=name, url=url.replace(base, ""), connections=c)
+                results.append(r)
+                log(f"{name:<50} c={c:<3} {r['rps']:8.0f} req/s  p50 {r['p50_ms']:7.2f} ms  "
+                    f"p99 {r['p99_ms']:7.2f} ms  non-2xx {r['non2xx']}")
+                time.sleep(0.5)
+
+    ceiling = {r["connections"]: r["rps"] for r in results if r["target"].startswith("static")}
+    rows = []
+    failures = []
+    for r in results:
+        share = r["rps"] / ceiling[r["connections"]]
+        r["share_of_static"] = share
+        rows.append([r["target"], r["connections"], f"{r['rps']:.0f}", f"{share:.0%}",
+                     f"{r['p50_ms']:.1f}", f"{r['p99_ms']:.1f}", r["non2xx"] + r["socket_errors"]])
+        if not r["target"].startswith("static"):
+            if share < 1 / 3:
+                failures.append(f"{r['target']} at c={r['connections']}: {share:.0%} of the static ceiling")
+            if r["connections"] == 16 and r["p99_ms"] >= 100:
+                failures.append(f"{r['target']} at c=16: p99 {r['p99_ms']:.0f} ms")
+        if r["non2xx"] or r["socket_errors"]:
+            failures.append(f"{r['target']} at c={r['connections']}: {r['non2xx']} non-2xx, "
+                            f"{r['socket_errors']} socket errors")
+    table = markdown_table(["target", "connections", "req/s", "of static", "p50 ms", "p99 ms", "errors"], rows)
+    print(f"Pages under load ({MACHINE_NOTE}; wrk -t{args.threads} -d{args.duration}s --latency, loopback)\n")
+    print(table)
+    print("\nTargets met." if not failures else "\nMissed: " + "; ".join(failures))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"machine": MACHINE_NOTE, "results": results, "missed": failures}, indent=2))
+    return 0 if (not failures or args.smoke) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
