@@ -453,8 +453,12 @@ def split_rescore(*, split: Split) -> int:
 
 
 @lru_cache(maxsize=16)
-def _qrels_cached(version_id: int, threshold: int):
-    """Parsed qrels per (immutable) version: a worker parses each version once."""
+def _qrels_cached(version_id: int, sha256: str, threshold: int):
+    """Parsed qrels per (immutable) version: a worker parses each version once.
+
+    The content hash is part of the key so that a reused id (a restored
+    backup, a test database) can never serve another version's judgments.
+    """
     from evaluation.qrels import read_qrels
 
     version = QrelsVersion.objects.only("qrels_gz", "split_id", "version").get(pk=version_id)
@@ -629,7 +633,11 @@ def _score_claimed(submission: Submission, attempt: int, heartbeat: _Heartbeat,
     from evaluation.scoring import evaluate
 
     started = time.monotonic()
-    split = Split.objects.select_related("dataset", "current_qrels").get(pk=submission.split_id)
+    split = (
+        Split.objects.select_related("dataset", "current_qrels")
+        .defer("current_qrels__qrels_gz")  # parsed once per version by _qrels_cached, not read every time
+        .get(pk=submission.split_id)
+    )
     dataset = split.dataset
     version = split.current_qrels
     if version is None:
@@ -643,7 +651,7 @@ def _score_claimed(submission: Submission, attempt: int, heartbeat: _Heartbeat,
         if progress is not None:
             progress(float(fraction))
 
-    qrels = _qrels_cached(version.pk, dataset.relevance_threshold)
+    qrels = _qrels_cached(version.pk, version.sha256, dataset.relevance_threshold)
     corpus = corpus_ids_for(dataset=dataset)
     measures = [parse_measure(name) for name in dataset.measures]
     with _open_run(submission) as fh:
