@@ -12,6 +12,7 @@ from django.template import loader
 from django.views.decorators.http import require_safe
 
 from . import exports
+from .significance import significance_context
 from .selectors import (
     DatasetNotFound,
     SplitNotFound,
@@ -66,6 +67,8 @@ def dataset(request, slug: str):
         "has_baseline": any(r.kind == "baseline" for r in rows),
         "has_private": any(r.is_private for r in rows),
         "export_formats": [("csv", "CSV"), ("json", "JSON"), ("tex", "LaTeX")],
+        # Significance markers and tiers (issue 5): ?sig=MEASURE, default the ranked-by measure.
+        **significance_context(split=split, rows=rows, sort=measure, sig=request.GET.get("sig")),
     }
     return render(request, "leaderboard/dataset.html", context)
 

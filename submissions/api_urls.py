@@ -3,7 +3,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView
 
-from . import api
+from . import api, api_analysis
 
 app_name = "api"
 
@@ -12,6 +12,8 @@ urlpatterns = [
     path("submissions/<int:pk>/", api.SubmissionDetail.as_view(), name="submission"),
     path("datasets/", api.DatasetList.as_view(), name="datasets"),
     path("datasets/<slug:slug>/leaderboard", api.LeaderboardView.as_view(), name="leaderboard"),
+    path("compare/", api_analysis.CompareView.as_view(), name="compare"),
+    path("fusions/", api_analysis.FusionCreate.as_view(), name="fusions"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", api.docs, name="docs"),
 ]

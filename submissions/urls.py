@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import views
+from . import views, views_analysis
 
 app_name = "submissions"
 
@@ -15,4 +15,8 @@ urlpatterns = [
     path("<int:submission_id>/visibility/", views.visibility, name="visibility"),
     path("<int:submission_id>/withdraw/", views.withdraw, name="withdraw"),
     path("<int:submission_id>/resubmit/", views.resubmit, name="resubmit"),
+    # Analyses (issue 5): submissions/views_analysis.py
+    path("compare/", views_analysis.compare, name="compare"),
+    path("fusion/", views_analysis.fusion, name="fusion"),
+    path("<int:submission_id>/per-query.csv", views_analysis.per_query_csv, name="per_query_csv"),
 ]

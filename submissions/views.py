@@ -17,6 +17,7 @@ from django.views.decorators.http import require_GET, require_POST
 from leaderboard.models import Dataset, Split
 
 from . import selectors, services
+from .analysis import submission_analysis
 from .errors import ActionRefused, UploadRefused
 from .forms import ResubmitForm, SubmissionMetadataForm, UploadForm, VisibilityForm
 from .models import Submission
@@ -121,6 +122,8 @@ def detail(request: HttpRequest, submission_id: int) -> HttpResponse:
         "events": selectors.submission_events(submission=submission),
         "resubmit_form": ResubmitForm() if is_owner and submission.status == Submission.Status.FAILED else None,
         "status_json": _status_payload(submission),
+        # Analyses (issue 5): aggregates on every split, per-query rows on dev/train only.
+        **submission_analysis(submission=submission, result=found.result, vectors=found.per_query),
     }
     return render(request, "submissions/detail.html", context)
 

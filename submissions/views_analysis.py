@@ -1,0 +1,118 @@
+"""Pages of the analyses: compare submissions, the fusion explorer, the per-query CSV.
+
+Thin views: check who may see what, call :mod:`submissions.compare`,
+:mod:`submissions.fusion_service` or :mod:`submissions.analysis`, render.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods, require_safe
+
+from leaderboard.models import Split
+
+from . import selectors
+from .analysis import per_query_allowed, per_query_csv as build_per_query_csv
+from .compare import CompareRefused, compare as compare_submissions, parse_ids, visible_submissions
+from .fusion_service import DEFAULT_K, MAX_PARTS, METHODS, FusionRefused, fusable_by, fusion_create
+from .models import Submission
+
+
+@require_safe
+def compare(request: HttpRequest) -> HttpResponse:
+    """``?ids=1,2[,3…]&measure=R@100``: each submission against the first, with significance tests."""
+    context: dict = {"comparison": None, "error": "", "ids": request.GET.get("ids", "")}
+    try:
+        ids = parse_ids(request.GET.getlist("ids"))
+        submissions = visible_submissions(ids=ids, user=request.user)
+        context["comparison"] = compare_submissions(submissions=submissions,
+                                                    measure=request.GET.get("measure") or None)
+    except CompareRefused as exc:
+        context["error"] = exc.message
+    status = 200 if context["comparison"] is not None or not request.GET.get("ids") else 400
+    if not request.GET.get("ids"):
+        context["error"] = ""
+    return render(request, "analysis/compare.html", context, status=status)
+
+
+@require_safe
+def per_query_csv(request: HttpRequest, submission_id: int) -> HttpResponse:
+    """The per-query table as CSV; dev and train splits only (404 on hidden splits, like a missing page)."""
+    submission = selectors.submission_for_viewer(submission_id=submission_id, user=request.user)
+    if not per_query_allowed(submission.split):
+        raise Http404("Per-query values are shown only for dev and train splits.")
+    found = selectors.submission_result(submission=submission)
+    if found.result is None or not found.per_query:
+        raise Http404("This submission has no scores yet.")
+    body = build_per_query_csv(split=submission.split, vectors=found.per_query,
+                               measures=list(submission.split.dataset.measures or []))
+    response = HttpResponse(body, content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="submission-{submission.pk}-per-query.csv"'
+    return response
+
+
+def _fusion_candidates(split: Split, user) -> list[Submission]:
+    qs = (Submission.objects.filter(split=split, status=Submission.Status.SCORED, withdrawn_at=None,
+                                    hidden_by_curator=False)
+          .select_related("user__profile").order_by("-created_at"))
+    return [s for s in qs if fusable_by(s, user)]
+
+
+@login_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def fusion(request: HttpRequest) -> HttpResponse:
+    """Choose 2–5 public runs of a split (``?split=<id>`` or ``?ids=…``) and fuse them; POST creates the fusion."""
+    data = request.POST if request.method == "POST" else request.GET
+    error = ""
+    split = None
+    chosen: list[int] = []
+    try:
+        chosen = parse_ids(data.getlist("ids"))
+    except CompareRefused as exc:
+        error = exc.message
+    if data.get("split", "").isdigit():
+        split = Split.objects.select_related("dataset").filter(pk=int(data["split"])).first()
+    if split is None and chosen:
+        first = Submission.objects.select_related("split__dataset").filter(pk=chosen[0]).first()
+        if first is not None and fusable_by(first, request.user):
+            split = first.split
+    method = data.get("method", "rrf")
+    k_text = str(data.get("k", DEFAULT_K)).strip() or str(DEFAULT_K)
+    status = 200
+    if request.method == "POST" and not error:
+        try:
+            if not k_text.isdigit():
+                raise FusionRefused("k must be a whole number (60 is the usual choice).")
+            parts_by_id = {s.pk: s for s in Submission.objects.select_related("split__dataset").filter(pk__in=chosen)}
+            parts = []
+            for pk in chosen:
+                if pk not in parts_by_id:
+                    raise FusionRefused(f"No public submission #{pk} is available to fuse.", status=404)
+                parts.append(parts_by_id[pk])
+            submission = fusion_create(user=request.user, parts=parts, method=method, k=int(k_text),
+                                       system_name=data.get("system_name", ""))
+        except FusionRefused as exc:
+            error = exc.message
+            status = 400
+        else:
+            messages.success(request, "The fused run was created and is queued for scoring. It is private until "
+                                      "you make it public.")
+            return redirect(submission)
+    context = {
+        "split": split,
+        "candidates": _fusion_candidates(split, request.user) if split is not None else [],
+        "chosen": chosen,
+        "method": method,
+        "methods": METHODS,
+        "k": k_text,
+        "max_parts": MAX_PARTS,
+        "error": error,
+        "splits": [] if split is not None else list(
+            Split.objects.filter(dataset__is_published=True, dataset__task="retrieval")
+            .select_related("dataset").order_by("dataset__name", "kind", "name")
+        ),
+    }
+    return render(request, "analysis/fusion.html", context, status=status)
