@@ -34,7 +34,7 @@ import numpy as np
 
 from .errors import ProblemCollector
 
-CHUNK_BYTES = 8 << 20  # fits in cache-friendly passes, small peak memory
+CHUNK_BYTES = 4 << 20  # measured best on 7M lines (2, 4, 8 MB tried); bounds temporaries too
 PAD = 32  # zero bytes around a chunk so unaligned 8-byte gathers never overflow
 MAX_LINE_BYTES = 1 << 20
 UTF8_BOM = b"\xef\xbb\xbf"
