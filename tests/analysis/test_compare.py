@@ -1,0 +1,113 @@
+"""The compare page and API: values from evaluation.stats on the stored vectors, scipy agreement, visibility."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from django.urls import reverse
+from rest_framework.test import APIClient
+from scipy import stats as scipy_stats
+
+from evaluation.stats import paired_ttest, randomization_test
+from submissions.compare import pair_stats, top_k_overlap
+from submissions.selectors import load_per_query, submission_current_result
+
+from .conftest import qid
+
+
+def vectors(sub, measure):
+    return load_per_query(submission_current_result(submission=sub))[measure]
+
+
+def test_the_compare_api_answers_the_documented_shape_with_the_core_statistics(scored, alice, bob):
+    a = scored("test", alice, "perfect")
+    b = scored("test", bob, "shifted")
+    response = APIClient().get(reverse("api:compare"), {"submissions": f"{a.pk},{b.pk}", "measure": "MAP@10"})
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert set(body) == {"measure", "a", "b", "mean_a", "mean_b", "p_randomization", "p_ttest", "wins", "ties",
+                         "losses"}
+    va, vb = vectors(a, "MAP@10"), vectors(b, "MAP@10")
+    assert body["measure"] == "MAP@10" and (body["a"], body["b"]) == (a.pk, b.pk)
+    assert body["mean_a"] == pytest.approx(va.mean()) and body["mean_b"] == pytest.approx(vb.mean())
+    assert body["p_randomization"] == randomization_test(va, vb, n_resamples=10000, seed=0)
+    assert body["p_ttest"] == pytest.approx(paired_ttest(va, vb))
+    assert body["wins"] == int((va > vb).sum()) and body["losses"] == int((va < vb).sum())
+    assert body["wins"] + body["ties"] + body["losses"] == len(va)
+    assert "secretq" not in response.content.decode()  # aggregates only, on a hidden split too
+
+
+def test_the_t_test_p_value_agrees_with_scipy():
+    rng = np.random.default_rng(5)
+    a = rng.random(40)
+    b = np.clip(a + rng.normal(0.05, 0.1, 40), 0, 1)
+    stats = pair_stats(a, b, measure="R@10", n_resamples=2000)
+    assert stats.p_ttest == pytest.approx(scipy_stats.ttest_rel(a, b).pvalue, rel=1e-12)
+
+
+def test_the_randomization_test_is_exact_for_few_queries():
+    a, b = np.array([1.0, 1.0, 1.0, 0.0]), np.array([0.0, 0.0, 0.0, 0.0])
+    # 16 sign patterns; |sum| >= 3 for the 2 patterns with all three ones the same sign.
+    assert pair_stats(a, b, measure="R@10").p_randomization == pytest.approx(4 / 16)
+
+
+def test_the_compare_api_refuses_other_peoples_private_submissions_as_not_found(scored, alice, bob):
+    a = scored("test", alice, "perfect")
+    hidden = scored("test", bob, "shifted", visibility="private")
+    response = APIClient().get(reverse("api:compare"), {"submissions": f"{a.pk},{hidden.pk}"})
+    assert response.status_code == 404
+    assert response.json()["error"]["message"] == f"No submission #{hidden.pk} is visible to you."
+    client = APIClient()
+    client.force_authenticate(bob)
+    assert client.get(reverse("api:compare"), {"submissions": f"{a.pk},{hidden.pk}"}).status_code == 200
+
+
+def test_the_compare_api_explains_bad_requests(scored, alice):
+    a = scored("test", alice, "perfect")
+    response = APIClient().get(reverse("api:compare"), {"submissions": f"{a.pk}"})
+    assert response.status_code == 400 and "exactly two" in response.json()["error"]["message"]
+    b = scored("dev", alice, "shifted")
+    response = APIClient().get(reverse("api:compare"), {"submissions": f"{a.pk},{b.pk}"})
+    assert response.status_code == 400 and "same dataset split" in response.json()["error"]["message"]
+    c = scored("test", alice, "random")
+    response = APIClient().get(reverse("api:compare"), {"submissions": f"{a.pk},{c.pk}", "measure": "P@7"})
+    assert response.status_code == 400 and "no measure 'P@7'" in response.json()["error"]["message"]
+
+
+def test_top_k_overlap_averages_over_queries():
+    a = {"q1": ["d1", "d2"], "q2": ["d1", "d2"]}
+    b = {"q1": ["d2", "d3"], "q2": ["d1", "d2"]}
+    out = top_k_overlap(a, b, k=2)
+    assert out["overlap"] == pytest.approx((0.5 + 1.0) / 2)
+    assert out["jaccard"] == pytest.approx((1 / 3 + 1.0) / 2)
+
+
+def test_the_compare_page_on_a_dev_split_shows_the_scatter_and_categories(client, scored, alice, bob):
+    a = scored("dev", alice, "perfect")
+    b = scored("dev", bob, "shifted")
+    c = scored("dev", bob, "random", seed=4)
+    response = client.get(reverse("submissions:compare"), {"ids": f"{a.pk},{b.pk},{c.pk}", "measure": "R@10"})
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "plot-scatter" in html and qid(0) in html
+    assert "difference by category" in html and "Top-10 overlap" in html
+    assert "over the 6 comparisons on this page" in html  # 2 pairs × 3 measures, Holm over all
+
+
+def test_the_compare_page_on_a_hidden_split_shows_no_per_query_values(client, scored, alice, bob):
+    a = scored("test", alice, "perfect")
+    b = scored("test", bob, "shifted")
+    html = client.get(reverse("submissions:compare"), {"ids": f"{a.pk},{b.pk}"}).content.decode()
+    assert "p (randomization)" in html
+    assert "secretq" not in html and "plot-scatter" not in html
+    assert "rare" not in html  # a category of 2 queries is below the minimum of 10
+    assert "family" in html  # 12 queries: shown
+
+
+def test_the_compare_page_hides_submissions_the_visitor_may_not_see(client, scored, alice, bob):
+    a = scored("dev", alice, "perfect")
+    private = scored("dev", bob, "shifted", visibility="private")
+    response = client.get(reverse("submissions:compare"), {"ids": f"{a.pk},{private.pk}"})
+    assert response.status_code == 400
+    assert f"No submission #{private.pk} is visible to you." in response.content.decode()
+    assert "shifted" not in response.content.decode()
