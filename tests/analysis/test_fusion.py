@@ -1,0 +1,162 @@
+"""The fusion explorer: fused runs scored through the normal path equal the command line's fuse + score."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.urls import reverse
+from rest_framework.test import APIClient
+
+from evaluation import cli
+from submissions.models import Submission
+from submissions.services import submission_score_now
+
+from .conftest import N_TOPICS, qid, relevant_docs
+
+BASE_DIR = Path(__file__).resolve().parents[2]
+
+
+def write_inputs(tmp_path: Path, parts: list[Submission]) -> tuple[Path, list[Path]]:
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join(f"{qid(i)} 0 {d} 1\n" for i in range(N_TOPICS) for d in relevant_docs(i)))
+    runs = []
+    for part in parts:
+        path = tmp_path / f"run{part.pk}.txt"
+        with part.run_file.open("rb") as fh:
+            path.write_bytes(fh.read())
+        runs.append(path)
+    return qrels, runs
+
+
+def cli_scores(*args: str) -> dict:
+    out, err = io.StringIO(), io.StringIO()
+    assert cli.main(list(args), stdout=out, stderr=err) == 0, err.getvalue()
+    return out.getvalue()
+
+
+def stored_scores(submission: Submission) -> dict[str, float]:
+    return submission.results.get().scores
+
+
+def test_a_fusion_from_the_page_is_scored_like_the_command_lines_fuse_and_score(client, scored, alice, bob, tmp_path):
+    a = scored("dev", alice, "shifted")
+    b = scored("dev", bob, "random", seed=3)
+    client.force_login(bob)
+    response = client.post(reverse("submissions:fusion"), {"ids": [a.pk, b.pk], "method": "rrf", "k": "60"})
+    assert response.status_code == 302, response.content.decode()[:2000]
+    fusion = Submission.objects.get(pk=int(response["Location"].rstrip("/").rsplit("/", 1)[-1]))
+    assert fusion.user == bob and fusion.visibility == "private" and fusion.status == "queued"
+    assert set(fusion.fusion_of.values_list("pk", flat=True)) == {a.pk, b.pk}
+    assert fusion.fusion_params == {"method": "rrf", "parts": [a.pk, b.pk], "k": 60}
+    fusion = submission_score_now(fusion.pk)
+    assert fusion.status == "scored", fusion.error
+
+    qrels, runs = write_inputs(tmp_path, [a, b])
+    fused = subprocess.run([sys.executable, "-m", "evaluation", "fuse", *map(str, runs), "--method", "rrf",
+                            "--k", "60", "--depth", "100"], cwd=BASE_DIR, capture_output=True, text=True, timeout=120)
+    assert fused.returncode == 0, fused.stderr
+    (tmp_path / "fused.txt").write_text(fused.stdout)
+    expected = json.loads(cli_scores("score", "--qrels", str(qrels), "--run", str(tmp_path / "fused.txt"),
+                                     "--measures", "R@10,MAP@10,nDCG@10", "--depth", "100", "--json"))["measures"]
+    assert stored_scores(fusion) == pytest.approx(expected, abs=1e-12)
+
+    html = client.get(fusion.get_absolute_url()).content.decode()
+    assert f"#{a.pk} shifted" in html and "Save as a public submission naming its parts" in html
+    client.post(reverse("submissions:visibility", args=[fusion.pk]), {"visibility": "public"})
+    fusion.refresh_from_db()
+    assert fusion.is_public
+
+
+def test_a_combsum_fusion_through_the_api_is_pollable_and_matches_the_command_line(scored, alice, bob, tmp_path):
+    a = scored("test", alice, "perfect")
+    b = scored("test", bob, "shifted")
+    api = APIClient()
+    api.force_authenticate(bob)
+    response = api.post(reverse("api:fusions"), {"submissions": [a.pk, b.pk], "method": "combsum"}, format="json")
+    assert response.status_code == 202, response.content
+    body = response.json()
+    assert set(body) == {"id", "status", "url"} and body["status"] == "queued"
+    assert body["url"].endswith(reverse("api:submission", args=[body["id"]]))
+    submission_score_now(body["id"])
+    polled = api.get(body["url"]).json()
+    assert polled["status"] == "scored"
+
+    qrels, runs = write_inputs(tmp_path, [a, b])
+    fused = cli_scores("fuse", *map(str, runs), "--method", "combsum", "--depth", "100")
+    (tmp_path / "fused.txt").write_text(fused)
+    expected = json.loads(cli_scores("score", "--qrels", str(qrels), "--run", str(tmp_path / "fused.txt"),
+                                     "--measures", "R@10,MAP@10,nDCG@10", "--depth", "100", "--json"))["measures"]
+    assert polled["scores"] == pytest.approx(expected, abs=1e-12)
+    # A fusion on a hidden split shows aggregates only, like any hidden-split submission.
+    client = api
+    client.force_authenticate(None)
+    from django.test import Client
+
+    web = Client()
+    web.force_login(bob)
+    html = web.get(reverse("submissions:detail", args=[body["id"]])).content.decode()
+    assert "95% bootstrap intervals" in html and "secretq" not in html
+
+
+def test_fusion_refuses_other_peoples_private_runs_and_wrong_counts(scored, alice, bob):
+    a = scored("test", alice, "perfect")
+    private = scored("test", alice, "shifted", visibility="private")
+    api = APIClient()
+    api.force_authenticate(bob)
+    response = api.post(reverse("api:fusions"), {"submissions": [a.pk, private.pk]}, format="json")
+    assert response.status_code == 404
+    assert response.json()["error"]["message"] == f"No public submission #{private.pk} is available to fuse."
+    response = api.post(reverse("api:fusions"), {"submissions": [a.pk]}, format="json")
+    assert response.status_code == 400 and "submissions" in response.json()["error"]["message"]
+    response = api.post(reverse("api:fusions"), {"submissions": [a.pk, a.pk]}, format="json")
+    assert response.status_code == 400 and "twice" in response.json()["error"]["message"]
+    assert Submission.objects.filter(user=bob).count() == 0
+    # Her own private run is hers to fuse.
+    api.force_authenticate(alice)
+    assert api.post(reverse("api:fusions"), {"submissions": [a.pk, private.pk]}, format="json").status_code == 202
+
+
+def test_a_fusion_counts_against_the_quota(scored, alice, bob, analysis_dataset):
+    a = scored("test", alice, "perfect")
+    b = scored("test", alice, "shifted")
+    analysis_dataset.splits.filter(name="test").update(total_limit=1)
+    api = APIClient()
+    api.force_authenticate(bob)
+    assert api.post(reverse("api:fusions"), {"submissions": [a.pk, b.pk]}, format="json").status_code == 202
+    response = api.post(reverse("api:fusions"), {"submissions": [a.pk, b.pk], "k": 10}, format="json")
+    assert response.status_code == 429 and "A fusion counts as a submission" in response.json()["error"]["message"]
+
+
+def test_the_fusion_page_lists_public_runs_of_the_split(client, scored, alice, bob):
+    a = scored("dev", alice, "perfect", name="Visible run")
+    scored("dev", alice, "shifted", name="Alice private run", visibility="private")
+    client.force_login(bob)
+    html = client.get(reverse("submissions:fusion"), {"ids": str(a.pk)}).content.decode()
+    assert "Visible run" in html and "Alice private run" not in html
+    assert client.get(reverse("submissions:fusion")).status_code == 200
+
+
+@pytest.mark.e2e
+@pytest.mark.slow
+def test_a_fusion_is_scored_by_a_real_worker(transactional_db, celery_worker_process, scored, alice, bob):
+    a = scored("dev", alice, "shifted")
+    b = scored("dev", bob, "random", seed=3)
+    api = APIClient()
+    api.force_authenticate(bob)
+    response = api.post(reverse("api:fusions"), {"submissions": [a.pk, b.pk], "k": 60}, format="json")
+    assert response.status_code == 202
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        fusion = Submission.objects.get(pk=response.json()["id"])
+        if fusion.status in ("scored", "failed"):
+            break
+        assert celery_worker_process.alive, celery_worker_process.log()[-3000:]
+        time.sleep(0.25)
+    assert fusion.status == "scored", (fusion.error, celery_worker_process.log()[-3000:])
+    assert set(fusion.results.get().scores) == {"R@10", "MAP@10", "nDCG@10"}
