@@ -1,0 +1,277 @@
+"""Browser tests: headless Chromium (Playwright) against a real gunicorn and a real Celery worker.
+
+One gunicorn (``DEBUG=0``, static files collected and served by WhiteNoise,
+as in production) and one worker process serve the whole session, both on the
+test database (``transactional_db``: they must see the rows a test commits),
+the session's own queue and the session's private run folder. Each test gets a
+fresh browser context (no cookies carried over), 1280×900 and light unless it
+asks for something else.
+
+Screenshots go to a folder of the session (``LEXBOARD_SCREENSHOT_DIR`` to
+choose it); with ``LEXBOARD_UPDATE_SCREENSHOTS=1`` the canonical ones are also
+written to ``docs/screenshots/`` — the README's pictures — so a normal test run
+never changes the working tree. See docs/testing.md.
+
+Skipped with a reason when Chromium (``LEXBOARD_CHROMIUM``, default
+/usr/bin/chromium) or Playwright for Python is not installed. Playwright's own
+browser downloads are never used.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+BASE_DIR = Path(__file__).resolve().parents[2]
+CHROMIUM = os.environ.get("LEXBOARD_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync",
+]
+DOCS_SCREENSHOTS = BASE_DIR / "docs" / "screenshots"
+#: The README's pictures stay small enough for a repository.
+MAX_SCREENSHOT_BYTES = 300 * 1024
+VIEWPORT = {"width": 1280, "height": 900}
+#: Bounded waits for the worker (the test machines are shared and slow).
+SCORING_TIMEOUT_MS = 90_000
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _get_status(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status
+    except urllib.error.HTTPError as err:
+        return err.code
+    except OSError:
+        return 0
+
+
+# --- The browser ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def chromium_browser():
+    """Debian's Chromium driven by Playwright; the tests are skipped when either is missing."""
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium, or set LEXBOARD_CHROMIUM)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed")
+    # Playwright's sync API keeps an asyncio loop in this thread, which Django takes for an
+    # async context and refuses ORM calls. The tests are synchronous; the loop only drives
+    # the browser (Django's documented escape hatch for exactly this case).
+    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+# --- The site: gunicorn and a worker on the test database -------------------------------------
+
+
+@dataclass
+class LiveSite:
+    url: str
+    log_path: Path
+
+    def log(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-4000:]
+        except OSError:
+            return ""
+
+
+@pytest.fixture(scope="session")
+def live_site(django_db_setup, django_db_blocker, private_data_dir, worker_queue, tmp_path_factory):
+    """A real gunicorn on a free loopback port, with the worker's database, queue, broker and run folder."""
+    from django.conf import settings
+    from django.db import connection
+
+    from tests.fixtures_worker import database_url
+
+    with django_db_blocker.unblock():
+        url = database_url(connection.settings_dict)
+    folder = tmp_path_factory.mktemp("gunicorn")
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "lexboard.settings.test",
+        "DATABASE_URL": url,
+        "LEXBOARD_QUEUE": worker_queue,
+        "LEXBOARD_DATA_DIR": str(private_data_dir),
+        "LEXBOARD_VAR_DIR": str(settings.VAR_DIR),
+        "STATIC_ROOT": str(folder / "static"),
+        "DEBUG": "0",
+        "PYTHONUNBUFFERED": "1",
+    }
+    collect = subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--noinput", "-v", "0"],
+        cwd=BASE_DIR, env=env, capture_output=True, text=True, timeout=180,
+    )
+    assert collect.returncode == 0, collect.stderr[-3000:]
+
+    port = _free_port()
+    log_path = folder / "gunicorn.log"
+    log = open(log_path, "wb")  # noqa: SIM115 (closed below)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "lexboard.wsgi:application", "--bind", f"127.0.0.1:{port}",
+         "--workers", "2", "--timeout", "60", "--graceful-timeout", "5", "--access-logfile", "-"],
+        cwd=BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    site = LiveSite(url=f"http://127.0.0.1:{port}", log_path=log_path)
+    try:
+        deadline = time.monotonic() + 60
+        while _get_status(f"{site.url}/healthz") != 200:
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"gunicorn did not come up:\n{site.log()}")
+            time.sleep(0.2)
+        yield site
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait(timeout=5)
+        log.close()
+
+
+@pytest.fixture(autouse=True)
+def _private_storage(private_data_dir):
+    """Runs stored by this process (the demo's baselines, runs made in a test) go where the site and worker look."""
+    from django.core.files.storage import FileSystemStorage
+
+    from submissions.models import Submission
+
+    field = Submission._meta.get_field("run_file")
+    saved = field.storage
+    field.storage = FileSystemStorage(location=str(private_data_dir), base_url=None)
+    yield
+    field.storage = saved
+
+
+@pytest.fixture
+def site(live_site, transactional_db, celery_worker_process) -> LiveSite:
+    """The running site for one test; the test's rows are committed, so gunicorn and the worker see them."""
+    assert celery_worker_process.alive, celery_worker_process.log()[-3000:]
+    return live_site
+
+
+@pytest.fixture
+def demo(site):
+    """The demo benchmark with its scored baselines (BM25, TF-IDF, random), loaded as ``make run`` does."""
+    from django.core.management import call_command
+
+    call_command("load_demo", stdout=io.StringIO())
+    from leaderboard.models import Dataset
+
+    return Dataset.objects.get(slug="demo")
+
+
+# --- Pages and screenshots -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def screenshot_dir(tmp_path_factory) -> Path:
+    chosen = os.environ.get("LEXBOARD_SCREENSHOT_DIR")
+    if chosen:
+        path = Path(chosen)
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+    return tmp_path_factory.mktemp("screenshots")
+
+
+def _shrink(png: bytes) -> bytes:
+    """A palette PNG when the full-colour one is over the limit (text pages lose nothing visible)."""
+    if len(png) <= MAX_SCREENSHOT_BYTES:
+        return png
+    try:
+        from PIL import Image
+    except ImportError:
+        return png
+    image = Image.open(io.BytesIO(png)).convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT)
+    out = io.BytesIO()
+    image.save(out, format="PNG", optimize=True)
+    return out.getvalue() if len(out.getvalue()) < len(png) else png
+
+
+@pytest.fixture
+def shoot(screenshot_dir):
+    """``shoot(page, "name", canonical=True)``: save a screenshot; canonical ones feed docs/screenshots/."""
+    update_docs = os.environ.get("LEXBOARD_UPDATE_SCREENSHOTS") == "1"
+
+    def take(page, name: str, *, canonical: bool = False, full_page: bool = False) -> Path:
+        png = _shrink(page.screenshot(full_page=full_page, animations="disabled", caret="hide"))
+        path = screenshot_dir / f"{name}.png"
+        path.write_bytes(png)
+        if canonical and update_docs:
+            DOCS_SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, DOCS_SCREENSHOTS / f"{name}.png")
+        return path
+
+    return take
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if report.when == "call":
+        item.browser_failed = report.failed
+    return report
+
+
+def new_page(browser, site: LiveSite, **context_options):
+    options = {"base_url": site.url, "viewport": VIEWPORT, "color_scheme": "light", **context_options}
+    context = browser.new_context(**options)
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    return context, page
+
+
+@pytest.fixture
+def browser_page(request, chromium_browser, site, screenshot_dir):
+    """A fresh context and page on the site; on failure, a screenshot and the server log are kept."""
+    context, page = new_page(chromium_browser, site)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.js_errors = errors
+    yield page
+    if getattr(request.node, "browser_failed", False):
+        try:
+            page.screenshot(path=str(screenshot_dir / f"FAILED-{request.node.name}.png"), full_page=True)
+        except Exception:  # the page may be gone; the failure itself is what matters
+            pass
+        print(f"gunicorn log:\n{site.log()}")
+    context.close()
+
+
+@pytest.fixture
+def page_factory(chromium_browser, site):
+    """More pages with their own options (``page_factory(color_scheme="dark")``); closed after the test."""
+    contexts = []
+
+    def make(**options):
+        context, page = new_page(chromium_browser, site, **options)
+        contexts.append(context)
+        return page
+
+    yield make
+    for context in contexts:
+        context.close()

@@ -1,0 +1,168 @@
+"""A visitor in headless Chromium: home, the demo dataset's leaderboard, sorting (mouse and keyboard),
+the LaTeX export, the citation, and the dark colour scheme.
+
+The demo is loaded the way ``make run`` loads it (``load_demo``: the BSARD-like
+dataset and its BM25, TF-IDF and random baselines, scored by the metric core).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = [pytest.mark.browser, pytest.mark.e2e, pytest.mark.slow]
+
+
+def systems_in_table(page) -> list[str]:
+    return [name.strip() for name in page.locator("table.lb tbody td.system > :first-child").all_inner_texts()]
+
+
+def expected_order(dataset, measure: str) -> list[str]:
+    """The selector's order for ``measure`` (what the page must show), anonymous visitor."""
+    from leaderboard.selectors import leaderboard_rows
+
+    split = dataset.splits.get(name="test")
+    return [row.system for row in leaderboard_rows(split=split, user=None, sort=measure)]
+
+
+def a_measure_that_reorders(dataset) -> str:
+    """A measure whose ranking differs from the primary measure's, else any other measure."""
+    primary = expected_order(dataset, dataset.primary_measure)
+    others = [m for m in dataset.measures if m != dataset.primary_measure]
+    for measure in others:
+        if expected_order(dataset, measure) != primary:
+            return measure
+    return others[0]
+
+
+def add_fused_entries(dataset, *, username: str = "marie") -> None:
+    """A participant's two scored entries on the test split, so the table has a contest.
+
+    RRF of BM25 and TF-IDF, and the same fusion cut at 20 documents per
+    question: the cut one beats TF-IDF on R@10 but falls below it on R@100, so
+    sorting by another measure reorders the table.
+    """
+    from django.contrib.auth import get_user_model
+
+    from submissions.services import submission_create, submission_score_now
+
+    from .runs import fused_demo_run, upload_of
+
+    user = get_user_model().objects.create_user(username, f"{username}@example.org", "correct horse battery staple")
+    split = dataset.splits.get(name="test")
+    for name, depth, description in (
+        ("RRF(BM25, TF-IDF)", 100, "Reciprocal rank fusion (k=60) of the BM25 and TF-IDF baselines."),
+        ("RRF(BM25, TF-IDF), top 20", 20, "The same fusion, keeping 20 articles per question."),
+    ):
+        submission = submission_create(
+            user=user, split=split, upload=upload_of(fused_demo_run("test", depth=depth), "rrf.run"),
+            metadata={"system_name": name, "family": "hybrid", "visibility": "public", "description": description},
+        )
+        submission_score_now(submission.pk)
+
+
+def test_a_visitor_goes_from_home_to_the_demo_leaderboard_sorts_and_exports_latex(
+    demo, browser_page, shoot, tmp_path
+):
+    add_fused_entries(demo)
+    page = browser_page
+    page.goto("/")
+    assert page.locator("h1").first.inner_text().startswith("Leaderboards")
+    page.locator(".card h3 a", has_text=demo.name).first.wait_for()
+    shoot(page, "home", canonical=True)
+
+    page.locator(".card h3 a", has_text=demo.name).first.click()
+    page.wait_for_url(f"**/d/{demo.slug}/**")
+    by_primary = systems_in_table(page)
+    assert by_primary == expected_order(demo, demo.primary_measure)
+    assert len(by_primary) == 5
+    primary_header = page.locator("th.measure[aria-sort]")
+    assert primary_header.inner_text().startswith(demo.primary_measure)
+    shoot(page, "leaderboard", canonical=True)
+
+    measure = a_measure_that_reorders(demo)
+    page.locator("th.measure a", has_text=measure).first.click()
+    page.wait_for_url(f"**sort={measure.replace('@', '%40')}**")
+    assert page.locator("th.measure[aria-sort=descending]").inner_text().startswith(measure)
+    by_other = systems_in_table(page)
+    assert by_other == expected_order(demo, measure)
+    assert by_other != by_primary, f"sorting by {measure} kept the order {by_primary}"
+    assert f"ranked by {measure}" in page.locator("table.lb caption").inner_text()
+
+    # The LaTeX link downloads a booktabs table of the current split.
+    with page.expect_download() as download_info:
+        page.get_by_role("link", name="LaTeX", exact=True).click()
+    download = download_info.value
+    assert download.suggested_filename == f"{demo.slug}-test.tex"
+    path = tmp_path / download.suggested_filename
+    download.save_as(path)
+    latex = path.read_text()
+    for command in (r"\toprule", r"\midrule", r"\bottomrule", r"\begin{tabular}"):
+        assert command in latex
+    assert "RRF" in latex and "BM25" in latex
+
+    # The citation: copy button shown by the script, the BibTeX beside it.
+    copy = page.get_by_role("button", name="Copy BibTeX")
+    if demo.citation:
+        copy.wait_for(state="visible")
+        assert page.locator("#citation").inner_text().lstrip().startswith("@")
+    else:
+        assert copy.count() == 0
+    assert page.js_errors == []
+
+
+def test_the_latex_form_shows_a_table_with_the_chosen_measures(demo, browser_page):
+    page = browser_page
+    page.goto(f"/d/{demo.slug}/")
+    page.locator("details.latex-form summary").click()
+    boxes = page.locator("details.latex-form input[type=checkbox]")
+    assert boxes.count() == len(demo.measures)
+    for measure in demo.measures[2:]:
+        page.locator(f"details.latex-form input[value='{measure}']").uncheck()
+    page.get_by_role("button", name="Show LaTeX").click()
+    text = page.locator("body").inner_text()
+    assert r"\toprule" in text and r"\bottomrule" in text
+    header = next(line for line in text.splitlines() if demo.measures[0] in line)
+    assert demo.measures[1] in header and demo.measures[-1] not in header
+
+
+def test_a_keyboard_user_tabs_to_a_column_heading_sees_the_focus_and_sorts_with_enter(
+    demo, browser_page, shoot
+):
+    page = browser_page
+    page.goto(f"/d/{demo.slug}/")
+    target = next(m for m in demo.measures if m != demo.primary_measure)
+    for _ in range(80):
+        page.keyboard.press("Tab")
+        focused = page.evaluate(
+            "() => { const a = document.activeElement;"
+            " return a && a.closest('th.measure') ? a.textContent.trim() : null; }"
+        )
+        if focused and focused.startswith(target):
+            break
+    else:
+        pytest.fail(f"Tab never reached the {target} column heading")
+
+    ring = page.evaluate(
+        "() => { const a = document.activeElement, s = getComputedStyle(a);"
+        " return {visible: a.matches(':focus-visible'), style: s.outlineStyle, width: parseFloat(s.outlineWidth)}; }"
+    )
+    assert ring["visible"] and ring["style"] != "none" and ring["width"] >= 2, ring
+    shoot(page, "keyboard-focus")
+
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"**sort={target.replace('@', '%40')}**")
+    assert page.locator("th.measure[aria-sort=descending]").inner_text().startswith(target)
+    assert systems_in_table(page) == expected_order(demo, target)
+
+
+def test_the_leaderboard_follows_a_dark_colour_scheme(demo, page_factory, shoot):
+    add_fused_entries(demo)
+    page = page_factory(color_scheme="dark")
+    page.goto(f"/d/{demo.slug}/")
+    background = page.evaluate("() => getComputedStyle(document.body).backgroundColor")
+    channels = [int(c) for c in background[background.index("(") + 1:background.index(")")].split(",")[:3]]
+    assert sum(channels) / 3 < 60, f"the page is not dark: {background}"
+    text = page.evaluate("() => getComputedStyle(document.querySelector('table.lb td.system')).color")
+    channels = [int(c) for c in text[text.index("(") + 1:text.index(")")].split(",")[:3]]
+    assert sum(channels) / 3 > 150, f"the table text is not light on dark: {text}"
+    shoot(page, "leaderboard-dark", canonical=True)
