@@ -167,6 +167,12 @@ class Split(models.Model):
     current_qrels = models.ForeignKey(
         "QrelsVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # A published version waiting for every scored submission to be rescored on it; the
+    # leaderboard keeps showing ``current_qrels`` until then, then switches in one UPDATE
+    # (``submissions.services.split_finish_rescoring``).
+    pending_qrels = models.ForeignKey(
+        "QrelsVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     # Bumped by every change that alters the leaderboard, so cached pages go stale.
     cache_version = models.PositiveIntegerField(default=0)
 
