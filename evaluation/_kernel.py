@@ -66,26 +66,53 @@ def open_source(source, name: str | None) -> tuple[BinaryIO, str, bool]:
         display = name or getattr(source, "name", None) or "<stream>"
         display = str(display)
         raw = source
-    head = _peek(raw, 2)
+    raw, head = _peek(raw, 2)
+    if isinstance(head, str):
+        raise TypeError("open the file in binary mode ('rb'): runs and qrels are read as bytes")
     if head == b"\x1f\x8b":
         return gzip.GzipFile(fileobj=raw, mode="rb"), display, True
     return raw, display, own
 
 
-def _peek(stream: BinaryIO, n: int) -> bytes:
-    """Read the first ``n`` bytes and rewind (works for non-seekable streams too)."""
+class _Prepended:
+    """A stream whose first bytes were already read (for pipes that cannot seek)."""
+
+    def __init__(self, head: bytes, rest: BinaryIO):
+        self.head = head
+        self.rest = rest
+
+    def read(self, n: int = -1) -> bytes:
+        if self.head:
+            if n is None or n < 0:
+                out, self.head = self.head + self.rest.read(), b""
+                return out
+            out, self.head = self.head[:n], self.head[n:]
+            if len(out) < n:
+                out += self.rest.read(n - len(out))
+            return out
+        return self.rest.read(n)
+
+    def close(self) -> None:
+        self.rest.close()
+
+
+def _peek(stream: BinaryIO, n: int) -> tuple[BinaryIO, bytes]:
+    """The first ``n`` bytes without consuming them; returns the stream to read from."""
     if hasattr(stream, "peek"):
         try:
-            return stream.peek(n)[:n]
+            return stream, stream.peek(n)[:n]
         except (OSError, ValueError):
             pass
     try:
-        pos = stream.tell()
-        data = stream.read(n)
-        stream.seek(pos)
-        return data
+        if stream.seekable():
+            pos = stream.tell()
+            data = stream.read(n)
+            stream.seek(pos)
+            return stream, data
     except (OSError, ValueError, AttributeError):
-        raise ValueError("the input stream must be seekable or buffered") from None
+        pass
+    data = stream.read(n)
+    return _Prepended(data, stream), data
 
 
 def sniff_content(head: bytes) -> str | None:

@@ -93,7 +93,7 @@ def _score(args, out: TextIO, err: TextIO) -> int:
     qrels = read_qrels(args.qrels, threshold=args.threshold)
     run = read_run(args.run)
     ev = evaluate(qrels, run, measures, depth=args.depth, corpus=_load_corpus(args.corpus))
-    warnings = qrels.notices + run.notices + ev.warnings
+    warnings = qrels.notices + ev.warnings
     if args.json:
         data = ev.to_json(per_query=args.per_query)
         data["warnings"] = [w.to_dict() for w in warnings]

@@ -117,7 +117,7 @@ def evaluate(
     if depth < 1:
         raise ValueError("depth must be at least 1")
     report = progress or (lambda _x: None)
-    warnings: list[Notice] = []
+    warnings: list[Notice] = list(run.notices)  # e.g. several tags in one file
 
     # Queries: run codes -> qrels index -> evaluated position.
     q_of_code = np.array([-1 if qrels.query_index(q) is None else qrels.query_index(q) for q in run.qids],

@@ -227,3 +227,28 @@ def test_it_checks_corpus_membership_and_round_trips():
 def test_it_builds_runs_from_dicts():
     run = Run.from_dict({"q": {"a": 1.0, "b": 2.0}})
     assert run.ranked() == {"q": [("b", 2.0), ("a", 1.0)]}
+
+
+class _Pipe:
+    """A stream that can neither seek nor peek, like a socket or a pipe."""
+
+    def __init__(self, data: bytes):
+        self._data = io.BytesIO(data)
+
+    def read(self, n: int = -1) -> bytes:
+        return self._data.read(n)
+
+    def seekable(self) -> bool:
+        return False
+
+
+def test_it_reads_streams_that_cannot_seek():
+    assert read_run(_Pipe(GOOD)).to_dict() == read_run(GOOD).to_dict()
+    assert read_run(_Pipe(gzip.compress(GOOD))).to_dict() == read_run(GOOD).to_dict()
+
+
+def test_it_asks_for_binary_mode(tmp_path):
+    path = tmp_path / "r.run"
+    path.write_bytes(GOOD)
+    with open(path) as text, pytest.raises(TypeError, match="binary mode"):
+        read_run(text)
