@@ -1,0 +1,129 @@
+"""A curator in headless Chromium: imports a dataset's files through the admin's import form,
+adds a second qrels version, publishes it with the admin action, and watches the worker rescore
+the split's submissions until the leaderboard shows the new numbers.
+
+The files are the importer tests' TREC release (tests/data/import/trec): five topics, twenty
+documents, and a second qrels file that judges more documents relevant.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from .conftest import SCORING_TIMEOUT_MS
+
+pytestmark = [pytest.mark.browser, pytest.mark.e2e, pytest.mark.slow]
+
+TREC = Path(__file__).resolve().parents[1] / "data" / "import" / "trec"
+PASSWORD = "correct horse battery staple"  # the staff fixture's (tests/conftest.py)
+
+#: Ranks doc1x then docx for topic x: under the first judgments doc12…doc15 are judged 0, under
+#: the second they are relevant, so the scores move when the second version is published.
+RUN = "".join(f"{q} Q0 doc{10 + q} 1 2.0 mine\n{q} Q0 doc{q} 2 1.0 mine\n{q} Q0 doc20 3 0.5 mine\n" for q in range(1, 6))
+
+
+@pytest.fixture
+def empty_dataset(site):
+    """A dataset card without files yet, as a curator leaves it after "Add dataset"."""
+    from leaderboard.models import Benchmark, Dataset
+
+    benchmark = Benchmark.objects.create(slug="statutes", name="Statutes")
+    return Dataset.objects.create(
+        benchmark=benchmark, slug="statutes-trec", name="Statutes (TREC release)", language="fr",
+        docid_example="doc1", measures=["MAP@10", "nDCG@10", "R@10"], primary_measure="MAP@10", is_published=True,
+    )
+
+
+def admin_log_in(page, username: str) -> None:
+    page.goto("/admin/login/")
+    page.locator("#id_username").fill(username)
+    page.locator("#id_password").fill(PASSWORD)
+    page.locator("#login-form [type=submit]").click()
+    expect(page.locator("#site-name")).to_be_visible()
+
+
+def import_trec(page, dataset, *, qrels: str, publish: bool) -> None:
+    page.goto(f"/admin/leaderboard/dataset/{dataset.pk}/change/")
+    page.get_by_role("link", name="Import files").click()
+    page.wait_for_url(f"**/admin/leaderboard/dataset/{dataset.pk}/import/")
+    page.locator("#id_format").select_option("trec")
+    page.locator("#id_split").fill("test")
+    page.locator("#id_topics").set_input_files(str(TREC / "topics.tsv"))
+    page.locator("#id_qrels").set_input_files(str(TREC / qrels))
+    page.locator("#id_corpus_ids").set_input_files(str(TREC / "ids.txt"))
+    page.locator("#id_hidden").check()
+    if publish:
+        page.locator("#id_publish").check()
+    page.locator("#id_note").fill(f"from {qrels}")
+    page.locator("input[type=submit][value=Import]").click()
+    expect(page.locator("#import-report")).to_be_visible()
+
+
+def primary_score(page, dataset, submission_id: int) -> str:
+    page.goto(f"/d/{dataset.slug}/")
+    row = page.locator("table.lb tbody tr", has=page.locator(f"a[href='/submissions/{submission_id}/']"))
+    return row.locator("td.primary").inner_text().strip()
+
+
+def test_a_curator_imports_a_dataset_publishes_new_qrels_and_sees_the_rescoring(
+    empty_dataset, staff, django_user_model, browser_page, shoot
+):
+    from leaderboard.models import QrelsVersion
+    from submissions.services import submission_create
+
+    from .runs import upload_of
+
+    page = browser_page
+    dataset = empty_dataset
+    admin_log_in(page, staff.get_username())
+
+    # Import the release: topics, corpus ids and the first judgments (published, being the first).
+    import_trec(page, dataset, qrels="test.qrels", publish=False)
+    report = page.locator("#import-report")
+    expect(report.locator("h2")).to_have_text("Imported")
+    expect(report).to_contain_text("5")
+    assert "doc11" not in page.content(), "the import report must not show judgments"
+    shoot(page, "admin-import", canonical=True)
+    split = dataset.splits.get(name="test")
+    assert split.hidden and split.current_qrels.version == 1
+
+    # A participant's run, scored by the worker on version 1.
+    marie = django_user_model.objects.create_user("marie", "marie@example.org", PASSWORD)
+    submission = submission_create(
+        user=marie, split=split, upload=upload_of(RUN.encode(), "mine.run"),
+        metadata={"system_name": "Reference first", "family": "lexical", "visibility": "public"},
+    )
+    page.goto(f"/submissions/{submission.pk}/")
+    expect(page.locator("#status")).to_have_attribute("data-status", "scored", timeout=SCORING_TIMEOUT_MS)
+    before = primary_score(page, dataset, submission.pk)
+
+    # Different judgments: a second version, not published yet, so nothing changes.
+    import_trec(page, dataset, qrels="test_v2.qrels", publish=False)
+    expect(page.locator("#import-report")).to_contain_text(re.compile("version 2|v2", re.I))
+    split.refresh_from_db()
+    assert split.current_qrels.version == 1
+    assert primary_score(page, dataset, submission.pk) == before
+
+    # Publish version 2 with the admin action.
+    version = QrelsVersion.objects.get(split=split, version=2)
+    page.goto("/admin/leaderboard/qrelsversion/")
+    page.locator(f"input.action-select[value='{version.pk}']").check()
+    page.locator("select[name=action]").select_option("publish")
+    page.locator("button[name=index], input[name=index]").first.click()
+    expect(page.locator(".messagelist")).to_contain_text("published; 1 submissions queued for rescoring")
+    shoot(page, "admin-publish")
+
+    # The worker rescores: the submission page goes back through the queue and ends scored on v2.
+    page.goto(f"/submissions/{submission.pk}/")
+    expect(page.locator("#status")).to_have_attribute("data-status", "scored", timeout=SCORING_TIMEOUT_MS)
+    expect(page.locator("section.scores caption")).to_contain_text("qrels version 2")
+    history = page.locator("section.history li").all_inner_texts()
+    statuses = [re.search(r"— (\w+)", line).group(1) for line in history]
+    assert statuses.count("scored") == 2 and "queued" in statuses[statuses.index("scored"):], history
+    after = primary_score(page, dataset, submission.pk)
+    assert after != before, f"the leaderboard still shows {before} after the rescoring"
+    shoot(page, "leaderboard-rescored")
