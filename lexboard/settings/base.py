@@ -81,6 +81,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["CONN_MAX_AGE"] = 0
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# URLs typed without a scheme (paper and code links) are https, as Django 6 will do.
+FORMS_URLFIELD_ASSUME_HTTPS = True
 
 # --- Cache --------------------------------------------------------------------
 # Leaderboard pages are cached and invalidated by a per-split version key that
@@ -212,5 +214,5 @@ LOGGING = {
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
 
-for _folder in (VAR_DIR, MEDIA_ROOT, DATA_DIR, _BROKER_DIR / "out", _BROKER_DIR / "processed"):
+for _folder in (VAR_DIR, MEDIA_ROOT, DATA_DIR, STATIC_ROOT, _BROKER_DIR / "out", _BROKER_DIR / "processed"):
     _folder.mkdir(parents=True, exist_ok=True)
