@@ -205,7 +205,7 @@ def rank_rows(run: Run, depth: int) -> tuple[np.ndarray, Notice | None, Notice |
     ranked = grouped and bool(((s[1:] <= s[:-1]) | newq).all())
     order: np.ndarray | None = None
     if not ranked:
-        order = np.lexsort((-s, q))
+        order = _sort_by_score(q, s, newq, grouped)
         q, s = q[order], s[order]
         newq = q[1:] != q[:-1]
     heads = np.concatenate(([0], np.flatnonzero(newq) + 1))
@@ -246,6 +246,29 @@ def rank_rows(run: Run, depth: int) -> tuple[np.ndarray, Notice | None, Notice |
         rank = np.empty(n, dtype=np.int32)
         rank[order] = rank_sorted
     return rank, tie_notice, cut_notice, retrieved
+
+
+def _sort_by_score(q: np.ndarray, s: np.ndarray, newq: np.ndarray, grouped: bool) -> np.ndarray:
+    """Row order by (query, score descending), stable, so equal scores keep file order.
+
+    A run grouped by query is sorted row by row in a (queries × rows) matrix,
+    which is much faster than one global sort; otherwise a global lexsort.
+    """
+    n = len(q)
+    heads = np.concatenate(([0], np.flatnonzero(newq) + 1))
+    lens = np.diff(np.append(heads, n))
+    width = int(lens.max())
+    if not grouped or len(heads) * width > 2 * n:
+        return np.lexsort((-s, q))
+    rows = np.repeat(np.arange(len(heads)), lens)
+    cols = np.arange(n) - np.repeat(heads, lens)
+    block = np.full((len(heads), width), np.inf, dtype=np.float32)
+    block[rows, cols] = -s
+    idx = np.argsort(block, axis=1, kind="stable")
+    del block
+    valid = np.arange(width) < lens[:, None]
+    # Padding (+inf) sorts last in every row, so the first lens[i] entries are the real rows.
+    return (heads[:, None] + idx)[valid]
 
 
 def _apply_corpus(run, corpus, row_q, within, judged, grade, docid_example, warnings):

@@ -179,3 +179,22 @@ def test_it_keeps_per_query_vectors_aligned_with_sorted_qids():
     assert ev.qids == ["a", "b", "c"]
     assert ev.per_query["R@10"].tolist() == [0.0, 0.0, 1.0]
     assert isinstance(ev.per_query["R@10"], np.ndarray)
+
+
+def test_it_scores_the_same_whatever_the_line_order():
+    from evaluation import read_qrels, read_run
+
+    rng = np.random.default_rng(0)
+    lines = []
+    for q in range(5):
+        scores = rng.integers(0, 4, size=30)  # many ties
+        lines += [f"q{q} Q0 d{d} 0 {s}.5 t" for d, s in enumerate(scores)]
+    qrels = read_qrels("".join(f"q{q} 0 d{d} {d % 3}\n" for q in range(5) for d in range(0, 30, 4)).encode())
+    ranked = sorted(lines, key=lambda l: (l.split()[0], -float(l.split()[4]), [-ord(c) for c in l.split()[2]]))
+    shuffled = list(lines)
+    rng.shuffle(shuffled)
+    results = []
+    for variant in (lines, ranked, shuffled):  # grouped unsorted, ranked, ungrouped
+        ev = evaluate(qrels, read_run(("\n".join(variant) + "\n").encode()), ["MAP@10", "nDCG@5", "R@3"], depth=20)
+        results.append({k: v.tolist() for k, v in ev.per_query.items()})
+    assert results[0] == results[1] == results[2]

@@ -73,8 +73,8 @@ def reference(qrels: dict, run: dict, depth: int, threshold: int) -> dict[str, d
     return out
 
 
-def as_text(run: dict, seps: list[str], crlf: bool) -> bytes:
-    """A run as a TREC file with varied separators, scores written exactly (repr)."""
+def as_text(run: dict, seps: list[str], crlf: bool, shuffle=None) -> bytes:
+    """A run as a TREC file with varied separators, scores written exactly (repr), lines maybe shuffled."""
     lines = []
     i = 0
     for q, docs in run.items():
@@ -82,6 +82,8 @@ def as_text(run: dict, seps: list[str], crlf: bool) -> bytes:
             sep = seps[i % len(seps)]
             i += 1
             lines.append(sep.join([q, "Q0", d, str(rank), repr(score), "tag"]))
+    if shuffle is not None:
+        shuffle.shuffle(lines)
     end = "\r\n" if crlf else "\n"
     return "".join(line + end for line in lines).encode()
 
@@ -89,10 +91,10 @@ def as_text(run: dict, seps: list[str], crlf: bool) -> bytes:
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(qrels=qrels_st, run=run_st, depth=st.sampled_from([1, 2, 3, 5, 1000]), threshold=st.sampled_from([1, 2]),
        via_text=st.booleans(), seps=st.lists(st.sampled_from([" ", "\t", "  ", " \t "]), min_size=1, max_size=3),
-       crlf=st.booleans())
-def test_it_agrees_with_pytrec_eval_per_query(qrels, run, depth, threshold, via_text, seps, crlf):
+       crlf=st.booleans(), shuffle=st.one_of(st.none(), st.randoms(use_true_random=False)))
+def test_it_agrees_with_pytrec_eval_per_query(qrels, run, depth, threshold, via_text, seps, crlf, shuffle):
     if via_text and any(run.values()):
-        parsed_run = read_run(as_text(run, seps, crlf))
+        parsed_run = read_run(as_text(run, seps, crlf, shuffle))
         qrels_text = "".join(f"{q} 0 {d} {g}\n" for q, ds in qrels.items() for d, g in ds.items()).encode()
         parsed_qrels = read_qrels(qrels_text, threshold=threshold)
     else:
