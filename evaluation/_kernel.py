@@ -255,6 +255,13 @@ def _tokenize(text: bytes, ncols: int, columns_help: str, base_line: int,
     nlines = len(nl) - 1
     if nlines <= 0:
         return None, 0
+    # A long line inside a chunk (not only one spanning chunks) is refused: one huge
+    # identifier would widen every row's words to its length (memory times rows).
+    too_long = np.flatnonzero(np.diff(nl) > MAX_LINE_BYTES + 1)
+    if len(too_long):
+        collector.add(base_line + int(too_long[0]) + 1,
+                      f"line is longer than {MAX_LINE_BYTES:,} bytes; this is not a TREC file")
+        collector.raise_now()
     # Fast path: every line holds exactly ncols tokens and none is a comment.
     if len(starts) == ncols * nlines:
         S = starts.reshape(nlines, ncols)
