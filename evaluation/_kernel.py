@@ -297,12 +297,30 @@ def _tokenize(text: bytes, ncols: int, columns_help: str, base_line: int,
 # ---------------------------------------------------------------- columns
 
 
-def column_words(chunk: Chunk, col: int, nw: int | None = None) -> np.ndarray:
-    """Identifiers of a column as (rows, nw) uint64 words (bytes, zero padded)."""
+#: Longest identifier (query id, docid, tag) accepted, in bytes. Words are as
+#: wide as the longest identifier of a chunk, so one huge token would multiply
+#: the memory of every row; real ids are far shorter (MS MARCO: 7 bytes).
+MAX_ID_BYTES = 256
+
+
+def column_words(chunk: Chunk, col: int, collector: ProblemCollector | None = None,
+                 label: str = "identifier") -> np.ndarray:
+    """Identifiers of a column as (rows, nw) uint64 words (bytes, zero padded).
+
+    Identifiers longer than ``MAX_ID_BYTES`` are reported to ``collector`` (the
+    file is refused) and truncated here so that memory stays bounded.
+    """
     s = chunk.starts[:, col]
     L = chunk.ends[:, col] - s
-    if nw is None:
-        nw = max(1, (int(L.max()) + 7) // 8) if len(L) else 1
+    longest = int(L.max()) if len(L) else 1
+    if longest > MAX_ID_BYTES:
+        if collector is not None:
+            for i in np.flatnonzero(L > MAX_ID_BYTES)[:20]:
+                collector.add(int(chunk.line_no[i]), f"the {label} is {int(L[i]):,} bytes long; identifiers "
+                                                     f"have at most {MAX_ID_BYTES} bytes")
+        L = np.minimum(L, MAX_ID_BYTES)
+        longest = MAX_ID_BYTES
+    nw = max(1, (longest + 7) // 8)
     out = np.empty((len(s), nw), dtype=np.uint64)
     last = len(chunk.w8) - 1
     for i in range(nw):

@@ -182,8 +182,8 @@ def read_qrels(source, *, name: str | None = None, threshold: int = 1) -> Qrels:
         collector = ProblemCollector(display, QrelsFormatError)
         q_parts, d_parts, g_parts, l_parts = [], [], [], []
         for chunk in K.iter_chunks(stream, ncols=4, columns_help=QRELS_COLUMNS, collector=collector):
-            q_parts.extend(K.words_to_strings(K.column_words(chunk, 0)))
-            d_parts.append(K.column_words(chunk, 2))
+            q_parts.extend(K.words_to_strings(K.column_words(chunk, 0, collector, "query id")))
+            d_parts.append(K.column_words(chunk, 2, collector, "document id"))
             K.check_integers(chunk, 3, collector, _GRADE_MESSAGE)
             scratch = ProblemCollector(display, QrelsFormatError)
             grades = K.parse_scores(chunk, 3, scratch)

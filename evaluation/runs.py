@@ -124,10 +124,11 @@ def _read_run(stream: BinaryIO, display: str, max_lines: int | None, max_bytes: 
     for chunk in K.iter_chunks(stream, ncols=6, columns_help=RUN_COLUMNS, collector=collector,
                                max_lines=max_lines, max_bytes=max_bytes):
         n_lines = int(chunk.line_no[-1])
-        cols.append(q=_codes_for(chunk, 0, qid_codes), d=K.column_words(chunk, 2),
+        cols.append(q=_codes_for(chunk, 0, qid_codes, collector),
+                    d=K.column_words(chunk, 2, collector, "document id"),
                     s=K.parse_scores(chunk, 4, collector), l=chunk.line_no)
         K.check_integers(chunk, 3, collector, _RANK_MESSAGE)
-        _collect_distinct(chunk, 5, tags)
+        _collect_distinct(chunk, 5, tags, collector)
     if not cols.n and not collector:
         collector.add(None, "the file is empty (or holds only blank and # comment lines); "
                             f"a run has one line per document: {RUN_COLUMNS}")
@@ -146,9 +147,9 @@ def _read_run(stream: BinaryIO, display: str, max_lines: int | None, max_bytes: 
     return run
 
 
-def _codes_for(chunk: K.Chunk, col: int, codes: dict[str, int]) -> np.ndarray:
+def _codes_for(chunk: K.Chunk, col: int, codes: dict[str, int], collector: ProblemCollector) -> np.ndarray:
     """Integer codes of an identifier column; Python touches one row per change of value."""
-    words = K.column_words(chunk, col)
+    words = K.column_words(chunk, col, collector, "query id")
     n = len(words)
     change = np.ones(n, dtype=bool)
     if n > 1:
@@ -160,8 +161,8 @@ def _codes_for(chunk: K.Chunk, col: int, codes: dict[str, int]) -> np.ndarray:
     return head_codes[np.cumsum(change) - 1]
 
 
-def _collect_distinct(chunk: K.Chunk, col: int, seen: dict[str, None]) -> None:
-    words = K.column_words(chunk, col)
+def _collect_distinct(chunk: K.Chunk, col: int, seen: dict[str, None], collector: ProblemCollector) -> None:
+    words = K.column_words(chunk, col, collector, "run tag")
     change = np.ones(len(words), dtype=bool)
     change[1:] = (words[1:] != words[:-1]).any(axis=1)
     if len(seen) < 1000:

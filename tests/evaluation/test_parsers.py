@@ -252,3 +252,11 @@ def test_it_asks_for_binary_mode(tmp_path):
     path.write_bytes(GOOD)
     with open(path) as text, pytest.raises(TypeError, match="binary mode"):
         read_run(text)
+
+
+def test_it_refuses_huge_identifiers_without_huge_memory():
+    long_id = "d" * 5000
+    err = problems(f"q1 Q0 d1 1 2 t\nq1 Q0 {long_id} 2 1 t\n".encode())
+    assert err.problems[0].line == 2 and "5,000 bytes" in err.problems[0].reason
+    err = problems(f"q1 0 {long_id} 1\n".encode(), reader=read_qrels)
+    assert "document id is 5,000 bytes" in str(err)
