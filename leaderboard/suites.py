@@ -87,6 +87,9 @@ class SuiteTable:
     partial_allowed: bool
     columns: list[SuiteColumn]
     rows: list[SuiteRow]
+    # True for the LEXTREME card: its one column already holds the dataset
+    # aggregate, shown under "dataset aggregate", so the page does not repeat it.
+    parts_from_dataset: bool = False
 
     @property
     def is_suite(self) -> bool:
@@ -118,6 +121,7 @@ def suite_table(*, benchmark: Benchmark, partial: bool = False) -> SuiteTable:
     dataset (each cached) plus one query to link submissions to their users.
     """
     method = benchmark.aggregate
+    parts_from_dataset = False
     datasets = list(
         Dataset.objects.filter(benchmark=benchmark, is_published=True).prefetch_related("splits").order_by("order", "name")
     )
@@ -142,8 +146,9 @@ def suite_table(*, benchmark: Benchmark, partial: bool = False) -> SuiteTable:
             # Several entries of one system on a dataset: its best one counts (rows come ranked).
             if col.key not in entry["cells"]:
                 entry["cells"][col.key] = (value, row.submission_id)
-            if len(columns) == 1 and method == Benchmark.Aggregate.LEXTREME:
+            if len(columns) == 1 and method == Benchmark.Aggregate.LEXTREME and set(LEXTREME_PARTS) <= set(row.scores):
                 entry["parts"] = {v: row.scores.get(k) for k, v in LEXTREME_PARTS.items()}
+                parts_from_dataset = True
 
     aggregates = {}
     if method != Benchmark.Aggregate.NONE and columns and systems:
@@ -194,6 +199,7 @@ def suite_table(*, benchmark: Benchmark, partial: bool = False) -> SuiteTable:
         partial_allowed=partial,
         columns=columns,
         rows=out_rows,
+        parts_from_dataset=parts_from_dataset,
     )
 
 

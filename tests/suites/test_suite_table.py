@@ -141,6 +141,7 @@ def test_the_lextreme_card_scores_its_reported_aggregates_by_their_harmonic_mean
     assert xlmr.aggregate == pytest.approx(2 * 0.485 * 0.36 / (0.485 + 0.36))
     assert xlmr.aggregate_display == "41.33"
     assert table.rows[0].system == "XLM-R large"  # the best LEXTREME score first
+    assert table.parts_from_dataset  # the page shows the dataset aggregate once, under its own name
 
 
 def test_the_benchmark_page_shows_the_suite_table_with_gaps(client, suite, make_entry, alice, bob):
@@ -167,3 +168,5 @@ def test_the_lextreme_page_shows_the_score_and_both_aggregates(client):
     html = client.get("/b/lextreme/").content.decode()
     assert "LEXTREME score" in html and "language aggregate" in html
     assert "41.33" in html and "48.50" in html and "36.00" in html
+    section = html[html.index('<section class="suite') : html.index("</section>", html.index('<section class="suite'))]
+    assert section.count("48.50") == 1  # the dataset aggregate once, under its own name
