@@ -329,6 +329,25 @@ def column_words(chunk: Chunk, col: int, collector: ProblemCollector | None = No
     return out
 
 
+def codes_for(chunk: Chunk, col: int, codes: dict[str, int], collector: ProblemCollector | None,
+              label: str) -> np.ndarray:
+    """Integer codes of an identifier column, new values added to ``codes`` in order of appearance.
+
+    Files are grouped by query, so Python touches one row per change of value,
+    not one per row.
+    """
+    words = column_words(chunk, col, collector, label)
+    n = len(words)
+    change = np.ones(n, dtype=bool)
+    if n > 1:
+        change[1:] = (words[1:] != words[:-1]).any(axis=1)
+    heads = np.flatnonzero(change)
+    head_codes = np.empty(len(heads), dtype=np.int32)
+    for j, s in enumerate(words_to_strings(words[heads])):
+        head_codes[j] = codes.setdefault(s, len(codes))
+    return head_codes[np.cumsum(change) - 1]
+
+
 _ONES = np.uint64(0x0101010101010101)
 _HIGHS = np.uint64(0x8080808080808080)
 _LOW7 = np.uint64(0x7F7F7F7F7F7F7F7F)

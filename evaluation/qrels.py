@@ -181,8 +181,9 @@ def read_qrels(source, *, name: str | None = None, threshold: int = 1) -> Qrels:
     try:
         collector = ProblemCollector(display, QrelsFormatError)
         q_parts, d_parts, g_parts, l_parts = [], [], [], []
+        codes: dict[str, int] = {}
         for chunk in K.iter_chunks(stream, ncols=4, columns_help=QRELS_COLUMNS, collector=collector):
-            q_parts.extend(K.words_to_strings(K.column_words(chunk, 0, collector, "query id")))
+            q_parts.append(K.codes_for(chunk, 0, codes, collector, "query id"))
             d_parts.append(K.column_words(chunk, 2, collector, "document id"))
             K.check_integers(chunk, 3, collector, _GRADE_MESSAGE)
             scratch = ProblemCollector(display, QrelsFormatError)
@@ -202,9 +203,10 @@ def read_qrels(source, *, name: str | None = None, threshold: int = 1) -> Qrels:
     words = np.concatenate([K.pad_words(p, nw) for p in d_parts])
     grades = np.concatenate(g_parts)
     lines = np.concatenate(l_parts)
-    qids = sorted(set(q_parts))
+    qids = sorted(codes)
     index = {q: i for i, q in enumerate(qids)}
-    qidx = np.array([index[q] for q in q_parts], dtype=np.int32)
+    to_sorted = np.array([index[q] for q in codes], dtype=np.int32)
+    qidx = to_sorted[np.concatenate(q_parts)]
     order = np.lexsort(K.sort_keys_asc(words) + [qidx]) if len(qidx) else np.zeros(0, dtype=np.int64)
     qidx, words, grades, lines = qidx[order], words[order], grades[order], lines[order]
     # Duplicates are adjacent after sorting by (query, docid).

@@ -124,7 +124,7 @@ def _read_run(stream: BinaryIO, display: str, max_lines: int | None, max_bytes: 
     for chunk in K.iter_chunks(stream, ncols=6, columns_help=RUN_COLUMNS, collector=collector,
                                max_lines=max_lines, max_bytes=max_bytes):
         n_lines = int(chunk.line_no[-1])
-        cols.append(q=_codes_for(chunk, 0, qid_codes, collector),
+        cols.append(q=K.codes_for(chunk, 0, qid_codes, collector, "query id"),
                     d=K.column_words(chunk, 2, collector, "document id"),
                     s=K.parse_scores(chunk, 4, collector), l=chunk.line_no)
         K.check_integers(chunk, 3, collector, _RANK_MESSAGE)
@@ -145,20 +145,6 @@ def _read_run(stream: BinaryIO, display: str, max_lines: int | None, max_bytes: 
         run.notices.append(Notice("several_tags", f"the run has {len(run.tags)} different tags ({shown}); "
                                   "one file should hold one run", len(run.tags)))
     return run
-
-
-def _codes_for(chunk: K.Chunk, col: int, codes: dict[str, int], collector: ProblemCollector) -> np.ndarray:
-    """Integer codes of an identifier column; Python touches one row per change of value."""
-    words = K.column_words(chunk, col, collector, "query id")
-    n = len(words)
-    change = np.ones(n, dtype=bool)
-    if n > 1:
-        change[1:] = (words[1:] != words[:-1]).any(axis=1)
-    heads = np.flatnonzero(change)
-    head_codes = np.empty(len(heads), dtype=np.int32)
-    for j, s in enumerate(K.words_to_strings(words[heads])):
-        head_codes[j] = codes.setdefault(s, len(codes))
-    return head_codes[np.cumsum(change) - 1]
 
 
 def _collect_distinct(chunk: K.Chunk, col: int, seen: dict[str, None], collector: ProblemCollector) -> None:
