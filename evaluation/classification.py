@@ -288,6 +288,24 @@ def read_gold(
     return GoldSet(task, tuple(answers), answers, declared, languages, warnings)
 
 
+def gold_to_jsonl(gold: GoldSet) -> str:
+    """The gold set as canonical JSONL text (file order; id, answer, language), which ``read_gold`` reads back.
+
+    What a server stores for a split (e.g. gzip-compressed like qrels) and
+    caches per version: the same answers always give the same text, so its
+    hash identifies a version.
+    """
+    key = ANSWER_FIELD[gold.task]
+    lines = []
+    for doc_id in gold.ids:
+        answer = gold.answers[doc_id]
+        obj: dict[str, object] = {"id": doc_id, key: answer if gold.task == "single" else list(answer)}  # type: ignore[call-overload]
+        if doc_id in gold.languages:
+            obj["language"] = gold.languages[doc_id]
+        lines.append(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
+    return "".join(lines)
+
+
 def read_predictions(source: Source, *, gold: GoldSet, name: str | None = None) -> Predictions:
     """Read a prediction JSONL file against its gold; raise ``PredictionFormatError`` naming lines and fixes.
 

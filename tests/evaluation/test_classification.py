@@ -445,3 +445,21 @@ def test_python_m_evaluation_classify_runs_as_a_subprocess(tmp_path):
     done = subprocess.run([*args, "--json"], cwd=tmp_path, capture_output=True, text=True, env={"PYTHONPATH": str(repo)}, timeout=60)
     assert done.returncode == 0
     assert json.loads(done.stdout)["macro_f1"] == pytest.approx((2 / 3 + 2 / 3) / 2)
+
+
+@pytest.mark.parametrize(
+    ("task", "lines"),
+    [
+        ("single", [{"id": "a", "label": "civil", "language": "fr"}, {"id": 2, "label": "tax"}]),
+        ("multi", [{"id": "a", "labels": ["x", "y", "x"]}, {"id": "b", "labels": [], "language": "el"}]),
+        ("ner", [{"id": "s", "tags": ["B-PER", "I-PER", "O"], "tokens": ["Jean", "Dupont", "."]}]),
+    ],
+)
+def test_gold_to_jsonl_reads_back_to_the_same_gold(task, lines):
+    from evaluation.classification import gold_to_jsonl
+
+    gold = read_gold(jsonl(*lines), task=task)
+    text = gold_to_jsonl(gold)
+    again = read_gold(text.encode(), task=task)
+    assert (again.ids, again.answers, again.languages) == (gold.ids, gold.answers, gold.languages)
+    assert gold_to_jsonl(again) == text
