@@ -329,6 +329,11 @@ def column_words(chunk: Chunk, col: int, collector: ProblemCollector | None = No
     return out
 
 
+def low_mask(lengths: np.ndarray) -> np.ndarray:
+    """Masks keeping the first ``min(length, 8)`` bytes of a little-endian word."""
+    return _LOW_MASKS[np.clip(lengths, 0, 8)]
+
+
 def codes_for(chunk: Chunk, col: int, codes: dict[str, int], collector: ProblemCollector | None,
               label: str) -> np.ndarray:
     """Integer codes of an identifier column, new values added to ``codes`` in order of appearance.

@@ -148,12 +148,20 @@ def _read_run(stream: BinaryIO, display: str, max_lines: int | None, max_bytes: 
 
 
 def _collect_distinct(chunk: K.Chunk, col: int, seen: dict[str, None], collector: ProblemCollector) -> None:
-    words = K.column_words(chunk, col, collector, "run tag")
+    """Record the distinct values of a column (the run tags), at most 1000 of them."""
+    if len(seen) >= 1000:
+        return
+    s = chunk.starts[:, col]
+    L = chunk.ends[:, col] - s
+    if len(L) and int(L.max()) <= 8:
+        # Tags are short and nearly always one value: one gathered word per row suffices.
+        words = (chunk.w8[s] & K.low_mask(L)).reshape(-1, 1)
+    else:
+        words = K.column_words(chunk, col, collector, "run tag")
     change = np.ones(len(words), dtype=bool)
     change[1:] = (words[1:] != words[:-1]).any(axis=1)
-    if len(seen) < 1000:
-        for s in K.words_to_strings(words[change]):
-            seen.setdefault(s, None)
+    for value in K.words_to_strings(words[change]):
+        seen.setdefault(value, None)
 
 
 def _check_duplicates(run: Run, collector: ProblemCollector) -> None:
