@@ -16,25 +16,38 @@ from leaderboard.models import Split
 
 from . import selectors
 from .analysis import per_query_allowed, per_query_csv as build_per_query_csv
-from .compare import CompareRefused, compare as compare_submissions, parse_ids, visible_submissions
+from .compare import (
+    CompareRefused,
+    comparable_with,
+    compare as compare_submissions,
+    parse_ids,
+    visible_submissions,
+)
 from .fusion_service import DEFAULT_K, MAX_PARTS, METHODS, FusionRefused, fusable_by, fusion_create
 from .models import Submission
 
 
 @require_safe
 def compare(request: HttpRequest) -> HttpResponse:
-    """``?ids=1,2[,3…]&measure=R@100``: each submission against the first, with significance tests."""
-    context: dict = {"comparison": None, "error": "", "ids": request.GET.get("ids", "")}
+    """``?ids=1,2[,3…]&measure=R@100``: each submission against the first, with significance tests.
+
+    With one id, the page offers the other entries of its split, one click each.
+    """
+    context: dict = {"comparison": None, "error": "", "ids": "", "reference": None, "others": []}
+    status = 200
     try:
         ids = parse_ids(request.GET.getlist("ids"))
+        context["ids"] = ",".join(str(i) for i in ids)
         submissions = visible_submissions(ids=ids, user=request.user)
-        context["comparison"] = compare_submissions(submissions=submissions,
-                                                    measure=request.GET.get("measure") or None)
+        if len(submissions) == 1:
+            context["reference"] = submissions[0]
+            context["others"] = comparable_with(submission=submissions[0], user=request.user)
+        elif submissions:
+            context["comparison"] = compare_submissions(submissions=submissions,
+                                                        measure=request.GET.get("measure") or None)
     except CompareRefused as exc:
         context["error"] = exc.message
-    status = 200 if context["comparison"] is not None or not request.GET.get("ids") else 400
-    if not request.GET.get("ids"):
-        context["error"] = ""
+        status = 400
     return render(request, "analysis/compare.html", context, status=status)
 
 

@@ -111,3 +111,11 @@ def test_the_compare_page_hides_submissions_the_visitor_may_not_see(client, scor
     assert response.status_code == 400
     assert f"No submission #{private.pk} is visible to you." in response.content.decode()
     assert "shifted" not in response.content.decode()
+
+
+def test_the_compare_page_with_one_id_offers_the_other_visible_entries(client, scored, alice, bob):
+    a = scored("dev", alice, "perfect")
+    b = scored("dev", bob, "shifted", name="Bob public")
+    scored("dev", bob, "random", name="Bob private", visibility="private")
+    html = client.get(reverse("submissions:compare"), {"ids": str(a.pk)}).content.decode()
+    assert f"?ids={a.pk},{b.pk}" in html and "Bob public" in html and "Bob private" not in html
