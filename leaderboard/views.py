@@ -12,13 +12,16 @@ from django.template import loader
 from django.views.decorators.http import require_safe
 
 from . import exports
+from .page_cache import anonymous_page_cache
 from .significance import significance_context
 from .selectors import (
     DatasetNotFound,
     SplitNotFound,
     benchmark_for_page,
     dataset_for_page,
+    dataset_page_cache_key,
     home_datasets,
+    home_page_cache_key,
     leaderboard_rows,
     measure_info,
     resolve_sort,
@@ -36,6 +39,7 @@ def _dataset_and_split(request, slug: str):
 
 
 @require_safe
+@anonymous_page_cache(lambda request: home_page_cache_key(path=request.get_full_path()))
 def home(request):
     return render(request, "leaderboard/home.html", {"benchmarks": home_datasets(user=request.user)})
 
@@ -49,6 +53,7 @@ def benchmark(request, slug: str):
 
 
 @require_safe
+@anonymous_page_cache(lambda request, slug: dataset_page_cache_key(slug=slug, path=request.get_full_path()))
 def dataset(request, slug: str):
     dataset, split = _dataset_and_split(request, slug)
     measure = resolve_sort(dataset, request.GET.get("sort"))

@@ -1,0 +1,82 @@
+"""The anonymous whole-page cache of the home and dataset pages: served from the cache, never stale."""
+
+from __future__ import annotations
+
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+
+def _get(client, url):
+    with CaptureQueriesContext(connection) as ctx:
+        response = client.get(url)
+    assert response.status_code == 200
+    return response.content.decode(), len(ctx.captured_queries)
+
+
+def test_it_serves_a_repeated_anonymous_visit_from_the_cache(client, split_test, alice, make_entry, reported):
+    for i in range(30):
+        make_entry(split_test, alice, f"s{i}", {"R@10": i / 100})
+    url = reverse("leaderboard:dataset", args=["tiny"])
+    first, _ = _get(client, url)
+    second, queries = _get(client, url)
+    assert second == first
+    assert queries <= 3  # the dataset, its splits, the reported rows: the key's reads only
+
+
+def test_it_shows_a_new_score_at_once(client, split_test, alice, make_entry):
+    url = reverse("leaderboard:dataset", args=["tiny"])
+    make_entry(split_test, alice, "first", {"R@10": 0.3})
+    assert "second" not in _get(client, url)[0]
+    make_entry(split_test, alice, "second", {"R@10": 0.5})
+    assert "second" in _get(client, url)[0]
+
+
+def test_it_shows_a_curators_edit_at_once(client, split_test, alice, make_entry, reported, tiny_dataset):
+    url = reverse("leaderboard:dataset", args=["tiny"])
+    make_entry(split_test, alice, "mine", {"R@10": 0.3})
+    _get(client, url)
+    reported.system = "Renamed by a curator"
+    reported.save()
+    assert "Renamed by a curator" in _get(client, url)[0]
+    tiny_dataset.description = "A description edited in the admin."
+    tiny_dataset.save()
+    assert "A description edited in the admin." in _get(client, url)[0]
+
+
+def test_it_keys_the_page_by_its_query_string(client, split_test, alice, make_entry):
+    make_entry(split_test, alice, "a", {"R@10": 0.3, "MAP@10": 0.9})
+    make_entry(split_test, alice, "b", {"R@10": 0.5, "MAP@10": 0.1})
+    url = reverse("leaderboard:dataset", args=["tiny"])
+    by_recall, _ = _get(client, url)
+    by_map, _ = _get(client, url + "?sort=MAP@10")
+    assert by_recall.index(">b<") < by_recall.index(">a<")
+    assert by_map.index(">a<") < by_map.index(">b<")
+
+
+def test_it_never_serves_a_logged_in_user_from_the_cache(client, split_test, alice, bob, make_entry):
+    url = reverse("leaderboard:dataset", args=["tiny"])
+    make_entry(split_test, bob, "public one", {"R@10": 0.3})
+    make_entry(split_test, alice, "alice private", {"R@10": 0.4}, visibility="private")
+    assert "alice private" not in _get(client, url)[0]
+    client.force_login(alice)
+    html, _ = _get(client, url)
+    assert "alice private" in html and "Log out" in html
+    client.logout()
+    assert "alice private" not in _get(client, url)[0]
+
+
+def test_it_answers_an_unknown_dataset_with_a_404(client, db):
+    assert client.get(reverse("leaderboard:dataset", args=["nope"])).status_code == 404
+
+
+def test_it_shows_a_new_best_entry_on_the_home_page_at_once(client, split_test, alice, make_entry):
+    url = reverse("leaderboard:home")
+    make_entry(split_test, alice, "first", {"R@10": 0.3})
+    html, _ = _get(client, url)
+    assert "first" in html
+    make_entry(split_test, alice, "better", {"R@10": 0.9})
+    html, queries = _get(client, url)
+    assert "better" in html
+    _, queries = _get(client, url)
+    assert queries <= 4
