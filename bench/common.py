@@ -189,6 +189,9 @@ class Stack:
         return proc
 
     def start(self) -> None:
+        # The code may have changed since the database was seeded.
+        self.manage("migrate", "--noinput")
+        self.manage("collectstatic", "--noinput")
         gunicorn = [
             PYTHON, "-m", "gunicorn", "lexboard.wsgi:application", "--bind", f"127.0.0.1:{self.port}",
             "--workers", str(self.web_workers), "--threads", str(self.web_threads), *self.gunicorn_args,
