@@ -85,7 +85,7 @@ class Significance:
         flips = f"{self.n_resamples:,} sign flips"
         return (
             f"Paired two-sided randomization test, {flips}, seed {self.seed}, Holm–Bonferroni over the "
-            f"{self.n_comparisons} comparisons on this page, α = {self.alpha:g}"
+            f"{self.n_comparisons} comparison{'' if self.n_comparisons == 1 else 's'} on this page, α = {self.alpha:g}"
         )
 
     def for_row(self, submission_id: int | None) -> dict | None:

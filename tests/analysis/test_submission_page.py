@@ -86,3 +86,11 @@ def test_the_plots_are_well_formed_svg_with_escaped_text():
         assert root.get("role") == "img" and root.get("aria-labelledby")
         texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
         assert any(texts)
+
+
+def test_the_hidden_splits_leaderboard_shows_markers_but_no_query(client, scored, alice, bob, analysis_dataset):
+    scored("test", alice, "perfect")
+    scored("test", bob, "shifted")
+    html = client.get(analysis_dataset.get_absolute_url() + "?split=test").content.decode()
+    assert "Holm–Bonferroni over the 1 comparison on this page" in html
+    assert "secretq" not in html and "Secret question" not in html
