@@ -113,3 +113,31 @@ def test_it_fuses_with_combsum_of_min_max_scores():
     # A q1: a 1, b .5, c 0; B q1: c 1, a 0.5, d 0 -> a 1.5, c 1, b .5, d 0
     assert fused["q1"] == [("a", 1.5), ("c", 1.0), ("b", 0.5), ("d", 0.0)]
     assert fused["q2"] == [("x", 1.0)]  # a single score normalises to 1
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_RUNS = st.dictionaries(st.sampled_from(["q1", "q2", "q3"]),
+                        st.dictionaries(st.sampled_from([f"d{i}" for i in range(8)] + ["CivC::11"]),
+                                        st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.25]), min_size=1, max_size=8),
+                        max_size=3)
+
+
+def _trec_ranked(docs: dict[str, float]) -> list[str]:
+    return [d for d, _ in sorted(docs.items(), key=lambda kv: (float(np.float32(kv[1])), kv[0]), reverse=True)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(runs=st.lists(_RUNS, min_size=1, max_size=3), k=st.integers(0, 100), depth=st.sampled_from([1, 2, 5, 1000]))
+def test_it_fuses_like_plain_python_rrf(runs, k, depth):
+    expected: dict[str, dict[str, float]] = {}
+    for run in runs:
+        for q, docs in run.items():
+            for rank, d in enumerate(_trec_ranked(docs)[:depth], start=1):
+                if k + rank > 0:
+                    expected.setdefault(q, {}).setdefault(d, 0.0)
+                    expected[q][d] += 1.0 / (k + rank)
+    want = {q: [(d, scores[d]) for d in _trec_ranked(scores)[:depth]] for q, scores in expected.items()}
+    got = rrf([Run.from_dict(r) for r in runs], k=k, depth=depth).ranked()
+    assert got == want
