@@ -347,9 +347,19 @@ def codes_for(chunk: Chunk, col: int, codes: dict[str, int], collector: ProblemC
     if n > 1:
         change[1:] = (words[1:] != words[:-1]).any(axis=1)
     heads = np.flatnonzero(change)
-    head_codes = np.empty(len(heads), dtype=np.int32)
-    for j, s in enumerate(words_to_strings(words[heads])):
+    head_words = words[heads]
+    inverse = None
+    if len(heads) > 1024:
+        # An interleaved file changes value on most lines: decode each distinct value once.
+        head_words, first, inverse = np.unique(head_words, axis=0, return_index=True, return_inverse=True)
+    head_codes = np.empty(len(head_words), dtype=np.int32)
+    # New values get codes in order of first appearance, as in a grouped file.
+    visit = np.argsort(first, kind="stable") if inverse is not None else np.arange(len(head_words))
+    strings = words_to_strings(head_words[visit])
+    for j, s in zip(visit.tolist(), strings):
         head_codes[j] = codes.setdefault(s, len(codes))
+    if inverse is not None:
+        head_codes = head_codes[inverse.reshape(-1)]
     return head_codes[np.cumsum(change) - 1]
 
 

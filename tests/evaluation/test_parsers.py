@@ -260,3 +260,11 @@ def test_it_refuses_huge_identifiers_without_huge_memory():
     assert err.problems[0].line == 2 and "5,000 bytes" in err.problems[0].reason
     err = problems(f"q1 0 {long_id} 1\n".encode(), reader=read_qrels)
     assert "document id is 5,000 bytes" in str(err)
+
+
+def test_it_reads_interleaved_queries(monkeypatch):
+    # Lines alternate between queries: the first-appearance order of query ids is kept.
+    text = "".join(f"q{i % 3000} Q0 d{i} 1 {i}.0 t\n" for i in range(9000)).encode()
+    run = read_run(text)
+    assert run.qids == [f"q{i}" for i in range(3000)]
+    assert run.to_dict()["q7"] == {"d7": 7.0, "d3007": 3007.0, "d6007": 6007.0}
