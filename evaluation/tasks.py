@@ -29,6 +29,22 @@ def score_submission(submission_id: int) -> None:
     submission_score(int(submission_id))
 
 
+@shared_task(
+    acks_late=True,
+    reject_on_worker_lost=True,
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=5,
+    retry_backoff_max=300,
+    retry_jitter=True,
+    max_retries=8,
+)
+def rescore_submission(submission_id: int, qrels_version_id: int) -> None:
+    """Score a scored submission on a newly published qrels version (idempotent: one result per version)."""
+    from submissions.services import submission_rescore_on
+
+    submission_rescore_on(submission_id=int(submission_id), qrels_version_id=int(qrels_version_id))
+
+
 @shared_task(ignore_result=True)
 def sweep_submissions() -> dict:
     """Re-send lost messages and recover submissions whose worker died (Celery beat).

@@ -278,11 +278,11 @@ class SplitAdmin(admin.ModelAdmin):
     )
     list_filter = ("kind", "hidden", "accepts_submissions", "dataset__benchmark", "dataset")
     search_fields = ("name", "dataset__slug", "dataset__name")
-    list_select_related = ("dataset", "current_qrels")
-    readonly_fields = ("current_qrels_display", "cache_version")
+    list_select_related = ("dataset", "current_qrels", "pending_qrels")
+    readonly_fields = ("current_qrels_display", "rescoring", "cache_version")
     fields = (
         "dataset", "name", "kind", "hidden", "accepts_submissions", "daily_limit", "total_limit",
-        "current_qrels_display", "cache_version",
+        "current_qrels_display", "rescoring", "cache_version",
     )
     inlines = [QrelsVersionInline]
 
@@ -295,7 +295,17 @@ class SplitAdmin(admin.ModelAdmin):
 
     @admin.display(description="current qrels", ordering="current_qrels__version")
     def current_version(self, obj) -> str:
-        return f"v{obj.current_qrels.version}" if obj.current_qrels_id else "–"
+        current = f"v{obj.current_qrels.version}" if obj.current_qrels_id else "–"
+        return current + (f" (v{obj.pending_qrels.version} pending)" if obj.pending_qrels_id else "")
+
+    @admin.display(description="rescoring")
+    def rescoring(self, obj) -> str:
+        from submissions.selectors import split_rescoring_progress
+
+        progress = split_rescoring_progress(split=obj) if obj.pk else None
+        if progress is None:
+            return "none (the leaderboard shows the current qrels)"
+        return f"{progress}; the leaderboard switches to v{progress.version} when all are done"
 
     @admin.display(description="current qrels")
     def current_qrels_display(self, obj) -> str:
@@ -384,11 +394,20 @@ class QrelsVersionAdmin(admin.ModelAdmin):
             )
             return
         for version in versions:
-            if version.split.current_qrels_id == version.pk:
+            if version.split.current_qrels_id == version.pk and version.split.pending_qrels_id is None:
                 self.message_user(request, f"{version} is already the current version.", messages.INFO)
                 continue
             count = qrels_version_publish_and_rescore(split=version.split, version=version)
             self.log_change(request, version, "Published")
+            if version.split.pending_qrels_id == version.pk:
+                self.message_user(
+                    request,
+                    f"{version} published; {count} submissions queued for rescoring. The leaderboard keeps "
+                    f"showing v{version.split.current_qrels.version} until every one is rescored, then switches "
+                    "(see the split's rescoring progress).",
+                    messages.SUCCESS,
+                )
+                continue
             self.message_user(
                 request, f"{version} published; {count} submissions queued for rescoring.", messages.SUCCESS
             )

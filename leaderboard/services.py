@@ -50,7 +50,9 @@ def qrels_version_add(
 
     Returns (version, created). ``publish`` defaults to True for the first
     version; publishing a later one is a separate, deliberate step
-    (:func:`qrels_version_publish`) because it rescores every submission.
+    (:func:`qrels_version_publish_and_rescore`) because it rescores every
+    submission. ``publish=True`` here switches at once without rescoring
+    (:func:`qrels_version_publish`): for splits with nothing scored yet.
     """
     text = canonical_qrels_text(qrels)
     blob, digest = QrelsVersion.pack(text)
@@ -79,26 +81,38 @@ def qrels_version_add(
 
 
 def qrels_version_publish(*, split: Split, version: QrelsVersion) -> None:
-    """Make ``version`` the split's current qrels and invalidate cached pages.
+    """Make ``version`` the split's current qrels at once, without rescoring anything.
 
-    Rescoring of existing submissions is started by the submissions side
-    (``submissions.services.split_rescore``) when it exists.
+    For a split's first version (nothing is scored yet) and for tests. Scored
+    submissions without a result on ``version`` leave the leaderboard until
+    rescored; curators publish with :func:`qrels_version_publish_and_rescore`.
     """
-    Split.objects.filter(pk=split.pk).update(current_qrels=version)
+    Split.objects.filter(pk=split.pk).update(current_qrels=version, pending_qrels=None)
     split.current_qrels = version
+    split.pending_qrels = None
     split.bump_cache_version()
 
 
 def qrels_version_publish_and_rescore(*, split: Split, version: QrelsVersion) -> int:
-    """Publish ``version`` and queue the split's scored submissions again; returns how many.
+    """Publish ``version`` the curator's way; returns how many submissions were sent for (re)scoring.
 
-    What a curator means by "publish" in the admin and with ``import_dataset
-    --publish``: the leaderboard must reflect the new judgments. Rescoring is
-    the submissions side's job (``split_rescore``); its tasks are sent after
-    commit, so a rolled-back import sends nothing.
+    What "publish" means in the admin and with ``import_dataset --publish``.
+    With no scored submission the version becomes current at once. Otherwise
+    it is staged (``split.pending_qrels``): every scored submission is
+    rescored on it by the workers while the leaderboard keeps showing the
+    current version, and the leaderboard switches to the new one in one
+    UPDATE when the last result is stored. Tasks are sent after commit, so a
+    rolled-back import sends nothing. The work is the submissions side's
+    (``submissions.services.split_qrels_publish``); without it, this
+    publishes at once.
     """
-    qrels_version_publish(split=split, version=version)
-    return _rescore(split)
+    try:
+        from submissions.services import split_qrels_publish
+    except ImportError:
+        qrels_version_publish(split=split, version=version)
+        return 0
+    outcome = split_qrels_publish(split=split, version=version)
+    return outcome.rescoring + outcome.requeued
 
 
 def parse_qrels_bytes(data: bytes, *, name: str) -> dict[str, dict[str, int]]:
@@ -142,15 +156,6 @@ def dataset_get_or_create(
         docid_example=docid_example,
     )
     return dataset, True
-
-
-def _rescore(split: Split) -> int:
-    """Queue the split's submissions again (the submissions side does it, if installed)."""
-    try:
-        from submissions.services import split_rescore
-    except ImportError:
-        return 0
-    return split_rescore(split=split)
 
 
 def _examples(qids: list[str], hidden: bool) -> str:
@@ -269,18 +274,17 @@ def dataset_import(*, dataset: Dataset, data, user=None, publish: bool = False, 
                         hint = f" — most of them: do the judgments use the corpus's ids (e.g. {example})?"
                     sr.warnings.append(f"{outside} judgments name documents that are not in the corpus{hint}")
             if qrels:
-                version, created = qrels_version_add(
-                    split=split, qrels=qrels, note=note, user=user, publish=True if publish else None
-                )
-                split.refresh_from_db(fields=["current_qrels"])
+                # The first version is published by qrels_version_add; a later one only when asked,
+                # and then staged until the split's submissions are rescored on it.
+                version, created = qrels_version_add(split=split, qrels=qrels, note=note, user=user)
+                split.refresh_from_db(fields=["current_qrels", "pending_qrels"])
                 sr.qrels_version, sr.qrels_created = version.version, created
-                if created:
-                    sr.published = split.current_qrels_id == version.pk
-                    if sr.published and version.version > 1:
-                        sr.rescored = _rescore(split)
-                elif publish and split.current_qrels_id != version.pk:
+                sr.published = created and split.current_qrels_id == version.pk
+                if publish and version.pk not in (split.current_qrels_id, split.pending_qrels_id):
                     sr.rescored = qrels_version_publish_and_rescore(split=split, version=version)
                     sr.published = True
+                    split.refresh_from_db(fields=["current_qrels", "pending_qrels"])
+                sr.switch_pending = split.pending_qrels_id == version.pk
                 sr.current_version = split.current_qrels.version if split.current_qrels_id else None
             else:
                 sr.warnings.append("no judgments in these files; no qrels version was added")

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 import numpy as np
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Exists, OuterRef, Prefetch, QuerySet
 from django.http import Http404
 from django.utils import timezone
 
@@ -168,3 +168,52 @@ def primary_score_of(submission: Submission) -> float | None:
         if result.qrels_version_id == current:
             return result.primary_score
     return results[0].primary_score if results else None
+
+
+# --- rescoring on new judgments (see submissions.services, "new judgments") ---
+
+
+def rescoring_targets(*, split_id: int) -> QuerySet[Submission]:
+    """The submissions a pending qrels version waits for: scored and not withdrawn (hidden ones too)."""
+    return Submission.objects.filter(split_id=split_id, status=Submission.Status.SCORED, withdrawn_at__isnull=True)
+
+
+def rescoring_waiting(*, split_id: int, version_id: int) -> QuerySet[Submission]:
+    """The targets with no result (nor failure marker) on ``version_id`` yet."""
+    return rescoring_targets(split_id=split_id).exclude(
+        Exists(Result.objects.filter(submission=OuterRef("pk"), qrels_version_id=version_id))
+    )
+
+
+@dataclass(frozen=True)
+class RescoringProgress:
+    """How far the rescoring on a split's pending qrels version is (for the admin)."""
+
+    version: int
+    done: int
+    total: int
+
+    def __str__(self) -> str:
+        return f"rescoring in progress on qrels v{self.version}: {self.done} of {self.total}"
+
+
+def split_rescoring_progress(*, split: Split) -> RescoringProgress | None:
+    """None when no version is pending; else how many of the waited-for submissions have a result on it."""
+    if split.pending_qrels_id is None:
+        return None
+    total = rescoring_targets(split_id=split.pk).count()
+    waiting = rescoring_waiting(split_id=split.pk, version_id=split.pending_qrels_id).count()
+    return RescoringProgress(version=split.pending_qrels.version, done=total - waiting, total=total)
+
+
+def submission_result_history(*, submission: Submission) -> list[Result]:
+    """The submission's results, one per qrels version it was scored on, newest version first.
+
+    A result on a version still pending (being rescored, not on the
+    leaderboard yet) is left out, and with it any failure marker.
+    """
+    results = submission.results.select_related("qrels_version").defer("per_query", "qrels_version__qrels_gz")
+    pending = submission.split.pending_qrels_id
+    if pending is not None:
+        results = results.exclude(qrels_version_id=pending)
+    return list(results.order_by("-qrels_version__version"))

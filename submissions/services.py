@@ -11,7 +11,13 @@ The database row is the record of the job and the broker only a doorbell:
   the row already claimed and does nothing.
 * ``submissions_sweep`` (Celery beat) re-sends queued rows whose message was
   lost and requeues, or fails with a service error, rows whose worker went
-  silent (its heartbeat is stale).
+  silent (its heartbeat is stale); it also finishes or re-sends rescorings.
+* New judgments: ``split_qrels_publish`` stages a new qrels version when the
+  split has scored submissions, ``submission_rescore_on`` (the
+  ``rescore_submission`` task) stores each submission's result on it while
+  the submission stays scored, and ``split_finish_rescoring`` switches the
+  leaderboard in one UPDATE once all are there (details above those
+  functions). Results are kept per qrels version: the old scores stay.
 
 Quota: per user and split, ``Split.daily_limit`` submissions in any rolling
 24 hours and ``Split.total_limit`` in total. Every submission counts, including
@@ -23,6 +29,7 @@ cheap checks (nothing is written for them) and curators' baselines.
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import hashlib
 import io
@@ -40,10 +47,11 @@ from typing import Any
 import numpy as np
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import UploadedFile
-from django.db import connection, transaction
-from django.db.models import Q
+from django.db import InterfaceError, OperationalError, connection, transaction
+from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
 from evaluation.errors import InputError, Problem, QrelsFormatError
@@ -51,7 +59,7 @@ from leaderboard.models import Corpus, Dataset, QrelsVersion, Split
 
 from .errors import ActionRefused, QuotaExceeded, UploadRefused
 from .models import Result, Submission
-from .selectors import submission_quota
+from .selectors import rescoring_targets, rescoring_waiting, submission_quota
 
 logger = logging.getLogger(__name__)
 
@@ -195,6 +203,21 @@ def _check_docid_scheme(head: bytes, *, dataset: Dataset) -> None:
     )
 
 
+def _check_prediction_head(head: bytes, *, dataset: Dataset) -> None:
+    """Classification and NER uploads: the first lines must be JSONL predictions for the dataset's task."""
+    from .scoring_tasks import EXAMPLES, predictions_head_problems
+
+    problems = predictions_head_problems(head, task=dataset.task)
+    if problems:
+        count = f"{len(problems)} problems" if len(problems) > 1 else "a problem"
+        raise UploadRefused(
+            f"The first lines of the prediction file have {count} (listed with their line numbers). "
+            f"Fix them and upload again; {dataset.name} takes one JSON object per line, e.g. "
+            f"{EXAMPLES[dataset.task]}",
+            _problems_to_details(problems),
+        )
+
+
 def upload_inspect(*, upload: UploadedFile, dataset: Dataset) -> InspectedUpload:
     """Run the cheap checks on an upload; raise ``UploadRefused`` or describe the file.
 
@@ -218,15 +241,18 @@ def upload_inspect(*, upload: UploadedFile, dataset: Dataset) -> InspectedUpload
     head, total = _read_head_and_size(upload, compressed=compressed)
     if total == 0:
         raise UploadRefused("The file is empty once decompressed. Upload a TREC run.")
-    problems = sniff_run(_complete_lines(head, whole=total <= len(head)), n_lines=SNIFF_LINES)
-    if problems:
-        count = f"{len(problems)} problems" if len(problems) > 1 else "a problem"
-        raise UploadRefused(
-            f"The first lines of the run have {count} (listed with their line numbers). "
-            "Fix them and upload again; a run has one line per document: qid Q0 docid rank score tag.",
-            _problems_to_details(problems),
-        )
-    _check_docid_scheme(head, dataset=dataset)
+    if dataset.task != Dataset.Task.RETRIEVAL:
+        _check_prediction_head(_complete_lines(head, whole=total <= len(head)), dataset=dataset)
+    else:
+        problems = sniff_run(_complete_lines(head, whole=total <= len(head)), n_lines=SNIFF_LINES)
+        if problems:
+            count = f"{len(problems)} problems" if len(problems) > 1 else "a problem"
+            raise UploadRefused(
+                f"The first lines of the run have {count} (listed with their line numbers). "
+                "Fix them and upload again; a run has one line per document: qid Q0 docid rank score tag.",
+                _problems_to_details(problems),
+            )
+        _check_docid_scheme(head, dataset=dataset)
 
     digest = hashlib.sha256()
     for chunk in upload.chunks():
@@ -261,8 +287,6 @@ def _clean_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
 def _check_accepts(split: Split) -> None:
     if not split.accepts_submissions:
         raise UploadRefused(f"{split} does not accept submissions at the moment.")
-    if split.dataset.task != Dataset.Task.RETRIEVAL:
-        raise UploadRefused(f"{split.dataset.name} is not a retrieval dataset; it does not take TREC runs.")
 
 
 def _check_quota(*, user, split: Split) -> None:
@@ -426,24 +450,32 @@ def submission_rescore(*, submission: Submission) -> bool:
 
 
 def split_rescore(*, split: Split) -> int:
-    """Queue every scored submission of the split again, e.g. after new qrels are published.
+    """Score the split's submissions again on its judgments; returns how many were sent or queued.
 
-    Failures of the service get another chance too; failures caused by the
-    file do not (the file has not changed). Old results stay in each
-    submission's history, keyed by their qrels version. Returns the count.
+    While a published version is pending (:func:`split_qrels_publish`), this
+    re-sends the rescoring tasks still missing (a duplicate is harmless) and
+    the leaderboard keeps its current numbers. Otherwise it queues again the
+    scored submissions that have no result on the current version: they are
+    off the leaderboard anyway (e.g. after ``qrels_version_publish`` switched
+    without rescoring). Failures of the service get another chance too;
+    failures caused by the file do not (the file has not changed). Old results
+    stay in each submission's history, keyed by their qrels version.
     """
-    ids = list(
-        Submission.objects.filter(split=split)
-        .filter(Q(status=Submission.Status.SCORED) | Q(status=Submission.Status.FAILED,
-                                                     failure_kind=Submission.FailureKind.SERVICE))
-        .values_list("pk", flat=True)
-    )
-    count = 0
     with transaction.atomic():
-        for submission in Submission.objects.filter(pk__in=ids):
-            if submission.reset_for_rescore():
-                _enqueue_after_commit(submission.pk)
-                count += 1
+        current_id, pending_id = _lock_split(split.pk)
+        count = _requeue_service_failures(split.pk)
+        if pending_id is not None:
+            missing = list(rescoring_waiting(split_id=split.pk, version_id=pending_id).values_list("pk", flat=True))
+            _send_rescoring_after_commit(missing, pending_id)
+            count += len(missing)
+        else:
+            lacking = rescoring_targets(split_id=split.pk).exclude(
+                Exists(Result.objects.filter(submission=OuterRef("pk"), qrels_version_id=current_id))
+            )
+            for submission in lacking:
+                if submission.reset_for_rescore():
+                    _enqueue_after_commit(submission.pk)
+                    count += 1
         split.bump_cache_version()
     logger.info("rescoring %s submissions of %s", count, split)
     return count
@@ -583,11 +615,22 @@ def _retry_or_fail(submission_id: int, attempt: int, *, reason: str) -> None:
             )
 
 
+def _input_error_message(exc: InputError) -> str:
+    """The first problem of a refused run with its line, for the submission's failure message."""
+    problems = exc.problems
+    first = problems[0] if problems else None
+    where = (f"line {first.line}: " if first and first.line is not None else "") + (first.reason if first else "")
+    more = f" (and {len(problems) - 1} more problem(s) listed below)" if len(problems) > 1 else ""
+    return f"The run file cannot be scored: {where}{more}. Fix the file and resubmit it."
+
+
 def submission_score(submission_id: int, *, progress: Callable[[float], None] | None = None) -> None:
     """Score one submission if it is queued: claim, evaluate, store the result and mark it scored.
 
     Safe to call twice or concurrently: only the caller whose claim succeeds
     scores, and the result is stored once per (submission, qrels version).
+    While a new qrels version is pending, the run is scored on it too, so a
+    submission scored during a rescoring never holds up the switch.
     """
     submission = Submission.objects.select_related("split__dataset").filter(pk=submission_id).first()
     if submission is None:
@@ -608,16 +651,12 @@ def submission_score(submission_id: int, *, progress: Callable[[float], None] | 
               message="The split's relevance judgments cannot be read. This is our fault and does not count "
                       "against your quota; the curators have been told.")
     except InputError as exc:
-        problems = exc.problems
-        first = problems[0] if problems else None
-        where = (f"line {first.line}: " if first and first.line is not None else "") + (first.reason if first else "")
-        more = f" (and {len(problems) - 1} more problem(s) listed below)" if len(problems) > 1 else ""
         _fail(
             submission.pk,
             attempt,
             kind=Submission.FailureKind.INPUT,
-            message=f"The run file cannot be scored: {where}{more}. Fix the file and resubmit it.",
-            details=_problems_to_details(problems),
+            message=_input_error_message(exc),
+            details=_problems_to_details(exc.problems),
         )
     except Exception as exc:  # our fault (or the time limit): retry, then give up without counting it
         logger.exception("scoring submission %s failed (attempt %s)", submission_id, attempt)
@@ -626,16 +665,176 @@ def submission_score(submission_id: int, *, progress: Callable[[float], None] | 
         heartbeat.stop()
 
 
-def _score_claimed(submission: Submission, attempt: int, heartbeat: _Heartbeat,
-                   progress: Callable[[float], None] | None) -> None:
-    from evaluation.measures import parse_measure
+@dataclass(frozen=True)
+class ComputedResult:
+    """The scores of one run on one qrels version, computed and not stored yet.
+
+    ``failed`` marks a rescoring that could not be done (see
+    :func:`submission_rescore_on`): no scores, the reason in ``warnings``.
+    """
+
+    version_id: int
+    scores: dict[str, float]
+    primary_score: float | None
+    n_queries: int
+    per_query: bytes
+    warnings: list[dict]
+    duration_seconds: float
+    failed: bool = False
+
+
+#: The warning code of a failure marker: a rescoring on a pending version that could not be done.
+RESCORING_FAILED = "rescoring_failed"
+
+
+def _read_stored_run(submission: Submission):
+    """Parse the stored run file (the caps of the settings apply; errors are ``InputError``).
+
+    For classification and NER datasets, the prediction file's bytes
+    (parsed against the gold by :func:`result_compute`).
+    """
     from evaluation.runs import read_run
-    from evaluation.scoring import evaluate
+
+    if submission.split.dataset.task != Dataset.Task.RETRIEVAL:
+        return _read_stored_predictions(submission)
+
+    with _open_run(submission) as fh:
+        return read_run(
+            fh,
+            name=submission.original_name or "run",
+            max_lines=settings.LEXBOARD_MAX_RUN_LINES,
+            max_bytes=settings.LEXBOARD_MAX_DECOMPRESSED_BYTES,
+        )
+
+
+def _read_stored_predictions(submission: Submission) -> bytes:
+    from .scoring_tasks import read_stored_predictions
+
+    with _open_run(submission) as fh:
+        return read_stored_predictions(fh, max_bytes=settings.LEXBOARD_MAX_DECOMPRESSED_BYTES)
+
+
+def _result_compute_for_task(*, dataset: Dataset, version: QrelsVersion, data: bytes, name: str,
+                             hidden: bool) -> ComputedResult:
+    """Classification and NER: macro-F1 of a prediction file on one gold version (``scoring_tasks``)."""
+    from .scoring_tasks import score_for_task
 
     started = time.monotonic()
+    task = score_for_task(dataset=dataset, version=version, data=data, name=name, hidden=hidden)
+    return ComputedResult(
+        version_id=version.pk,
+        scores=task.scores,
+        primary_score=task.scores.get(dataset.primary_measure),
+        n_queries=task.n_examples,
+        per_query=task.per_query,
+        warnings=task.warnings,
+        duration_seconds=time.monotonic() - started,
+    )
+
+
+def result_compute(*, dataset: Dataset, version: QrelsVersion, run,
+                   progress: Callable[..., None] | None = None) -> ComputedResult:
+    """Score a parsed run on one qrels version with the dataset's measures, depth and corpus.
+
+    The one path for first scoring and rescoring, so a result on a new
+    version is computed exactly like the first one. ``version`` may come
+    without its ``qrels_gz`` blob: qrels are parsed once per version and
+    content hash (:func:`_qrels_cached`).
+    """
+    from evaluation.measures import parse_measure
+    from evaluation.scoring import evaluate
+
+    if dataset.task != Dataset.Task.RETRIEVAL:  # ``run`` is a prediction file's bytes (``_read_stored_run``)
+        hidden = Split.objects.filter(pk=version.split_id).values_list("hidden", flat=True).first()
+        return _result_compute_for_task(dataset=dataset, version=version, data=run, name="predictions",
+                                        hidden=hidden is not False)
+    started = time.monotonic()
+    qrels = _qrels_cached(version.pk, version.sha256, dataset.relevance_threshold)
+    measures = [parse_measure(name) for name in dataset.measures]
+    evaluation = evaluate(
+        qrels,
+        run,
+        measures,
+        depth=dataset.depth,
+        corpus=corpus_ids_for(dataset=dataset),
+        docid_example=dataset.docid_example or None,
+        progress=progress,
+    )
+    names = [m.name for m in measures]
+    scores = {name: float(evaluation.means[name]) for name in names}
+    return ComputedResult(
+        version_id=version.pk,
+        scores=scores,
+        primary_score=scores.get(dataset.primary_measure),
+        n_queries=len(evaluation.qids),
+        per_query=per_query_pack(evaluation, names),
+        warnings=[w.to_dict() for w in evaluation.warnings],
+        duration_seconds=time.monotonic() - started,
+    )
+
+
+def result_store(*, submission: Submission, computed: ComputedResult) -> Result:
+    """Store the result of ``submission`` on ``computed``'s version: one row per (submission, version).
+
+    ``update_or_create`` on the unique pair, so a redelivered or repeated
+    scoring replaces its own row and never adds a second one.
+    """
+    result, _ = Result.objects.update_or_create(
+        submission=submission,
+        qrels_version_id=computed.version_id,
+        defaults={
+            "scores": computed.scores,
+            "primary_score": computed.primary_score,
+            "n_queries": computed.n_queries,
+            "per_query": computed.per_query,
+            "warnings": computed.warnings,
+            "duration_seconds": computed.duration_seconds,
+        },
+    )
+    return result
+
+
+def _failure_marker(version: QrelsVersion, exc: Exception) -> ComputedResult:
+    """What is stored when a run cannot be scored on a pending version: the reason, no scores."""
+    if isinstance(exc, QrelsFormatError):
+        reason = f"the judgments of qrels v{version.version} cannot be read"
+    elif isinstance(exc, InputError):
+        reason = _input_error_message(exc)
+    else:
+        reason = f"scoring on qrels v{version.version} failed on our side ({type(exc).__name__})"
+    return ComputedResult(
+        version_id=version.pk, scores={}, primary_score=None, n_queries=0, per_query=b"",
+        warnings=[{"code": RESCORING_FAILED, "message": reason, "count": 1}], duration_seconds=0.0, failed=True,
+    )
+
+
+def is_failure_marker(result: Result) -> bool:
+    """True for the stored trace of a rescoring that could not be done (no scores, the reason)."""
+    return not result.scores and any(w.get("code") == RESCORING_FAILED for w in (result.warnings or []))
+
+
+def _lock_split(split_id: int) -> tuple[int | None, int | None]:
+    """Lock the split row; its (current, pending) qrels version ids.
+
+    Every transaction that stores results or switches versions takes this
+    lock first (then submission rows), so the switch and a store never
+    interleave and the lock order is always the same.
+    """
+    return (
+        Split.objects.select_for_update()
+        .filter(pk=split_id)
+        .values_list("current_qrels_id", "pending_qrels_id")
+        .get()
+    )
+
+
+def _score_claimed(submission: Submission, attempt: int, heartbeat: _Heartbeat,
+                   progress: Callable[[float], None] | None) -> None:
+    started = time.monotonic()
     split = (
-        Split.objects.select_related("dataset", "current_qrels")
-        .defer("current_qrels__qrels_gz")  # parsed once per version by _qrels_cached, not read every time
+        Split.objects.select_related("dataset", "current_qrels", "pending_qrels")
+        # parsed once per version by _qrels_cached, not read every time
+        .defer("current_qrels__qrels_gz", "pending_qrels__qrels_gz")
         .get(pk=submission.split_id)
     )
     dataset = split.dataset
@@ -651,65 +850,300 @@ def _score_claimed(submission: Submission, attempt: int, heartbeat: _Heartbeat,
         if progress is not None:
             progress(float(fraction))
 
-    qrels = _qrels_cached(version.pk, version.sha256, dataset.relevance_threshold)
-    corpus = corpus_ids_for(dataset=dataset)
-    measures = [parse_measure(name) for name in dataset.measures]
-    with _open_run(submission) as fh:
-        run = read_run(
-            fh,
-            name=submission.original_name or "run",
-            max_lines=settings.LEXBOARD_MAX_RUN_LINES,
-            max_bytes=settings.LEXBOARD_MAX_DECOMPRESSED_BYTES,
-        )
+    pending = split.pending_qrels if split.pending_qrels_id not in (None, version.pk) else None
+    share = 0.6 if pending is None else 0.3
+    run = _read_stored_run(submission)
     report(0.3)
-    evaluation = evaluate(
-        qrels,
-        run,
-        measures,
-        depth=dataset.depth,
-        corpus=corpus,
-        docid_example=dataset.docid_example or None,
-        progress=lambda f, *rest: report(0.3 + 0.6 * float(f)),
+    current = result_compute(
+        dataset=dataset, version=version, run=run, progress=lambda f, *rest: report(0.3 + share * float(f))
     )
+    computed = [dataclasses.replace(current, duration_seconds=time.monotonic() - started)]
+    if pending is not None:
+        # Scored on the version waiting to be published as well, so that this
+        # submission does not hold up the switch.
+        try:
+            computed.append(result_compute(
+                dataset=dataset, version=pending, run=run, progress=lambda f, *rest: report(0.6 + 0.3 * float(f))
+            ))
+        except (OperationalError, InterfaceError):
+            raise
+        except Exception as exc:
+            logger.warning("submission %s cannot be scored on pending %s", submission.pk, pending, exc_info=True)
+            computed.append(_failure_marker(pending, exc))
     report(0.95)
-    names = [m.name for m in measures]
-    scores = {name: float(evaluation.means[name]) for name in names}
-    warnings = [w.to_dict() for w in evaluation.warnings]
-    blob = per_query_pack(evaluation, names)
-    duration = time.monotonic() - started
 
     with transaction.atomic():
+        current_id, pending_id = _lock_split(split.pk)
         row = _locked_attempt(submission.pk, attempt)
         if row is None:
             logger.info("submission %s was taken from this worker while scoring; result dropped", submission.pk)
             return
-        Result.objects.update_or_create(
-            submission=row,
-            qrels_version=version,
-            defaults={
-                "scores": scores,
-                "primary_score": scores.get(dataset.primary_measure),
-                "n_queries": len(evaluation.qids),
-                "per_query": blob,
-                "warnings": warnings,
-                "duration_seconds": duration,
-            },
-        )
-        current = Split.objects.filter(pk=split.pk).values_list("current_qrels_id", flat=True).first()
-        if current != version.pk:
-            # New judgments were published while we scored: keep this result as history, score again.
+        by_version = {c.version_id: c for c in computed}
+        for c in computed:
+            if not c.failed or c.version_id == pending_id:  # a failure marker only for a version still pending
+                result_store(submission=row, computed=c)
+        on_current = by_version.get(current_id)
+        if on_current is None or on_current.failed:
+            # New judgments were published while we scored: keep these results as history, score again.
             if row.requeue(message="new relevance judgments were published while scoring; scoring again"):
                 _enqueue_after_commit(row.pk)
         else:
-            row.mark_scored(warnings=warnings)
+            row.mark_scored(warnings=on_current.warnings)
+            if pending_id is not None and pending_id not in by_version:
+                # Published after this scoring started: the rescoring waits for this one too.
+                _send_rescoring_after_commit([row.pk], pending_id)
         split.bump_cache_version()
-    logger.info("submission %s scored in %.2fs: %s", submission.pk, duration, scores)
+    if pending_id is not None:
+        split_finish_rescoring(split=split)
+    logger.info("submission %s scored in %.2fs: %s", submission.pk, time.monotonic() - started, current.scores)
 
 
 def submission_score_now(submission_id: int) -> Submission:
     """Score synchronously, in this process (the demo loader's baselines; no worker needed)."""
     submission_score(submission_id)
     return Submission.objects.get(pk=submission_id)
+
+
+# --- new judgments: staged publication, rescoring, the switch -------------------------------
+#
+# Publishing a new qrels version on a split that has scored submissions stages
+# it (``Split.pending_qrels``) and sends one ``rescore_submission`` task per
+# scored submission. The submissions stay "scored" and the leaderboard keeps
+# showing the current version's results. Each rescoring stores a Result for
+# the pending version (unique per submission and version) and asks
+# ``split_finish_rescoring`` whether every scored, non-withdrawn submission
+# now has one; the first time the answer is yes, one UPDATE of the split row
+# makes the pending version current, so every row of the leaderboard changes
+# version at the same moment. A run that cannot be scored on the new version
+# leaves a failure marker (a Result without scores, the reason in its
+# warnings) instead of holding up the switch forever; at the switch the
+# marker is removed and the submission is queued again, so the ordinary
+# scoring path retries it and, if it fails again, records the failure on the
+# submission itself.
+
+
+@dataclass(frozen=True)
+class PublishOutcome:
+    """What publishing a qrels version did: switched at once, or staged with rescorings started."""
+
+    switched: bool
+    rescoring: int = 0  # rescoring tasks sent for the pending version
+    requeued: int = 0  # failures of the service queued again
+
+
+def _requeue_service_failures(split_id: int) -> int:
+    """Give failures of ours another chance on new judgments (the file's own failures stay)."""
+    count = 0
+    failed = Submission.objects.filter(
+        split_id=split_id, status=Submission.Status.FAILED, failure_kind=Submission.FailureKind.SERVICE,
+        withdrawn_at__isnull=True,
+    )
+    for submission in failed:
+        if submission.reset_for_rescore():
+            _enqueue_after_commit(submission.pk)
+            count += 1
+    return count
+
+
+def _rescoring_sent_key(split_id: int, version_id: int) -> str:
+    return f"lexboard:rescoring-sent:{split_id}:{version_id}"
+
+
+def _send_rescoring(submission_ids: list[int], version_id: int) -> int:
+    """Ring the doorbell once per submission; never raises.
+
+    Stops at the first broker error rather than waiting on each of a
+    thousand sends: the sweep sends the missing ones again later.
+    """
+    from evaluation.tasks import rescore_submission
+
+    sent = 0
+    for submission_id in submission_ids:
+        try:
+            rescore_submission.apply_async(
+                args=[submission_id, version_id], retry=True, retry_policy=SEND_RETRY_POLICY
+            )
+        except Exception:
+            logger.warning("could not send the rescoring of submission %s; the sweep will resend it",
+                           submission_id, exc_info=True)
+            break
+        sent += 1
+    return sent
+
+
+def _send_rescoring_after_commit(submission_ids: list[int], version_id: int) -> None:
+    if submission_ids:
+        ids = list(submission_ids)
+        transaction.on_commit(lambda: _send_rescoring(ids, version_id))
+
+
+def _drop_failure_markers(version_id: int) -> list[Result]:
+    """Delete the failure markers on ``version_id``; returns them (they never outlive the pending state)."""
+    markers = [
+        r for r in Result.objects.filter(qrels_version_id=version_id, primary_score__isnull=True).defer("per_query")
+        if is_failure_marker(r)
+    ]
+    if markers:
+        Result.objects.filter(pk__in=[r.pk for r in markers]).delete()
+    return markers
+
+
+def split_qrels_publish(*, split: Split, version: QrelsVersion) -> PublishOutcome:
+    """Publish ``version`` of the split's judgments, the curator's way.
+
+    With no scored submission on the split, the version becomes current at
+    once. Otherwise it is staged as ``pending_qrels`` and every scored
+    submission without a result on it is sent for rescoring (after commit,
+    so a rolled-back import sends nothing); the leaderboard switches when
+    the last one is stored (:func:`split_finish_rescoring`). Publishing the
+    current version again cancels a pending one; publishing another version
+    while one is pending replaces it. Failures of the service are queued
+    again either way.
+    """
+    if version.split_id != split.pk:
+        raise ValueError(f"{version} is not a version of {split}'s judgments.")
+    with transaction.atomic():
+        current_id, pending_id = _lock_split(split.pk)
+        requeued = _requeue_service_failures(split.pk)
+        if pending_id is not None and pending_id != version.pk:
+            _drop_failure_markers(pending_id)  # that version will never be switched to
+        if current_id == version.pk:
+            Split.objects.filter(pk=split.pk).update(pending_qrels=None)
+            outcome = PublishOutcome(switched=True, requeued=requeued)
+        elif not rescoring_targets(split_id=split.pk).exists():
+            Split.objects.filter(pk=split.pk).update(
+                current_qrels=version, pending_qrels=None, cache_version=F("cache_version") + 1
+            )
+            outcome = PublishOutcome(switched=True, requeued=requeued)
+        else:
+            Split.objects.filter(pk=split.pk).update(pending_qrels=version)
+            missing = list(rescoring_waiting(split_id=split.pk, version_id=version.pk).values_list("pk", flat=True))
+            _send_rescoring_after_commit(missing, version.pk)
+            cache.set(_rescoring_sent_key(split.pk, version.pk), timezone.now().timestamp(),
+                      settings.LEXBOARD_QUEUED_RESEND_SECONDS)
+            # Nothing missing (back to a version everyone was scored on): switch now.
+            switched = not missing and split_finish_rescoring(split=split)
+            outcome = PublishOutcome(switched=switched, rescoring=len(missing), requeued=requeued)
+    split.refresh_from_db(fields=["current_qrels", "pending_qrels", "cache_version"])
+    logger.info("%s published on %s: %s", version, split, outcome)
+    return outcome
+
+
+def split_finish_rescoring(*, split: Split) -> bool:
+    """Make the pending qrels current if every scored submission has a result on them; True if it did.
+
+    Called after each stored rescoring and by the sweep; cheap when there is
+    nothing to do. The check and the switch happen under the split's row
+    lock, and the switch is one UPDATE of the split (current, pending and the
+    cache version together): readers see either every row on the old
+    version or every row on the new one. Submissions whose rescoring failed
+    lose their marker and are queued again in the same transaction (the
+    ordinary scoring path retries them and records a failure on the
+    submission). The submissions' warnings follow their new results.
+    """
+    with transaction.atomic():
+        _, pending_id = _lock_split(split.pk)
+        if pending_id is None or rescoring_waiting(split_id=split.pk, version_id=pending_id).exists():
+            return False
+        Split.objects.filter(pk=split.pk).update(
+            current_qrels_id=pending_id, pending_qrels=None, cache_version=F("cache_version") + 1
+        )
+        failed = {m.submission_id: m for m in _drop_failure_markers(pending_id)}
+        for submission in Submission.objects.filter(pk__in=list(failed), status=Submission.Status.SCORED):
+            if submission.reset_for_rescore():
+                _enqueue_after_commit(submission.pk)
+        new_warnings = dict(
+            Result.objects.filter(qrels_version_id=pending_id, submission__status=Submission.Status.SCORED)
+            .values_list("submission_id", "warnings")
+        )
+        for submission_id, old in Submission.objects.filter(pk__in=list(new_warnings)).values_list("pk", "warnings"):
+            if old != new_warnings[submission_id]:
+                Submission.objects.filter(pk=submission_id).update(warnings=new_warnings[submission_id])
+    split.refresh_from_db(fields=["current_qrels", "pending_qrels", "cache_version"])
+    logger.info("%s now shows qrels version id %s (%s rescorings failed and were queued again)",
+                split, pending_id, len(failed))
+    return True
+
+
+def submission_rescore_on(*, submission_id: int, qrels_version_id: int) -> str:
+    """Score a scored submission on another qrels version of its split (the pending one); idempotent.
+
+    Returns ``"stored"``, ``"failed"`` (a failure marker was stored),
+    ``"exists"`` (a result is already there: a redelivered message) or
+    ``"skipped"`` (the submission is gone, withdrawn or not scored — queued
+    ones are scored on the pending version by their own scoring — or the
+    version was superseded). The submission's status does not change, so
+    the leaderboard keeps showing it on the current version meanwhile.
+    Transient database errors propagate (the task retries them); any other
+    error stores a failure marker so that the switch is not held up.
+    """
+    submission = Submission.objects.select_related("split__dataset").filter(pk=submission_id).first()
+    if submission is None:
+        return "skipped"
+    split = submission.split
+    if Result.objects.filter(submission_id=submission_id, qrels_version_id=qrels_version_id).exists():
+        split_finish_rescoring(split=split)  # a redelivery after a crash between storing and finishing
+        return "exists"
+    if qrels_version_id not in (split.current_qrels_id, split.pending_qrels_id):
+        return "skipped"
+    if submission.status != Submission.Status.SCORED or submission.withdrawn_at is not None:
+        return "skipped"
+    version = QrelsVersion.objects.defer("qrels_gz").get(pk=qrels_version_id)
+    try:
+        computed = result_compute(dataset=split.dataset, version=version, run=_read_stored_run(submission))
+    except (OperationalError, InterfaceError):
+        raise
+    except Exception as exc:
+        logger.warning("submission %s cannot be rescored on %s", submission_id, version, exc_info=True)
+        computed = _failure_marker(version, exc)
+
+    with transaction.atomic():
+        current_id, pending_id = _lock_split(split.pk)
+        row = Submission.objects.filter(pk=submission_id).first()
+        if row is None or row.status != Submission.Status.SCORED or qrels_version_id not in (current_id, pending_id):
+            return "skipped"
+        if Result.objects.filter(submission=row, qrels_version_id=qrels_version_id).exists():
+            return "exists"
+        if qrels_version_id == current_id:
+            # The split switched while this ran (or the result was missing on the current version).
+            if computed.failed:
+                if row.reset_for_rescore():
+                    _enqueue_after_commit(row.pk)
+                return "failed"
+            result_store(submission=row, computed=computed)
+            split.bump_cache_version()
+            return "stored"
+        result_store(submission=row, computed=computed)
+    split_finish_rescoring(split=split)
+    return "failed" if computed.failed else "stored"
+
+
+def split_rescoring_resend(*, split: Split, now=None) -> int:
+    """Send again the rescorings still missing on the pending version if they seem lost; returns how many.
+
+    "Lost" means: no result on the pending version was stored, and nothing
+    was sent, for ``LEXBOARD_QUEUED_RESEND_SECONDS``. While the workers make
+    progress nothing is re-sent, so a long rescoring does not fill the queue
+    with duplicates (which would be harmless, only wasteful).
+    """
+    now = now or timezone.now()
+    split = Split.objects.get(pk=split.pk)
+    pending_id = split.pending_qrels_id
+    if pending_id is None:
+        return 0
+    window = settings.LEXBOARD_QUEUED_RESEND_SECONDS
+    key = _rescoring_sent_key(split.pk, pending_id)
+    last_sent = cache.get(key)
+    if last_sent is not None and now.timestamp() - last_sent < window:
+        return 0
+    recent = Result.objects.filter(
+        qrels_version_id=pending_id, submission__split_id=split.pk, created_at__gte=now - timedelta(seconds=window)
+    )
+    if recent.exists():
+        return 0
+    missing = list(rescoring_waiting(split_id=split.pk, version_id=pending_id).values_list("pk", flat=True))
+    cache.set(key, now.timestamp(), window)
+    return _send_rescoring(missing, pending_id)
 
 
 # --- the sweep -----------------------------------------------------------------------------
@@ -724,6 +1158,11 @@ def submissions_sweep(*, now=None) -> dict[str, int]:
     * scoring rows whose heartbeat is older than
       ``LEXBOARD_HEARTBEAT_STALE_SECONDS`` are requeued and sent, or failed
       with a service error once ``LEXBOARD_MAX_SCORING_ATTEMPTS`` is reached.
+
+    * splits with a pending qrels version are switched when every scored
+      submission has a result on it (e.g. the last missing one was
+      withdrawn), else their missing rescorings are re-sent when no progress
+      was made for ``LEXBOARD_QUEUED_RESEND_SECONDS`` (``split_rescoring_resend``).
 
     So a submission whose worker was killed is scored again within about
     stale + sweep interval seconds (3 minutes with the defaults).
@@ -766,6 +1205,16 @@ def submissions_sweep(*, now=None) -> dict[str, int]:
             elif row.requeue(message="the worker scoring it went silent; queued again"):
                 _enqueue_after_commit(row.pk)
                 counts["requeued"] += 1
+
+    # Splits waiting for a rescoring: switch the ones that are done (e.g. after
+    # a withdrawal), re-send what looks lost. Counted only when something happened.
+    for split in Split.objects.filter(pending_qrels__isnull=False):
+        if split_finish_rescoring(split=split):
+            counts["switched"] = counts.get("switched", 0) + 1
+        else:
+            resent = split_rescoring_resend(split=split, now=now)
+            if resent:
+                counts["rescoring_resent"] = counts.get("rescoring_resent", 0) + resent
     if any(counts.values()):
         logger.info("sweep: %s", counts)
     return counts

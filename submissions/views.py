@@ -120,6 +120,12 @@ def detail(request: HttpRequest, submission_id: int) -> HttpResponse:
         "per_query": found.per_query if not submission.split.hidden else {},
         "scores": scores,
         "events": selectors.submission_events(submission=submission),
+        # Scores on every qrels version it was scored on: older judgments' numbers stay visible.
+        "result_history": [
+            {"version": r.qrels_version.version, "at": r.created_at, "primary": dataset.format_value(r.primary_score),
+             "current": r.qrels_version_id == submission.split.current_qrels_id}
+            for r in selectors.submission_result_history(submission=submission)
+        ],
         "resubmit_form": ResubmitForm() if is_owner and submission.status == Submission.Status.FAILED else None,
         "status_json": _status_payload(submission),
         # Analyses (issue 5): aggregates on every split, per-query rows on dev/train only.

@@ -27,6 +27,7 @@ class SplitReport:
     published: bool = False
     current_version: int | None = None
     rescored: int = 0  # submissions queued again after a new version was published
+    switch_pending: bool = False  # published, the leaderboard switches once the submissions are rescored
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -59,6 +60,8 @@ class SplitReport:
             q = f"qrels unchanged (v{self.qrels_version}{current})"
         if self.rescored:
             q += f", {self.rescored} submissions queued for rescoring"
+        if self.switch_pending:
+            q += f" (the leaderboard stays on v{self.current_version} until every one is rescored, then switches)"
         return head + "; ".join([t, j, q])
 
 

@@ -1,0 +1,96 @@
+"""Helpers for the rescoring tests: three runs, new judgments for the tiny dataset, what `evaluate` says."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from evaluation.qrels import read_qrels
+from evaluation.runs import read_run
+from evaluation.scoring import evaluate
+
+#: Three runs for the tiny dataset (tests/conftest.py), each ranking the documents differently.
+RUNS = {
+    "BM25": (
+        "q1 Q0 d1 1 3.0 bm25\nq1 Q0 d2 2 2.0 bm25\nq1 Q0 d9 3 1.0 bm25\n"
+        "q2 Q0 d8 1 3.0 bm25\nq2 Q0 d9 2 2.0 bm25\nq2 Q0 d3 3 1.0 bm25\n"
+        "q3 Q0 d4 1 5.0 bm25\nq3 Q0 d10 2 4.0 bm25\n"
+    ),
+    "Dense": (
+        "q1 Q0 d9 1 3.0 dense\nq1 Q0 d1 2 2.0 dense\n"
+        "q2 Q0 d3 1 3.0 dense\nq2 Q0 d8 2 2.0 dense\n"
+        "q3 Q0 d10 1 5.0 dense\nq3 Q0 d5 2 4.0 dense\nq3 Q0 d4 3 3.0 dense\n"
+    ),
+    "Hybrid": (
+        "q1 Q0 d2 1 3.0 hyb\nq1 Q0 d1 2 2.0 hyb\n"
+        "q2 Q0 d8 1 3.0 hyb\n"
+        "q3 Q0 d6 1 5.0 hyb\nq3 Q0 d10 2 4.0 hyb\nq3 Q0 d4 3 3.0 hyb\n"
+    ),
+}
+
+#: The errata: d2 is not relevant after all, d8 and d10 are, and q4 finally has a relevant document.
+NEW_QRELS = {
+    "q1": {"d1": 2, "d2": 0},
+    "q2": {"d3": 1, "d8": 1},
+    "q3": {"d4": 1, "d5": 1, "d6": 1, "d10": 1},
+    "q4": {"d7": 1},
+}
+
+
+def upload(content: str, name: str = "run.txt") -> SimpleUploadedFile:
+    return SimpleUploadedFile(name, content.encode(), content_type="text/plain")
+
+
+def expected_means(split, version, content: str) -> dict[str, float]:
+    """What the metric core gives for the run on this qrels version (the leaderboard must show exactly this)."""
+    dataset = split.dataset
+    qrels = read_qrels(version.text().encode(), threshold=dataset.relevance_threshold)
+    evaluation = evaluate(qrels, read_run(content.encode()), dataset.measures, depth=dataset.depth)
+    return {name: float(evaluation.means[name]) for name in dataset.measures}
+
+
+@pytest.fixture(autouse=True)
+def _private_storage(private_data_dir):
+    """Runs go to the session's own folder (shared with the worker process), never into var/data."""
+    from django.core.files.storage import FileSystemStorage
+
+    from submissions.models import Submission
+
+    field = Submission._meta.get_field("run_file")
+    saved = field.storage
+    field.storage = FileSystemStorage(location=str(private_data_dir), base_url=None)
+    yield
+    field.storage = saved
+
+
+@pytest.fixture
+def test_split(tiny_dataset):
+    return tiny_dataset.splits.get(name="test")
+
+
+@pytest.fixture
+def make_submission(alice, bob):
+    """``make_submission(split, "BM25")``: a queued submission of that run (alice's BM25 and Hybrid, bob's Dense)."""
+    from submissions.services import submission_create
+
+    def make(split, system: str, *, enqueue: bool = False):
+        user = bob if system == "Dense" else alice
+        return submission_create(
+            user=user,
+            split=split,
+            upload=upload(RUNS[system], f"{system.lower()}.txt"),
+            metadata={"system_name": system, "family": "other", "visibility": "public"},
+            enqueue=enqueue,
+        )
+
+    return make
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    """Leaderboards are cached under (split id, cache version): ids repeat from one test to the next."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
