@@ -27,7 +27,6 @@ import io
 import os
 import zlib
 from dataclasses import dataclass
-from pathlib import Path
 from typing import BinaryIO, Iterator
 
 import numpy as np
@@ -452,7 +451,7 @@ def parse_scores(chunk: Chunk, col: int, collector: ProblemCollector, label: str
     for i in np.flatnonzero(~fast):
         token = chunk.token(int(i), col)
         try:
-            if "_" in token:
+            if "_" in token or not token.isascii():  # Python also reads "١٢" and "１２"; strtod does not
                 raise ValueError
             v = float(token)
         except ValueError:
@@ -484,7 +483,7 @@ def check_integers(chunk: Chunk, col: int, collector: ProblemCollector, message:
     for i in np.flatnonzero(~ok):
         token = chunk.token(int(i), col)
         try:
-            if "_" in token or "+" in token:
+            if "_" in token or "+" in token or not token.isascii():
                 raise ValueError
             int(token)
         except ValueError:
@@ -497,7 +496,7 @@ def parse_integers(chunk: Chunk, col: int, collector: ProblemCollector, message:
     for i in range(len(out)):
         token = chunk.token(i, col)
         try:
-            if "_" in token or "+" in token:
+            if "_" in token or "+" in token or not token.isascii():
                 raise ValueError
             out[i] = int(token)
         except (ValueError, OverflowError):
