@@ -67,12 +67,23 @@ def _get_status(url: str) -> int:
 # --- The browser ---------------------------------------------------------------------------
 
 
+def _skip_without_chromium() -> None:
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium, or set LEXBOARD_CHROMIUM)")
+    pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed")
+
+
+@pytest.fixture(autouse=True)
+def _chromium_available():
+    """Skip before the server and the worker are started, not after."""
+    _skip_without_chromium()
+
+
 @pytest.fixture(scope="session")
 def chromium_browser():
     """Debian's Chromium driven by Playwright; the tests are skipped when either is missing."""
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium, or set LEXBOARD_CHROMIUM)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed")
+    _skip_without_chromium()
+    from playwright import sync_api
     # Playwright's sync API keeps an asyncio loop in this thread, which Django takes for an
     # async context and refuses ORM calls. The tests are synchronous; the loop only drives
     # the browser (Django's documented escape hatch for exactly this case).

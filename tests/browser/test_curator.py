@@ -9,14 +9,16 @@ documents, and a second qrels file that judges more documents relevant.
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import expect
 
 from .conftest import SCORING_TIMEOUT_MS
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e, pytest.mark.slow]
+
+expect = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed").expect
 
 TREC = Path(__file__).resolve().parents[1] / "data" / "import" / "trec"
 PASSWORD = "correct horse battery staple"  # the staff fixture's (tests/conftest.py)
@@ -63,13 +65,22 @@ def import_trec(page, dataset, *, qrels: str, publish: bool) -> None:
     expect(page.locator("#import-report")).to_be_visible()
 
 
+def reload_until(page, selector: str, text: str, *, timeout_ms: int) -> None:
+    """Reload the page until ``selector`` contains ``text`` (a scored page does not poll by itself)."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    while text not in " ".join(page.locator(selector).all_inner_texts()):
+        assert time.monotonic() < deadline, f"{selector} never showed {text!r} on {page.url}"
+        page.wait_for_timeout(500)
+        page.reload()
+
+
 def primary_score(page, dataset, submission_id: int) -> str:
     page.goto(f"/d/{dataset.slug}/")
     row = page.locator("table.lb tbody tr", has=page.locator(f"a[href='/submissions/{submission_id}/']"))
     return row.locator("td.primary").inner_text().strip()
 
 
-def test_a_curator_imports_a_dataset_publishes_new_qrels_and_sees_the_rescoring(
+def test_a_curator_imports_a_dataset_publishes_new_qrels_and_sees_the_rescored_leaderboard(
     empty_dataset, staff, django_user_model, browser_page, shoot
 ):
     from leaderboard.models import QrelsVersion
@@ -117,13 +128,12 @@ def test_a_curator_imports_a_dataset_publishes_new_qrels_and_sees_the_rescoring(
     expect(page.locator(".messagelist")).to_contain_text("published; 1 submissions queued for rescoring")
     shoot(page, "admin-publish")
 
-    # The worker rescores: the submission page goes back through the queue and ends scored on v2.
+    # The worker rescores; the submission's scores and the leaderboard move to version 2 without
+    # anyone touching the submission (whether the split switches at once or when the last
+    # rescoring is stored is the service's business; the end state is the same).
     page.goto(f"/submissions/{submission.pk}/")
-    expect(page.locator("#status")).to_have_attribute("data-status", "scored", timeout=SCORING_TIMEOUT_MS)
-    expect(page.locator("section.scores caption")).to_contain_text("qrels version 2")
-    history = page.locator("section.history li").all_inner_texts()
-    statuses = [re.search(r"— (\w+)", line).group(1) for line in history]
-    assert statuses.count("scored") == 2 and "queued" in statuses[statuses.index("scored"):], history
+    reload_until(page, "section.scores caption", "qrels version 2", timeout_ms=SCORING_TIMEOUT_MS)
+    expect(page.locator("#status")).to_have_attribute("data-status", "scored")
     after = primary_score(page, dataset, submission.pk)
     assert after != before, f"the leaderboard still shows {before} after the rescoring"
     shoot(page, "leaderboard-rescored")

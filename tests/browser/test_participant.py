@@ -10,12 +10,13 @@ from __future__ import annotations
 import re
 
 import pytest
-from playwright.sync_api import expect
 
 from .conftest import SCORING_TIMEOUT_MS
 from .runs import fused_demo_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e, pytest.mark.slow]
+
+expect = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed").expect
 
 PASSWORD = "a long pass phrase for the tests"
 
