@@ -427,18 +427,27 @@ def parse_scores(chunk: Chunk, col: int, collector: ProblemCollector, label: str
     nd_lo = _nondigit_flags(lo)
     dot_hi = _byte_flags(hi, 46) & ~pad_hi
     dot_lo = _byte_flags(lo, 46) & ~pad_lo
-    minus_hi = _byte_flags(hi, 45) & ~pad_hi
-    minus_lo = _byte_flags(lo, 45) & ~pad_lo
-    # The only place a minus may sit: the token's first byte.
-    first_hi = np.where(L > 8, np.uint64(0x80) << (np.uint64(8) * np.clip(16 - L, 0, 7).astype(np.uint64)), np.uint64(0))
-    first_lo = np.where(L <= 8, np.uint64(0x80) << (np.uint64(8) * np.clip(8 - L, 0, 7).astype(np.uint64)), np.uint64(0))
     n_dot = np.bitwise_count(dot_hi) + np.bitwise_count(dot_lo)
-    n_minus = np.bitwise_count(minus_hi) + np.bitwise_count(minus_lo)
+    if b"-" in chunk.buf:
+        minus_hi = _byte_flags(hi, 45) & ~pad_hi
+        minus_lo = _byte_flags(lo, 45) & ~pad_lo
+        # The only place a minus may sit: the token's first byte.
+        first_hi = np.where(L > 8, np.uint64(0x80) << (np.uint64(8) * np.clip(16 - L, 0, 7).astype(np.uint64)),
+                            np.uint64(0))
+        first_lo = np.where(L <= 8, np.uint64(0x80) << (np.uint64(8) * np.clip(8 - L, 0, 7).astype(np.uint64)),
+                            np.uint64(0))
+        n_minus = np.bitwise_count(minus_hi) + np.bitwise_count(minus_lo)
+        minus_ok = ((minus_hi & ~first_hi) == 0) & ((minus_lo & ~first_lo) == 0)
+    else:
+        # No minus anywhere in the chunk (the usual case): skip its checks.
+        minus_hi = minus_lo = np.uint64(0)
+        n_minus = np.zeros(len(L), dtype=np.uint8)
+        minus_ok = True
     n_digits = L - n_dot - n_minus
     fast = ((L <= 16) & (n_dot <= 1) & (n_digits >= 1) & (n_digits <= 15)
             & ((nd_hi & ~(pad_hi | dot_hi | minus_hi)) == 0)
             & ((nd_lo & ~(pad_lo | dot_lo | minus_lo)) == 0)
-            & ((minus_hi & ~first_hi) == 0) & ((minus_lo & ~first_lo) == 0))
+            & minus_ok)
     dig_hi = (hi ^ _ASCII0) & ~_spread(nd_hi)
     dig_lo = (lo ^ _ASCII0) & ~_spread(nd_lo)
     full = (_eight_digits(dig_hi) * np.uint64(100_000_000) + _eight_digits(dig_lo)).astype(np.int64)
@@ -447,7 +456,8 @@ def parse_scores(chunk: Chunk, col: int, collector: ProblemCollector, label: str
     f = np.where(has_dot & fast, 15 - dot_pos, 0)
     mant = np.where(has_dot, (full // _POW10_I[np.minimum(f + 1, 18)]) * _POW10_I[f] + full % _POW10_I[f], full)
     values = mant.astype(np.float64) / _POW10_F[f]
-    values = np.where(n_minus > 0, -values, values)
+    if minus_ok is not True:
+        values = np.where(n_minus > 0, -values, values)
     for i in np.flatnonzero(~fast):
         token = chunk.token(int(i), col)
         try:
