@@ -241,7 +241,8 @@ def sniff_run(first_bytes: bytes, *, n_lines: int = 50) -> list[Problem]:
     except RunFormatError:
         pass
     problems = sorted(collector.problems, key=lambda p: (p.line is not None, p.line or 0))
-    if not problems and not text.strip(b" \t\r\n"):
+    # Blank once a cut last line is dropped is not "empty": that line was not seen.
+    if not problems and not head.strip(b" \t\r\n"):
         problems.append(Problem(None, "the file is empty"))
     return problems
 
