@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import copy
+import uuid
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
@@ -87,10 +90,11 @@ def make_submission(alice, bob):
 
 
 @pytest.fixture(autouse=True)
-def _fresh_cache():
-    """Leaderboards are cached under (split id, cache version): ids repeat from one test to the next."""
-    from django.core.cache import cache
-
-    cache.clear()
-    yield
-    cache.clear()
+def _own_cache_namespace(settings):
+    """Leaderboards are cached under (split id, cache version), and ids repeat from one test to the next:
+    each test gets its own key space. A fresh prefix rather than ``cache.clear()``, which on a shared
+    Redis would wipe the caches of other test sessions running at the same time.
+    """
+    caches = copy.deepcopy(settings.CACHES)
+    caches["default"]["KEY_PREFIX"] = f"test-rescoring-{uuid.uuid4().hex[:12]}"
+    settings.CACHES = caches

@@ -1,0 +1,94 @@
+"""End to end through a real Celery worker process, broker and database: publish new judgments, watch the switch.
+
+Three submissions are scored by the worker on v1; the curator publishes v2;
+the worker rescores each one while the test polls the leaderboard. Every
+snapshot must be entirely on v1 or entirely on v2 (no row missing, no mix),
+and the final numbers must equal what the metric core gives on v2.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import pytest
+
+from leaderboard.models import Split
+from leaderboard.selectors import leaderboard_rows
+from leaderboard.services import qrels_version_add, qrels_version_publish_and_rescore
+from submissions.models import Result, Submission
+
+from .conftest import NEW_QRELS, RUNS, expected_means
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+#: Bounded waits: generous, the test machines are shared and slow.
+SCORING_TIMEOUT = 90
+SWITCH_TIMEOUT = 90
+
+
+def board(split) -> dict[str, dict[str, float]]:
+    split = Split.objects.get(pk=split.pk)
+    return {row.system: row.scores for row in leaderboard_rows(split=split)}
+
+
+def same(actual: dict, expected: dict) -> bool:
+    return set(actual) == set(expected) and all(
+        set(actual[s]) == set(expected[s])
+        and all(math.isclose(actual[s][m], expected[s][m], rel_tol=0, abs_tol=1e-12) for m in expected[s])
+        for s in expected
+    )
+
+
+def wait_scored(ids: list[int], worker) -> None:
+    deadline = time.monotonic() + SCORING_TIMEOUT
+    while time.monotonic() < deadline:
+        statuses = set(Submission.objects.filter(pk__in=ids).values_list("status", flat=True))
+        if statuses == {Submission.Status.SCORED}:
+            return
+        assert Submission.Status.FAILED not in statuses, list(Submission.objects.values("pk", "error"))
+        assert worker.alive, f"the worker died:\n{worker.log()[-3000:]}"
+        time.sleep(0.25)
+    raise AssertionError(f"not scored after {SCORING_TIMEOUT}s; worker log:\n{worker.log()[-3000:]}")
+
+
+def test_publishing_new_qrels_rescores_every_submission_and_switches_the_leaderboard_at_once(
+    transactional_db, celery_worker_process, tiny_dataset, make_submission
+):
+    split = tiny_dataset.splits.get(name="test")
+    subs = {system: make_submission(split, system, enqueue=True) for system in RUNS}
+    wait_scored([s.pk for s in subs.values()], celery_worker_process)
+    v1 = Split.objects.get(pk=split.pk).current_qrels
+    on_v1 = {system: expected_means(split, v1, RUNS[system]) for system in RUNS}
+    assert same(board(split), on_v1)
+
+    v2, _ = qrels_version_add(split=split, qrels=NEW_QRELS, note="errata")
+    on_v2 = {system: expected_means(split, v2, RUNS[system]) for system in RUNS}
+    assert not same(on_v1, on_v2)
+    assert qrels_version_publish_and_rescore(split=split, version=v2) == 3
+
+    snapshots = 0
+    deadline = time.monotonic() + SWITCH_TIMEOUT
+    while True:
+        current = Split.objects.filter(pk=split.pk).values_list("current_qrels_id", flat=True).get()
+        snapshot = board(split)
+        snapshots += 1
+        # All three rows, all on one version, at every moment.
+        assert same(snapshot, on_v1) or same(snapshot, on_v2), snapshot
+        if current == v2.pk and same(snapshot, on_v2):
+            break
+        assert celery_worker_process.alive, f"the worker died:\n{celery_worker_process.log()[-3000:]}"
+        assert time.monotonic() < deadline, (
+            f"still on v1 after {SWITCH_TIMEOUT}s; worker log:\n{celery_worker_process.log()[-3000:]}"
+        )
+        time.sleep(0.05)
+
+    split = Split.objects.get(pk=split.pk)
+    assert split.current_qrels == v2 and split.pending_qrels is None
+    for system, submission in subs.items():
+        results = {r.qrels_version_id: r for r in Result.objects.filter(submission=submission)}
+        assert set(results) == {v1.pk, v2.pk}  # the v1 scores stay in the history
+        assert results[v2.pk].scores == pytest.approx(on_v2[system], abs=1e-12)
+        assert results[v1.pk].scores == pytest.approx(on_v1[system], abs=1e-12)
+        # Rescoring never took the submission off the board: scored once, never queued again.
+        assert [e.status for e in submission.events.all()] == ["scoring", "scored"]
