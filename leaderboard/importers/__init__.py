@@ -4,7 +4,10 @@ Parsing (``parse_bsard``, ``parse_beir``, ``parse_trec``) is pure and refuses
 broken files with ``file:line: reason`` lines (:class:`ImportRefused`);
 storing is :func:`leaderboard.services.dataset_import`, one transaction.
 ``import_bsard`` / ``import_beir`` / ``import_trec`` do both, and are what the
-``import_dataset`` command and the admin upload form call.
+``import_dataset`` command and the admin upload form call. Classification and
+NER datasets (``--format classification``, one split per JSONL or CSV file)
+have their own parser and storing function (:mod:`.classification`): their
+gold is stored as a canonical JSONL version of the split's judgments.
 """
 
 from __future__ import annotations
@@ -23,13 +26,21 @@ from .base import (
 )
 from .beir import parse_beir
 from .bsard import parse_bsard
+from .classification import ClassificationData, classification_import, import_classification, parse_classification
 from .report import ImportReport, SplitReport
 from .trec import parse_trec
 
 FORMATS = ("bsard", "beir", "trec")
+#: Formats of datasets that are not retrieval (classification, NER): one split per file.
+TASK_FORMATS = ("classification",)
 
 __all__ = [
     "FORMATS",
+    "TASK_FORMATS",
+    "ClassificationData",
+    "classification_import",
+    "import_classification",
+    "parse_classification",
     "DatasetFileError",
     "ImportData",
     "ImportRefused",

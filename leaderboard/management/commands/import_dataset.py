@@ -6,6 +6,11 @@ Examples::
     python manage.py import_dataset --format beir --dataset greekbarretrieval path/to/greekbar/ --hidden test
     python manage.py import_dataset --format trec --dataset mine --split test --hidden \\
         --topics topics.tsv --qrels test.qrels --corpus-ids ids.txt --create --name "My set" --benchmark mine
+    python manage.py import_dataset --format classification --dataset areas --task single --split test \\
+        --hidden --file test.jsonl [--create --name "Legal areas" --benchmark mine]
+
+Classification and NER files (JSONL or CSV, one split per file) are described
+in ``leaderboard/importers/classification.py``.
 
 All or nothing: a refused file (``file:line: reason``) writes nothing.
 Importing the same files again changes nothing; different judgments add a
@@ -19,7 +24,17 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from leaderboard.importers import FORMATS, ImportRefused, files_from_directory, parse_beir, parse_bsard, parse_trec
+from leaderboard.importers import (
+    FORMATS,
+    TASK_FORMATS,
+    ImportRefused,
+    classification_import,
+    files_from_directory,
+    parse_beir,
+    parse_bsard,
+    parse_classification,
+    parse_trec,
+)
 from leaderboard.importers.bsard import ARTICLES, QUESTIONS
 from leaderboard.models import Dataset
 from leaderboard.services import dataset_get_or_create, dataset_import
@@ -30,7 +45,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("directory", nargs="?", help="the release folder (bsard and beir formats)")
-        parser.add_argument("--format", required=True, choices=FORMATS)
+        parser.add_argument("--format", required=True, choices=FORMATS + TASK_FORMATS)
         parser.add_argument("--dataset", required=True, metavar="SLUG")
         parser.add_argument(
             "--hidden",
@@ -38,9 +53,15 @@ class Command(BaseCommand):
             const=True,
             default=None,
             help="beir: comma-separated split names with hidden labels (default: test); "
-            "trec: the split's labels are hidden (flag)",
+            "trec and classification: the split's labels are hidden (flag)",
         )
-        parser.add_argument("--split", help="trec: the split's name, e.g. test or dev")
+        parser.add_argument("--split", help="trec and classification: the split's name, e.g. test or dev")
+        parser.add_argument(
+            "--task", choices=("single", "multi", "ner"), help="classification: single-label, multi-label or ner"
+        )
+        parser.add_argument(
+            "--file", help="classification: the split's examples, JSONL or CSV (id, text, label(s) or tokens/tags, language)"
+        )
         parser.add_argument("--topics", help="trec: topics, qid<TAB>text[<TAB>category] or <top> SGML")
         parser.add_argument("--qrels", help="trec: qrels, 'qid 0 docid grade' per line")
         parser.add_argument("--corpus-ids", help="trec: document ids, one per line (or a BEIR corpus.jsonl)")
@@ -58,7 +79,8 @@ class Command(BaseCommand):
         try:
             with transaction.atomic():
                 dataset = self._dataset(opts)
-                report = dataset_import(
+                store = classification_import if opts["format"] in TASK_FORMATS else dataset_import
+                report = store(
                     dataset=dataset, data=data, publish=opts["publish"], note=opts["note"], dry_run=opts["dry_run"]
                 )
                 if opts["dry_run"]:
@@ -78,7 +100,12 @@ class Command(BaseCommand):
                 benchmark_slug=opts["benchmark"],
                 language=opts["language"],
                 docid_example=opts["docid_example"],
+                **self._task_defaults(opts),
             )
+            if created and opts["format"] in TASK_FORMATS:
+                # dataset_get_or_create makes retrieval datasets; this one takes predictions.
+                dataset.task = opts["task"]
+                dataset.save(update_fields=["task"])
             if created and opts["dry_run"]:
                 self.stdout.write(f"dataset {slug} would be created (benchmark {dataset.benchmark.slug})")
             elif created:
@@ -93,9 +120,23 @@ class Command(BaseCommand):
             )
         return dataset
 
+    @staticmethod
+    def _task_defaults(opts) -> dict:
+        """With --create, a classification dataset is scored by macro-F1."""
+        if opts["format"] not in TASK_FORMATS:
+            return {}
+        return {"measures": ["macro-F1"], "primary_measure": "macro-F1"}
+
     def _parse(self, opts):
         fmt = opts["format"]
         try:
+            if fmt in TASK_FORMATS:
+                missing = [f"--{k}" for k in ("task", "split", "file") if not opts[k]]
+                if missing:
+                    raise CommandError(f"--format {fmt} needs {', '.join(missing)}")
+                return parse_classification(
+                    task=opts["task"], split=opts["split"], file=_read(opts["file"]), hidden=bool(opts["hidden"])
+                )
             if fmt == "trec":
                 missing = [f"--{k}" for k in ("split", "topics", "qrels") if not opts[k]]
                 if missing:

@@ -1,0 +1,81 @@
+"""Fixtures of the classification tests: a small single-label dataset imported like a curator would, and files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.cache import cache
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+LABELS = ("civil", "criminal", "tax")
+
+#: 12 test examples in French and German; gold labels by id.
+TEST_GOLD = {
+    "t1": ("civil", "fr"), "t2": ("civil", "fr"), "t3": ("criminal", "fr"), "t4": ("tax", "fr"),
+    "t5": ("civil", "fr"), "t6": ("criminal", "fr"),
+    "t7": ("civil", "de"), "t8": ("tax", "de"), "t9": ("tax", "de"), "t10": ("criminal", "de"),
+    "t11": ("civil", "de"), "t12": ("criminal", "de"),
+}
+TRAIN_GOLD = {f"r{i}": (LABELS[i % 3], "fr" if i % 2 else "de") for i in range(1, 10)}
+
+
+def jsonl(objs) -> bytes:
+    return "".join(json.dumps(o, ensure_ascii=False) + "\n" for o in objs).encode()
+
+
+def gold_file(gold: dict) -> bytes:
+    return jsonl(
+        {"id": i, "text": f"Exemple {i} sur le droit {label}.", "label": label, "language": lang}
+        for i, (label, lang) in gold.items()
+    )
+
+
+def predictions(answers: dict) -> bytes:
+    return jsonl({"id": i, "label": label} for i, label in answers.items())
+
+
+#: A fair system: right on 9 of 12.
+GOOD_PREDICTIONS = {i: label for i, (label, _) in TEST_GOLD.items()} | {"t3": "civil", "t8": "civil", "t12": "tax"}
+
+
+def upload(content: bytes, name: str = "predictions.jsonl") -> SimpleUploadedFile:
+    return SimpleUploadedFile(name, content, content_type="application/octet-stream")
+
+
+@pytest.fixture(autouse=True)
+def _isolated(private_data_dir):
+    """Uploaded files in the session's folder (shared with the worker); an empty cache per test."""
+    from django.core.files.storage import FileSystemStorage
+
+    from submissions.models import Submission
+
+    field = Submission._meta.get_field("run_file")
+    saved = field.storage
+    field.storage = FileSystemStorage(location=str(private_data_dir), base_url=None)
+    cache.clear()
+    yield
+    cache.clear()
+    field.storage = saved
+
+
+@pytest.fixture
+def clf_dataset(db):
+    """``areas``: single-label, macro-F1 (and per language), a public train split and a hidden test split."""
+    from leaderboard.importers import import_classification
+    from leaderboard.models import Benchmark, Dataset
+
+    bench = Benchmark.objects.create(slug="areas-bench", name="Areas benchmark")
+    ds = Dataset.objects.create(
+        benchmark=bench, slug="areas", name="Legal areas", language="fr,de", task=Dataset.Task.SINGLE,
+        measures=["macro-F1", "macro-F1/fr", "macro-F1/de"], primary_measure="macro-F1",
+    )
+    import_classification(dataset=ds, task="single", split="train", file=("train.jsonl", gold_file(TRAIN_GOLD)))
+    import_classification(dataset=ds, task="single", split="test", file=("test.jsonl", gold_file(TEST_GOLD)),
+                          hidden=True)
+    return ds
+
+
+@pytest.fixture
+def test_split(clf_dataset):
+    return clf_dataset.splits.get(name="test")
