@@ -268,3 +268,17 @@ def test_it_reads_interleaved_queries(monkeypatch):
     run = read_run(text)
     assert run.qids == [f"q{i}" for i in range(3000)]
     assert run.to_dict()["q7"] == {"d7": 7.0, "d3007": 3007.0, "d6007": 6007.0}
+
+
+def test_it_changes_the_threshold_of_parsed_qrels():
+    qrels = read_qrels(QRELS)
+    strict = qrels.with_threshold(2)
+    assert [strict.n_relevant(q) for q in ("q1", "q2")] == [0, 1] and strict.to_dict() == qrels.to_dict()
+
+
+def test_it_keeps_lookups_after_a_cache_round_trip():
+    qrels = read_qrels(QRELS)
+    again = Qrels.from_bytes(qrels.to_bytes())
+    words = again.doc_words[:1]
+    judged, grade = again.lookup(again.qidx[:1].astype(np.int32), words, again.doc_keys[:1])
+    assert judged.tolist() == [True] and grade.tolist() == [qrels.grades[0]]
