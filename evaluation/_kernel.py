@@ -328,6 +328,16 @@ def column_words(chunk: Chunk, col: int, collector: ProblemCollector | None = No
     return out
 
 
+def as_single(scores: np.ndarray) -> np.ndarray:
+    """Scores as C floats, the precision trec_eval compares them in.
+
+    Beyond ±3.4e38 a score becomes ±inf, as a C cast gives; numpy's overflow
+    warning is silenced because that is the intended result.
+    """
+    with np.errstate(over="ignore"):
+        return scores.astype(np.float32)
+
+
 def low_mask(lengths: np.ndarray) -> np.ndarray:
     """Masks keeping the first ``min(length, 8)`` bytes of a little-endian word."""
     return _LOW_MASKS[np.clip(lengths, 0, 8)]

@@ -79,7 +79,7 @@ def _fuse(runs: list[Run], depth: int, contribution, *, name: str) -> Run:
     q, w = q[starts], w[starts]
     # Keep the top `depth` per query in the order every reader of the fused run
     # will use: score desc in single precision (trec_eval's), then docid desc.
-    order = np.lexsort(K.sort_keys_desc(w) + [-fused.astype(np.float32), q])
+    order = np.lexsort(K.sort_keys_desc(w) + [-K.as_single(fused), q])
     q, w, fused = q[order], w[order], fused[order]
     head = np.ones(len(q), dtype=bool)
     head[1:] = q[1:] != q[:-1]

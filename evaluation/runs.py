@@ -87,7 +87,7 @@ class Run:
 
     def ranked(self) -> dict[str, list[tuple[str, float]]]:
         """Rows per query in evaluation order (score desc in single precision, then docid desc)."""
-        order = np.lexsort(K.sort_keys_desc(self.doc_words) + [-self.scores.astype(np.float32), self.qcode])
+        order = np.lexsort(K.sort_keys_desc(self.doc_words) + [-K.as_single(self.scores), self.qcode])
         out: dict[str, list[tuple[str, float]]] = {}
         docids = self.docids(order)
         for code, docid, score in zip(self.qcode[order].tolist(), docids, self.scores[order].tolist()):

@@ -199,7 +199,7 @@ def rank_rows(run: Run, depth: int) -> tuple[np.ndarray, Notice | None, Notice |
         return np.zeros(0, dtype=np.int32), None, None, retrieved
     # trec_eval keeps scores as C floats, so scores equal in single precision are
     # ties there; ranking on float32 reproduces its order exactly.
-    q, s = run.qcode, run.scores.astype(np.float32)
+    q, s = run.qcode, K.as_single(run.scores)
     newq = q[1:] != q[:-1]
     grouped = int(newq.sum()) + 1 == len(run.qids)
     ranked = grouped and bool(((s[1:] <= s[:-1]) | newq).all())

@@ -198,3 +198,14 @@ def test_it_scores_the_same_whatever_the_line_order():
         ev = evaluate(qrels, read_run(("\n".join(variant) + "\n").encode()), ["MAP@10", "nDCG@5", "R@3"], depth=20)
         results.append({k: v.tolist() for k, v in ev.per_query.items()})
     assert results[0] == results[1] == results[2]
+
+
+def test_it_ties_scores_equal_in_single_precision_like_trec_eval():
+    import warnings
+
+    # 1.00000001 and 1.0 are the same C float; 1e39 and 1e40 both overflow to inf.
+    for scores in ({"a": 1.0, "b": 1.00000001}, {"a": 1e40, "b": 1e39}):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            ev = score({"q1": {"a": 1}}, {"q1": scores}, ["MRR@10"])
+        assert ev.per_query["MRR@10"][0] == 0.5  # tie -> docid descending: b first
