@@ -77,6 +77,8 @@ def test_a_visitor_goes_from_home_to_the_demo_leaderboard_sorts_and_exports_late
     assert len(by_primary) == 5
     primary_header = page.locator("th.measure[aria-sort]")
     assert primary_header.inner_text().startswith(demo.primary_measure)
+    widths = page.evaluate("() => { const s = document.querySelector('.table-scroll'); return [s.scrollWidth, s.clientWidth]; }")
+    assert widths[0] <= widths[1], f"at 1280 px the table scrolls sideways ({widths[0]} > {widths[1]} px)"
     shoot(page, "leaderboard", canonical=True)
 
     measure = a_measure_that_reorders(demo)
