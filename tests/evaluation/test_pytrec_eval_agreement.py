@@ -24,7 +24,9 @@ TREC_NAME = {"R": "recall_{k}", "P": "P_{k}", "MAP": "map_cut_{k}", "nDCG": "ndc
 
 QIDS = [f"q{i}" for i in range(6)] + ["topic-with-a-long-identifier"]
 DOCIDS = [f"d{i}" for i in range(12)] + ["CivC::11", "CivC::2", "a-docid-longer-than-16-bytes", "Z"]
-SCORES = st.one_of(st.sampled_from([0.0, 1.0, 1.5, 2.0, -1.0]),
+# Equal scores, scores equal only in single precision (1.00000001), and scores
+# beyond a C float's range (1e39, 1e40 -> inf in trec_eval) all decide ties.
+SCORES = st.one_of(st.sampled_from([0.0, 1.0, 1.5, 2.0, -1.0, 1.00000001, 1e39, 1e40, -1e39]),
                    st.floats(min_value=-50, max_value=50, allow_nan=False, allow_infinity=False))
 
 qrels_st = st.dictionaries(
