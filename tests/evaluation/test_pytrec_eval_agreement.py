@@ -41,7 +41,8 @@ run_st = st.dictionaries(
 
 def trec_order(docs: dict[str, float]) -> list[tuple[str, float]]:
     """Score descending (as C floats, which trec_eval stores), then docid descending."""
-    return sorted(docs.items(), key=lambda kv: (float(np.float32(kv[1])), kv[0]), reverse=True)
+    with np.errstate(over="ignore"):  # 1e39 -> inf, as C's cast to float gives
+        return sorted(docs.items(), key=lambda kv: (float(np.float32(kv[1])), kv[0]), reverse=True)
 
 
 def cut(run: dict, depth: int) -> dict:
