@@ -195,14 +195,22 @@ def main() -> None:
             print(f"\n{scale}: {SCALES[scale][0]} queries x {SCALES[scale][1]} = {lines:,} lines, "
                   f"{run_path.stat().st_size / 2**20:.0f} MiB (generated in {time.perf_counter() - t:.1f} s)")
             print(f"{'tool':<12} {'wall s':>8} {'cpu s':>8} {'peak MB':>8}  R@100 / MAP@100 / nDCG@10")
+            results = {}
             for tool in tools:
                 r = measure(tool, run_path, qrels_path)
                 if "skipped" in r:
                     print(f"{tool:<12} skipped: {r['skipped']}")
                     continue
+                results[tool] = r
                 m = r["means"]
                 vals = " / ".join(f"{v:.4f}" for v in list(m.values())[:3] if v is not None)
                 print(f"{tool:<12} {r['wall']:8.2f} {r['cpu']:8.2f} {r['rss_mb']:8.0f}  {vals}")
+            if "core" in results:
+                for peer in ("trec_eval", "pytrec_eval"):
+                    if peer in results:
+                        ratio = results[peer]["cpu"] / max(results["core"]["cpu"], 1e-9)
+                        print(f"core is {ratio:.1f}x faster than {peer} (CPU time)")
+            print(f"load average after the run: {os.getloadavg()[0]:.1f}")
     finally:
         if keep is None:
             shutil.rmtree(folder, ignore_errors=True)
