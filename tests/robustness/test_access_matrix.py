@@ -1,0 +1,388 @@
+"""Who reaches what: every URL of the site × {anonymous, owner, another participant, staff}.
+
+``ACCESS`` declares, for every URL pattern (found by walking the resolver, so a
+new URL fails ``test_every_url_pattern_declares_its_access`` until its author
+adds it here), the URLs to try and the status each role must get. The rules:
+
+* another person's private (or failed) submission, and everything about it —
+  page, status JSON, per-query CSV, API, compare — answers as if it did not
+  exist: 404 (the compare page's "not visible to you" is the same for both);
+* curation (the admin and its import view) is staff-only;
+* no response, to anyone (staff included), contains hidden qrels content —
+  the marker document and query ids judged only in the hidden split's qrels —
+  or a per-query value of the hidden split;
+* every POST needs a CSRF token: without one nothing is changed, and forms
+  answer 403;
+* ids cannot be guessed: walking every id, another participant reaches
+  exactly the public submissions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import pytest
+from django.apps import apps
+from django.contrib.auth.models import Group
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from leaderboard.models import Benchmark, Dataset, ReportedResult, Split, Topic
+from leaderboard.services import corpus_set, qrels_version_add
+from submissions.models import ApiToken, Profile, Submission
+from submissions.services import submission_create, submission_score_now
+
+pytestmark = pytest.mark.django_db
+
+A, O, X, S = "anonymous", "owner", "other", "staff"
+ROLES = (A, O, X, S)
+
+#: Judged only in the hidden split's qrels: no response may ever contain them.
+SECRET_DOC = "zzleakdoc4242"
+SECRET_QID = "zzleakq77"
+#: Query 1 of the hidden split has 7 relevant documents; alice's run finds one: R@100 = MAP@100 = 1/7
+#: for that query only. None of the shown aggregates equals it, so its digits must never appear.
+HIDDEN_PER_QUERY = ("0.1428", "0.1429", "14.28", "14.29")
+HIDDEN_QRELS = {
+    "1": {"12": 2, "7": 1, "13": 1, "14": 1, "15": 1, "16": 1, SECRET_DOC: 1},
+    "2": {"33": 1},
+    "3": {"101": 1, "102": 1, "103": 1},
+    SECRET_QID: {"55": 1},
+}
+DEV_QRELS = {"11": {"40": 1}, "12": {"41": 1, "42": 1}}
+ALICE_TEST_RUN = b"1 Q0 12 1 9.0 a\n2 Q0 33 1 9.0 a\n3 Q0 101 1 9.0 a\n3 Q0 150 2 8.0 a\n"
+BOB_TEST_RUN = b"1 Q0 12 1 9.0 b\n1 Q0 7 2 8.0 b\n2 Q0 33 1 9.0 b\n3 Q0 102 1 9.0 b\n"
+DEV_RUN = b"11 Q0 40 1 9.0 d\n12 Q0 41 1 9.0 d\n12 Q0 99 2 8.0 d\n"
+FAILING_RUN = b"1 Q0 12 1 9.0 a\n2 Q0 33 1 9.0 a\n1 Q0 12 3 1.0 a\n"  # a duplicate: fails when scored
+
+
+@dataclass
+class World:
+    dataset: Dataset
+    test: Split
+    dev: Split
+    subs: dict[str, Submission]
+    tokens: dict[str, ApiToken]
+    users: dict[str, object]
+
+    def sub(self, name: str) -> int:
+        return self.subs[name].pk
+
+
+def _submit(user, split, data: bytes, name: str, visibility: str) -> Submission:
+    submission = submission_create(
+        user=user, split=split, upload=SimpleUploadedFile("run.txt", data),
+        metadata={"system_name": name, "visibility": visibility}, enqueue=False,
+    )
+    return submission_score_now(submission.pk)
+
+
+@pytest.fixture
+def world(alice, bob, staff) -> World:
+    bench = Benchmark.objects.create(slug="matrix", name="Matrix benchmark")
+    dataset = Dataset.objects.create(benchmark=bench, slug="matrix", name="Matrix", language="fr",
+                                     docid_example="1234", citation="@article{matrix, title={Matrix}}",
+                                     measures=["R@100", "MAP@100", "MRR@100"], primary_measure="R@100")
+    corpus_set(dataset=dataset, ids=[str(i) for i in range(1, 201)])
+    splits = {}
+    for name, hidden, qrels in (("test", True, HIDDEN_QRELS), ("dev", False, DEV_QRELS)):
+        split = Split.objects.create(dataset=dataset, name=name, kind=name, hidden=hidden, daily_limit=0,
+                                     total_limit=0)
+        for qid in qrels:
+            if qid != SECRET_QID:  # judged, but no topic: only the qrels know it
+                Topic.objects.create(split=split, qid=qid, text=f"Question {qid}?", category="family")
+        qrels_version_add(split=split, qrels=qrels)
+        splits[name] = split
+    ReportedResult.objects.create(dataset=dataset, split=splits["test"], system="BM25 (paper)", scores={"R@100": 0.5})
+    Group.objects.create(name="curators")
+    for user in (alice, bob, staff):
+        Profile.objects.get_or_create(user=user)
+    subs = {
+        "public": _submit(alice, splits["test"], ALICE_TEST_RUN, "alice public", "public"),
+        "private": _submit(alice, splits["test"], ALICE_TEST_RUN, "alice private", "private"),
+        "failed": _submit(alice, splits["test"], FAILING_RUN, "alice failed", "private"),
+        "dev_public": _submit(alice, splits["dev"], DEV_RUN, "alice dev public", "public"),
+        "dev_private": _submit(alice, splits["dev"], DEV_RUN, "alice dev private", "private"),
+        "bob_public": _submit(bob, splits["test"], BOB_TEST_RUN, "bob public", "public"),
+    }
+    subs["withdrawn"] = _submit(alice, splits["test"], ALICE_TEST_RUN, "alice withdrawn", "public")
+    Submission.objects.filter(pk=subs["withdrawn"].pk).update(withdrawn_at=timezone.now())
+    assert subs["failed"].status == Submission.Status.FAILED
+    assert all(s.status == Submission.Status.SCORED for k, s in subs.items() if k != "failed")
+    tokens = {"alice": ApiToken.issue(user=alice, name="t")[0], "bob": ApiToken.issue(user=bob, name="t")[0]}
+    return World(dataset, splits["test"], splits["dev"], subs, tokens, {O: alice, X: bob, S: staff})
+
+
+# --- the expectation table ----------------------------------------------------------------------------
+
+Expect = dict[str, int | tuple[int, ...]]
+ALL_200: Expect = {A: 200, O: 200, X: 200, S: 200}
+LOGIN: Expect = {A: 302, O: 200, X: 200, S: 200}
+ANON_ONLY_FORM: Expect = {A: 200, O: 302, X: 302, S: 302}  # log-in/sign-up pages send a logged-in user on
+PRIVATE: Expect = {A: 404, O: 200, X: 404, S: 200}
+OWNER_FORM: Expect = {A: 302, O: 200, X: 404, S: 200}
+POST_ONLY: Expect = {A: (302, 405), O: 405, X: 405, S: 405}
+POST_ONLY_OWNER: Expect = {A: (302, 405), O: 405, X: (404, 405), S: 405}
+NOWHERE: Expect = {A: 404, O: 404, X: 404, S: 404}
+
+
+def public(url: str) -> list[tuple[str, Expect]]:
+    return [(url, ALL_200)]
+
+
+def per_submission(view: str, *, public_ok=ALL_200, private=PRIVATE, missing: Expect | None = None):
+    """The view for alice's public, private, failed and withdrawn submissions, and for an id that does not exist.
+
+    A private submission must answer like the missing id (404): nobody can tell which ids exist.
+    """
+    missing = missing or {r: (302 if private[r] == 302 else 404) for r in ROLES}
+
+    def build(w: World):
+        return [(reverse(view, args=[w.sub("public")]), public_ok),
+                (reverse(view, args=[w.sub("private")]), private),
+                (reverse(view, args=[w.sub("failed")]), private),
+                (reverse(view, args=[w.sub("withdrawn")]), private),
+                (reverse(view, args=[999_999]), missing)]
+    return build
+
+
+def _csv(w: World):
+    view = "submissions:per_query_csv"
+    return [
+        (reverse(view, args=[w.sub("dev_public")]), ALL_200),
+        (reverse(view, args=[w.sub("dev_private")]), PRIVATE),
+        # Hidden split: no per-query download for anyone, not even the owner or staff.
+        (reverse(view, args=[w.sub("public")]), NOWHERE),
+        (reverse(view, args=[w.sub("private")]), NOWHERE),
+    ]
+
+
+def _compare(w: World):
+    page = reverse("submissions:compare")
+    pub, priv, bob = w.sub("public"), w.sub("private"), w.sub("bob_public")
+    return [
+        (page, ALL_200),
+        (f"{page}?ids={pub},{bob}", ALL_200),
+        (f"{page}?ids={pub}", ALL_200),
+        (f"{page}?ids={priv},{bob}", {A: 400, O: 200, X: 400, S: 200}),  # same answer as an unknown id
+        (f"{page}?ids=999999,{bob}", {A: 400, O: 400, X: 400, S: 400}),
+    ]
+
+
+def _api_compare(w: World):
+    url = reverse("api:compare")
+    pub, priv, bob = w.sub("public"), w.sub("private"), w.sub("bob_public")
+    return [
+        (f"{url}?submissions={pub},{bob}", ALL_200),
+        (f"{url}?submissions={priv},{bob}", PRIVATE),
+        (f"{url}?submissions=999999,{bob}", NOWHERE),
+    ]
+
+
+def _exports(w: World):
+    out = []
+    for fmt in ("csv", "json", "tex", "bib"):
+        for split in ("test", "dev"):
+            out.append((reverse("leaderboard:export", args=["matrix", fmt]) + f"?split={split}", ALL_200))
+    return out
+
+
+ACCESS: dict[str, Callable[[World], list[tuple[str, Expect]]]] = {
+    "healthz": lambda w: public(reverse("healthz")),
+    "leaderboard:home": lambda w: public(reverse("leaderboard:home")),
+    "leaderboard:benchmark": lambda w: public(reverse("leaderboard:benchmark", args=["matrix"])),
+    "leaderboard:dataset": lambda w: [(reverse("leaderboard:dataset", args=["matrix"]) + q, ALL_200)
+                                      for q in ("", "?split=test", "?split=dev", "?split=test&sort=MAP@100")],
+    "leaderboard:export": _exports,
+    "leaderboard:docs": lambda w: public(reverse("leaderboard:docs")),
+    "accounts:signup": lambda w: [(reverse("accounts:signup"), ANON_ONLY_FORM)],
+    "accounts:login": lambda w: [(reverse("accounts:login"), ANON_ONLY_FORM)],
+    "accounts:logout": lambda w: [(reverse("accounts:logout"), {A: 405, O: 405, X: 405, S: 405})],
+    "accounts:profile": lambda w: [(reverse("accounts:profile"), LOGIN)],
+    "accounts:token_create": lambda w: [(reverse("accounts:token_create"), POST_ONLY)],
+    "accounts:token_revoke": lambda w: [(reverse("accounts:token_revoke", args=[w.tokens["alice"].pk]),
+                                         POST_ONLY_OWNER)],
+    "accounts:password_change": lambda w: [(reverse("accounts:password_change"), LOGIN)],
+    "accounts:password_change_done": lambda w: [(reverse("accounts:password_change_done"), LOGIN)],
+    "accounts:password_reset": lambda w: public(reverse("accounts:password_reset")),
+    "accounts:password_reset_done": lambda w: public(reverse("accounts:password_reset_done")),
+    "accounts:password_reset_confirm": lambda w: public(
+        reverse("accounts:password_reset_confirm", args=["MQ", "set-password-bogus"])),
+    "accounts:password_reset_complete": lambda w: public(reverse("accounts:password_reset_complete")),
+    "submissions:upload": lambda w: [(reverse("submissions:upload", args=["matrix"]) + q, LOGIN)
+                                     for q in ("", "?split=test", "?split=dev")],
+    "submissions:mine": lambda w: [(reverse("submissions:mine"), LOGIN)],
+    "submissions:detail": per_submission("submissions:detail"),
+    "submissions:status": per_submission("submissions:status"),
+    "submissions:edit": per_submission("submissions:edit", public_ok=OWNER_FORM, private=OWNER_FORM),
+    "submissions:visibility": per_submission("submissions:visibility", public_ok=POST_ONLY_OWNER,
+                                             private=POST_ONLY_OWNER, missing=POST_ONLY_OWNER),
+    "submissions:withdraw": per_submission("submissions:withdraw", public_ok=POST_ONLY_OWNER,
+                                           private=POST_ONLY_OWNER, missing=POST_ONLY_OWNER),
+    "submissions:resubmit": per_submission("submissions:resubmit", public_ok=OWNER_FORM, private=OWNER_FORM),
+    "submissions:compare": _compare,
+    "submissions:fusion": lambda w: [(reverse("submissions:fusion") + q, LOGIN)
+                                     for q in ("", f"?split={w.test.pk}", f"?split={w.dev.pk}")],
+    "submissions:per_query_csv": _csv,
+    "api:submissions": lambda w: [(reverse("api:submissions") + "?mine=1", {A: 401, O: 200, X: 200, S: 200})],
+    "api:submission": per_submission("api:submission"),
+    "api:datasets": lambda w: public(reverse("api:datasets")),
+    "api:leaderboard": lambda w: [(reverse("api:leaderboard", args=["matrix"]) + q, ALL_200)
+                                  for q in ("", "?split=test", "?split=dev")],
+    "api:compare": _api_compare,
+    "api:fusions": lambda w: [(reverse("api:fusions"), {A: 401, O: 405, X: 405, S: 405})],
+    "api:schema": lambda w: public(reverse("api:schema")),
+    "api:docs": lambda w: public(reverse("api:docs")),
+}
+
+# --- the admin: staff only ------------------------------------------------------------------------------
+
+STAFF_ONLY: Expect = {A: 302, O: 302, X: 302, S: 200}
+ADMIN_MODEL_VIEW = re.compile(r"^admin:(?P<app>[a-z]+)_(?P<model>[a-z]+)_(?P<view>changelist|add|change|history|delete)$")
+ADMIN_REDIRECT = re.compile(r"^admin/(?P<app>[a-z]+)/(?P<model>[a-z]+)/<path:object_id>/$")
+#: Models whose add (or delete) page is refused to staff too: their rows are made by importers and services.
+READ_ONLY = {"corpus", "qrelsversion", "result", "statusevent", "apitoken", "topic", "split", "submission"}
+
+ADMIN_SPECIAL: dict[str, Callable[[World], list[tuple[str, Expect]]]] = {
+    "admin:index": lambda w: [(reverse("admin:index"), STAFF_ONLY)],
+    "admin:login": lambda w: [(reverse("admin:login"), {A: 200, O: 200, X: 200, S: 302})],
+    "admin:logout": lambda w: [(reverse("admin:logout"), {A: 302, O: 302, X: 302, S: 405})],
+    "admin:password_change": lambda w: [(reverse("admin:password_change"), STAFF_ONLY)],
+    "admin:password_change_done": lambda w: [(reverse("admin:password_change_done"), STAFF_ONLY)],
+    "admin:autocomplete": lambda w: [(reverse("admin:autocomplete"), {A: 302, O: 302, X: 302, S: 403})],
+    "admin:jsi18n": lambda w: [(reverse("admin:jsi18n"), STAFF_ONLY)],
+    "admin:view_on_site": lambda w: [
+        (reverse("admin:view_on_site", args=[_content_type("submissions", "submission"), w.sub("private")]),
+         {A: 302, O: 302, X: 302, S: 302})],
+    "admin:app_list": lambda w: [(reverse("admin:app_list", args=[label]), STAFF_ONLY)
+                                 for label in ("auth", "leaderboard", "submissions")],
+    "admin/(?P<url>.*)$": lambda w: [("/admin/no-such-page/", {A: 302, O: 302, X: 302, S: 404})],
+    "admin:leaderboard_dataset_import": lambda w: [
+        (reverse("admin:leaderboard_dataset_import", args=[w.dataset.pk]), STAFF_ONLY)],
+    "admin:auth_user_password_change": lambda w: [
+        (reverse("admin:auth_user_password_change", args=[w.users[O].pk]), STAFF_ONLY)],
+}
+
+
+def _content_type(app: str, model: str) -> int:
+    from django.contrib.contenttypes.models import ContentType
+
+    return ContentType.objects.get(app_label=app, model=model).pk
+
+
+def _admin_model_urls(name: str, match: re.Match) -> Callable[[World], list[tuple[str, Expect]]]:
+    model = apps.get_model(match["app"], match["model"])
+    view = match["view"]
+
+    def build(w: World):
+        obj = model.objects.order_by("pk").first()
+        assert obj is not None, f"the world has no {model.__name__} to open in the admin"
+        args = [] if view in ("changelist", "add") else [obj.pk]
+        staff = 200
+        if view == "add" and match["model"] in READ_ONLY:
+            staff = (200, 403)
+        if view == "delete":
+            staff = (200, 403)
+        return [(reverse(name, args=args), {A: 302, O: 302, X: 302, S: staff})]
+    return build
+
+
+def _admin_redirect(pattern: str, match: re.Match) -> Callable[[World], list[tuple[str, Expect]]]:
+    model = apps.get_model(match["app"], match["model"])
+
+    def build(w: World):
+        obj = model.objects.order_by("pk").first()
+        url = "/" + pattern.replace("<path:object_id>", str(obj.pk))
+        return [(url, {r: (301, 302) for r in ROLES})]  # to the change page, itself staff-only
+    return build
+
+
+# --- walking the resolver -------------------------------------------------------------------------------
+
+
+def url_patterns(patterns=None, prefix: str = "", namespace: str | None = None):
+    """(key, full pattern) for every URL: the key is the namespaced name, or the pattern when unnamed."""
+    patterns = get_resolver().url_patterns if patterns is None else patterns
+    for p in patterns:
+        if isinstance(p, URLResolver):
+            ns = namespace
+            if p.namespace:
+                ns = f"{namespace}:{p.namespace}" if namespace else p.namespace
+            yield from url_patterns(p.url_patterns, prefix + str(p.pattern), ns)
+        elif isinstance(p, URLPattern):
+            full = prefix + str(p.pattern)
+            if p.name:
+                yield (f"{namespace}:{p.name}" if namespace else p.name), full
+            else:
+                yield full, full
+
+
+def builder_for(key: str, full: str):
+    if key in ACCESS:
+        return ACCESS[key]
+    if key in ADMIN_SPECIAL:
+        return ADMIN_SPECIAL[key]
+    if m := ADMIN_MODEL_VIEW.match(key):
+        return _admin_model_urls(key, m)
+    if m := ADMIN_REDIRECT.match(full):
+        return _admin_redirect(full, m)
+    for special in ADMIN_SPECIAL:
+        if special in full:
+            return ADMIN_SPECIAL[special]
+    return None
+
+
+def test_every_url_pattern_declares_its_access():
+    missing = [key for key, full in url_patterns() if builder_for(key, full) is None]
+    assert not missing, (
+        "these URLs have no entry in tests/robustness/test_access_matrix.py ACCESS; declare who may reach them: "
+        + ", ".join(missing))
+    stale = set(ACCESS) - {key for key, _ in url_patterns()}
+    assert not stale, f"ACCESS names URLs that no longer exist: {sorted(stale)}"
+
+
+def all_probes(w: World) -> list[tuple[str, Expect]]:
+    probes = []
+    seen = set()
+    for key, full in url_patterns():
+        for url, expect in builder_for(key, full)(w):
+            if url not in seen:
+                seen.add(url)
+                probes.append((url, expect))
+    return probes
+
+
+def client_for(role: str, w: World, *, csrf: bool = False) -> Client:
+    client = Client(enforce_csrf_checks=csrf)
+    if role != A:
+        client.force_login(w.users[role])
+    return client
+
+
+def leaks(body: str) -> list[str]:
+    found = [m for m in (SECRET_DOC, SECRET_QID) if m in body]
+    found += [v for v in HIDDEN_PER_QUERY if v in body]
+    return found
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_access_matrix(role, world):
+    """Every URL answers ``role`` with the declared status, and no answer carries hidden labels."""
+    client = client_for(role, world)
+    wrong, leaked = [], []
+    for url, expect in all_probes(world):
+        response = client.get(url)
+        allowed = expect[role] if isinstance(expect[role], tuple) else (expect[role],)
+        if response.status_code not in allowed:
+            wrong.append(f"{url}: {response.status_code}, expected {expect[role]}")
+        assert response.status_code < 500, url
+        body = b"".join(response.streaming_content) if response.streaming else response.content
+        if found := leaks(body.decode("utf-8", "replace")):
+            leaked.append(f"{url}: {found}")
+    assert not leaked, "hidden labels or hidden per-query values in responses:\n" + "\n".join(leaked)
+    assert not wrong, f"wrong status for {role}:\n" + "\n".join(wrong)
