@@ -386,3 +386,124 @@ def test_access_matrix(role, world):
             leaked.append(f"{url}: {found}")
     assert not leaked, "hidden labels or hidden per-query values in responses:\n" + "\n".join(leaked)
     assert not wrong, f"wrong status for {role}:\n" + "\n".join(wrong)
+
+
+def test_the_leak_detector_sees_per_query_values_where_they_are_shown(world, client):
+    """Positive control: were the split not hidden, the owner's page would show the marked per-query value."""
+    Split.objects.filter(pk=world.test.pk).update(hidden=False)
+    client.force_login(world.users[O])
+    body = client.get(reverse("submissions:detail", args=[world.sub("public")])).content.decode()
+    assert leaks(body), "the per-query marker is never shown, so the matrix could not catch a leak"
+
+
+# --- CSRF: no POST without a token changes anything ---------------------------------------------------
+
+
+def _state() -> dict:
+    from django.contrib.auth import get_user_model
+
+    from submissions.models import Result, StatusEvent
+
+    models = (get_user_model(), Group, Benchmark, Dataset, Split, Topic, ReportedResult, Submission, Result,
+              StatusEvent, ApiToken, Profile)
+    state = {m.__name__: m.objects.count() for m in models}
+    state["submissions"] = sorted(Submission.objects.values_list("pk", "visibility", "withdrawn_at", "system_name"))
+    state["tokens"] = sorted(ApiToken.objects.values_list("pk", "revoked_at"))
+    return state
+
+
+#: Forms a browser posts with the session cookie: without the token they must answer exactly 403.
+FORMS = {
+    "accounts:signup", "accounts:login", "accounts:logout", "accounts:token_create", "accounts:token_revoke",
+    "accounts:password_change", "accounts:password_reset", "accounts:profile", "submissions:upload",
+    "submissions:edit", "submissions:visibility", "submissions:withdraw", "submissions:resubmit",
+    "submissions:fusion", "admin:login", "admin:logout", "admin:leaderboard_dataset_import",
+}
+#: What a form would change were its token not checked.
+POST_DATA = {"visibility": "private", "system_name": "changed", "name": "new token", "username": "mallory",
+             "password1": "correct horse battery staple 2", "password2": "correct horse battery staple 2",
+             "email": "mallory@example.org", "password": "correct horse battery staple", "ids": "1,2",
+             "new_password1": "another horse battery", "new_password2": "another horse battery",
+             "old_password": "correct horse battery staple", "format": "trec", "split": "extra", "action": "hide",
+             "_selected_action": "1"}
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_no_post_without_a_csrf_token_changes_anything(role, world):
+    client = client_for(role, world, csrf=True)
+    named = {}
+    for key, full in url_patterns():
+        for url, _ in builder_for(key, full)(world):
+            named.setdefault(url, key)
+    before = _state()
+    wrong = []
+    for url, key in named.items():
+        response = client.post(url, POST_DATA)
+        if response.status_code < 400 or (key in FORMS and response.status_code != 403):
+            wrong.append(f"{url} ({key}): {response.status_code}")
+    assert not wrong, f"POST without a CSRF token as {role} was not refused:\n" + "\n".join(wrong)
+    assert _state() == before
+
+
+def test_the_api_refuses_a_session_post_without_csrf_but_takes_a_token(world):
+    """Session auth (a browser's cookie) needs the CSRF token; a token header is not ambient, so it needs none."""
+    run = SimpleUploadedFile("run.txt", ALICE_TEST_RUN)
+    form = {"dataset": "matrix", "split": "dev", "system_name": "api", "run_file": run}
+    session = client_for(O, world, csrf=True)
+    before = Submission.objects.count()
+    assert session.post(reverse("api:submissions"), form).status_code == 403
+    assert Submission.objects.count() == before
+    _, key = ApiToken.issue(user=world.users[O], name="api")
+    api = APIClient(enforce_csrf_checks=True)
+    api.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    run.seek(0)
+    assert api.post(reverse("api:submissions"), form, format="multipart").status_code == 202
+
+
+def test_a_form_with_its_csrf_token_goes_through(world):
+    """Control for the CSRF test: the same withdraw POST with the page's token works, so the 403 was the token."""
+    client = client_for(O, world, csrf=True)
+    client.get(reverse("submissions:mine"))
+    token = client.cookies["csrftoken"].value
+    url = reverse("submissions:withdraw", args=[world.sub("private")])
+    assert client.post(url, {}).status_code == 403
+    assert client.post(url, {"csrfmiddlewaretoken": token}).status_code == 302
+    assert Submission.objects.get(pk=world.sub("private")).withdrawn_at is not None
+
+
+# --- guessing ids ------------------------------------------------------------------------------------------
+
+
+def test_walking_ids_reaches_only_public_submissions(world):
+    """Bob tries every id, by page, status JSON, per-query CSV and API (session and token): public ones only, else 404."""
+    bob = client_for(X, world)
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {ApiToken.issue(user=world.users[X], name='probe')[1]}")
+    last = Submission.objects.order_by("-pk").first().pk
+    visible = {s.pk for s in Submission.objects.all() if s.visible_to(world.users[X])}
+    assert visible == {world.sub("public"), world.sub("dev_public"), world.sub("bob_public")}
+    for pk in range(1, last + 4):
+        for name, client in (("submissions:detail", bob), ("submissions:status", bob), ("api:submission", bob),
+                             ("api:submission", api)):
+            status = client.get(reverse(name, args=[pk])).status_code
+            assert status == (200 if pk in visible else 404), (name, pk, status)
+        own = pk == world.sub("bob_public")
+        assert bob.get(reverse("submissions:edit", args=[pk])).status_code == (200 if own else 404), pk
+        assert bob.get(reverse("submissions:resubmit", args=[pk])).status_code == (200 if own else 404), pk
+        assert bob.post(reverse("submissions:withdraw", args=[pk])).status_code in ((302,) if own else (404,)), pk
+    alice_subs = Submission.objects.filter(user=world.users[O])
+    assert not alice_subs.exclude(pk=world.sub("withdrawn")).filter(withdrawn_at__isnull=False).exists()
+
+
+def test_errors_of_a_failed_run_reach_only_its_owner_and_staff(world):
+    """A failed run's details name its lines; nobody else sees them, even if the owner made it public."""
+    Submission.objects.filter(pk=world.sub("failed")).update(visibility="public")
+    url = reverse("api:submission", args=[world.sub("failed")])
+    for role in ROLES:
+        client = client_for(role, world)
+        body = client.get(url).json()
+        details = body["error"]["details"]
+        if role in (O, S):
+            assert details and details[0]["line"] == 3
+        else:
+            assert details == []
