@@ -11,6 +11,8 @@ import pytest
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e, pytest.mark.slow]
 
+expect = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed").expect
+
 
 def systems_in_table(page) -> list[str]:
     return [name.strip() for name in page.locator("table.lb tbody td.system > :first-child").all_inner_texts()]
@@ -102,13 +104,14 @@ def test_a_visitor_goes_from_home_to_the_demo_leaderboard_sorts_and_exports_late
         assert command in latex
     assert "RRF" in latex and "BM25" in latex
 
-    # The citation: copy button shown by the script, the BibTeX beside it.
-    copy = page.get_by_role("button", name="Copy BibTeX")
-    if demo.citation:
-        copy.wait_for(state="visible")
-        assert page.locator("#citation").inner_text().lstrip().startswith("@")
-    else:
-        assert copy.count() == 0
+    # The citation: the copy button (shown by the script) puts the BibTeX on the clipboard.
+    assert demo.citation, "the demo dataset has a citation"
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=page.url.split("/d/")[0])
+    citation = page.locator("#citation").inner_text()
+    assert citation.lstrip().startswith("@")
+    page.get_by_role("button", name="Copy BibTeX").click()
+    expect(page.locator(".copy-status")).to_have_text("Copied to the clipboard.")
+    assert page.evaluate("() => navigator.clipboard.readText()").strip() == citation.strip()
     assert page.js_errors == []
 
 
@@ -168,3 +171,14 @@ def test_the_leaderboard_follows_a_dark_colour_scheme(demo, page_factory, shoot)
     channels = [int(c) for c in text[text.index("(") + 1:text.index(")")].split(",")[:3]]
     assert sum(channels) / 3 > 150, f"the table text is not light on dark: {text}"
     shoot(page, "leaderboard-dark", canonical=True)
+
+
+def test_the_dataset_page_fits_a_phone_and_its_table_scrolls_in_its_own_box(demo, page_factory, shoot):
+    page = page_factory(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    page.goto(f"/d/{demo.slug}/")
+    page_width = page.evaluate("() => document.documentElement.scrollWidth")
+    assert page_width <= 390, f"the page is {page_width} px wide on a 390 px phone"
+    box = page.evaluate("() => { const s = document.querySelector('.table-scroll');"
+                        " return [s.scrollWidth > s.clientWidth, getComputedStyle(s).overflowX]; }")
+    assert box == [True, "auto"], box
+    shoot(page, "leaderboard-phone", full_page=False)
