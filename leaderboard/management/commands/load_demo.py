@@ -1,5 +1,10 @@
 """Load the demo benchmark with its baselines: ``python manage.py load_demo``.
 
+The demo benchmark is a suite of two generated datasets: statutory retrieval
+(BM25, TF-IDF and random baselines) and legal area classification in French,
+German and Italian (TF-IDF logistic regression, majority class and random
+baselines), aggregated by harmonic mean.
+
 Called by the README's run command (``scripts/run.sh``) on every start, so it
 is idempotent: a second run finds the same dataset, topics, qrels version and
 baseline files and changes nothing.
@@ -23,7 +28,10 @@ from leaderboard.demo.generator import DEFAULT_SEED
 
 
 class Command(BaseCommand):
-    help = "Generate the demo statutory retrieval benchmark, load it and score its BM25, TF-IDF and random baselines."
+    help = (
+        "Generate the demo suite (statutory retrieval and legal area classification), load it and score "
+        "its baselines."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"generator seed (default {DEFAULT_SEED})")
@@ -67,6 +75,15 @@ class Command(BaseCommand):
             )
             for line in report.import_lines:
                 self.stdout.write("  " + line)
+            if report.areas is not None:
+                areas = report.areas.baselines
+                changed = [b for b in areas if b.action != "unchanged"]
+                self.stdout.write(
+                    f"  classification baselines: {len(areas) - len(changed)} unchanged, {len(changed)} uploaded "
+                    "or rescored" if areas else "  classification baselines: not loaded (--no-baselines)"
+                )
+                for line in report.areas.import_lines:
+                    self.stdout.write("  " + line)
         self.stdout.write(self.style.SUCCESS(f"{lines[0]} ({time.monotonic() - started:.1f}s)"))
 
     def _export(self, options):

@@ -1,0 +1,395 @@
+"""The demo's classification task and its baselines: "Demo legal area classification" (fr, de, it).
+
+Why: with the demo retrieval dataset it makes the demo benchmark a *suite*
+(issue 8), so a fresh install shows a suite table with an aggregate at once.
+
+* :func:`generate_areas` writes short legal snippets in French, German and
+  Italian, each labelled with its area of law (civil, criminal, labour, tax,
+  administrative; civil is the most frequent), from small vocabularies — 600
+  per language, 400 for the public train split and 200 for the hidden test
+  split. Each snippet carries two or three terms of its area and, often, one
+  of another area; a few carry more of another area's terms than of their
+  own, so a bag-of-words model is good but not perfect. Seeded: the same
+  seed gives the same bytes.
+* Baselines, trained on the train split only: a majority-class predictor;
+  "TF-IDF", a multinomial logistic regression over sublinear tf-idf features
+  written with numpy; and a seeded random label. "TF-IDF" and "Random" share
+  their names with retrieval baselines of the demo, so the suite joins them
+  into complete rows (same user, same system name); "Majority class" and
+  BM25 exist on one dataset each and show the suite's gaps.
+* Everything goes through the product's paths: the gold through the
+  classification importer (``parse_classification`` + ``classification_import``),
+  each baseline's predictions through ``submission_create`` and
+  ``submission_score_now`` like any upload.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+DATASET_SLUG = "demo-areas"
+DATASET_NAME = "Demo legal area classification"
+SEED = 2024
+LANGUAGES = ("fr", "de", "it")
+PER_LANGUAGE = 600
+TRAIN_PER_LANGUAGE = 400
+SPLIT_HIDDEN = {"train": False, "test": True}
+BASELINE_SPLIT = "test"
+MEASURES = ["macro-F1", *(f"macro-F1/{language}" for language in LANGUAGES)]
+
+#: Areas and how often they occur (civil most: the majority class).
+AREAS = (("civil", 0.32), ("labour", 0.22), ("criminal", 0.19), ("administrative", 0.15), ("tax", 0.12))
+
+TERMS = {
+    "fr": {
+        "civil": "contrat|bail|propriété|succession|divorce|pension alimentaire|servitude|donation|mariage|"
+                 "responsabilité civile|usufruit|copropriété",
+        "criminal": "vol|infraction|prévenu|peine|détention|escroquerie|casier judiciaire|parquet|homicide|"
+                    "récidive|amende pénale|enquête",
+        "labour": "licenciement|salaire|préavis|employeur|travailleur|congé annuel|contrat de travail|syndicat|"
+                  "heures supplémentaires|accident du travail|chômage|convention collective",
+        "tax": "impôt|TVA|déclaration fiscale|revenu imposable|précompte|exonération|contribuable|taxe foncière|"
+               "redressement|administration fiscale|déduction|accises",
+        "administrative": "permis|commune|recours administratif|fonctionnaire|marché public|urbanisme|"
+                          "autorisation|Conseil d'État|subvention|expropriation|autorité|règlement communal",
+    },
+    "de": {
+        "civil": "Vertrag|Miete|Eigentum|Erbschaft|Scheidung|Unterhalt|Dienstbarkeit|Schenkung|Ehe|Haftpflicht|"
+                 "Nutzniessung|Stockwerkeigentum",
+        "criminal": "Diebstahl|Straftat|Beschuldigter|Strafe|Haft|Betrug|Strafregister|Staatsanwaltschaft|Tötung|"
+                    "Rückfall|Busse|Ermittlung",
+        "labour": "Kündigung|Lohn|Kündigungsfrist|Arbeitgeber|Arbeitnehmer|Ferien|Arbeitsvertrag|Gewerkschaft|"
+                  "Überstunden|Arbeitsunfall|Arbeitslosigkeit|Gesamtarbeitsvertrag",
+        "tax": "Steuer|Mehrwertsteuer|Steuererklärung|steuerbares Einkommen|Verrechnungssteuer|Steuerbefreiung|"
+               "Steuerpflichtiger|Liegenschaftssteuer|Nachsteuer|Steuerverwaltung|Abzug|Zoll",
+        "administrative": "Bewilligung|Gemeinde|Verwaltungsbeschwerde|Beamter|öffentliche Beschaffung|Raumplanung|"
+                          "Baubewilligung|Bundesverwaltungsgericht|Subvention|Enteignung|Behörde|Verordnung",
+    },
+    "it": {
+        "civil": "contratto|locazione|proprietà|successione|divorzio|alimenti|servitù|donazione|matrimonio|"
+                 "responsabilità civile|usufrutto|comproprietà",
+        "criminal": "furto|reato|imputato|pena|detenzione|truffa|casellario giudiziale|procura pubblica|omicidio|"
+                    "recidiva|multa|indagine",
+        "labour": "licenziamento|salario|termine di disdetta|datore di lavoro|lavoratore|vacanze|"
+                  "contratto di lavoro|sindacato|ore straordinarie|infortunio professionale|disoccupazione|"
+                  "contratto collettivo",
+        "tax": "imposta|IVA|dichiarazione fiscale|reddito imponibile|imposta preventiva|esenzione|contribuente|"
+               "imposta immobiliare|ricupero d'imposta|amministrazione fiscale|deduzione|dazio",
+        "administrative": "permesso|comune|ricorso amministrativo|funzionario|appalto pubblico|"
+                          "pianificazione del territorio|licenza edilizia|tribunale amministrativo federale|"
+                          "sussidio|espropriazione|autorità|ordinanza",
+    },
+}
+
+TEMPLATES = {
+    "fr": (
+        "Le tribunal examine {a} ainsi que {b}.",
+        "La partie conteste {a} et invoque {b} ainsi que {c}.",
+        "Question relative à {a}, à {b} et à {c}.",
+        "Le requérant soutient que {a} concerne {b}.",
+        "Selon l'article {n}, {a} dépend de {b} et de {c}.",
+    ),
+    "de": (
+        "Das Gericht prüft {a} sowie {b}.",
+        "Die Partei bestreitet {a} und beruft sich auf {b} sowie {c}.",
+        "Frage betreffend {a}, {b} und {c}.",
+        "Der Beschwerdeführer macht geltend, {a} betreffe {b}.",
+        "Gemäss Artikel {n} hängt {a} von {b} und {c} ab.",
+    ),
+    "it": (
+        "Il tribunale esamina {a} nonché {b}.",
+        "La parte contesta {a} e invoca {b} nonché {c}.",
+        "Questione relativa a {a}, {b} e {c}.",
+        "Il ricorrente sostiene che {a} riguarda {b}.",
+        "Secondo l'articolo {n}, {a} dipende da {b} e da {c}.",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Example:
+    id: str
+    text: str
+    label: str
+    language: str
+    split: str
+
+
+def generate_areas(seed: int = SEED) -> list[Example]:
+    """The snippets, in a fixed order (language, then number); train first within each language."""
+    rng = random.Random(seed)
+    labels = [a for a, _ in AREAS]
+    weights = [w for _, w in AREAS]
+    out: list[Example] = []
+    for language in LANGUAGES:
+        terms = {area: TERMS[language][area].split("|") for area in labels}
+        for i in range(1, PER_LANGUAGE + 1):
+            label = rng.choices(labels, weights)[0]
+            other = rng.choice([a for a in labels if a != label])
+            r = rng.random()
+            if r < 0.12:  # mostly about another matter: the hard cases
+                words = [rng.choice(terms[label]), *rng.sample(terms[other], 2)]
+            elif r < 0.65:  # a confounding term from another area
+                words = [*rng.sample(terms[label], 2), rng.choice(terms[other])]
+            else:
+                words = rng.sample(terms[label], 3)
+            rng.shuffle(words)
+            template = rng.choice(TEMPLATES[language])
+            text = template.format(a=words[0], b=words[1], c=words[2], n=rng.randint(1, 400))
+            text = text[0].upper() + text[1:]
+            split = "train" if i <= TRAIN_PER_LANGUAGE else "test"
+            out.append(Example(id=f"{language}-{i:04d}", text=text, label=label, language=language, split=split))
+    return out
+
+
+def gold_jsonl(examples: list[Example], split: str) -> bytes:
+    """The split's examples as the classification importer reads them (id, text, label, language)."""
+    return "".join(
+        json.dumps({"id": e.id, "text": e.text, "label": e.label, "language": e.language}, ensure_ascii=False) + "\n"
+        for e in examples
+        if e.split == split
+    ).encode()
+
+
+# --- baselines ---------------------------------------------------------------------------------
+
+_TOKEN = re.compile(r"(?u)\b\w\w+\b")
+
+
+def _tokens(text: str) -> list[str]:
+    return _TOKEN.findall(text.lower())
+
+
+class TfidfLogisticRegression:
+    """Multinomial logistic regression over sublinear, L2-normalised tf-idf features (numpy, full batch).
+
+    Small on purpose: a few hundred words and five classes, fit by gradient
+    descent on the mean cross-entropy with an L2 penalty. Deterministic.
+    """
+
+    def __init__(self, *, l2: float = 1e-3, steps: int = 120, learning_rate: float = 5.0):
+        self.l2, self.steps, self.learning_rate = l2, steps, learning_rate
+
+    def _features(self, texts: list[str]) -> np.ndarray:
+        x = np.zeros((len(texts), len(self.vocab)), dtype=np.float64)
+        for row, text in enumerate(texts):
+            for token in _tokens(text):
+                j = self.vocab.get(token)
+                if j is not None:
+                    x[row, j] += 1.0
+        nz = x > 0
+        x[nz] = 1.0 + np.log(x[nz])
+        x *= self.idf
+        norms = np.linalg.norm(x, axis=1, keepdims=True)
+        return x / np.where(norms == 0, 1.0, norms)
+
+    def fit(self, texts: list[str], labels: list[str]) -> TfidfLogisticRegression:
+        self.vocab: dict[str, int] = {}
+        for text in texts:
+            for token in _tokens(text):
+                self.vocab.setdefault(token, len(self.vocab))
+        self.idf = np.ones(len(self.vocab))
+        counts = np.zeros(len(self.vocab))
+        for text in texts:
+            for token in set(_tokens(text)):
+                counts[self.vocab[token]] += 1
+        self.idf = np.log((1 + len(texts)) / (1 + counts)) + 1.0
+        self.classes = sorted(set(labels))
+        x = self._features(texts)
+        y = np.zeros((len(labels), len(self.classes)))
+        y[np.arange(len(labels)), [self.classes.index(label) for label in labels]] = 1.0
+        xt = np.ascontiguousarray(x.T)  # a transposed view makes every step's product several times slower
+        self.w = np.zeros((x.shape[1], len(self.classes)))
+        self.b = np.zeros(len(self.classes))
+        for _ in range(self.steps):
+            p = self._softmax(x @ self.w + self.b)
+            grad = (p - y) / len(labels)
+            self.w -= self.learning_rate * (xt @ grad + self.l2 * self.w)
+            self.b -= self.learning_rate * grad.sum(axis=0)
+        return self
+
+    @staticmethod
+    def _softmax(z: np.ndarray) -> np.ndarray:
+        z = z - z.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        return e / e.sum(axis=1, keepdims=True)
+
+    def predict(self, texts: list[str]) -> list[str]:
+        scores = self._features(texts) @ self.w + self.b
+        return [self.classes[i] for i in scores.argmax(axis=1)]
+
+
+@dataclass(frozen=True)
+class AreaBaseline:
+    key: str
+    system_name: str
+    family: str
+    description: str
+
+
+AREA_BASELINES = (
+    AreaBaseline("tfidf", "TF-IDF", "lexical",
+                 "Multinomial logistic regression over sublinear tf-idf features (1 + log tf, smoothed idf, L2 "
+                 "norm) of the train split's words, written with numpy. Produced by `manage.py load_demo`."),
+    AreaBaseline("majority", "Majority class", "other",
+                 "Predicts the train split's most frequent area for every snippet. Produced by `manage.py load_demo`."),
+    AreaBaseline("random", "Random", "other",
+                 "A seeded random area for every snippet (uniform over the train split's areas): the floor. "
+                 "Produced by `manage.py load_demo`."),
+)
+
+
+def area_predictions(examples: list[Example], *, split: str = BASELINE_SPLIT, seed: int = SEED) -> dict[str, bytes]:
+    """Each baseline's JSONL prediction file for ``split``, trained on the train split: ``{key: bytes}``."""
+    train = [e for e in examples if e.split == "train"]
+    target = [e for e in examples if e.split == split]
+    labels = sorted({e.label for e in train})
+    counts = {label: sum(1 for e in train if e.label == label) for label in labels}
+    majority = max(labels, key=lambda label: (counts[label], label))
+    model = TfidfLogisticRegression().fit([e.text for e in train], [e.label for e in train])
+    rng = random.Random(seed + 1)
+    answers = {
+        "tfidf": model.predict([e.text for e in target]),
+        "majority": [majority] * len(target),
+        "random": [rng.choice(labels) for _ in target],
+    }
+    return {
+        key: "".join(json.dumps({"id": e.id, "label": label}) + "\n" for e, label in zip(target, values, strict=True)).encode()
+        for key, values in answers.items()
+    }
+
+
+# --- loading ------------------------------------------------------------------------------------
+
+
+def areas_dataset_get_or_create(*, benchmark):
+    """The classification dataset of the demo suite, created with its card the first time (then left alone)."""
+    from leaderboard.models import Dataset
+
+    return Dataset.objects.get_or_create(
+        slug=DATASET_SLUG,
+        defaults={
+            "benchmark": benchmark,
+            "name": DATASET_NAME,
+            "language": ",".join(LANGUAGES),
+            "task": Dataset.Task.SINGLE,
+            "description": (
+                "A synthetic single-label classification task generated by code: short legal snippets in French, "
+                "German and Italian, each labelled with its area of law (civil, criminal, labour, tax, "
+                "administrative). 600 snippets per language: 400 in the public train split, 200 in the hidden "
+                "test split. Scored by macro-F1, as LEXTREME scores its classification tasks, overall and per "
+                "language. Submit a JSON Lines file with one {\"id\", \"label\"} object per test snippet. It is "
+                "not legal advice and not real law."
+            ),
+            "license": "CC0 1.0 (generated data)",
+            "measures": list(MEASURES),
+            "primary_measure": "macro-F1",
+            "display": Dataset.Display.PERCENT,
+            "order": 1,
+            "citation": (
+                "@misc{lexboard-demo-areas,\n  title = {Lexboard demo legal area classification (synthetic)},\n"
+                "  note = {Generated by leaderboard/demo/classification.py},\n  year = {2026}\n}"
+            ),
+        },
+    )
+
+
+@dataclass
+class AreasReport:
+    dataset_created: bool
+    import_lines: list[str]
+    baselines: list  # BaselineOutcome of leaderboard.demo.services
+
+
+def areas_load(*, benchmark, with_baselines: bool = True, force: bool = False, seed: int = SEED) -> AreasReport:
+    """Store the classification dataset (gold through the importer) and ensure its scored baselines."""
+    from django.db import transaction
+
+    from leaderboard.importers import classification_import, parse_classification
+
+    examples = generate_areas(seed)
+    lines: list[str] = []
+    with transaction.atomic():
+        dataset, created = areas_dataset_get_or_create(benchmark=benchmark)
+        for split, hidden in SPLIT_HIDDEN.items():
+            data = parse_classification(task="single", split=split, file=(f"{split}.jsonl", gold_jsonl(examples, split)),
+                                        hidden=hidden)
+            report = classification_import(dataset=dataset, data=data, publish=True, note=f"demo generator, seed {seed}")
+            lines.extend(report.lines()[2:])  # the split line and warnings (no corpus for classification)
+    outcomes = areas_baselines_ensure(dataset=dataset, examples=examples, force=force, seed=seed) if with_baselines else []
+    return AreasReport(dataset_created=created, import_lines=lines, baselines=outcomes)
+
+
+def areas_baselines_ensure(*, dataset, examples: list[Example], force: bool = False, seed: int = SEED) -> list:
+    """Upload and score each baseline's predictions on the test split, unless the same file is already scored.
+
+    Like the retrieval baselines: a changed file is uploaded as a new
+    submission and the old one withdrawn (one row per system); an unchanged
+    one is kept, and scored again only when forced or when it lacks a result
+    on the current gold.
+    """
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from leaderboard.models import Split
+    from submissions.errors import UploadRefused
+    from submissions.models import Result, Submission
+    from submissions.services import submission_create, submission_score_now, submission_withdraw
+
+    from .services import BaselineOutcome, DemoLoadError, baseline_user
+
+    user = baseline_user()
+    split = Split.objects.select_related("dataset").get(dataset=dataset, name=BASELINE_SPLIT)
+    files = area_predictions(examples, split=BASELINE_SPLIT, seed=seed)
+    outcomes = []
+    for baseline in AREA_BASELINES:
+        content = files[baseline.key]
+        digest = hashlib.sha256(content).hexdigest()
+        mine = Submission.objects.filter(
+            split=split, user=user, is_baseline=True, system_name=baseline.system_name, withdrawn_at=None
+        ).order_by("-created_at")
+        submission = mine.filter(sha256=digest).first()
+        action = "unchanged"
+        if submission is None:
+            try:
+                submission = submission_create(
+                    user=user, split=split,
+                    upload=SimpleUploadedFile(f"demo-areas-{baseline.key}-{split.name}.jsonl", content, "text/plain"),
+                    metadata={"system_name": baseline.system_name, "description": baseline.description,
+                              "team": "Lexboard", "family": baseline.family,
+                              "visibility": Submission.Visibility.PUBLIC, "hardware": "one CPU core (at load time)"},
+                    is_baseline=True, enqueue=False,
+                )
+            except UploadRefused as exc:
+                raise DemoLoadError(
+                    f"The {baseline.system_name} predictions for {split} were refused: {exc}. Open the split in the "
+                    "admin (does it accept submissions?) and run load_demo again."
+                ) from exc
+            action = "new"
+            for old in mine.exclude(pk=submission.pk):
+                submission_withdraw(submission=old)
+        else:
+            has_result = Result.objects.filter(submission=submission, qrels_version_id=split.current_qrels_id).exists()
+            if force or submission.status == Submission.Status.FAILED or (
+                submission.status == Submission.Status.SCORED and not has_result
+            ):
+                submission.reset_for_rescore()
+                action = "rescored"
+        if submission.status == Submission.Status.QUEUED or action != "unchanged":
+            submission = submission_score_now(submission.pk)
+        if submission.status == Submission.Status.FAILED:
+            raise DemoLoadError(
+                f"The {baseline.system_name} baseline on {split} (submission #{submission.pk}) failed: "
+                f"{submission.error.get('message', 'no message')}. Run `python manage.py load_demo "
+                "--force-baselines` once the cause is fixed."
+            )
+        result = submission.results.filter(qrels_version_id=split.current_qrels_id).first()
+        outcomes.append(BaselineOutcome(split=split.name, key=baseline.key, system_name=baseline.system_name,
+                                        submission_id=submission.pk, action=action, status=submission.status,
+                                        scores=dict(result.scores) if result else {}))
+    return outcomes
