@@ -189,6 +189,9 @@ class Split(models.Model):
     def bump_cache_version(self) -> None:
         """Make cached leaderboard pages of this split stale (an atomic increment)."""
         Split.objects.filter(pk=self.pk).update(cache_version=models.F("cache_version") + 1)
+        from .page_cache import page_generation_bump  # cached anonymous pages too (leaderboard/page_cache.py)
+
+        page_generation_bump()
 
 
 class Topic(models.Model):

@@ -1,40 +1,80 @@
-"""Whole-page cache for anonymous visitors of the busiest pages: the home page and the dataset leaderboards.
+"""Whole-page cache for anonymous visitors of the busiest pages: home, dataset leaderboards, the API leaderboard.
 
 When a paper deadline brings a crowd, most readers are not logged in and see
 the same page. Rendering a leaderboard of 200 entries × 8 measures costs
-about 100 ms of template work; serving the stored HTML costs a few
-database reads for the cache key and one cache get (docs/performance.md).
+about 100 ms of template work (more with the significance markers); serving
+stored HTML costs a cache get (docs/performance.md has the figures).
 
-The key comes from a selector (``leaderboard.selectors.*_page_cache_key``)
-that reads every row the page shows from the database, cheaply, and digests
-it together with the splits' ``cache_version``: a new score, an edited entry
-or a curator's edit in the admin gives a new key at once, so the page is never
-stale; nothing has to be invalidated by hand.
+The key changes whenever anything the page shows changes, so a page is never
+stale and nothing is invalidated by hand. Two ways to build it:
 
-Logged-in users are never served from this cache (their own private rows,
-their name in the navigation, the log-out form's CSRF token), nor are
-requests with pending messages, and a response that set a cookie or used a
-CSRF token is never stored.
+* **Shared cache (Redis)** — the key holds a *page generation*, a counter in
+  the cache bumped by every ``Split.bump_cache_version()`` (each new score,
+  entry change, qrels publication: the rule the leaderboard-row cache already
+  relies on) and by every save or delete of what the pages show from the
+  curated side (benchmarks, datasets, splits, reported results, profiles; the
+  receivers below). A hit costs two cache gets and no database query. When the
+  counter is missing (Redis flushed or evicted it) it restarts from the clock,
+  so an old page key is never reused.
+* **Per-process cache (the embedded default, locmem)** — a counter bumped in
+  the worker would not reach the web processes, so the key is a digest of
+  every row the page shows, read from the database
+  (``leaderboard.selectors.*_page_cache_key``, 3 or 4 queries).
+
+Never cached: logged-in users (their private rows, their name in the
+navigation, the log-out form's CSRF token), requests carrying an
+``Authorization`` header (API tokens), requests with pending messages, and
+responses that are not a plain 200 or that set a cookie or used a CSRF token.
 """
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Callable
 from functools import wraps
 
+from django.conf import settings
 from django.contrib.messages import get_messages
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
 
+logger = logging.getLogger(__name__)
+
 #: Long enough to matter under load; the key does the invalidation.
 PAGE_CACHE_SECONDS = 60 * 60
+GENERATION_KEY = "lexboard:page:generation"
+
+
+def shared_cache() -> bool:
+    """True when every process (web and workers) sees the same cache, so a counter in it can version pages."""
+    backend = settings.CACHES["default"]["BACKEND"]
+    return not backend.endswith(("LocMemCache", "DummyCache"))
+
+
+def page_generation() -> int:
+    generation = cache.get(GENERATION_KEY)
+    if generation is None:
+        cache.add(GENERATION_KEY, time.time_ns() // 1000, None)
+        generation = cache.get(GENERATION_KEY, 0)
+    return generation
+
+
+def page_generation_bump(**_signal_kwargs) -> None:
+    """Make every cached page stale (never raises: a cache outage must not fail a save or a score)."""
+    try:
+        cache.incr(GENERATION_KEY)
+    except ValueError:  # missing: start from the clock, past any generation used before
+        cache.add(GENERATION_KEY, time.time_ns() // 1000, None)
+    except Exception:
+        logger.warning("could not bump the page generation; cached pages may lag", exc_info=True)
 
 
 def _cacheable_request(request: HttpRequest) -> bool:
-    if request.method not in ("GET", "HEAD"):
+    if request.method not in ("GET", "HEAD") or "HTTP_AUTHORIZATION" in request.META:
         return False
-    if request.user.is_authenticated:
-        return False
+    if request.user.is_authenticated or getattr(request, "_force_auth_user", None) is not None:
+        return False  # (the second: DRF's test client authenticates without a session or a header)
     return len(get_messages(request)) == 0
 
 
@@ -48,10 +88,12 @@ def _cacheable_response(request: HttpRequest, response: HttpResponse) -> bool:
     )
 
 
-def anonymous_page_cache(key_func: Callable[..., str | None]):
-    """Serve the view's HTML from the cache for anonymous visitors, under ``key_func(request, *args, **kwargs)``.
+def anonymous_page_cache(key_func: Callable[..., str | None], *, name: str):
+    """Serve the view's response from the cache for anonymous visitors.
 
-    ``key_func`` returns None when it cannot name the page (e.g. no such
+    ``name`` tells pages apart under the generation key; ``key_func(request,
+    *args, **kwargs)`` builds the database-digest key when the cache is
+    per-process, and returns None when it cannot name the page (e.g. no such
     dataset): then the view runs and answers as usual (its 404 included).
     """
 
@@ -60,7 +102,10 @@ def anonymous_page_cache(key_func: Callable[..., str | None]):
         def wrapped(request: HttpRequest, *args, **kwargs):
             if not _cacheable_request(request):
                 return view(request, *args, **kwargs)
-            key = key_func(request, *args, **kwargs)
+            if shared_cache():
+                key = f"lexboard:page:v2:{page_generation()}:{name}:{request.get_full_path()}"
+            else:
+                key = key_func(request, *args, **kwargs)
             if key is None:
                 return view(request, *args, **kwargs)
             cached = cache.get(key)
@@ -68,6 +113,8 @@ def anonymous_page_cache(key_func: Callable[..., str | None]):
                 content, content_type = cached
                 return HttpResponse(content, content_type=content_type)
             response = view(request, *args, **kwargs)
+            if hasattr(response, "render") and not getattr(response, "is_rendered", True):
+                response.render()  # DRF and template responses render after the view returns
             if _cacheable_response(request, response):
                 cache.set(key, (response.content, response["Content-Type"]), PAGE_CACHE_SECONDS)
             return response
@@ -75,3 +122,21 @@ def anonymous_page_cache(key_func: Callable[..., str | None]):
         return wrapped
 
     return decorator
+
+
+def connect_signals() -> None:
+    """Bump the page generation when a row the pages show from the curated side is saved or deleted.
+
+    Scored entries need no receiver: whatever changes them calls
+    ``Split.bump_cache_version()``, which bumps the generation too.
+    """
+    from django.db.models.signals import post_delete, post_save
+
+    from submissions.models import Profile
+
+    from .models import Benchmark, Dataset, ReportedResult, Split
+
+    # Not the user model: every log-in saves it (last_login), and a username change is an admin's rare act.
+    for model in (Benchmark, Dataset, Split, ReportedResult, Profile):
+        for signal in (post_save, post_delete):
+            signal.connect(page_generation_bump, sender=model, dispatch_uid=f"page-cache-{model._meta.label}-{signal}")

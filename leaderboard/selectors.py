@@ -423,3 +423,9 @@ def home_page_cache_key(*, path: str) -> str:
     """
     parts = [list(model.objects.order_by("pk").values_list()) for model in (Benchmark, Dataset, Split, ReportedResult)]
     return f"lexboard:page:v1:home:{_fingerprint((parts, path))}"
+
+
+def api_leaderboard_page_key(request, slug: str) -> str | None:
+    """The API leaderboard's cache key when the cache is per-process: the dataset page's digest, under its own name."""
+    key = dataset_page_cache_key(slug=slug, path=request.get_full_path())
+    return key.replace(":dataset:", ":api-leaderboard:", 1) if key else None

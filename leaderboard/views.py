@@ -39,7 +39,7 @@ def _dataset_and_split(request, slug: str):
 
 
 @require_safe
-@anonymous_page_cache(lambda request: home_page_cache_key(path=request.get_full_path()))
+@anonymous_page_cache(lambda request: home_page_cache_key(path=request.get_full_path()), name="home")
 def home(request):
     return render(request, "leaderboard/home.html", {"benchmarks": home_datasets(user=request.user)})
 
@@ -53,7 +53,8 @@ def benchmark(request, slug: str):
 
 
 @require_safe
-@anonymous_page_cache(lambda request, slug: dataset_page_cache_key(slug=slug, path=request.get_full_path()))
+@anonymous_page_cache(lambda request, slug: dataset_page_cache_key(slug=slug, path=request.get_full_path()),
+                      name="dataset")
 def dataset(request, slug: str):
     dataset, split = _dataset_and_split(request, slug)
     measure = resolve_sort(dataset, request.GET.get("sort"))

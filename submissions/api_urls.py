@@ -3,6 +3,9 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView
 
+from leaderboard.page_cache import anonymous_page_cache
+from leaderboard.selectors import api_leaderboard_page_key
+
 from . import api, api_analysis
 
 app_name = "api"
@@ -11,7 +14,9 @@ urlpatterns = [
     path("submissions/", api.SubmissionListCreate.as_view(), name="submissions"),
     path("submissions/<int:pk>/", api.SubmissionDetail.as_view(), name="submission"),
     path("datasets/", api.DatasetList.as_view(), name="datasets"),
-    path("datasets/<slug:slug>/leaderboard", api.LeaderboardView.as_view(), name="leaderboard"),
+    # Cached for anonymous readers like the leaderboard pages (leaderboard/page_cache.py, docs/performance.md).
+    path("datasets/<slug:slug>/leaderboard", anonymous_page_cache(api_leaderboard_page_key, name="api-leaderboard")(
+        api.LeaderboardView.as_view()), name="leaderboard"),
     path("compare/", api_analysis.CompareView.as_view(), name="compare"),
     path("fusions/", api_analysis.FusionCreate.as_view(), name="fusions"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),

@@ -2,9 +2,26 @@
 
 from __future__ import annotations
 
+import uuid
+
+import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+
+
+@pytest.fixture(autouse=True, params=["digest", "generation"])
+def cache_kind(request, settings, tmp_path):
+    """Both ways of keying pages: a per-process cache (database digest) and a shared one (page generation).
+
+    A file-based cache stands for Redis: shared by processes, not local memory.
+    """
+    if request.param == "digest":
+        backend = {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": uuid.uuid4().hex}
+    else:
+        backend = {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": str(tmp_path)}
+    settings.CACHES = {"default": backend}
+    return request.param
 
 
 def _get(client, url):
@@ -80,3 +97,35 @@ def test_it_shows_a_new_best_entry_on_the_home_page_at_once(client, split_test, 
     assert "better" in html
     _, queries = _get(client, url)
     assert queries <= 4
+
+
+def test_it_serves_the_api_leaderboard_from_the_cache_but_not_to_a_token(client, split_test, alice, bob, make_entry):
+    from submissions.models import ApiToken
+
+    make_entry(split_test, bob, "public one", {"R@10": 0.3})
+    make_entry(split_test, alice, "alice private", {"R@10": 0.4}, visibility="private")
+    url = reverse("api:leaderboard", args=["tiny"])
+    first = client.get(url)
+    assert first.status_code == 200 and first["Content-Type"] == "application/json"
+    with CaptureQueriesContext(connection) as ctx:
+        again = client.get(url)
+    assert again.json() == first.json() and len(ctx.captured_queries) <= 3
+    assert [e["system"] for e in again.json()["entries"]] == ["public one"]
+    _token, key = ApiToken.issue(user=alice)
+    mine = client.get(url, HTTP_AUTHORIZATION=f"Token {key}").json()
+    assert {e["system"] for e in mine["entries"]} == {"public one", "alice private"}
+    make_entry(split_test, bob, "new score", {"R@10": 0.9})
+    assert client.get(url).json()["entries"][0]["system"] == "new score"
+
+
+def test_it_restarts_a_lost_generation_past_the_old_ones(cache_kind):
+    from django.core.cache import cache
+
+    from leaderboard.page_cache import GENERATION_KEY, page_generation, page_generation_bump
+
+    first = page_generation()
+    page_generation_bump()
+    assert page_generation() == first + 1
+    cache.delete(GENERATION_KEY)  # Redis flushed or the key evicted
+    page_generation_bump()
+    assert page_generation() >= first + 1
