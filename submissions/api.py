@@ -39,7 +39,7 @@ from leaderboard.selectors import (
 from .api_errors import ApiError, error_body
 from .errors import QuotaExceeded, UploadRefused
 from .models import Result, Submission
-from .services import submission_create
+from .services import METADATA_FIELDS, submission_create
 from .throttling import UploadRateThrottle
 
 # --- the error shape, for the schema ------------------------------------------------
@@ -73,21 +73,6 @@ def _error(description: str) -> OpenApiResponse:
 
 # --- submissions: upload ---------------------------------------------------------------
 
-METADATA_FIELDS = [
-    "system_name",
-    "description",
-    "team",
-    "paper_url",
-    "code_url",
-    "family",
-    "used_training_data",
-    "params",
-    "latency_ms",
-    "llm_calls_per_query",
-    "llm_tokens_per_query",
-    "hardware",
-    "visibility",
-]
 
 
 class SubmissionCreateInput(serializers.ModelSerializer):
