@@ -74,7 +74,6 @@ def _error(description: str) -> OpenApiResponse:
 # --- submissions: upload ---------------------------------------------------------------
 
 
-
 class SubmissionCreateInput(serializers.ModelSerializer):
     """The multipart form of an upload: where it goes, the file, and what the system is."""
 
