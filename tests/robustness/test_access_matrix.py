@@ -507,3 +507,21 @@ def test_errors_of_a_failed_run_reach_only_its_owner_and_staff(world):
             assert details and details[0]["line"] == 3
         else:
             assert details == []
+
+
+def test_private_entries_show_on_leaderboards_only_to_their_owner_and_never_in_exports(world):
+    """The owner sees her private row (marked) on the page and the API; nobody else; no export ever carries it."""
+    Submission.objects.filter(pk=world.sub("withdrawn")).update(system_name="alice gone")
+    for role in ROLES:
+        client = client_for(role, world)
+        page = client.get(reverse("leaderboard:dataset", args=["matrix"]) + "?split=test").content.decode()
+        api = client.get(reverse("api:leaderboard", args=["matrix"]) + "?split=test").content.decode()
+        assert ("alice private" in page) == (role == O), role
+        assert ("alice private" in api) == (role == O), role
+        for fmt in ("csv", "json", "tex"):
+            export = client.get(reverse("leaderboard:export", args=["matrix", fmt]) + "?split=test")
+            body = export.content.decode()
+            assert "alice public" in body and "bob public" in body
+            assert "alice private" not in body and "alice gone" not in body, (role, fmt)
+        assert "alice gone" not in page and "alice gone" not in api
+        assert "alice failed" not in page and "alice failed" not in api
