@@ -12,7 +12,7 @@ OUT_DIR`` writes them all by hand.
 * ``gzip_bomb`` — a few hundred KB of gzip that decompresses to
   ``decompressed_bytes`` (default 64 MB) of valid-looking lines: refused once
   the decompressed size passes the cap, without inflating it all.
-* ``long_line`` — a 2 MB line with no newline: refused at line 1.
+* ``long_line`` — one 2 MB line (a 2 MB document id): refused at line 1.
 * ``zip_bomb`` — a zip whose member inflates to ``decompressed_bytes``: the
   admin import refuses it from the sizes in its directory.
 """
@@ -58,7 +58,7 @@ def gzip_bomb(folder: Path, *, decompressed_bytes: int = 64 << 20) -> Path:
 
 
 def long_line(folder: Path, *, n_bytes: int = 2 << 20) -> Path:
-    """A single line longer than the readers' 1 MB limit (a file with no newline at all)."""
+    """One line longer than the readers' 1 MB limit: a 2 MB document id (it once made every row 2 MB wide)."""
     path = Path(folder) / "long_line.txt"
     path.write_bytes(b"1 Q0 " + b"x" * n_bytes + b" 1 1.0 bm25\n")
     return path
