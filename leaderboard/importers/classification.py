@@ -133,10 +133,10 @@ def _rows_csv(text: str, name: str, problems: Problems):
                         "and optionally language")
         return
     reader.fieldnames = [f.strip() for f in reader.fieldnames]
-    last = 1
     for row in reader:
-        line = last + 1  # the row's first line (a quoted field may span lines)
-        last = reader.line_num
+        # The row's first line: the reader counts every physical line it read, blank ones and the
+        # line breaks inside quoted fields included.
+        line = reader.line_num - sum(str(v).count("\n") for v in row.values() if v)
         if None in row:
             problems.add(line, f"has more columns than the header ({len(reader.fieldnames)})")
             continue
