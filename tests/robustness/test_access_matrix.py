@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pytest
 from django.apps import apps
@@ -243,7 +243,8 @@ ACCESS: dict[str, Callable[[World], list[tuple[str, Expect]]]] = {
 # --- the admin: staff only ------------------------------------------------------------------------------
 
 STAFF_ONLY: Expect = {A: 302, O: 302, X: 302, S: 200}
-ADMIN_MODEL_VIEW = re.compile(r"^admin:(?P<app>[a-z]+)_(?P<model>[a-z]+)_(?P<view>changelist|add|change|history|delete)$")
+ADMIN_MODEL_VIEW = re.compile(
+    r"^admin:(?P<app>[a-z]+)_(?P<model>[a-z]+)_(?P<view>changelist|add|change|history|delete)$")
 ADMIN_REDIRECT = re.compile(r"^admin/(?P<app>[a-z]+)/(?P<model>[a-z]+)/<path:object_id>/$")
 #: Models whose add (or delete) page is refused to staff too: their rows are made by importers and services.
 READ_ONLY = {"corpus", "qrelsversion", "result", "statusevent", "apitoken", "topic", "split", "submission"}
@@ -475,7 +476,7 @@ def test_a_form_with_its_csrf_token_goes_through(world):
 
 
 def test_walking_ids_reaches_only_public_submissions(world):
-    """Bob tries every id, by page, status JSON, per-query CSV and API (session and token): public ones only, else 404."""
+    """Bob walks every id (page, status JSON, per-query CSV, API by session and token): public ones only, else 404."""
     bob = client_for(X, world)
     api = APIClient()
     api.credentials(HTTP_AUTHORIZATION=f"Token {ApiToken.issue(user=world.users[X], name='probe')[1]}")
@@ -487,6 +488,8 @@ def test_walking_ids_reaches_only_public_submissions(world):
                              ("api:submission", api)):
             status = client.get(reverse(name, args=[pk])).status_code
             assert status == (200 if pk in visible else 404), (name, pk, status)
+        csv = bob.get(reverse("submissions:per_query_csv", args=[pk])).status_code
+        assert csv == (200 if pk == world.sub("dev_public") else 404), (pk, csv)  # hidden split: never
         own = pk == world.sub("bob_public")
         assert bob.get(reverse("submissions:edit", args=[pk])).status_code == (200 if own else 404), pk
         assert bob.get(reverse("submissions:resubmit", args=[pk])).status_code == (200 if own else 404), pk

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from evaluation.errors import InputError
 from evaluation.qrels import read_qrels
-from evaluation.runs import Run, read_run, sniff_run, write_run
+from evaluation.runs import read_run, sniff_run, write_run
 
 BASE_DIR = Path(__file__).resolve().parents[2]
 FUZZ = settings(max_examples=100, deadline=None,
