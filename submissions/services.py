@@ -988,6 +988,18 @@ def _drop_failure_markers(version_id: int) -> list[Result]:
     return markers
 
 
+def _bump_caches_after_commit(split: Split) -> None:
+    """Once the switch is visible, make every cached page stale again.
+
+    The switch's UPDATE already changes the leaderboard rows' cache key; this
+    also moves the whole-page cache on (``Split.bump_cache_version`` does both),
+    after commit so that a page rendered from the old version in between
+    cannot be cached under the new key.
+    """
+    split_id = split.pk
+    transaction.on_commit(lambda: Split(pk=split_id).bump_cache_version(), robust=True)
+
+
 def split_qrels_publish(*, split: Split, version: QrelsVersion) -> PublishOutcome:
     """Publish ``version`` of the split's judgments, the curator's way.
 
@@ -1014,6 +1026,7 @@ def split_qrels_publish(*, split: Split, version: QrelsVersion) -> PublishOutcom
             Split.objects.filter(pk=split.pk).update(
                 current_qrels=version, pending_qrels=None, cache_version=F("cache_version") + 1
             )
+            _bump_caches_after_commit(split)
             outcome = PublishOutcome(switched=True, requeued=requeued)
         else:
             Split.objects.filter(pk=split.pk).update(pending_qrels=version)
@@ -1048,6 +1061,7 @@ def split_finish_rescoring(*, split: Split) -> bool:
         Split.objects.filter(pk=split.pk).update(
             current_qrels_id=pending_id, pending_qrels=None, cache_version=F("cache_version") + 1
         )
+        _bump_caches_after_commit(split)
         failed = {m.submission_id: m for m in _drop_failure_markers(pending_id)}
         for submission in Submission.objects.filter(pk__in=list(failed), status=Submission.Status.SCORED):
             if submission.reset_for_rescore():
@@ -1111,7 +1125,7 @@ def submission_rescore_on(*, submission_id: int, qrels_version_id: int) -> str:
                     _enqueue_after_commit(row.pk)
                 return "failed"
             result_store(submission=row, computed=computed)
-            split.bump_cache_version()
+            _bump_caches_after_commit(split)
             return "stored"
         result_store(submission=row, computed=computed)
     split_finish_rescoring(split=split)

@@ -45,6 +45,12 @@ def assert_board(actual, expected) -> None:
         assert actual[system] == pytest.approx(scores, abs=1e-12), system
 
 
+def sends(callbacks, what: str) -> int:
+    """How many of the captured after-commit callbacks send ``what`` ("rescoring" or "scoring")."""
+    owner = {"rescoring": "_send_rescoring_after_commit", "scoring": "_enqueue_after_commit"}[what]
+    return sum(1 for c in callbacks if c.__qualname__.startswith(owner + "."))
+
+
 def stage_v2(split, django_capture_on_commit_callbacks):
     """Add the errata as v2 and publish it; the rescoring tasks are captured, not sent."""
     v2, created = qrels_version_add(split=split, qrels=NEW_QRELS, note="errata")
@@ -63,7 +69,7 @@ def test_the_leaderboard_stays_on_v1_until_every_submission_has_a_v2_result_then
     assert_board(board(test_split), on_v1)
 
     v2, count, callbacks = stage_v2(test_split, django_capture_on_commit_callbacks)
-    assert count == 3 and len(callbacks) == 1  # one callback sends the three tasks
+    assert count == 3 and sends(callbacks, "rescoring") == 1  # one callback sends the three tasks
     test_split.refresh_from_db()
     assert test_split.current_qrels == v1 and test_split.pending_qrels == v2
     on_v2 = expected_board(test_split, v2, subs)
@@ -129,7 +135,7 @@ def test_a_rescoring_that_fails_does_not_hold_up_the_switch(
     services.submission_rescore_on(submission_id=subs["BM25"].pk, qrels_version_id=v2.pk)
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         services.submission_rescore_on(submission_id=subs["Dense"].pk, qrels_version_id=v2.pk)
-    assert len(callbacks) == 1  # the failed one is sent to the ordinary scoring path
+    assert sends(callbacks, "scoring") == 1  # the failed one is sent to the ordinary scoring path
 
     test_split.refresh_from_db()
     assert test_split.current_qrels == v2
@@ -151,7 +157,7 @@ def test_publishing_with_nothing_scored_switches_at_once(tiny_dataset, django_ca
         assert qrels_version_publish_and_rescore(split=split, version=v2) == 0
     split.refresh_from_db()
     assert split.current_qrels == v2 and split.pending_qrels is None
-    assert callbacks == []
+    assert sends(callbacks, "rescoring") == 0
 
 
 def test_a_submission_scored_while_a_version_is_pending_is_scored_on_both(
@@ -188,7 +194,7 @@ def test_a_submission_whose_scoring_started_before_publishing_is_sent_for_rescor
     assert late.status == Submission.Status.SCORED
     assert not Result.objects.filter(submission=late, qrels_version=v2).exists()
     # Sent after commit: the rescorings on v2 of BM25 (at publishing) and of this one.
-    assert len(callbacks) == 2
+    assert sends(callbacks, "rescoring") == 2
     # The switch waits for it too.
     assert late in services.rescoring_waiting(split_id=test_split.pk, version_id=v2.pk)
 
@@ -276,3 +282,26 @@ def test_the_submission_page_lists_its_scores_on_each_version(
         value = expected_means(test_split, version, RUNS["BM25"])[dataset.primary_measure]
         assert f"<td>v{version.version}" in page and dataset.format_value(value) in page
     assert "v2 (current)" in page
+
+
+def test_an_anonymous_visitor_sees_the_old_numbers_until_the_switch_then_the_new_ones(
+    client, test_split, make_submission, django_capture_on_commit_callbacks
+):
+    subs = score_all(test_split, make_submission)
+    url = reverse("leaderboard:dataset", args=[test_split.dataset.slug]) + f"?split={test_split.name}"
+    fmt = test_split.dataset.format_value
+    v1 = test_split.current_qrels
+    old_value = fmt(expected_means(test_split, v1, RUNS["BM25"])["R@10"])
+    page = client.get(url).content.decode()  # cached for anonymous visitors
+    assert old_value in page
+
+    v2, _, _ = stage_v2(test_split, django_capture_on_commit_callbacks)
+    new_value = fmt(expected_means(test_split, v2, RUNS["Dense"])["R@10"])
+    services.submission_rescore_on(submission_id=subs["BM25"].pk, qrels_version_id=v2.pk)
+    services.submission_rescore_on(submission_id=subs["Dense"].pk, qrels_version_id=v2.pk)
+    page = client.get(url).content.decode()
+    assert old_value in page and new_value not in page
+    with django_capture_on_commit_callbacks(execute=True):
+        services.submission_rescore_on(submission_id=subs["Hybrid"].pk, qrels_version_id=v2.pk)
+    page = client.get(url).content.decode()
+    assert new_value in page and old_value not in page
