@@ -239,6 +239,14 @@ def iter_chunks(
             yield chunk
 
 
+# Column counts that usually mean another kind of file was sent.
+_COLUMN_HINTS = {
+    (6, 4): " (this looks like a qrels file: qid iter docid grade; send the run)",
+    (6, 3): " (three columns look like the MS MARCO format qid docid rank; write the six TREC columns)",
+    (4, 6): " (this looks like a run file: qid Q0 docid rank score tag; send the qrels)",
+}
+
+
 def _tokenize(text: bytes, ncols: int, columns_help: str, base_line: int,
               collector: ProblemCollector) -> tuple[Chunk | None, int]:
     """Tokenize ``text`` (starts and ends with a newline). Returns (chunk, number of lines)."""
@@ -280,7 +288,7 @@ def _tokenize(text: bytes, ncols: int, columns_help: str, base_line: int,
     for i in bad[:25]:
         found = int(counts[i])
         line = _line_text(buf, nl, int(i))
-        hint = ""
+        hint = _COLUMN_HINTS.get((ncols, found), "")
         if found < ncols and ("," in line or ";" in line):
             hint = " (it looks comma- or semicolon-separated; use spaces or tabs)"
         collector.add(base_line + int(i) + 1,

@@ -282,3 +282,9 @@ def test_it_keeps_lookups_after_a_cache_round_trip():
     words = again.doc_words[:1]
     judged, grade = again.lookup(again.qidx[:1].astype(np.int32), words, again.doc_keys[:1])
     assert judged.tolist() == [True] and grade.tolist() == [qrels.grades[0]]
+
+
+def test_it_recognises_a_qrels_file_sent_as_a_run_and_back():
+    assert "looks like a qrels file" in str(problems(b"q1 0 d1 1\n"))
+    assert "MS MARCO format" in str(problems(b"q1\td1\t1\n"))
+    assert "looks like a run file" in str(problems(b"q1 Q0 d1 1 2.5 t\n", reader=read_qrels))
