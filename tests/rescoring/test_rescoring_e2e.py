@@ -92,3 +92,47 @@ def test_publishing_new_qrels_rescores_every_submission_and_switches_the_leaderb
         assert results[v1.pk].scores == pytest.approx(on_v1[system], abs=1e-12)
         # Rescoring never took the submission off the board: scored once, never queued again.
         assert [e.status for e in submission.events.all()] == ["scoring", "scored"]
+
+
+def test_two_worker_processes_rescore_in_parallel_while_users_upload_and_withdraw(
+    transactional_db, worker_factory, tiny_dataset, make_submission
+):
+    worker = worker_factory(pool="prefork", concurrency=2)
+    split = tiny_dataset.splits.get(name="test")
+    made = [make_submission(split, system, enqueue=True) for system in ("BM25", "Dense", "Hybrid") * 2]
+    run_of = {s.pk: RUNS[s.system_name] for s in made}
+    wait_scored(list(run_of), worker)
+    v1 = Split.objects.get(pk=split.pk).current_qrels
+    v2, _ = qrels_version_add(split=split, qrels=NEW_QRELS, note="errata")
+    assert qrels_version_publish_and_rescore(split=split, version=v2) == 6
+
+    # Meanwhile: one entry is withdrawn, one is uploaded (it is scored on both versions).
+    from submissions.services import submission_withdraw
+
+    withdrawn = made[0]
+    submission_withdraw(submission=withdrawn)
+    late = make_submission(split, "Dense", enqueue=True)
+    run_of[late.pk] = RUNS["Dense"]
+    on = {
+        version.pk: {pk: expected_means(split, version, content) for pk, content in run_of.items()}
+        for version in (v1, v2)
+    }
+    must_show = set(run_of) - {withdrawn.pk, late.pk}
+
+    deadline = time.monotonic() + SWITCH_TIMEOUT
+    while True:
+        current = Split.objects.filter(pk=split.pk).values_list("current_qrels_id", flat=True).get()
+        rows = {row.submission_id: row.scores for row in leaderboard_rows(split=Split.objects.get(pk=split.pk))}
+        assert must_show <= set(rows) and withdrawn.pk not in rows, rows  # nobody vanishes
+        assert any(same(rows, {pk: on[v][pk] for pk in rows}) for v in on), rows  # one version for all rows
+        if current == v2.pk and late.pk in rows:
+            break
+        assert worker.alive, f"the worker died:\n{worker.log()[-3000:]}"
+        assert time.monotonic() < deadline, f"still on v1 after {SWITCH_TIMEOUT}s; worker log:\n{worker.log()[-3000:]}"
+        time.sleep(0.05)
+
+    assert same(rows, {pk: on[v2.pk][pk] for pk in rows}) and set(rows) == must_show | {late.pk}
+    assert Split.objects.get(pk=split.pk).pending_qrels is None
+    for submission in Submission.objects.filter(pk__in=must_show):
+        assert Result.objects.filter(submission=submission).count() == 2
+        assert [e.status for e in submission.events.all()] == ["scoring", "scored"]
