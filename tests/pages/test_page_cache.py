@@ -129,3 +129,15 @@ def test_it_restarts_a_lost_generation_past_the_old_ones(cache_kind):
     cache.delete(GENERATION_KEY)  # Redis flushed or the key evicted
     page_generation_bump()
     assert page_generation() >= first + 1
+
+
+def test_it_serves_the_cached_page_gzip_compressed_to_clients_that_accept_it(client, split_test, alice, make_entry):
+    import gzip
+
+    make_entry(split_test, alice, "mine", {"R@10": 0.3})
+    url = reverse("leaderboard:dataset", args=["tiny"])
+    plain, _ = _get(client, url)
+    response = client.get(url, HTTP_ACCEPT_ENCODING="gzip, deflate, br")
+    assert response["Content-Encoding"] == "gzip" and "Accept-Encoding" in response["Vary"]
+    assert gzip.decompress(response.content).decode() == plain
+    assert "Content-Encoding" not in client.get(url)
