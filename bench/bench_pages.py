@@ -55,9 +55,9 @@ def parse_wrk(output: str) -> dict:
     }
 
 
-def run_wrk(url: str, *, connections: int, duration: int, threads: int) -> dict:
+def run_wrk(url: str, *, connections: int, duration: int, threads: int, headers: list[str]) -> dict:
     command = ["wrk", f"-t{min(threads, connections)}", f"-c{connections}", f"-d{duration}s", "--latency",
-               "--timeout", "5s", url]
+               "--timeout", "5s", *[a for h in headers for a in ("-H", h)], url]
     out = subprocess.run(command, check=True, capture_output=True, text=True, timeout=duration + 30)
     result = parse_wrk(out.stdout)
     result["command"] = " ".join(command)
@@ -80,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--duration", type=int, default=10, help="Seconds per wrk run (default 10).")
     parser.add_argument("--connections", default="16,64", help="Connection counts (default 16,64).")
     parser.add_argument("--threads", type=int, default=2, help="wrk threads (default 2).")
+    parser.add_argument("--accept-encoding", default="gzip, deflate, br",
+                        help="The Accept-Encoding header sent, as a browser does ('' for none).")
     parser.add_argument("--out", type=Path, default=BASE_DIR / "var" / "bench-results" / "pages.json")
     parser.add_argument("--smoke", action="store_true", help="Tiny run (1 s, 4 connections, 20 entries) for tests.")
     args = parser.parse_args(argv)
@@ -108,7 +110,8 @@ def main(argv: list[str] | None = None) -> int:
         results = []
         for name, url in targets:
             for c in connections:
-                r = run_wrk(url, connections=c, duration=args.duration, threads=args.threads)
+                headers = [f"Accept-Encoding: {args.accept_encoding}"] if args.accept_encoding else []
+                r = run_wrk(url, connections=c, duration=args.duration, threads=args.threads, headers=headers)
                 r.update(target=name, url=url.replace(base, ""), connections=c)
                 results.append(r)
                 log(f"{name:<50} c={c:<3} {r['rps']:8.0f} req/s  p50 {r['p50_ms']:7.2f} ms  "
@@ -132,7 +135,8 @@ def main(argv: list[str] | None = None) -> int:
             failures.append(f"{r['target']} at c={r['connections']}: {r['non2xx']} non-2xx, "
                             f"{r['socket_errors']} socket errors")
     table = markdown_table(["target", "connections", "req/s", "of static", "p50 ms", "p99 ms", "errors"], rows)
-    print(f"Pages under load ({MACHINE_NOTE}; wrk -t{args.threads} -d{args.duration}s --latency, loopback)\n")
+    print(f"Pages under load ({MACHINE_NOTE}; wrk -t{args.threads} -d{args.duration}s --latency, loopback, "
+          f"Accept-Encoding: {args.accept_encoding or 'none'})\n")
     print(table)
     print("\nTargets met." if not failures else "\nMissed: " + "; ".join(failures))
     args.out.parent.mkdir(parents=True, exist_ok=True)
