@@ -305,3 +305,23 @@ def test_an_anonymous_visitor_sees_the_old_numbers_until_the_switch_then_the_new
         services.submission_rescore_on(submission_id=subs["Hybrid"].pk, qrels_version_id=v2.pk)
     page = client.get(url).content.decode()
     assert new_value in page and old_value not in page
+
+
+def test_an_import_with_publish_stages_new_judgments_and_says_so(
+    test_split, make_submission, django_capture_on_commit_callbacks
+):
+    from leaderboard.importers.trec import parse_trec
+    from leaderboard.services import canonical_qrels_text, dataset_import
+
+    score_all(test_split, make_submission, ["BM25", "Dense"])
+    topics = "".join(f"q{i}\tQuestion {i}?\n" for i in range(1, 5)).encode()
+    data = parse_trec(split="test", topics=("topics.tsv", topics),
+                      qrels=("errata.qrels", canonical_qrels_text(NEW_QRELS).encode()), hidden=True)
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        report = dataset_import(dataset=test_split.dataset, data=data, publish=True, note="errata")
+    line = next(x for x in report.lines() if x.startswith("split test"))
+    assert "qrels v2 added and published, 2 submissions queued for rescoring" in line
+    assert "the leaderboard stays on v1 until every one is rescored" in line
+    assert sends(callbacks, "rescoring") == 1
+    test_split.refresh_from_db()
+    assert test_split.current_qrels.version == 1 and test_split.pending_qrels.version == 2
