@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import json
+import uuid
 
 import pytest
-from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 LABELS = ("civil", "criminal", "tax")
@@ -44,23 +45,27 @@ def upload(content: bytes, name: str = "predictions.jsonl") -> SimpleUploadedFil
 
 
 @pytest.fixture(autouse=True)
-def _isolated(private_data_dir):
-    """Uploaded files in the session's folder (shared with the worker); an empty cache per test."""
+def _isolated(private_data_dir, settings):
+    """Uploaded files in the session's folder (shared with the worker); a cache key prefix of the test's own.
+
+    Row ids repeat across tests, so cached leaderboards must not be shared;
+    a prefix rather than ``cache.clear()``, which would empty a Redis others use.
+    """
     from django.core.files.storage import FileSystemStorage
 
     from submissions.models import Submission
 
+    caches = copy.deepcopy(settings.CACHES)
+    caches["default"]["KEY_PREFIX"] = f"test-clf-{uuid.uuid4().hex[:12]}"
+    settings.CACHES = caches
     field = Submission._meta.get_field("run_file")
     saved = field.storage
     field.storage = FileSystemStorage(location=str(private_data_dir), base_url=None)
-    cache.clear()
     yield
-    cache.clear()
     field.storage = saved
 
 
-@pytest.fixture
-def clf_dataset(db):
+def make_clf_dataset():
     """``areas``: single-label, macro-F1 (and per language), a public train split and a hidden test split."""
     from leaderboard.importers import import_classification
     from leaderboard.models import Benchmark, Dataset
@@ -74,6 +79,11 @@ def clf_dataset(db):
     import_classification(dataset=ds, task="single", split="test", file=("test.jsonl", gold_file(TEST_GOLD)),
                           hidden=True)
     return ds
+
+
+@pytest.fixture
+def clf_dataset(db):
+    return make_clf_dataset()
 
 
 @pytest.fixture
