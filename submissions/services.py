@@ -893,6 +893,9 @@ def _score_claimed(submission: Submission, attempt: int, heartbeat: _Heartbeat,
                 # Published after this scoring started: the rescoring waits for this one too.
                 _send_rescoring_after_commit([row.pk], pending_id)
         split.bump_cache_version()
+        # Again once committed: a page rendered between the bump above and the commit
+        # (still without this result) must not stay cached under the new key.
+        _bump_caches_after_commit(split)
     if pending_id is not None:
         split_finish_rescoring(split=split)
     logger.info("submission %s scored in %.2fs: %s", submission.pk, time.monotonic() - started, current.scores)
