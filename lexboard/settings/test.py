@@ -6,6 +6,7 @@ machine never drop each other's database.
 """
 
 import os
+import uuid
 
 # Before the base settings read them: a queue of this session's own, inherited
 # by the worker processes the tests start.
@@ -16,6 +17,11 @@ from .base import *  # noqa: E402,F401,F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+# A cache key prefix per session, inherited by the servers and workers a test starts: every test
+# database starts its ids and cache versions again, and test sessions may share one Redis.
+CACHES["default"]["KEY_PREFIX"] = os.environ.setdefault(  # noqa: F405
+    "LEXBOARD_TEST_CACHE_PREFIX", f"test-{uuid.uuid4().hex[:12]}"
+)
 
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
     # A file, not memory, so a real worker process can open the test database.
