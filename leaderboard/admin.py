@@ -18,7 +18,20 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import path
 from django.utils.html import format_html
 
-from .importers import FORMATS, ImportRefused, files_from_uploads, parse_beir, parse_bsard, parse_trec
+from evaluation.errors import Problem
+
+from .importers import (
+    FORMATS,
+    TASK_FORMATS,
+    ImportRefused,
+    classification_import,
+    files_from_uploads,
+    parse_beir,
+    parse_bsard,
+    parse_classification,
+    parse_trec,
+)
+from .importers.base import DatasetFileError
 from .models import Benchmark, Corpus, Dataset, QrelsVersion, ReportedResult, Split, Topic
 from .services import dataset_import, qrels_version_publish_and_rescore
 
@@ -143,8 +156,9 @@ class DatasetAdmin(admin.ModelAdmin):
             form = ImportForm(request.POST, request.FILES)
             if form.is_valid():
                 try:
-                    data = form.parse()
-                    report = dataset_import(
+                    data = form.parse(dataset=dataset)
+                    store = classification_import if data.format in TASK_FORMATS else dataset_import
+                    report = store(
                         dataset=dataset,
                         data=data,
                         user=request.user,
@@ -192,9 +206,10 @@ class ImportForm(forms.Form):
     """The files of one release, as the command line takes them."""
 
     format = forms.ChoiceField(
-        choices=[(f, f) for f in FORMATS],
+        choices=[(f, f) for f in FORMATS + TASK_FORMATS],
         help_text="bsard: articles_fr.csv and questions_fr_*.csv · beir: corpus.jsonl, queries.jsonl, "
-        "qrels/<split>.tsv · trec: the topics, qrels and corpus-ids files below",
+        "qrels/<split>.tsv · trec: the topics, qrels and corpus-ids files below · classification "
+        "(classification and NER datasets): one split's JSONL or CSV file in Files, with Split and Hidden",
     )
     files = MultipleFileField(
         required=False,
@@ -203,11 +218,13 @@ class ImportForm(forms.Form):
     hidden_splits = forms.CharField(
         initial="test", required=False, help_text="beir: splits with hidden labels, separated by commas"
     )
-    split = forms.SlugField(required=False, max_length=32, help_text="trec: the split's name, e.g. test")
+    split = forms.SlugField(required=False, max_length=32, help_text="trec, classification: the split's name, e.g. test")
     topics = forms.FileField(required=False, help_text="trec: qid<TAB>text[<TAB>category], or <top> SGML")
     qrels = forms.FileField(required=False, help_text="trec: qid 0 docid grade")
     corpus_ids = forms.FileField(required=False, help_text="trec (optional): one document id per line")
-    hidden = forms.BooleanField(initial=True, required=False, help_text="trec: the split's labels are hidden")
+    hidden = forms.BooleanField(
+        initial=True, required=False, help_text="trec, classification: the split's labels are hidden"
+    )
     publish = forms.BooleanField(
         required=False,
         help_text="Publish new judgments at once and rescore the split's submissions "
@@ -223,14 +240,30 @@ class ImportForm(forms.Form):
             for name in ("split", "topics", "qrels"):
                 if not data.get(name):
                     self.add_error(name, "Needed for the trec format.")
+        elif fmt in TASK_FORMATS:
+            if not data.get("split"):
+                self.add_error("split", f"Needed for the {fmt} format.")
+            if len(data.get("files") or []) != 1:
+                self.add_error("files", "Choose one file: the split's examples (JSONL or CSV).")
         elif fmt and not data.get("files"):
             self.add_error("files", f"Choose the {fmt} release files (or a zip of its folder).")
         return data
 
-    def parse(self):
+    def parse(self, *, dataset=None):
         """The parsed release (raises ImportRefused with file:line: reason lines)."""
         data = self.cleaned_data
         limit = settings.LEXBOARD_MAX_DECOMPRESSED_BYTES
+        if data["format"] in TASK_FORMATS:
+            upload = data["files"][0]
+            task = dataset.task if dataset is not None else "single"
+            if task == Dataset.Task.RETRIEVAL:
+                reason = (f"{dataset} is a retrieval dataset: import bsard, beir or trec files, or set its task to a "
+                          "classification or NER task first")
+                raise ImportRefused([DatasetFileError(upload.name, [Problem(None, reason)])])
+            return parse_classification(
+                task=task, split=data["split"],
+                file=(upload.name.rsplit("/", 1)[-1], upload.read()), hidden=data["hidden"],
+            )
         if data["format"] == "trec":
             def pair(upload):
                 return (upload.name.rsplit("/", 1)[-1], upload.read()) if upload else None

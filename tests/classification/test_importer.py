@@ -166,3 +166,29 @@ def test_a_jsonl_line_may_carry_more_fields(dataset):
     content = json.dumps({"id": "a", "text": "x", "label": "c", "source": "court"}).encode() + b"\n"
     report = import_classification(dataset=dataset, task="single", split="dev", file=("d.jsonl", content))
     assert report.splits[0].topics_created == 1
+
+
+def test_a_curator_imports_a_split_in_the_admin(dataset, staff, client):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.urls import reverse
+
+    client.force_login(staff)
+    url = reverse("admin:leaderboard_dataset_import", args=[dataset.pk])
+    form = {"format": "classification", "split": "test", "hidden": "on", "note": ""}
+    page = client.post(url, {**form, "files": SimpleUploadedFile("test.jsonl", SINGLE)})
+    assert page.status_code == 200 and "gold v1 added and published" in page.content.decode()
+    split = Split.objects.get(dataset=dataset, name="test")
+    assert split.hidden and split.topics.count() == 3
+    bad = client.post(url, {**form, "files": SimpleUploadedFile("bad.jsonl", b'{"id": "a"}\n')})
+    assert "bad.jsonl:1: no" in bad.content.decode() and QrelsVersion.objects.count() == 1
+
+
+def test_the_admin_refuses_a_classification_file_for_a_retrieval_dataset(tiny_dataset, staff, client):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.urls import reverse
+
+    client.force_login(staff)
+    url = reverse("admin:leaderboard_dataset_import", args=[tiny_dataset.pk])
+    page = client.post(url, {"format": "classification", "split": "x", "files": SimpleUploadedFile("t.jsonl", SINGLE)})
+    assert "is a retrieval dataset" in page.content.decode()
+    assert not Split.objects.filter(dataset=tiny_dataset, name="x").exists()
