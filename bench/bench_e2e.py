@@ -105,6 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--smoke", action="store_true", help="Tiny run (2 rounds of 5 queries x 20) for tests.")
     args = parser.parse_args(argv)
     if args.smoke:
+        args.out = args.out.with_name(args.out.stem + "-smoke.json")
         args.rounds, args.queries, args.depth, args.entries = 2, 5, 20, 5
 
     run = synthetic_run(n_queries=args.queries, depth=args.depth, seed=1)

@@ -43,7 +43,7 @@ PLOT = BASE_DIR / "docs" / "performance" / "growth.svg"
 # --- data -------------------------------------------------------------------------------------
 
 
-def make_files(lines: int, folder: Path) -> tuple[Path, Path]:
+def make_files(lines: int, folder: Path, corpus_size: int = CORPUS) -> tuple[Path, Path]:
     """A run of ``lines`` lines (``lines // 1000`` queries × 1,000) and its qrels; reused when present."""
     import numpy as np
 
@@ -61,15 +61,15 @@ def make_files(lines: int, folder: Path) -> tuple[Path, Path]:
     with open(tmp, "w") as out:
         for q in range(1, n_queries + 1):
             # Distinct docids per query: a random start and stride through the corpus.
-            start = int(rng.integers(0, CORPUS))
-            stride = int(rng.integers(1, CORPUS // DEPTH))
-            docs = ((start + np.arange(DEPTH) * stride) % CORPUS + 1).astype(str).tolist()
+            start = int(rng.integers(0, corpus_size))
+            stride = int(rng.integers(1, corpus_size // DEPTH))
+            docs = ((start + np.arange(DEPTH) * stride) % corpus_size + 1).astype(str).tolist()
             qid = str(q)
             out.write("".join(f"{qid} Q0 {d} {r} {s} growth\n" for d, r, s in zip(docs, ranks, scores)))
             n_rel = int(min(6, 1 + rng.poisson(1.2)))
             relevant = set(docs[int(i)] for i in rng.integers(0, DEPTH, size=n_rel // 2 + 1))
             while len(relevant) < n_rel:
-                relevant.add(str(int(rng.integers(1, CORPUS + 1))))
+                relevant.add(str(int(rng.integers(1, corpus_size + 1))))
             qrels_lines.extend(f"{qid} 0 {d} 1\n" for d in sorted(relevant))
     tmp.rename(run_path)
     qrels_path.write_text("".join(qrels_lines))
@@ -93,7 +93,7 @@ def _reset_peak() -> None:
         pass  # then the peak includes the start-up; the table says "scoring MB" = peak - before either way
 
 
-def child(run_path: Path, qrels_path: Path) -> dict:
+def child(run_path: Path, qrels_path: Path, corpus_size: int = CORPUS) -> dict:
     """Score one run as a warm worker child would; the numbers as a dict."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lexboard.settings")
     import django
@@ -109,7 +109,7 @@ def child(run_path: Path, qrels_path: Path) -> dict:
     from submissions.services import per_query_pack
 
     qrels = read_qrels(qrels_path)
-    corpus = CorpusIds.from_iterable(str(i) for i in range(1, CORPUS + 1))
+    corpus = CorpusIds.from_iterable(str(i) for i in range(1, corpus_size + 1))
     measures = [parse_measure(m) for m in MEASURES]
     _reset_peak()  # building the corpus set is the worker's start-up cost (cached per process), not scoring
     rss_before = _rss_mb()
@@ -132,10 +132,10 @@ def child(run_path: Path, qrels_path: Path) -> dict:
     }
 
 
-def measure(lines: int, folder: Path) -> dict:
-    run_path, qrels_path = make_files(lines, folder)
+def measure(lines: int, folder: Path, corpus_size: int = CORPUS) -> dict:
+    run_path, qrels_path = make_files(lines, folder, corpus_size)
     out = subprocess.run(
-        [PYTHON, __file__, "--child", str(run_path), str(qrels_path)], cwd=BASE_DIR, check=True,
+        [PYTHON, __file__, "--child", str(run_path), str(qrels_path), str(corpus_size)], cwd=BASE_DIR, check=True,
         capture_output=True, text=True, env={k: v for k, v in os.environ.items() if not k.startswith("DATABASE")},
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -206,7 +206,7 @@ def _num(x: float) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     if argv is None and len(sys.argv) > 1 and sys.argv[1] == "--child":
-        print(json.dumps(child(Path(sys.argv[2]), Path(sys.argv[3]))))
+        print(json.dumps(child(Path(sys.argv[2]), Path(sys.argv[3]), int(sys.argv[4]))))
         return 0
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="10000,100000,1000000,7000000")
@@ -218,8 +218,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--smoke", action="store_true", help="Tiny sizes (1k, 5k lines), no plot in docs/.")
     args = parser.parse_args(argv)
     if args.smoke:
+        args.out = args.out.with_name(args.out.stem + "-smoke.json")
         args.sizes, args.plot = "1000,5000", args.out.parent / "growth-smoke.svg"
-        args.data = args.data / "smoke"
+        args.data, corpus_size = args.data / "smoke", 20_000
+    else:
+        corpus_size = CORPUS
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lexboard.settings")
     from lexboard.settings import LEXBOARD_SCORING_HARD_LIMIT as hard_limit
@@ -231,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for lines in (int(s) for s in args.sizes.split(",")):
         t0 = time.monotonic()
-        r = measure(lines, args.data)
+        r = measure(lines, args.data, corpus_size)
         results.append(r)
         log(f"{lines:>9,} lines: {r['wall_s']:7.2f} s wall, {r['cpu_s']:7.2f} s CPU, peak {r['peak_mb']:6.0f} MB "
             f"(scoring {r['scoring_mb']:5.0f} MB)  [{time.monotonic() - t0:.0f}s with generation]")

@@ -86,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--smoke", action="store_true", help="Tiny run (1 s, 4 connections, 20 entries) for tests.")
     args = parser.parse_args(argv)
     if args.smoke:
+        args.out = args.out.with_name(args.out.stem + "-smoke.json")
         args.duration, args.connections, args.entries = 1, "4", 20
     if shutil.which("wrk") is None:
         log("wrk is not installed: apt-get install -y wrk (Debian)")

@@ -81,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--smoke", action="store_true", help="Tiny run (6 runs of 5 queries x 20) for tests.")
     args = parser.parse_args(argv)
     if args.smoke:
+        args.out = args.out.with_name(args.out.stem + "-smoke.json")
         args.submissions, args.queries, args.depth, args.entries = 6, 5, 20, 5
 
     log(f"making {args.submissions} runs of {args.queries} x {args.depth} lines")

@@ -1,0 +1,79 @@
+"""Each bench script runs end to end in its tiny ``--smoke`` mode (bench/README.md).
+
+One bench stack (gunicorn + a Celery worker, production settings, a database
+of its own on the local PostgreSQL, Redis databases 10 and 11) is started for
+the module; the scripts run as commands against it, the way a person runs
+them. Needs PostgreSQL and Redis (skipped otherwise); the page bench needs
+``wrk`` (a Debian package, skipped when missing).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from bench.common import Stack, free_port, postgres_available, redis_available  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def stack():
+    if not (postgres_available() and redis_available()):
+        pytest.skip("the bench stack needs PostgreSQL and Redis on 127.0.0.1")
+    smoke = Stack(name=f"lexboard_bench_smoke_{os.getpid()}", port=free_port(), entries=5, broker_db=10, cache_db=11,
+                  web_workers=1, web_threads=2)
+    with smoke:
+        yield smoke
+    from bench.common import _psql
+
+    _psql(f'DROP DATABASE IF EXISTS "{smoke.name}" WITH (FORCE)')
+    shutil.rmtree(smoke.var_dir, ignore_errors=True)
+
+
+def run_bench(script: str, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_", "CACHE_", "CELERY_"))}
+    result = subprocess.run([sys.executable, f"bench/{script}", "--smoke", *args], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=240)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result
+
+
+def stack_args(stack: Stack) -> list[str]:
+    return ["--url", stack.url, "--db", stack.name]
+
+
+def test_the_end_to_end_bench_prints_its_breakdown(stack):
+    out = run_bench("bench_e2e.py", *stack_args(stack)).stdout
+    assert "queue wait s" in out and "**median**" in out
+    results = json.loads((ROOT / "var" / "bench-results" / "e2e-smoke.json").read_text())
+    assert len(results["rounds"]) == 2 and all(r["scoring"] > 0 for r in results["rounds"])
+
+
+def test_the_throughput_bench_scores_every_submission(stack):
+    out = run_bench("bench_throughput.py", *stack_args(stack)).stdout
+    assert "submissions per minute" in out and "no starvation" in out
+
+
+def test_the_page_bench_measures_every_target(stack):
+    if shutil.which("wrk") is None:
+        pytest.skip("wrk is not installed (apt-get install wrk); only bench_pages needs it")
+    out = run_bench("bench_pages.py", *stack_args(stack)).stdout
+    for target in ("static file", "home page", "leaderboard page", "API leaderboard"):
+        assert target in out
+
+
+def test_the_growth_bench_scores_in_a_subprocess_and_draws_a_plot():
+    out = run_bench("bench_growth.py").stdout
+    assert "µs per line" in out and "5,000" in out
+    svg = (ROOT / "var" / "bench-results" / "growth-smoke.svg").read_text()
+    assert svg.startswith("<svg") and "run lines" in svg
