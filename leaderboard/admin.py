@@ -193,6 +193,7 @@ class MultipleFileInput(forms.ClearableFileInput):
 class MultipleFileField(forms.FileField):
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("widget", MultipleFileInput())
+        kwargs.setdefault("allow_empty_file", True)  # the importer's refusal names the file and the fix
         super().__init__(*args, **kwargs)
 
     def clean(self, data, initial=None):
@@ -219,9 +220,13 @@ class ImportForm(forms.Form):
         initial="test", required=False, help_text="beir: splits with hidden labels, separated by commas"
     )
     split = forms.SlugField(required=False, max_length=32, help_text="trec, classification: the split's name, e.g. test")
-    topics = forms.FileField(required=False, help_text="trec: qid<TAB>text[<TAB>category], or <top> SGML")
-    qrels = forms.FileField(required=False, help_text="trec: qid 0 docid grade")
-    corpus_ids = forms.FileField(required=False, help_text="trec (optional): one document id per line")
+    topics = forms.FileField(
+        required=False, allow_empty_file=True, help_text="trec: qid<TAB>text[<TAB>category], or <top> SGML"
+    )
+    qrels = forms.FileField(required=False, allow_empty_file=True, help_text="trec: qid 0 docid grade")
+    corpus_ids = forms.FileField(
+        required=False, allow_empty_file=True, help_text="trec (optional): one document id per line"
+    )
     hidden = forms.BooleanField(
         initial=True, required=False, help_text="trec, classification: the split's labels are hidden"
     )

@@ -82,6 +82,7 @@ class SubmissionCreateInput(serializers.ModelSerializer):
         required=False, allow_blank=True, help_text="The split's name; default: the dataset's hidden test split."
     )
     run_file = serializers.FileField(
+        allow_empty_file=True,
         help_text="The run in TREC format (`qid Q0 docid rank score tag`), plain or gzip-compressed."
     )
 

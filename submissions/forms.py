@@ -52,7 +52,9 @@ class SubmissionMetadataForm(forms.ModelForm):
 class UploadForm(SubmissionMetadataForm):
     """The upload page: a run file (plain or .gz) plus the metadata."""
 
+    # Empty files reach the service, whose refusal says what to do.
     run = forms.FileField(
+        allow_empty_file=True,
         label="Run file",
         help_text="TREC format, plain text or gzip (.gz).",
         widget=forms.ClearableFileInput(attrs={"accept": ".txt,.trec,.run,.gz,text/plain,application/gzip"}),
@@ -67,7 +69,9 @@ class UploadForm(SubmissionMetadataForm):
 class ResubmitForm(forms.Form):
     """A corrected file for a submission; the metadata is copied from it."""
 
-    run = forms.FileField(label="Corrected run file", help_text="Plain text or gzip (.gz).")
+    run = forms.FileField(
+        allow_empty_file=True, label="Corrected run file", help_text="Plain text or gzip (.gz)."
+    )
 
 
 class VisibilityForm(forms.Form):
