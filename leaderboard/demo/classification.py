@@ -393,3 +393,26 @@ def areas_baselines_ensure(*, dataset, examples: list[Example], force: bool = Fa
                                         submission_id=submission.pk, action=action, status=submission.status,
                                         scores=dict(result.scores) if result else {}))
     return outcomes
+
+
+def areas_export(*, directory, seed: int = SEED, with_predictions: bool = True) -> list[str]:
+    """Write the classification task as the importer and ``python -m evaluation classify`` read it.
+
+    ``classification/{train,test}.jsonl`` (id, text, label, language) and, with
+    predictions, ``classification/predictions/<baseline>.test.jsonl``. No database.
+    """
+    from pathlib import Path
+
+    root = Path(directory) / "classification"
+    examples = generate_areas(seed)
+    written = []
+    files = {f"{split}.jsonl": gold_jsonl(examples, split) for split in SPLIT_HIDDEN}
+    if with_predictions:
+        for key, content in area_predictions(examples, split=BASELINE_SPLIT, seed=seed).items():
+            files[f"predictions/{key}.{BASELINE_SPLIT}.jsonl"] = content
+    for name, content in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content)
+        written.append(str(path))
+    return written

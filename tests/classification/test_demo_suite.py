@@ -112,3 +112,14 @@ def test_the_demo_suite_page_shows_an_aggregate_for_the_complete_systems(private
     html = page.content.decode()
     assert page.status_code == 200 and "suite-table" in html
     assert rows["TF-IDF"].aggregate_display in html and "incomplete" in html
+
+
+def test_export_writes_the_classification_files_the_importer_and_the_core_read(tmp_path):
+    from leaderboard.importers import parse_classification
+
+    call_command("load_demo", "--export", str(tmp_path), "--depth", "10", stdout=io.StringIO())
+    root = tmp_path / "classification"
+    test = parse_classification(task="single", split="test", file=("test.jsonl", (root / "test.jsonl").read_bytes()))
+    assert len(test.gold.ids) == (PER_LANGUAGE - TRAIN_PER_LANGUAGE) * len(LANGUAGES)
+    result = score_files(root / "test.jsonl", root / "predictions" / "tfidf.test.jsonl", task="single")
+    assert result.macro_f1 > 0.6 and set(result.per_language) == set(LANGUAGES)

@@ -14,7 +14,7 @@ Options::
     python manage.py load_demo                     # generate, store, upload and score the baselines
     python manage.py load_demo --force-baselines   # score the baselines again even if unchanged
     python manage.py load_demo --no-baselines      # only the dataset
-    python manage.py load_demo --export DIR        # write the files (BSARD, BEIR, TREC, runs); no database
+    python manage.py load_demo --export DIR        # write the files (BSARD, BEIR, TREC, runs, classification JSONL); no database
 """
 
 from __future__ import annotations
@@ -94,6 +94,9 @@ class Command(BaseCommand):
         data = generate(options["seed"])
         runs = None if options["no_baselines"] else baseline_runs(data, depth=options["depth"])
         written = demo_export(data=data, directory=options["export"], runs=runs)
+        from leaderboard.demo.classification import areas_export
+
+        written += areas_export(directory=options["export"], with_predictions=not options["no_baselines"])
         for path in written:
             self.stdout.write(f"  {path}")
         self.stdout.write(self.style.SUCCESS(f"demo: {len(written)} files written under {options['export']}"))
