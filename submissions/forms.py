@@ -57,7 +57,7 @@ class UploadForm(SubmissionMetadataForm):
         allow_empty_file=True,
         label="Run file",
         help_text="TREC format, plain text or gzip (.gz).",
-        widget=forms.ClearableFileInput(attrs={"accept": ".txt,.trec,.run,.gz,text/plain,application/gzip"}),
+        widget=forms.ClearableFileInput(attrs={"accept": ".txt,.trec,.run,.jsonl,.json,.gz,text/plain,application/gzip"}),
     )
 
     field_order = ["run", *METADATA_FIELDS]

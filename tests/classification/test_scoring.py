@@ -133,6 +133,7 @@ def test_the_upload_page_shows_the_prediction_format(test_split, alice, client):
     assert page.status_code == 200
     assert "JSON Lines" in html and "&quot;label&quot;" in html and "<code>criminal</code>" in html
     assert "qid Q0 docid" not in html
+    assert ".jsonl" in html  # the file picker lets JSONL files through
 
 
 def test_the_upload_form_takes_a_prediction_file(test_split, alice, client):
