@@ -257,11 +257,28 @@ def new_page(browser, site: LiveSite, **context_options):
 
 @pytest.fixture
 def browser_page(request, chromium_browser, site, screenshot_dir):
-    """A fresh context and page on the site; on failure, a screenshot and the server log are kept."""
+    """A fresh context and page on the site; on failure, a screenshot and the server log are kept.
+
+    ``page.js_errors`` collects script errors, console errors (CSP refusals among them) and
+    answers ≥ 400 to any request of the page, for the tests to assert empty where they expect
+    a clean run.
+    """
     context, page = new_page(chromium_browser, site)
     errors: list[str] = []
+
+    def on_console(msg) -> None:
+        # Failed loads are reported below with their URLs; CSP refusals and script errors land here.
+        if msg.type == "error" and not msg.text.startswith("Failed to load resource"):
+            errors.append(msg.text)
+
+    def on_response(response) -> None:
+        # Chromium asks for /favicon.ico on pages without <link rel=icon> (plain-text exports).
+        if response.status >= 400 and not response.url.endswith("/favicon.ico"):
+            errors.append(f"{response.status} {response.url}")
+
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.on("console", on_console)
+    page.on("response", on_response)
     page.js_errors = errors
     yield page
     if getattr(request.node, "browser_failed", False):

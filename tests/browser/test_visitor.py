@@ -62,7 +62,7 @@ def add_fused_entries(dataset, *, username: str = "marie") -> None:
         submission_score_now(submission.pk)
 
 
-def test_a_visitor_goes_from_home_to_the_demo_leaderboard_sorts_and_exports_latex(
+def test_a_visitor_goes_from_home_to_the_demo_leaderboard_sorts_exports_latex_and_copies_the_citation(
     demo, browser_page, shoot, tmp_path
 ):
     add_fused_entries(demo)
@@ -104,6 +104,18 @@ def test_a_visitor_goes_from_home_to_the_demo_leaderboard_sorts_and_exports_late
         assert command in latex
     assert "RRF" in latex and "BM25" in latex
 
+    # The LaTeX form: a table with the chosen measures only, shown in the browser.
+    page.locator("details.latex-form summary").click()
+    assert page.locator("details.latex-form input[type=checkbox]").count() == len(demo.measures)
+    for measure in demo.measures[2:]:
+        page.locator(f"details.latex-form input[value='{measure}']").uncheck()
+    page.get_by_role("button", name="Show LaTeX").click()
+    text = page.locator("body").inner_text()
+    assert r"\toprule" in text and r"\bottomrule" in text
+    header = next(line for line in text.splitlines() if demo.measures[0] in line)
+    assert demo.measures[1] in header and demo.measures[-1] not in header
+    page.go_back()
+
     # The citation: the copy button (shown by the script) puts the BibTeX on the clipboard.
     assert demo.citation, "the demo dataset has a citation"
     page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=page.url.split("/d/")[0])
@@ -113,21 +125,6 @@ def test_a_visitor_goes_from_home_to_the_demo_leaderboard_sorts_and_exports_late
     expect(page.locator(".copy-status")).to_have_text("Copied to the clipboard.")
     assert page.evaluate("() => navigator.clipboard.readText()").strip() == citation.strip()
     assert page.js_errors == []
-
-
-def test_the_latex_form_shows_a_table_with_the_chosen_measures(demo, browser_page):
-    page = browser_page
-    page.goto(f"/d/{demo.slug}/")
-    page.locator("details.latex-form summary").click()
-    boxes = page.locator("details.latex-form input[type=checkbox]")
-    assert boxes.count() == len(demo.measures)
-    for measure in demo.measures[2:]:
-        page.locator(f"details.latex-form input[value='{measure}']").uncheck()
-    page.get_by_role("button", name="Show LaTeX").click()
-    text = page.locator("body").inner_text()
-    assert r"\toprule" in text and r"\bottomrule" in text
-    header = next(line for line in text.splitlines() if demo.measures[0] in line)
-    assert demo.measures[1] in header and demo.measures[-1] not in header
 
 
 def test_a_keyboard_user_tabs_to_a_column_heading_sees_the_focus_and_sorts_with_enter(
