@@ -235,18 +235,9 @@ def sniff_run(first_bytes: bytes, *, n_lines: int = 50) -> list[Problem]:
     text = b"\n".join(lines[:n_lines]) + b"\n"
     collector = ProblemCollector("<upload>", RunFormatError)
     try:
-        seen: dict[tuple[str, str], int] = {}
         for chunk in K.iter_chunks(_Bytes(text), ncols=6, columns_help=RUN_COLUMNS, collector=collector):
             K.parse_scores(chunk, 4, collector)
             K.check_integers(chunk, 3, collector, _RANK_MESSAGE)
-            qids = K.words_to_strings(K.column_words(chunk, 0, collector, "query id"))
-            docids = K.words_to_strings(K.column_words(chunk, 2, collector, "document id"))
-            for pair, line in zip(zip(qids, docids), chunk.line_no.tolist()):
-                if pair in seen:
-                    collector.add(line, f"document {pair[1]!r} appears twice for query {pair[0]!r} "
-                                        f"(lines {seen[pair]} and {line}); keep one row per (query, document)")
-                else:
-                    seen[pair] = line
     except RunFormatError:
         pass
     problems = sorted(collector.problems, key=lambda p: (p.line is not None, p.line or 0))

@@ -288,8 +288,3 @@ def test_it_recognises_a_qrels_file_sent_as_a_run_and_back():
     assert "looks like a qrels file" in str(problems(b"q1 0 d1 1\n"))
     assert "MS MARCO format" in str(problems(b"q1\td1\t1\n"))
     assert "looks like a run file" in str(problems(b"q1 Q0 d1 1 2.5 t\n", reader=read_qrels))
-
-
-def test_it_sniffs_duplicates_in_the_first_lines():
-    found = sniff_run(b"q1 Q0 d1 1 2 t\nq1 Q0 d2 2 1 t\nq1 Q0 d1 3 0.5 t\n")
-    assert [(p.line, "lines 1 and 3" in p.reason) for p in found] == [(3, True)]
