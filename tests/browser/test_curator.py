@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import SCORING_TIMEOUT_MS
+from .conftest import SCORING_TIMEOUT_MS, accessibility_problems
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e, pytest.mark.slow]
 
@@ -136,4 +136,5 @@ def test_a_curator_imports_a_dataset_publishes_new_qrels_and_sees_the_rescored_l
     expect(page.locator("#status")).to_have_attribute("data-status", "scored")
     after = primary_score(page, dataset, submission.pk)
     assert after != before, f"the leaderboard still shows {before} after the rescoring"
+    assert accessibility_problems(page) == []
     shoot(page, "leaderboard-rescored")

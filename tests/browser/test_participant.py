@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from .conftest import SCORING_TIMEOUT_MS
+from .conftest import SCORING_TIMEOUT_MS, accessibility_problems
 from .runs import fused_demo_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e, pytest.mark.slow]
@@ -48,6 +48,7 @@ def test_a_participant_signs_up_uploads_a_run_and_watches_it_get_scored(demo, br
     # Sign up (which logs in), log out, log in again.
     page.goto("/")
     page.get_by_role("link", name="Sign up").click()
+    assert accessibility_problems(page) == []
     page.get_by_label("Username").fill("marie")
     page.get_by_label("E-mail").fill("marie@example.org")
     page.locator("input[name=display_name]").fill("Marie Curie-Sklodowska")
@@ -67,6 +68,7 @@ def test_a_participant_signs_up_uploads_a_run_and_watches_it_get_scored(demo, br
     page.get_by_role("button", name="Create a token").click()
     key = page.locator(".new-key code.key").inner_text().strip()
     assert re.fullmatch(r"lxb_[-\w]{30,}", key), key
+    assert accessibility_problems(page) == []
     shoot(page, "profile-token")
     page.goto("/accounts/profile/")
     assert key not in page.content(), "the key must be shown only once"
@@ -78,6 +80,7 @@ def test_a_participant_signs_up_uploads_a_run_and_watches_it_get_scored(demo, br
         page, demo, content=fused_demo_run("test"), filename="rrf-bm25-tfidf.run", system_name="RRF(BM25, TF-IDF)"
     )
     page.get_by_label("Description").fill("Reciprocal rank fusion (k=60) of the BM25 and TF-IDF baselines.")
+    assert accessibility_problems(page) == []
     shoot(page, "upload", canonical=True)
     polls: list[str] = []
     page.on("request", lambda request: polls.append(request.url) if request.url.endswith("/status.json") else None)
@@ -104,6 +107,8 @@ def test_a_participant_signs_up_uploads_a_run_and_watches_it_get_scored(demo, br
     expect(row).to_contain_text("Marie Curie-Sklodowska")
     expect(row.locator("td.rank")).to_have_text(re.compile(r"\d+"))
 
+    assert accessibility_problems(page) == []
+
     # Compare the new entry with the BM25 baseline.
     page.locator(f"input[name=ids][value='{submission_id}']").check()
     bm25 = page.locator("table.lb tbody tr", has_text="BM25 (").locator("input[name=ids]")
@@ -115,6 +120,7 @@ def test_a_participant_signs_up_uploads_a_run_and_watches_it_get_scored(demo, br
     expect(pair).to_have_count(1)
     expect(pair).to_contain_text("BM25")
     expect(pair.locator("table").first.locator("tbody tr")).to_have_count(len(demo.measures))
+    assert accessibility_problems(page) == []
     shoot(page, "compare", canonical=True)
     assert page.js_errors == []
 

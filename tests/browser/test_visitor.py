@@ -11,6 +11,8 @@ import pytest
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e, pytest.mark.slow]
 
+from .conftest import accessibility_problems
+
 expect = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed").expect
 
 
@@ -70,6 +72,7 @@ def test_a_visitor_goes_from_home_to_the_demo_leaderboard_sorts_exports_latex_an
     page.goto("/")
     assert page.locator("h1").first.inner_text().startswith("Leaderboards")
     page.locator(".card h3 a", has_text=demo.name).first.wait_for()
+    assert accessibility_problems(page) == []
     shoot(page, "home", canonical=True)
 
     page.locator(".card h3 a", has_text=demo.name).first.click()
@@ -79,6 +82,7 @@ def test_a_visitor_goes_from_home_to_the_demo_leaderboard_sorts_exports_latex_an
     assert len(by_primary) == 5
     primary_header = page.locator("th.measure[aria-sort]")
     assert primary_header.inner_text().startswith(demo.primary_measure)
+    assert accessibility_problems(page) == []
     widths = page.evaluate("() => { const s = document.querySelector('.table-scroll'); return [s.scrollWidth, s.clientWidth]; }")
     assert widths[0] <= widths[1], f"at 1280 px the table scrolls sideways ({widths[0]} > {widths[1]} px)"
     shoot(page, "leaderboard", canonical=True)
