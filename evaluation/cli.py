@@ -84,8 +84,7 @@ def _parser() -> argparse.ArgumentParser:
 def _load_corpus(path: str | None) -> CorpusIds | None:
     if not path:
         return None
-    with open(path, encoding="utf-8") as f:
-        return CorpusIds.from_iterable(line.strip() for line in f if line.strip())
+    return CorpusIds.read(path)
 
 
 def _score(args, out: TextIO, err: TextIO) -> int:

@@ -14,6 +14,7 @@ from typing import Iterable
 import numpy as np
 
 from . import _kernel as K
+from .errors import InputError, ProblemCollector
 
 
 class CorpusIds:
@@ -30,6 +31,30 @@ class CorpusIds:
         if not ids:
             return cls(np.zeros(0, dtype=np.uint64))
         return cls(K.hash_words(K.strings_to_words(ids)), example=ids[0])
+
+    @classmethod
+    def read(cls, source, *, name: str | None = None) -> "CorpusIds":
+        """Read a file of docids, one per line (path, bytes or binary file; ``.gz`` ok).
+
+        Vectorized like the run reader, so 8.8M ids take seconds, not a list
+        of 8.8M Python strings. Blank and ``#`` lines are skipped.
+        """
+        stream, display, own = K.open_source(source, name)
+        collector = ProblemCollector(display, InputError)
+        parts: list[np.ndarray] = []
+        example = None
+        try:
+            for chunk in K.iter_chunks(stream, ncols=1, columns_help="document id", collector=collector):
+                words = K.column_words(chunk, 0, collector, "document id")
+                if example is None and len(words):
+                    example = K.words_to_strings(words[:1])[0]
+                parts.append(K.hash_words(words))
+        finally:
+            if own:
+                stream.close()
+        collector.raise_if_any()
+        keys = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
+        return cls(keys, example=example)
 
     def __len__(self) -> int:
         return len(self.keys)

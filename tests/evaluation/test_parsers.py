@@ -10,15 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evaluation import (CorpusIds, Qrels, QrelsFormatError, Run, RunFormatError, docid_scheme_ok, read_qrels,
-                        read_run, sniff_run, write_run)
+from evaluation import CorpusIds, InputError, Qrels, Run, docid_scheme_ok, read_qrels, read_run, sniff_run, write_run
 from evaluation import _kernel
 
 GOOD = b"q1 Q0 d1 1 2.5 tag\nq1 Q0 d2 2 1.5 tag\nq2 Q0 d1 1 0.5 tag\n"
 
 
 def problems(source, reader=read_run, **kw):
-    with pytest.raises((RunFormatError, QrelsFormatError)) as err:
+    with pytest.raises(InputError) as err:
         reader(source, name="run.txt", **kw)
     return err.value
 
@@ -288,3 +287,11 @@ def test_it_recognises_a_qrels_file_sent_as_a_run_and_back():
     assert "looks like a qrels file" in str(problems(b"q1 0 d1 1\n"))
     assert "MS MARCO format" in str(problems(b"q1\td1\t1\n"))
     assert "looks like a run file" in str(problems(b"q1 Q0 d1 1 2.5 t\n", reader=read_qrels))
+
+
+def test_it_reads_corpus_ids_from_a_file():
+    corpus = CorpusIds.read(b"# ids\n1234\nCivC::11\n\na-very-long-document-identifier\n")
+    assert len(corpus) == 3 and corpus.example == "1234"
+    assert "CivC::11" in corpus and "a-very-long-document-identifier" in corpus and "x" not in corpus
+    err = problems(b"1234\nCivC 11\n", reader=lambda src, name: CorpusIds.read(src, name=name))
+    assert err.problems[0].line == 2
