@@ -74,3 +74,10 @@ def test_it_fuses_runs_to_stdout(files):
     first = res.stdout.splitlines()[0].split()
     assert first[:4] == ["q1", "Q0", "d1", "1"] and float(first[4]) == pytest.approx(1 / 61 + 1 / 62)
     assert first[5] == "rrf60"
+
+
+def test_it_refuses_a_run_with_the_wrong_id_scheme_given_a_corpus(files):
+    (files / "corpus.txt").write_text("CivC::1\nCivC::2\nCivC::3\n")
+    res = cli("score", "--qrels", str(files / "q.qrels"), "--run", str(files / "a.run"), "--corpus",
+              str(files / "corpus.txt"))
+    assert res.returncode == 2 and "id scheme" in res.stderr and "CivC::1" in res.stderr
