@@ -58,6 +58,7 @@ from evaluation.errors import InputError, Problem, QrelsFormatError
 from leaderboard.models import Corpus, Dataset, QrelsVersion, Split
 
 from .errors import ActionRefused, QuotaExceeded, UploadRefused
+from .fusion_service import FusionFailed, fused_run_ensure
 from .models import Result, Submission
 from .selectors import rescoring_targets, rescoring_waiting, submission_quota
 
@@ -466,7 +467,7 @@ def split_rescore(*, split: Split) -> int:
         count = _requeue_service_failures(split.pk)
         if pending_id is not None:
             missing = list(rescoring_waiting(split_id=split.pk, version_id=pending_id).values_list("pk", flat=True))
-            _send_rescoring_after_commit(missing, pending_id)
+            _send_rescoring_after_commit(missing, pending_id, split_id=split.pk)
             count += len(missing)
         else:
             lacking = rescoring_targets(split_id=split.pk).exclude(
@@ -503,7 +504,8 @@ def _corpus_cached(corpus_id: int, sha256: str):
     from evaluation.corpus import CorpusIds
 
     corpus = Corpus.objects.only("ids_gz").get(pk=corpus_id)
-    return CorpusIds.from_iterable(corpus.ids())
+    # The vectorized reader takes the stored gzip as it is: no list of millions of strings.
+    return CorpusIds.read(bytes(corpus.ids_gz), name="corpus ids")
 
 
 def corpus_ids_for(*, dataset: Dataset):
@@ -645,6 +647,8 @@ def submission_score(submission_id: int, *, progress: Callable[[float], None] | 
     heartbeat.start()
     try:
         _score_claimed(submission, attempt, heartbeat, progress)
+    except FusionFailed as exc:  # a part of a fusion cannot be read: ours, not the user's
+        _fail(submission.pk, attempt, kind=Submission.FailureKind.SERVICE, message=exc.message)
     except QrelsFormatError:
         logger.exception("the qrels of %s cannot be read", submission.split)
         _fail(submission.pk, attempt, kind=Submission.FailureKind.SERVICE,
@@ -691,10 +695,15 @@ def _read_stored_run(submission: Submission):
     """Parse the stored run file (the caps of the settings apply; errors are ``InputError``).
 
     For classification and NER datasets, the prediction file's bytes
-    (parsed against the gold by :func:`result_compute`).
+    (parsed against the gold by :func:`result_compute`). A fusion whose
+    fused run was not written yet gets it written first, here in the worker
+    (:func:`fusion_service.fused_run_ensure`; ``FusionFailed`` when a part
+    cannot be read).
     """
     from evaluation.runs import read_run
 
+    if submission.fusion_params and not submission.run_file:
+        fused_run_ensure(submission=submission)
     if submission.split.dataset.task != Dataset.Task.RETRIEVAL:
         return _read_stored_predictions(submission)
 
@@ -952,11 +961,14 @@ def _rescoring_sent_key(split_id: int, version_id: int) -> str:
     return f"lexboard:rescoring-sent:{split_id}:{version_id}"
 
 
-def _send_rescoring(submission_ids: list[int], version_id: int) -> int:
+def _send_rescoring(submission_ids: list[int], version_id: int, *, split_id: int | None = None,
+                    now=None) -> int:
     """Ring the doorbell once per submission; never raises.
 
     Stops at the first broker error rather than waiting on each of a
-    thousand sends: the sweep sends the missing ones again later.
+    thousand sends: the sweep sends the missing ones again later. With
+    ``split_id`` (a whole split's batch), a successful send is remembered for
+    ``split_rescoring_resend``, which waits a while before sending again.
     """
     from evaluation.tasks import rescore_submission
 
@@ -971,13 +983,16 @@ def _send_rescoring(submission_ids: list[int], version_id: int) -> int:
                            submission_id, exc_info=True)
             break
         sent += 1
+    if sent and split_id is not None:
+        window = settings.LEXBOARD_QUEUED_RESEND_SECONDS
+        cache.set(_rescoring_sent_key(split_id, version_id), (now or timezone.now()).timestamp(), window)
     return sent
 
 
-def _send_rescoring_after_commit(submission_ids: list[int], version_id: int) -> None:
+def _send_rescoring_after_commit(submission_ids: list[int], version_id: int, *, split_id: int | None = None) -> None:
     if submission_ids:
         ids = list(submission_ids)
-        transaction.on_commit(lambda: _send_rescoring(ids, version_id))
+        transaction.on_commit(lambda: _send_rescoring(ids, version_id, split_id=split_id))
 
 
 def _drop_failure_markers(version_id: int) -> list[Result]:
@@ -1034,9 +1049,7 @@ def split_qrels_publish(*, split: Split, version: QrelsVersion) -> PublishOutcom
         else:
             Split.objects.filter(pk=split.pk).update(pending_qrels=version)
             missing = list(rescoring_waiting(split_id=split.pk, version_id=version.pk).values_list("pk", flat=True))
-            _send_rescoring_after_commit(missing, version.pk)
-            cache.set(_rescoring_sent_key(split.pk, version.pk), timezone.now().timestamp(),
-                      settings.LEXBOARD_QUEUED_RESEND_SECONDS)
+            _send_rescoring_after_commit(missing, version.pk, split_id=split.pk)
             # Nothing missing (back to a version everyone was scored on): switch now.
             switched = not missing and split_finish_rescoring(split=split)
             outcome = PublishOutcome(switched=switched, rescoring=len(missing), requeued=requeued)
@@ -1138,8 +1151,9 @@ def submission_rescore_on(*, submission_id: int, qrels_version_id: int) -> str:
 def split_rescoring_resend(*, split: Split, now=None) -> int:
     """Send again the rescorings still missing on the pending version if they seem lost; returns how many.
 
-    "Lost" means: no result on the pending version was stored, and nothing
-    was sent, for ``LEXBOARD_QUEUED_RESEND_SECONDS``. While the workers make
+    "Lost" means: no result on the pending version was stored, and no batch
+    was sent successfully, for ``LEXBOARD_QUEUED_RESEND_SECONDS`` (so a
+    publication made while the broker was down is sent at the next sweep). While the workers make
     progress nothing is re-sent, so a long rescoring does not fill the queue
     with duplicates (which would be harmless, only wasteful).
     """
@@ -1159,8 +1173,7 @@ def split_rescoring_resend(*, split: Split, now=None) -> int:
     if recent.exists():
         return 0
     missing = list(rescoring_waiting(split_id=split.pk, version_id=pending_id).values_list("pk", flat=True))
-    cache.set(key, now.timestamp(), window)
-    return _send_rescoring(missing, pending_id)
+    return _send_rescoring(missing, pending_id, split_id=split.pk, now=now)
 
 
 # --- the sweep -----------------------------------------------------------------------------

@@ -136,3 +136,34 @@ def test_two_worker_processes_rescore_in_parallel_while_users_upload_and_withdra
     for submission in Submission.objects.filter(pk__in=must_show):
         assert Result.objects.filter(submission=submission).count() == 2
         assert [e.status for e in submission.events.all()] == ["scoring", "scored"]
+
+
+def test_a_publication_made_while_the_broker_is_down_is_rescored_after_the_next_sweep(
+    transactional_db, celery_worker_process, tiny_dataset, make_submission
+):
+    from submissions.services import submissions_sweep
+    from tests.submissions.conftest import BrokerOutage
+
+    split = tiny_dataset.splits.get(name="test")
+    subs = {system: make_submission(split, system, enqueue=True) for system in ("BM25", "Dense")}
+    wait_scored([s.pk for s in subs.values()], celery_worker_process)
+    v2, _ = qrels_version_add(split=split, qrels=NEW_QRELS, note="errata")
+
+    outage = BrokerOutage()
+    outage.start()
+    try:
+        started = time.monotonic()
+        assert qrels_version_publish_and_rescore(split=split, version=v2) == 2  # staged; no message got out
+        assert time.monotonic() - started < 10  # one failed send, not one per submission
+    finally:
+        outage.restore()
+    split = Split.objects.get(pk=split.pk)
+    assert split.pending_qrels == v2 and split.current_qrels != v2
+
+    assert submissions_sweep()["rescoring_resent"] == 2
+    deadline = time.monotonic() + SWITCH_TIMEOUT
+    while Split.objects.get(pk=split.pk).current_qrels_id != v2.pk:
+        assert time.monotonic() < deadline, f"not switched; worker log:\n{celery_worker_process.log()[-3000:]}"
+        time.sleep(0.1)
+    expected = {system: expected_means(split, v2, RUNS[system]) for system in subs}
+    assert same(board(split), expected)

@@ -217,7 +217,8 @@ def test_the_sweep_resends_lost_rescorings_only_when_nothing_moves(
 ):
     settings.LEXBOARD_QUEUED_RESEND_SECONDS = 300
     subs = score_all(test_split, make_submission, ["BM25", "Dense"])
-    v2, _, _ = stage_v2(test_split, django_capture_on_commit_callbacks)  # captured: as if the messages were lost
+    v2, _, _ = stage_v2(test_split, django_capture_on_commit_callbacks)  # captured: as if the broker was down
+    assert services.submissions_sweep()["rescoring_resent"] == 2  # never sent: sent at the next sweep
     assert "rescoring_resent" not in services.submissions_sweep()  # just sent
     later = timezone.now() + timedelta(seconds=301)
     assert services.submissions_sweep(now=later)["rescoring_resent"] == 2
