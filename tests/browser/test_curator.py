@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import SCORING_TIMEOUT_MS, accessibility_problems
+from .helpers import SCORING_TIMEOUT_MS, accessibility_problems
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e, pytest.mark.slow]
 

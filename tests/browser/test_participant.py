@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from .conftest import SCORING_TIMEOUT_MS, accessibility_problems
+from .helpers import SCORING_TIMEOUT_MS, accessibility_problems
 from .runs import fused_demo_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e, pytest.mark.slow]

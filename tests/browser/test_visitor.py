@@ -11,7 +11,7 @@ import pytest
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e, pytest.mark.slow]
 
-from .conftest import accessibility_problems
+from .helpers import accessibility_problems
 
 expect = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed").expect
 
