@@ -1,12 +1,23 @@
 """The fusion explorer: fuse 2–5 public runs of a split and score the result like any submission.
 
-``fusion_create`` reads the chosen runs, fuses them with the metric core
-(:func:`evaluation.fusion.rrf`, k = 60 by default, or :func:`~evaluation.fusion.combsum`
-of min-max normalised scores), writes the fused run with
-:func:`evaluation.runs.write_run` and stores it as a new :class:`Submission`
-owned by the requesting user: private, ``fusion_of`` naming its parts and
-``fusion_params`` the method. The worker scores it through the normal path
-(``transaction.on_commit`` → ``evaluation.tasks.score_submission``); its page
+The web request only decides: ``fusion_create`` checks the choice (2–5
+scored parts of one split of a retrieval dataset, each public or the user's
+own, the quota) and saves a private, queued :class:`Submission` owned by the
+requesting user, with ``fusion_of`` naming its parts, ``fusion_params`` the
+method and no run file yet. It reads no run: fusing a few large runs would
+hold a web worker for seconds, and nothing heavy runs in a request.
+
+The worker does the rest through the normal scoring path
+(``transaction.on_commit`` → ``evaluation.tasks.score_submission``): after
+claiming the row, :func:`fused_run_ensure` (called by the scoring service when
+``fusion_params`` is set and the file is missing) reads the parts, fuses them
+with the metric core (:func:`evaluation.fusion.rrf`, k = 60 by default, or
+:func:`~evaluation.fusion.combsum` of min-max normalised scores), writes the
+fused run with :func:`evaluation.runs.write_run` and stores it on the
+submission in private storage, so it is there for rescoring on new judgments
+and for the top-k overlap of the compare page. Then the fused run is scored
+like an upload. A part that cannot be read fails the fusion as the service's
+fault (:class:`FusionFailed`; it does not count against the quota). Its page
 then shows the same analyses as any submission, aggregates only on a hidden
 split. The owner may make it public, as a submission that names its parts.
 
@@ -24,6 +35,7 @@ import logging
 from django.contrib.auth import get_user_model
 from django.core.files.base import ContentFile
 from django.db import transaction
+from django.db.models import Q
 
 from leaderboard.models import Dataset
 
@@ -76,43 +88,111 @@ def fusion_check(*, user, parts: list[Submission], method: str, k: int) -> None:
             raise FusionRefused(f"No public submission #{part.pk} is available to fuse.", status=404)
     if len({p.split_id for p in parts}) > 1:
         raise FusionRefused("Only runs of the same dataset split can be fused.")
+    split = parts[0].split
+    if split.dataset.task != Dataset.Task.RETRIEVAL:
+        raise FusionRefused(f"Fusion is for retrieval datasets: {split.dataset.name} is a "
+                            f"{split.dataset.get_task_display()} dataset, whose entries are prediction files, "
+                            "not ranked runs.")
     for part in parts:
         if part.status != Submission.Status.SCORED:
             raise FusionRefused(f"#{part.pk} is not scored ({part.status}); only scored runs can be fused.")
-    split = parts[0].split
-    if split.dataset.task != Dataset.Task.RETRIEVAL:
-        raise FusionRefused(f"{split.dataset.name} is not a retrieval dataset; its entries cannot be fused.")
     quota = submission_quota(user=user, split=split)
     if not quota.allowed:
         raise FusionRefused(quota.message + " A fusion counts as a submission.", status=429)
 
 
+class FusionFailed(Exception):
+    """The worker cannot build a fused run (a part's file is missing or unreadable): the service's fault."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
 def fused_run_bytes(*, parts: list[Submission], method: str, k: int, depth: int) -> bytes:
-    """The fused run in TREC format, from the parts' stored files (the metric core does the work)."""
+    """The fused run in TREC format, from the parts' stored files (the metric core does the work).
+
+    Raises :class:`FusionFailed` naming the part whose file cannot be read:
+    the parts were scored, so an unreadable file is the service's problem, not the user's.
+    """
+    from evaluation.errors import InputError
     from evaluation.fusion import combsum, rrf
     from evaluation.runs import read_run, write_run
 
     runs = []
     for part in parts:
-        with part.run_file.open("rb") as fh:
-            runs.append(read_run(fh, name=part.original_name or f"#{part.pk}"))
+        try:
+            with part.run_file.open("rb") as fh:
+                runs.append(read_run(fh, name=part.original_name or f"#{part.pk}"))
+        except (OSError, ValueError, InputError) as exc:
+            logger.warning("fusion: the run file of submission %s cannot be read", part.pk, exc_info=True)
+            reason = "it is missing" if isinstance(exc, FileNotFoundError) else type(exc).__name__
+            raise FusionFailed(
+                f"The run file of #{part.pk} ({part.system_name}) cannot be read ({reason}), so the runs could "
+                "not be fused. This is our fault and does not count against your quota; the curators have been "
+                "told, and you may fuse again later."
+            ) from exc
     fused = rrf(runs, k=k, depth=depth) if method == "rrf" else combsum(runs, depth=depth)
     buffer = io.BytesIO()
     write_run(fused, buffer, tag=f"rrf{k}" if method == "rrf" else "combsum")
     return buffer.getvalue()
 
 
+def fused_run_ensure(*, submission: Submission) -> bool:
+    """Build and store the fused run of a fusion that has no run file yet; True when it built one.
+
+    Called by the scoring service in the worker, after the row was claimed
+    (so one worker at a time). The file is saved first and then recorded with
+    a conditional UPDATE on a still empty ``run_file``: if another attempt got
+    there first, its file is kept and ours removed, so the stored file never
+    changes once recorded. Raises :class:`FusionFailed` when a part cannot be
+    read or the fused run is empty.
+    """
+    if not submission.fusion_params or submission.run_file:
+        return False
+    params = submission.fusion_params
+    method = params.get("method", "rrf")
+    k = int(params.get("k", DEFAULT_K))
+    ids = [int(pk) for pk in params.get("parts", [])]
+    found = {p.pk: p for p in submission.fusion_of.all()}
+    missing = [pk for pk in ids if pk not in found]
+    if missing or not ids:
+        raise FusionFailed(f"The fused submission{'s' if len(missing) > 1 else ''} "
+                           f"{', '.join(f'#{pk}' for pk in missing) or '(none named)'} no longer exist, so the "
+                           "runs could not be fused. This does not count against your quota.")
+    depth = submission.split.dataset.depth
+    data = fused_run_bytes(parts=[found[pk] for pk in ids], method=method, k=k, depth=depth)
+    if not data:
+        raise FusionFailed("The fused run is empty: the chosen runs retrieve nothing. "
+                           "This does not count against your quota.")
+    name = submission.original_name or f"fusion-{method}.txt"
+    field = submission.run_file
+    field.save(name, ContentFile(data), save=False)
+    stored = field.name
+    updated = Submission.objects.filter(pk=submission.pk).filter(Q(run_file="") | Q(run_file__isnull=True)).update(
+        run_file=stored, file_size=len(data), sha256=hashlib.sha256(data).hexdigest())
+    if not updated:
+        field.storage.delete(stored)
+        submission.refresh_from_db(fields=["run_file", "file_size", "sha256"])
+        return False
+    submission.file_size = len(data)
+    submission.sha256 = hashlib.sha256(data).hexdigest()
+    logger.info("fusion %s: fused run of %s written (%s bytes)", submission.pk, ids, len(data))
+    return True
+
+
 def fusion_create(*, user, parts: list[Submission], method: str = "rrf", k: int = DEFAULT_K,
                   system_name: str = "") -> Submission:
-    """Fuse ``parts`` and save the fused run as a private, queued submission of ``user``; score it after commit."""
+    """Save a private, queued fusion of ``parts`` for ``user``; the worker fuses and scores it after commit.
+
+    Reads no run file (see the module docstring): the row has no file until
+    the worker writes the fused run.
+    """
     from .services import submission_enqueue
 
     k = int(k)
     fusion_check(user=user, parts=parts, method=method, k=k)
     split = parts[0].split
-    data = fused_run_bytes(parts=parts, method=method, k=k, depth=split.dataset.depth)
-    if not data:
-        raise FusionRefused("The fused run is empty: the chosen runs retrieve nothing.")
     params = {"method": method, "parts": [p.pk for p in parts]}
     if method == "rrf":
         params["k"] = k
@@ -127,26 +207,18 @@ def fusion_create(*, user, parts: list[Submission], method: str = "rrf", k: int 
         family=Submission.Family.HYBRID,
         visibility=Submission.Visibility.PRIVATE,
         original_name=f"fusion-{method}.txt",
-        file_size=len(data),
-        sha256=hashlib.sha256(data).hexdigest(),
         fusion_params=params,
         used_training_data=any(p.used_training_data for p in parts),
     )
-    submission.run_file.save(submission.original_name, ContentFile(data), save=False)
-    stored = submission.run_file.name
-    try:
-        with transaction.atomic():
-            # Serialise one user's submissions so two parallel requests cannot both pass the quota.
-            get_user_model().objects.select_for_update().filter(pk=user.pk).first()
-            quota = submission_quota(user=user, split=split)
-            if not quota.allowed:
-                raise FusionRefused(quota.message + " A fusion counts as a submission.", status=429)
-            submission.save()
-            submission.fusion_of.set(parts)
-            submission_id = submission.pk
-            transaction.on_commit(lambda: submission_enqueue(submission_id=submission_id))
-    except BaseException:
-        submission.run_file.storage.delete(stored)
-        raise
+    with transaction.atomic():
+        # Serialise one user's submissions so two parallel requests cannot both pass the quota.
+        get_user_model().objects.select_for_update().filter(pk=user.pk).first()
+        quota = submission_quota(user=user, split=split)
+        if not quota.allowed:
+            raise FusionRefused(quota.message + " A fusion counts as a submission.", status=429)
+        submission.save()
+        submission.fusion_of.set(parts)
+        submission_id = submission.pk
+        transaction.on_commit(lambda: submission_enqueue(submission_id=submission_id))
     logger.info("fusion %s created by user %s: %s", submission.pk, user.pk, params)
     return submission

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import subprocess
@@ -54,14 +55,20 @@ def test_a_fusion_from_the_page_is_scored_like_the_command_lines_fuse_and_score(
     assert fusion.user == bob and fusion.visibility == "private" and fusion.status == "queued"
     assert set(fusion.fusion_of.values_list("pk", flat=True)) == {a.pk, b.pk}
     assert fusion.fusion_params == {"method": "rrf", "parts": [a.pk, b.pk], "k": 60}
+    assert not fusion.run_file and fusion.file_size == 0  # the worker fuses, not the web request
     fusion = submission_score_now(fusion.pk)
     assert fusion.status == "scored", fusion.error
+    assert fusion.run_file and fusion.file_size > 0  # kept for rescoring and the top-k overlap
 
     qrels, runs = write_inputs(tmp_path, [a, b])
+    with fusion.run_file.open("rb") as fh:
+        stored_run = fh.read()
     fused = subprocess.run([sys.executable, "-m", "evaluation", "fuse", *map(str, runs), "--method", "rrf",
                             "--k", "60", "--depth", "100"], cwd=BASE_DIR, capture_output=True, text=True, timeout=120)
     assert fused.returncode == 0, fused.stderr
     (tmp_path / "fused.txt").write_text(fused.stdout)
+    assert stored_run.decode() == fused.stdout  # the stored file is the command line's fused run
+    assert fusion.sha256 == hashlib.sha256(stored_run).hexdigest()
     expected = json.loads(cli_scores("score", "--qrels", str(qrels), "--run", str(tmp_path / "fused.txt"),
                                      "--measures", "R@10,MAP@10,nDCG@10", "--depth", "100", "--json"))["measures"]
     assert stored_scores(fusion) == pytest.approx(expected, abs=1e-12)
@@ -102,6 +109,52 @@ def test_a_combsum_fusion_through_the_api_is_pollable_and_matches_the_command_li
     web.force_login(bob)
     html = web.get(reverse("submissions:detail", args=[body["id"]])).content.decode()
     assert "95% bootstrap intervals" in html and "secretq" not in html
+
+
+def test_the_web_request_does_not_read_the_parts_run_files(scored, alice, bob):
+    a = scored("dev", alice, "shifted")
+    b = scored("dev", bob, "random", seed=3)
+    lost = a.run_file.name
+    a.run_file.storage.delete(lost)  # were the request to read the parts, it would fail here
+    api = APIClient()
+    api.force_authenticate(bob)
+    response = api.post(reverse("api:fusions"), {"submissions": [a.pk, b.pk], "k": 60}, format="json")
+    assert response.status_code == 202, response.content
+    fusion = Submission.objects.get(pk=response.json()["id"])
+    assert fusion.status == "queued" and not fusion.run_file and fusion.sha256 == ""
+
+    # The worker finds the part's file gone: the fusion fails as the service's fault (no quota used).
+    fusion = submission_score_now(fusion.pk)
+    assert fusion.status == "failed" and fusion.failure_kind == "service"
+    assert fusion.error["message"].startswith(f"The run file of #{a.pk} (")
+    assert "cannot be read (it is missing)" in fusion.error["message"]
+    assert "does not count against your quota" in fusion.error["message"]
+    assert not fusion.run_file and not fusion.results.exists()
+
+
+def test_a_fused_run_is_written_once_and_kept_for_rescoring(scored, alice, bob):
+    from submissions.fusion_service import fused_run_ensure
+
+    a = scored("dev", alice, "perfect")
+    b = scored("dev", bob, "shifted")
+    api = APIClient()
+    api.force_authenticate(bob)
+    fusion_id = api.post(reverse("api:fusions"), {"submissions": [b.pk, a.pk], "method": "combsum"},
+                         format="json").json()["id"]
+    fusion = Submission.objects.get(pk=fusion_id)
+    assert fused_run_ensure(submission=fusion) is True
+    stored = fusion.run_file.name
+    # A second attempt (a redelivered message) keeps the first file.
+    again = Submission.objects.get(pk=fusion_id)
+    assert fused_run_ensure(submission=again) is False and again.run_file.name == stored
+    storage, folder = fusion.run_file.storage, str(Path(stored).parent)
+    files_before = set(storage.listdir(folder)[1])
+    stale = Submission.objects.get(pk=fusion_id)
+    stale.run_file = ""  # an attempt that loaded the row before the file was recorded
+    assert fused_run_ensure(submission=stale) is False and stale.run_file.name == stored
+    assert set(storage.listdir(folder)[1]) == files_before  # its own copy removed again
+    fusion = submission_score_now(fusion_id)
+    assert fusion.status == "scored" and fusion.run_file.name == stored
 
 
 def test_fusion_refuses_other_peoples_private_runs_and_wrong_counts(scored, alice, bob):
