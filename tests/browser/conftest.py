@@ -77,19 +77,31 @@ def _chromium_available():
     _skip_without_chromium()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium_browser():
-    """Debian's Chromium driven by Playwright; the tests are skipped when either is missing."""
+    """Debian's Chromium driven by Playwright, for one test module; skipped when either is missing.
+
+    Playwright's sync API keeps an asyncio loop running in this thread, which
+    Django takes for an async context and refuses ORM calls. The tests are
+    synchronous and the loop only drives the browser, so Django's escape hatch
+    is set while a module's browser is open, and both end with the module:
+    the tests after it run with neither.
+    """
     _skip_without_chromium()
     from playwright import sync_api
-    # Playwright's sync API keeps an asyncio loop in this thread, which Django takes for an
-    # async context and refuses ORM calls. The tests are synchronous; the loop only drives
-    # the browser (Django's documented escape hatch for exactly this case).
-    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
+
+    saved = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_api.sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            yield browser
+            browser.close()
+    finally:
+        if saved is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = saved
 
 
 # --- The site: gunicorn and a worker on the test database -------------------------------------
