@@ -237,7 +237,9 @@ def shoot(screenshot_dir):
     """``shoot(page, "name", canonical=True)``: save a screenshot; canonical ones feed docs/screenshots/."""
     update_docs = os.environ.get("LEXBOARD_UPDATE_SCREENSHOTS") == "1"
 
-    def take(page, name: str, *, canonical: bool = False, full_page: bool = False) -> Path:
+    def take(page, name: str, *, canonical: bool = False, full_page: bool = False, keep_focus: bool = False) -> Path:
+        if not keep_focus:  # a focus ring left by typing is noise in a picture
+            page.evaluate("() => document.activeElement && document.activeElement.blur()")
         png = _shrink(page.screenshot(full_page=full_page, animations="disabled", caret="hide"))
         path = screenshot_dir / f"{name}.png"
         path.write_bytes(png)

@@ -153,7 +153,7 @@ def test_a_keyboard_user_tabs_to_a_column_heading_sees_the_focus_and_sorts_with_
         " return {visible: a.matches(':focus-visible'), style: s.outlineStyle, width: parseFloat(s.outlineWidth)}; }"
     )
     assert ring["visible"] and ring["style"] != "none" and ring["width"] >= 2, ring
-    shoot(page, "keyboard-focus")
+    shoot(page, "keyboard-focus", keep_focus=True)
 
     page.keyboard.press("Enter")
     page.wait_for_url(f"**sort={target.replace('@', '%40')}**")
