@@ -43,6 +43,14 @@ class Benchmark(models.Model):
         return reverse("leaderboard:benchmark", args=[self.slug])
 
 
+def _is_macro_f1_name(name) -> bool:
+    """``macro-F1`` or ``macro-F1/<language>`` (one word after the slash), the scores of classification tasks."""
+    if name == "macro-F1":
+        return True
+    prefix, _, language = str(name).partition("/")
+    return prefix == "macro-F1" and bool(language) and not any(c.isspace() or c == "/" for c in language)
+
+
 class Dataset(models.Model):
     """One collection with its questions, corpus and the measures its leaderboard shows."""
 
@@ -93,14 +101,22 @@ class Dataset(models.Model):
         from evaluation.measures import parse_measure
 
         errors = {}
-        # Retrieval measures are checked against the metric core's registry;
-        # other tasks (classification, suite aggregates) name theirs freely.
-        measures_to_check = (self.measures or []) if self.task == self.Task.RETRIEVAL else []
-        for name in measures_to_check:
-            try:
-                parse_measure(name)
-            except ValueError as exc:
-                errors["measures"] = str(exc)
+        if self.task == self.Task.RETRIEVAL:
+            # Checked against the metric core's registry.
+            for name in self.measures or []:
+                try:
+                    parse_measure(name)
+                except ValueError as exc:
+                    errors["measures"] = str(exc)
+        else:
+            # Classification and NER results hold macro-F1 and one macro-F1 per language, nothing else:
+            # any other name would be a column that stays empty forever.
+            wrong = [name for name in self.measures or [] if not _is_macro_f1_name(name)]
+            if wrong:
+                errors["measures"] = (
+                    f"{', '.join(map(str, wrong))}: a {self.get_task_display()} dataset is scored by macro-F1; "
+                    "use macro-F1 and, per language of the gold examples, macro-F1/<language> (e.g. macro-F1/fr)."
+                )
         if self.primary_measure and self.primary_measure not in (self.measures or []):
             errors["primary_measure"] = "The primary measure must be one of the dataset's measures."
         if errors:

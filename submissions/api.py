@@ -83,7 +83,13 @@ class SubmissionCreateInput(serializers.ModelSerializer):
     )
     run_file = serializers.FileField(
         allow_empty_file=True,
-        help_text="The run in TREC format (`qid Q0 docid rank score tag`), plain or gzip-compressed."
+        help_text=(
+            "The file to score, plain or gzip-compressed. Retrieval datasets: a run in TREC format "
+            "(`qid Q0 docid rank score tag`). Classification and NER datasets (`task` in `GET /api/v1/datasets/`): "
+            'predictions in JSON Lines, one object per example, e.g. `{"id": "doc-1", "label": "civil"}` '
+            '(single-label), `{"id": "doc-1", "labels": ["civil", "tax"]}` (multi-label) or '
+            '`{"id": "s-1", "tags": ["B-PER", "I-PER", "O"]}` (NER).'
+        ),
     )
 
     class Meta:

@@ -19,6 +19,8 @@ from django.core.cache import cache
 from evaluation.stats import holm, paired_ttest, randomization_test
 from leaderboard import plots
 
+from leaderboard.models import Dataset
+
 from .analysis import category_table, min_group_size, per_query_allowed, _topics
 from .models import Result, Submission
 from .selectors import load_per_query, submission_current_result
@@ -145,6 +147,15 @@ def load_scored(submissions: list[Submission]) -> list[Scored]:
     return out
 
 
+def check_task(dataset: Dataset) -> None:
+    """Refuse datasets whose entries store no per-example values (classification, NER): nothing to pair."""
+    if dataset.task != Dataset.Task.RETRIEVAL:
+        raise CompareRefused(
+            f"Comparison of per-query values is for retrieval datasets; {dataset.name} is a "
+            f"{dataset.get_task_display()} dataset, whose entries store no per-example values. "
+            "Compare their scores on the leaderboard.")
+
+
 def check_comparable(submissions: list[Submission]) -> None:
     """Two to ``MAX_SUBMISSIONS`` distinct submissions of one split, else :class:`CompareRefused`."""
     if len(submissions) < 2:
@@ -157,6 +168,7 @@ def check_comparable(submissions: list[Submission]) -> None:
     if len(splits) > 1:
         raise CompareRefused("Only submissions to the same dataset split can be compared "
                              f"(these are to {', '.join(sorted({str(s.split) for s in submissions}))}).")
+    check_task(submissions[0].split.dataset)
 
 
 @dataclass

@@ -72,6 +72,13 @@ def fusable_by(submission: Submission, user) -> bool:
                 and submission.withdrawn_at is None and not submission.hidden_by_curator)
 
 
+def fusion_task_check(dataset: Dataset) -> None:
+    """Only ranked runs can be fused: refuse classification and NER datasets with a plain reason."""
+    if dataset.task != Dataset.Task.RETRIEVAL:
+        raise FusionRefused(f"Fusion is for retrieval datasets: {dataset.name} is a {dataset.get_task_display()} "
+                            "dataset, whose entries are prediction files, not ranked runs.")
+
+
 def fusion_check(*, user, parts: list[Submission], method: str, k: int) -> None:
     """Refuse (``FusionRefused``) what cannot be fused: count, method, k, split, status, visibility, quota."""
     if method not in METHODS:
@@ -89,10 +96,7 @@ def fusion_check(*, user, parts: list[Submission], method: str, k: int) -> None:
     if len({p.split_id for p in parts}) > 1:
         raise FusionRefused("Only runs of the same dataset split can be fused.")
     split = parts[0].split
-    if split.dataset.task != Dataset.Task.RETRIEVAL:
-        raise FusionRefused(f"Fusion is for retrieval datasets: {split.dataset.name} is a "
-                            f"{split.dataset.get_task_display()} dataset, whose entries are prediction files, "
-                            "not ranked runs.")
+    fusion_task_check(split.dataset)
     for part in parts:
         if part.status != Submission.Status.SCORED:
             raise FusionRefused(f"#{part.pk} is not scored ({part.status}); only scored runs can be fused.")

@@ -617,13 +617,14 @@ def _retry_or_fail(submission_id: int, attempt: int, *, reason: str) -> None:
             )
 
 
-def _input_error_message(exc: InputError) -> str:
-    """The first problem of a refused run with its line, for the submission's failure message."""
+def _input_error_message(exc: InputError, *, task: str = Dataset.Task.RETRIEVAL) -> str:
+    """The first problem of a refused run (or prediction file) with its line, for the failure message."""
     problems = exc.problems
     first = problems[0] if problems else None
     where = (f"line {first.line}: " if first and first.line is not None else "") + (first.reason if first else "")
     more = f" (and {len(problems) - 1} more problem(s) listed below)" if len(problems) > 1 else ""
-    return f"The run file cannot be scored: {where}{more}. Fix the file and resubmit it."
+    what = "run file" if task == Dataset.Task.RETRIEVAL else "predictions file"
+    return f"The {what} cannot be scored: {where}{more}. Fix the file and resubmit it."
 
 
 def submission_score(submission_id: int, *, progress: Callable[[float], None] | None = None) -> None:
@@ -659,7 +660,7 @@ def submission_score(submission_id: int, *, progress: Callable[[float], None] | 
             submission.pk,
             attempt,
             kind=Submission.FailureKind.INPUT,
-            message=_input_error_message(exc),
+            message=_input_error_message(exc, task=submission.split.dataset.task),
             details=_problems_to_details(exc.problems),
         )
     except Exception as exc:  # our fault (or the time limit): retry, then give up without counting it
@@ -803,12 +804,12 @@ def result_store(*, submission: Submission, computed: ComputedResult) -> Result:
     return result
 
 
-def _failure_marker(version: QrelsVersion, exc: Exception) -> ComputedResult:
+def _failure_marker(version: QrelsVersion, exc: Exception, *, task: str = Dataset.Task.RETRIEVAL) -> ComputedResult:
     """What is stored when a run cannot be scored on a pending version: the reason, no scores."""
     if isinstance(exc, QrelsFormatError):
         reason = f"the judgments of qrels v{version.version} cannot be read"
     elif isinstance(exc, InputError):
-        reason = _input_error_message(exc)
+        reason = _input_error_message(exc, task=task)
     else:
         reason = f"scoring on qrels v{version.version} failed on our side ({type(exc).__name__})"
     return ComputedResult(
@@ -878,7 +879,7 @@ def _score_claimed(submission: Submission, attempt: int, heartbeat: _Heartbeat,
             raise
         except Exception as exc:
             logger.warning("submission %s cannot be scored on pending %s", submission.pk, pending, exc_info=True)
-            computed.append(_failure_marker(pending, exc))
+            computed.append(_failure_marker(pending, exc, task=dataset.task))
     report(0.95)
 
     with transaction.atomic():
@@ -1125,7 +1126,7 @@ def submission_rescore_on(*, submission_id: int, qrels_version_id: int) -> str:
         raise
     except Exception as exc:
         logger.warning("submission %s cannot be rescored on %s", submission_id, version, exc_info=True)
-        computed = _failure_marker(version, exc)
+        computed = _failure_marker(version, exc, task=split.dataset.task)
 
     with transaction.atomic():
         current_id, pending_id = _lock_split(split.pk)

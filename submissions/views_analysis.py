@@ -18,12 +18,21 @@ from . import selectors
 from .analysis import per_query_allowed, per_query_csv as build_per_query_csv
 from .compare import (
     CompareRefused,
+    check_task,
     comparable_with,
     compare as compare_submissions,
     parse_ids,
     visible_submissions,
 )
-from .fusion_service import DEFAULT_K, MAX_PARTS, METHODS, FusionRefused, fusable_by, fusion_create
+from .fusion_service import (
+    DEFAULT_K,
+    MAX_PARTS,
+    METHODS,
+    FusionRefused,
+    fusable_by,
+    fusion_create,
+    fusion_task_check,
+)
 from .models import Submission
 
 
@@ -40,6 +49,7 @@ def compare(request: HttpRequest) -> HttpResponse:
         context["ids"] = ",".join(str(i) for i in ids)
         submissions = visible_submissions(ids=ids, user=request.user)
         if len(submissions) == 1:
+            check_task(submissions[0].split.dataset)
             context["reference"] = submissions[0]
             context["others"] = comparable_with(submission=submissions[0], user=request.user)
         elif submissions:
@@ -92,9 +102,14 @@ def fusion(request: HttpRequest) -> HttpResponse:
         first = Submission.objects.select_related("split__dataset").filter(pk=chosen[0]).first()
         if first is not None and fusable_by(first, request.user):
             split = first.split
+    status = 200
+    if split is not None:
+        try:
+            fusion_task_check(split.dataset)
+        except FusionRefused as exc:
+            error, split, status = exc.message, None, 400
     method = data.get("method", "rrf")
     k_text = str(data.get("k", DEFAULT_K)).strip() or str(DEFAULT_K)
-    status = 200
     if request.method == "POST" and not error:
         try:
             if not k_text.isdigit():
@@ -111,8 +126,8 @@ def fusion(request: HttpRequest) -> HttpResponse:
             error = exc.message
             status = 400
         else:
-            messages.success(request, "The fused run was created and is queued for scoring. It is private until "
-                                      "you make it public.")
+            messages.success(request, "The fusion is queued: a worker fuses the chosen runs and scores the result. "
+                                      "It is private until you make it public.")
             return redirect(submission)
     context = {
         "split": split,

@@ -25,7 +25,7 @@
       bar.textContent = Math.round((data.progress || 0) * 100) + "%";
     }
     if (hint && data.status === "scoring") {
-      hint.textContent = "A worker is scoring the run (" + Math.round((data.progress || 0) * 100) + "%). This page updates by itself.";
+      hint.textContent = (box.dataset.scoringText || "A worker is scoring the run") + " (" + Math.round((data.progress || 0) * 100) + "%). This page updates by itself.";
     }
   }
 

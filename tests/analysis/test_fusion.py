@@ -56,6 +56,9 @@ def test_a_fusion_from_the_page_is_scored_like_the_command_lines_fuse_and_score(
     assert set(fusion.fusion_of.values_list("pk", flat=True)) == {a.pk, b.pk}
     assert fusion.fusion_params == {"method": "rrf", "parts": [a.pk, b.pk], "k": 60}
     assert not fusion.run_file and fusion.file_size == 0  # the worker fuses, not the web request
+    html = client.get(fusion.get_absolute_url()).content.decode()
+    assert "Waiting for a worker, which fuses the chosen runs and scores the result" in html
+    assert "not written yet: the worker writes the fused run" in html
     fusion = submission_score_now(fusion.pk)
     assert fusion.status == "scored", fusion.error
     assert fusion.run_file and fusion.file_size > 0  # kept for rescoring and the top-k overlap
