@@ -141,3 +141,20 @@ def test_it_serves_the_cached_page_gzip_compressed_to_clients_that_accept_it(cli
     assert response["Content-Encoding"] == "gzip" and "Accept-Encoding" in response["Vary"]
     assert gzip.decompress(response.content).decode() == plain
     assert "Content-Encoding" not in client.get(url)
+
+
+def test_the_redis_cache_backend_reuses_one_client_and_still_works():
+    import redis
+
+    from lexboard.redis_cache import RedisCache
+
+    try:
+        redis.Redis.from_url("redis://127.0.0.1:6379/15", socket_timeout=1).ping()
+    except redis.RedisError:
+        pytest.skip("no Redis on 127.0.0.1:6379")
+    backend = RedisCache("redis://127.0.0.1:6379/15", {"KEY_PREFIX": f"test-redis-cache-{uuid.uuid4().hex[:8]}"})
+    backend.set("k", {"a": 1}, 30)
+    assert backend.get("k") == {"a": 1}
+    assert backend.add("n", 1, 30) and backend.incr("n") == 2
+    assert backend._cache.get_client() is backend._cache.get_client(write=True)
+    backend.delete_many(["k", "n"])
