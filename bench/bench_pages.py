@@ -6,8 +6,9 @@
 The static file (the site's stylesheet, served by whitenoise through the same
 gunicorn) is the ceiling: the most this stack can answer per second. Each
 page is measured at 16 and 64 connections in the same run, one target after
-the other, with a short warm-up first (it fills the leaderboard cache the way
-the first visitor after a new score would). Targets (docs/performance.md):
+the other, after a warm-up: one request per target (the first visit after new
+scores renders the page and fills the cache), then 2 s of wrk per target so
+every gunicorn process and thread has served it. Targets (docs/performance.md):
 each page at least a third of the static ceiling, p99 under 100 ms at 16
 connections. wrk runs on loopback, bounded by ``--duration``; it is a Debian
 package (``apt-get install wrk``), needed only here, not by the test suite.
@@ -103,11 +104,12 @@ def main(argv: list[str] | None = None) -> int:
             ("API leaderboard", f"{base}/api/v1/datasets/{state['dataset']}/leaderboard"),
         ]
         for _, url in targets:
-            status = http_status(url, timeout=30)
+            # The first visit after new scores renders the page (and its significance tiers): allow for it.
+            status = http_status(url, timeout=180)
             if status != 200:
                 raise SystemExit(f"{url} answered {status}, not 200")
-            for _ in range(3):  # warm-up: caches, connections, lazy imports
-                http_status(url, timeout=30)
+        for _, url in targets:  # warm-up: every gunicorn process and thread, caches, connections
+            subprocess.run(["wrk", "-t1", f"-c{max(connections)}", "-d2s", url], check=True, capture_output=True)
         results = []
         for name, url in targets:
             for c in connections:

@@ -106,7 +106,7 @@ class Stack:
     name: str = "lexboard_bench"
     port: int = 8765
     web_workers: int = 3
-    web_threads: int = 1
+    web_threads: int = 4  # gthread: keep-alive, and a thread waiting on the database frees the CPU
     celery_workers: int = 1
     concurrency: int = 1
     broker_db: int = 12
@@ -189,6 +189,9 @@ class Stack:
         return proc
 
     def start(self) -> None:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", self.port)) == 0:
+                raise RuntimeError(f"port {self.port} is taken (a stack still stopping?); use --port or wait")
         # The code may have changed since the database was seeded.
         self.manage("migrate", "--noinput")
         self.manage("collectstatic", "--noinput")
@@ -262,7 +265,8 @@ def stack_arguments(parser, *, celery_workers: int = 1, concurrency: int = 1) ->
     g.add_argument("--db", default="lexboard_bench", help="Bench database name (default lexboard_bench).")
     g.add_argument("--port", type=int, default=8765)
     g.add_argument("--web-workers", type=int, default=3, help="gunicorn worker processes (default 3).")
-    g.add_argument("--web-threads", type=int, default=1, help="gunicorn threads per worker (default 1).")
+    g.add_argument("--web-threads", type=int, default=4,
+                   help="gunicorn threads per worker (default 4, the gthread worker; 1 = the sync worker).")
     g.add_argument("--celery-workers", type=int, default=celery_workers, help="Celery worker processes.")
     g.add_argument("--concurrency", type=int, default=concurrency, help="Pool size of each Celery worker.")
     g.add_argument("--entries", type=int, default=200, help="Leaderboard entries to seed (default 200).")
