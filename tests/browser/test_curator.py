@@ -9,6 +9,7 @@ documents, and a second qrels file that judges more documents relevant.
 from __future__ import annotations
 
 import re
+import signal
 import time
 from pathlib import Path
 
@@ -81,7 +82,7 @@ def primary_score(page, dataset, submission_id: int) -> str:
 
 
 def test_a_curator_imports_a_dataset_publishes_new_qrels_and_sees_the_rescored_leaderboard(
-    empty_dataset, staff, django_user_model, browser_page, shoot
+    empty_dataset, staff, django_user_model, browser_page, shoot, celery_worker_process
 ):
     from leaderboard.models import QrelsVersion
     from submissions.services import submission_create
@@ -119,14 +120,24 @@ def test_a_curator_imports_a_dataset_publishes_new_qrels_and_sees_the_rescored_l
     assert split.current_qrels.version == 1
     assert primary_score(page, dataset, submission.pk) == before
 
-    # Publish version 2 with the admin action.
+    # Publish version 2 with the admin action, the worker paused (SIGSTOP) so the rescoring in
+    # progress can be looked at: until it is done, the site keeps showing version 1's numbers.
     version = QrelsVersion.objects.get(split=split, version=2)
     page.goto("/admin/leaderboard/qrelsversion/")
     page.locator(f"input.action-select[value='{version.pk}']").check()
     page.locator("select[name=action]").select_option("publish")
-    page.locator("button[name=index], input[name=index]").first.click()
-    expect(page.locator(".messagelist")).to_contain_text("published; 1 submissions queued for rescoring")
-    shoot(page, "admin-publish")
+    celery_worker_process.kill(signal.SIGSTOP)
+    try:
+        page.locator("button[name=index], input[name=index]").first.click()
+        expect(page.locator(".messagelist")).to_contain_text("published; 1 submissions queued for rescoring")
+        shoot(page, "admin-publish")
+        page.goto(f"/admin/leaderboard/split/{split.pk}/change/")
+        shoot(page, "admin-rescoring")
+        page.goto(f"/submissions/{submission.pk}/")
+        assert "qrels version 2" not in page.locator("body").inner_text()
+        shoot(page, "submission-rescoring")
+    finally:
+        celery_worker_process.kill(signal.SIGCONT)
 
     # The worker rescores; the submission's scores and the leaderboard move to version 2 without
     # anyone touching the submission (whether the split switches at once or when the last
