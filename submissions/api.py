@@ -555,13 +555,17 @@ def docs(request):
     pages load their scripts from a CDN, which this site does not do.
     """
     base = request.build_absolute_uri("/").rstrip("/")
-    example = Dataset.objects.filter(is_published=True).order_by("benchmark__order", "order", "name").first()
+    published = Dataset.objects.filter(is_published=True).order_by("benchmark__order", "order", "name")
+    example = published.first()
+    # Comparison and fusion are for retrieval datasets: their example names a retrieval measure.
+    retrieval = published.filter(task=Dataset.Task.RETRIEVAL).first()
     context = {
         "endpoints": _endpoints(),
         "base": base,
         "api_base": base + reverse("api:datasets").rsplit("datasets/", 1)[0].rstrip("/"),
         "schema_url": reverse("api:schema"),
         "dataset_slug": example.slug if example else "bsard",
+        "compare_measure": retrieval.primary_measure if retrieval and retrieval.primary_measure else "R@100",
         "families": [c for c, _ in Submission.Family.choices],
         "visibilities": [c for c, _ in Submission.Visibility.choices],
     }

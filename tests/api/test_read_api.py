@@ -124,3 +124,12 @@ def test_the_docs_page_lists_endpoints_with_examples_and_no_cdn(db):
         assert text in html
     assert "run_file" in html and "system_name" in html
     assert "cdn" not in html.lower() and "<script" not in html
+
+
+def test_the_docs_page_shows_compare_and_fusion_with_curl_examples(tiny_dataset):
+    html = APIClient().get(reverse("api:docs")).content.decode()
+    assert "GET /api/v1/compare/" in html and "POST /api/v1/fusions/" in html  # the endpoint list, from the schema
+    assert 'curl -sS "http://testserver/api/v1/compare/?submissions=42,57&amp;measure=' in html
+    assert """-d '{"submissions": [42, 57], "method": "rrf", "k": 60}'""" in html
+    assert "http://testserver/api/v1/fusions/" in html and 'href="#fuse"' in html and 'href="#compare"' in html
+    assert "a worker fuses the runs and scores the" in html
