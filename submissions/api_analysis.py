@@ -2,8 +2,9 @@
 
 ``GET /api/v1/compare/?submissions=ID,ID&measure=R@100`` answers aggregates
 only (means, p-values, wins/ties/losses), so it is the same on hidden splits.
-``POST /api/v1/fusions/`` fuses 2–5 public runs (or the caller's own) and
-answers 202 with an id to poll at ``api:submission``. Errors leave through
+``POST /api/v1/fusions/`` checks a fusion of 2–5 public runs (or the caller's
+own) and answers 202 with an id to poll at ``api:submission``; a worker fuses
+and scores it. Errors leave through
 :mod:`submissions.api_errors` in the one shape of the API.
 """
 
@@ -91,7 +92,7 @@ class FusionCreatedSerializer(serializers.Serializer):
 
 
 class FusionCreate(JsonView):
-    """Fuse public runs (or your own) into a new private submission, scored by a worker."""
+    """Fuse public runs (or your own) into a new private submission; a worker fuses and scores it."""
 
     permission_classes = [permissions.IsAuthenticated]
     parser_classes = [JSONParser]
