@@ -1,4 +1,4 @@
-"""Classification and NER datasets speak of predictions and examples, not runs and queries; runs-only tools refuse them."""
+"""Classification and NER pages speak of predictions and examples, not runs and queries; run-only tools refuse them."""
 
 from __future__ import annotations
 
