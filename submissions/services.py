@@ -804,14 +804,19 @@ def result_store(*, submission: Submission, computed: ComputedResult) -> Result:
     return result
 
 
-def _failure_marker(version: QrelsVersion, exc: Exception, *, task: str = Dataset.Task.RETRIEVAL) -> ComputedResult:
-    """What is stored when a run cannot be scored on a pending version: the reason, no scores."""
-    if isinstance(exc, QrelsFormatError):
-        reason = f"the judgments of qrels v{version.version} cannot be read"
-    elif isinstance(exc, InputError):
-        reason = _input_error_message(exc, task=task)
-    else:
-        reason = f"scoring on qrels v{version.version} failed on our side ({type(exc).__name__})"
+def _failure_marker(version: QrelsVersion, exc: Exception | None, *, task: str = Dataset.Task.RETRIEVAL,
+                    reason: str = "") -> ComputedResult:
+    """What is stored when a run cannot be scored on a pending version: the reason, no scores.
+
+    The reason is ``reason`` when given, else said from the exception ``exc``.
+    """
+    if not reason:
+        if isinstance(exc, QrelsFormatError):
+            reason = f"the judgments of qrels v{version.version} cannot be read"
+        elif isinstance(exc, InputError):
+            reason = _input_error_message(exc, task=task)
+        else:
+            reason = f"scoring on qrels v{version.version} failed on our side ({type(exc).__name__})"
     return ComputedResult(
         version_id=version.pk, scores={}, primary_score=None, n_queries=0, per_query=b"",
         warnings=[{"code": RESCORING_FAILED, "message": reason, "count": 1}], duration_seconds=0.0, failed=True,
@@ -958,8 +963,18 @@ def _requeue_service_failures(split_id: int) -> int:
     return count
 
 
+def _rescoring_key(kind: str, *ids: int) -> str:
+    """A cache key for rescoring bookkeeping, scoped to this database.
+
+    Row ids repeat from one database to another (e.g. test sessions sharing
+    one Redis), so the database's name is part of the key.
+    """
+    scope = hashlib.sha256(str(connection.settings_dict.get("NAME", "")).encode()).hexdigest()[:12]
+    return f"lexboard:rescoring-{kind}:{scope}:" + ":".join(str(i) for i in ids)
+
+
 def _rescoring_sent_key(split_id: int, version_id: int) -> str:
-    return f"lexboard:rescoring-sent:{split_id}:{version_id}"
+    return _rescoring_key("sent", split_id, version_id)
 
 
 def _send_rescoring(submission_ids: list[int], version_id: int, *, split_id: int | None = None,
@@ -1120,13 +1135,21 @@ def submission_rescore_on(*, submission_id: int, qrels_version_id: int) -> str:
     if submission.status != Submission.Status.SCORED or submission.withdrawn_at is not None:
         return "skipped"
     version = QrelsVersion.objects.defer("qrels_gz").get(pk=qrels_version_id)
-    try:
-        computed = result_compute(dataset=split.dataset, version=version, run=_read_stored_run(submission))
-    except (OperationalError, InterfaceError):
-        raise
-    except Exception as exc:
-        logger.warning("submission %s cannot be rescored on %s", submission_id, version, exc_info=True)
-        computed = _failure_marker(version, exc, task=split.dataset.task)
+    attempt = _rescoring_attempt(submission_id, qrels_version_id)
+    if attempt > settings.LEXBOARD_MAX_SCORING_ATTEMPTS:
+        # Earlier attempts never came back (the worker was killed: memory, hard time limit).
+        logger.error("giving up rescoring submission %s on %s after %s attempts", submission_id, version, attempt - 1)
+        computed = _failure_marker(
+            version, None, reason=f"the worker rescoring it on qrels v{version.version} stopped {attempt - 1} times"
+        )
+    else:
+        try:
+            computed = result_compute(dataset=split.dataset, version=version, run=_read_stored_run(submission))
+        except (OperationalError, InterfaceError):
+            raise
+        except Exception as exc:
+            logger.warning("submission %s cannot be rescored on %s", submission_id, version, exc_info=True)
+            computed = _failure_marker(version, exc, task=split.dataset.task)
 
     with transaction.atomic():
         current_id, pending_id = _lock_split(split.pk)
@@ -1147,6 +1170,24 @@ def submission_rescore_on(*, submission_id: int, qrels_version_id: int) -> str:
         result_store(submission=row, computed=computed)
     split_finish_rescoring(split=split)
     return "failed" if computed.failed else "stored"
+
+
+def _rescoring_attempt(submission_id: int, version_id: int) -> int:
+    """Count an attempt at rescoring (submission, version); returns its number.
+
+    A run that kills its worker (memory, the hard time limit) would otherwise
+    be re-sent forever and hold up the switch. Kept in the cache (Redis in a
+    deployment, shared by the workers) for a week: there is no row to keep it
+    in, as the submission itself stays scored meanwhile.
+    """
+    key = _rescoring_key("attempts", submission_id, version_id)
+    week = 7 * 24 * 3600
+    cache.add(key, 0, week)
+    try:
+        return cache.incr(key)
+    except ValueError:  # evicted between add and incr
+        cache.set(key, 1, week)
+        return 1
 
 
 def split_rescoring_resend(*, split: Split, now=None) -> int:

@@ -326,3 +326,20 @@ def test_an_import_with_publish_stages_new_judgments_and_says_so(
     assert sends(callbacks, "rescoring") == 1
     test_split.refresh_from_db()
     assert test_split.current_qrels.version == 1 and test_split.pending_qrels.version == 2
+
+
+def test_a_rescoring_whose_worker_keeps_dying_is_given_up_and_does_not_hold_up_the_switch(
+    test_split, make_submission, django_capture_on_commit_callbacks, settings
+):
+    settings.LEXBOARD_MAX_SCORING_ATTEMPTS = 2
+    subs = score_all(test_split, make_submission, ["BM25"])
+    v2, _, _ = stage_v2(test_split, django_capture_on_commit_callbacks)
+    # Two attempts that never came back (their worker was killed before storing anything).
+    services._rescoring_attempt(subs["BM25"].pk, v2.pk)
+    services._rescoring_attempt(subs["BM25"].pk, v2.pk)
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        assert services.submission_rescore_on(submission_id=subs["BM25"].pk, qrels_version_id=v2.pk) == "failed"
+    test_split.refresh_from_db()
+    assert test_split.current_qrels == v2  # switched; the submission goes through the ordinary scoring path
+    assert sends(callbacks, "scoring") == 1
+    assert Submission.objects.get(pk=subs["BM25"].pk).status == Submission.Status.QUEUED
