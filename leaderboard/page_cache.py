@@ -8,14 +8,16 @@ stored HTML costs a cache get (docs/performance.md has the figures).
 The key changes whenever anything the page shows changes, so a page is never
 stale and nothing is invalidated by hand. Two ways to build it:
 
-* **Shared cache (Redis)** — the key holds a *page generation*, a counter in
-  the cache bumped by every ``Split.bump_cache_version()`` (each new score,
-  entry change, qrels publication: the rule the leaderboard-row cache already
-  relies on) and by every save or delete of what the pages show from the
+* **Shared cache (Redis)** — each page's entry is tagged with the *page
+  generation* it was rendered in, a counter in the cache bumped by every
+  ``Split.bump_cache_version()`` (each new score, entry change, qrels
+  publication: the rule the leaderboard-row cache already relies on) and by
+  every save or delete of what the pages show from the
   curated side (benchmarks, datasets, splits, reported results, profiles; the
-  receivers below). A hit costs two cache gets and no database query. When the
-  counter is missing (Redis flushed or evicted it) it restarts from the clock,
-  so an old page key is never reused.
+  receivers below); an entry whose tag is not the current generation is
+  stale. A hit costs one cache round trip (the counter and the page together)
+  and no database query. When the counter is missing (Redis flushed or evicted
+  it) it restarts from the clock, so an old entry never matches again.
 * **Per-process cache (the embedded default, locmem)** — a counter bumped in
   the worker would not reach the web processes, so the key is a digest of
   every row the page shows, read from the database
@@ -109,16 +111,25 @@ def anonymous_page_cache(key_func: Callable[..., str | None], *, name: str):
         def wrapped(request: HttpRequest, *args, **kwargs):
             if not _cacheable_request(request):
                 return view(request, *args, **kwargs)
-            if shared_cache():
-                key = f"lexboard:page:v2:{page_generation()}:{name}:{request.get_full_path()}"
-            else:
-                key = key_func(request, *args, **kwargs)
-            if key is None:
-                return view(request, *args, **kwargs)
             gzip_ok = bool(_ACCEPTS_GZIP.search(request.META.get("HTTP_ACCEPT_ENCODING", "")))
-            cached = cache.get(key + ":gz" if gzip_ok else key)
-            if cached is not None:
-                content, content_type = cached
+            if shared_cache():
+                # One key per page, its entry tagged with the generation it was rendered in:
+                # the counter and the page come back in one round trip.
+                key = f"lexboard:page:v3:{name}:{request.get_full_path()}"
+                wanted = key + ":gz" if gzip_ok else key
+                found = cache.get_many([GENERATION_KEY, wanted])
+                tag = found.get(GENERATION_KEY)
+                if tag is None:
+                    tag = page_generation()
+            else:
+                key = key_func(request, *args, **kwargs)  # the key itself is the version
+                if key is None:
+                    return view(request, *args, **kwargs)
+                wanted = key + ":gz" if gzip_ok else key
+                found, tag = {wanted: cache.get(wanted)}, 0
+            cached = found.get(wanted)
+            if cached is not None and cached[0] == tag:
+                _tag, content, content_type = cached
                 response = HttpResponse(content, content_type=content_type)
                 if gzip_ok:
                     response["Content-Encoding"] = "gzip"
@@ -129,9 +140,10 @@ def anonymous_page_cache(key_func: Callable[..., str | None], *, name: str):
                 response.render()  # DRF and template responses render after the view returns
             if _cacheable_response(request, response):
                 content_type = response["Content-Type"]
+                # Tagged with the generation read *before* rendering: a score stored meanwhile makes it stale.
                 # Compressed once here rather than per request: a 300 KB leaderboard is 10x smaller in gzip.
-                cache.set_many({key: (response.content, content_type),
-                                key + ":gz": (gzip.compress(response.content, 6), content_type)},
+                cache.set_many({key: (tag, response.content, content_type),
+                                key + ":gz": (tag, gzip.compress(response.content, 6), content_type)},
                                PAGE_CACHE_SECONDS)
                 patch_vary_headers(response, ["Accept-Encoding"])
             return response
