@@ -12,8 +12,9 @@ from __future__ import annotations
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-
-@shared_task(
+#: Scoring tasks are acknowledged after they ran, redelivered when their worker
+#: dies, and retried with backoff only when the database is briefly away.
+SCORING_TASK_OPTIONS = dict(
     acks_late=True,
     reject_on_worker_lost=True,
     autoretry_for=(OperationalError, InterfaceError),
@@ -22,6 +23,9 @@ from django.db import InterfaceError, OperationalError
     retry_jitter=True,
     max_retries=8,
 )
+
+
+@shared_task(**SCORING_TASK_OPTIONS)
 def score_submission(submission_id: int) -> None:
     """Score one submission (a no-op when it is not queued: the row is the record)."""
     from submissions.services import submission_score
@@ -29,15 +33,7 @@ def score_submission(submission_id: int) -> None:
     submission_score(int(submission_id))
 
 
-@shared_task(
-    acks_late=True,
-    reject_on_worker_lost=True,
-    autoretry_for=(OperationalError, InterfaceError),
-    retry_backoff=5,
-    retry_backoff_max=300,
-    retry_jitter=True,
-    max_retries=8,
-)
+@shared_task(**SCORING_TASK_OPTIONS)
 def rescore_submission(submission_id: int, qrels_version_id: int) -> None:
     """Score a scored submission on a newly published qrels version (idempotent: one result per version)."""
     from submissions.services import submission_rescore_on
