@@ -132,11 +132,18 @@ def child(run_path: Path, qrels_path: Path, corpus_size: int = CORPUS) -> dict:
     }
 
 
-def measure(lines: int, folder: Path, corpus_size: int = CORPUS) -> dict:
+def measure(lines: int, folder: Path, corpus_size: int = CORPUS, memory_cap_mb: int | None = None) -> dict:
     run_path, qrels_path = make_files(lines, folder, corpus_size)
+
+    def cap() -> None:  # in the child, before it starts: a hard limit on its address space
+        if memory_cap_mb:
+            limit = memory_cap_mb * 1024 * 1024
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
     out = subprocess.run(
         [PYTHON, __file__, "--child", str(run_path), str(qrels_path), str(corpus_size)], cwd=BASE_DIR, check=True,
         capture_output=True, text=True, env={k: v for k, v in os.environ.items() if not k.startswith("DATABASE")},
+        preexec_fn=cap,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -214,6 +221,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plot", type=Path, default=PLOT)
     parser.add_argument("--no-plot", action="store_true")
     parser.add_argument("--replot", action="store_true", help="Only redraw the plot from the last --out file.")
+    parser.add_argument("--memory-cap-mb", type=int, default=1500,
+                        help="Hard cap on each child's address space (RLIMIT_AS), as proposed for a worker child "
+                             "(default 1500; 0 = none). A run that needs more fails with MemoryError.")
     parser.add_argument("--out", type=Path, default=BASE_DIR / "var" / "bench-results" / "growth.json")
     parser.add_argument("--smoke", action="store_true", help="Tiny sizes (1k, 5k lines), no plot in docs/.")
     args = parser.parse_args(argv)
@@ -234,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for lines in (int(s) for s in args.sizes.split(",")):
         t0 = time.monotonic()
-        r = measure(lines, args.data, corpus_size)
+        r = measure(lines, args.data, corpus_size, args.memory_cap_mb or None)
         results.append(r)
         log(f"{lines:>9,} lines: {r['wall_s']:7.2f} s wall, {r['cpu_s']:7.2f} s CPU, peak {r['peak_mb']:6.0f} MB "
             f"(scoring {r['scoring_mb']:5.0f} MB)  [{time.monotonic() - t0:.0f}s with generation]")
