@@ -2,9 +2,54 @@
 
 from __future__ import annotations
 
-pytest_plugins = ["tests.fixtures_worker"]
+import copy
+import uuid
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
+
+pytest_plugins = ["tests.fixtures_worker"]
+
+
+@contextmanager
+def run_storage_at(location: Path):
+    """Store uploaded runs under ``location`` for the duration.
+
+    The run_file field binds its storage when the model is defined, so the
+    field's storage is swapped rather than the setting.
+    """
+    from django.core.files.storage import FileSystemStorage
+
+    from submissions.models import Submission
+
+    field = Submission._meta.get_field("run_file")
+    saved = field.storage
+    field.storage = FileSystemStorage(location=str(location), base_url=None)
+    try:
+        yield location
+    finally:
+        field.storage = saved
+
+
+@pytest.fixture
+def private_run_storage(private_data_dir):
+    """Runs go to the session's own folder, shared with the worker processes it starts, never into var/data."""
+    with run_storage_at(private_data_dir) as location:
+        yield location
+
+
+@pytest.fixture
+def own_cache_namespace(settings):
+    """A cache key prefix of this test's own.
+
+    Row ids and cache versions repeat across tests, and rate-limit counters
+    live in the cache; a prefix rather than ``cache.clear()``, which on a
+    shared Redis would wipe the caches of other test sessions.
+    """
+    caches = copy.deepcopy(settings.CACHES)
+    caches["default"]["KEY_PREFIX"] = f"test-{uuid.uuid4().hex[:12]}"
+    settings.CACHES = caches
 
 
 @pytest.fixture

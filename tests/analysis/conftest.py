@@ -8,8 +8,6 @@ from 1 to 25, so every bucket (1, 2–5, 6–20, >20) is used.
 
 from __future__ import annotations
 
-import copy
-import uuid
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -31,25 +29,13 @@ def relevant_docs(i: int) -> list[str]:
 
 
 @pytest.fixture(autouse=True)
-def _own_cache_namespace(settings):
-    """A fresh cache key prefix per test (ids and cache versions repeat across tests; Redis may be shared)."""
-    caches = copy.deepcopy(settings.CACHES)
-    caches["default"]["KEY_PREFIX"] = f"test-analysis-{uuid.uuid4().hex[:12]}"
-    settings.CACHES = caches
+def _own_cache_namespace(own_cache_namespace):
+    """Every test caches in a key space of its own (see tests/conftest.py)."""
 
 
 @pytest.fixture(autouse=True)
-def _private_storage(private_data_dir):
-    """Runs go to the session's folder (shared with worker processes), never into var/data."""
-    from django.core.files.storage import FileSystemStorage
-
-    from submissions.models import Submission
-
-    field = Submission._meta.get_field("run_file")
-    saved = field.storage
-    field.storage = FileSystemStorage(location=str(private_data_dir), base_url=None)
-    yield
-    field.storage = saved
+def _private_storage(private_run_storage):
+    """Runs go to the session's folder, shared with the worker processes (see tests/conftest.py)."""
 
 
 @pytest.fixture

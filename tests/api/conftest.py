@@ -1,35 +1,17 @@
 """Fixtures of the API tests: own rate-limit counters, isolated run storage, a token, run files."""
 
-import copy
-import uuid
 
 import pytest
 
 
 @pytest.fixture(autouse=True)
-def _own_cache_namespace(settings):
-    """Rate-limit counters live in the cache: each test counts in its own key space.
-
-    A fresh prefix rather than ``cache.clear()``, which on a shared Redis would
-    wipe the caches of other test sessions running at the same time.
-    """
-    caches = copy.deepcopy(settings.CACHES)
-    caches["default"]["KEY_PREFIX"] = f"test-{uuid.uuid4().hex[:12]}"
-    settings.CACHES = caches
+def _own_cache_namespace(own_cache_namespace):
+    """Every test caches in a key space of its own (see tests/conftest.py)."""
 
 
 @pytest.fixture(autouse=True)
-def _private_storage(private_data_dir):
-    """Uploaded runs go to the session's folder (shared with worker processes), never into var/data."""
-    from django.core.files.storage import FileSystemStorage
-
-    from submissions.models import Submission
-
-    field = Submission._meta.get_field("run_file")
-    saved = field.storage
-    field.storage = FileSystemStorage(location=str(private_data_dir), base_url=None)
-    yield
-    field.storage = saved
+def _private_storage(private_run_storage):
+    """Runs go to the session's folder, shared with the worker processes (see tests/conftest.py)."""
 
 
 @pytest.fixture

@@ -174,17 +174,8 @@ def live_site(django_db_setup, django_db_blocker, private_data_dir, worker_queue
 
 
 @pytest.fixture(autouse=True)
-def _private_storage(private_data_dir):
-    """Runs stored by this process (the demo's baselines, runs made in a test) go where the site and worker look."""
-    from django.core.files.storage import FileSystemStorage
-
-    from submissions.models import Submission
-
-    field = Submission._meta.get_field("run_file")
-    saved = field.storage
-    field.storage = FileSystemStorage(location=str(private_data_dir), base_url=None)
-    yield
-    field.storage = saved
+def _private_storage(private_run_storage):
+    """Runs go to the session's folder, shared with the worker processes (see tests/conftest.py)."""
 
 
 @pytest.fixture

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import copy
 import json
-import uuid
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -45,24 +43,8 @@ def upload(content: bytes, name: str = "predictions.jsonl") -> SimpleUploadedFil
 
 
 @pytest.fixture(autouse=True)
-def _isolated(private_data_dir, settings):
-    """Uploaded files in the session's folder (shared with the worker); a cache key prefix of the test's own.
-
-    Row ids repeat across tests, so cached leaderboards must not be shared;
-    a prefix rather than ``cache.clear()``, which would empty a Redis others use.
-    """
-    from django.core.files.storage import FileSystemStorage
-
-    from submissions.models import Submission
-
-    caches = copy.deepcopy(settings.CACHES)
-    caches["default"]["KEY_PREFIX"] = f"test-clf-{uuid.uuid4().hex[:12]}"
-    settings.CACHES = caches
-    field = Submission._meta.get_field("run_file")
-    saved = field.storage
-    field.storage = FileSystemStorage(location=str(private_data_dir), base_url=None)
-    yield
-    field.storage = saved
+def _isolated(private_run_storage, own_cache_namespace):
+    """Uploaded files in the session's folder (shared with the worker); a cache key space of the test's own."""
 
 
 def make_clf_dataset():

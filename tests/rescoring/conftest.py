@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import copy
-import uuid
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -53,17 +51,8 @@ def expected_means(split, version, content: str) -> dict[str, float]:
 
 
 @pytest.fixture(autouse=True)
-def _private_storage(private_data_dir):
-    """Runs go to the session's own folder (shared with the worker process), never into var/data."""
-    from django.core.files.storage import FileSystemStorage
-
-    from submissions.models import Submission
-
-    field = Submission._meta.get_field("run_file")
-    saved = field.storage
-    field.storage = FileSystemStorage(location=str(private_data_dir), base_url=None)
-    yield
-    field.storage = saved
+def _private_storage(private_run_storage):
+    """Runs go to the session's folder, shared with the worker processes (see tests/conftest.py)."""
 
 
 @pytest.fixture
@@ -90,11 +79,5 @@ def make_submission(alice, bob):
 
 
 @pytest.fixture(autouse=True)
-def _own_cache_namespace(settings):
-    """Leaderboards are cached under (split id, cache version), and ids repeat from one test to the next:
-    each test gets its own key space. A fresh prefix rather than ``cache.clear()``, which on a shared
-    Redis would wipe the caches of other test sessions running at the same time.
-    """
-    caches = copy.deepcopy(settings.CACHES)
-    caches["default"]["KEY_PREFIX"] = f"test-rescoring-{uuid.uuid4().hex[:12]}"
-    settings.CACHES = caches
+def _own_cache_namespace(own_cache_namespace):
+    """Every test caches in a key space of its own (see tests/conftest.py)."""

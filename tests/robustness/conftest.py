@@ -8,11 +8,11 @@ appear in any response (see ``test_access_matrix``).
 
 from __future__ import annotations
 
-import copy
-import uuid
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import run_storage_at
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "bad"
 CORPUS_SIZE = 2000
@@ -23,11 +23,8 @@ DEV_QRELS = {"11": {"40": 1}, "12": {"41": 1, "42": 1}}
 
 
 @pytest.fixture(autouse=True)
-def _own_cache_namespace(settings):
-    """Rate-limit counters live in the cache: each test counts in its own key space (no clear on a shared Redis)."""
-    caches = copy.deepcopy(settings.CACHES)
-    caches["default"]["KEY_PREFIX"] = f"test-{uuid.uuid4().hex[:12]}"
-    settings.CACHES = caches
+def _own_cache_namespace(own_cache_namespace):
+    """Every test caches in a key space of its own (see tests/conftest.py)."""
 
 
 @pytest.fixture
@@ -40,16 +37,9 @@ def data_dir(tmp_path) -> Path:
 
 @pytest.fixture(autouse=True)
 def _private_storage(data_dir):
-    """Uploaded runs go to ``data_dir`` (the field binds its storage at import, so the field's storage is swapped)."""
-    from django.core.files.storage import FileSystemStorage
-
-    from submissions.models import Submission
-
-    field = Submission._meta.get_field("run_file")
-    saved = field.storage
-    field.storage = FileSystemStorage(location=str(data_dir), base_url=None)
-    yield
-    field.storage = saved
+    """Uploaded runs go to ``data_dir``, whose listing the tests compare before and after a refusal."""
+    with run_storage_at(data_dir):
+        yield
 
 
 def files_in(path: Path) -> list[str]:

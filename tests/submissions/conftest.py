@@ -35,21 +35,8 @@ METADATA = {"system_name": "BM25", "family": "lexical", "visibility": "public"}
 
 
 @pytest.fixture(autouse=True)
-def _private_storage(private_data_dir):
-    """Runs go to the session's own folder (shared with the worker process), never into var/data.
-
-    The run_file field binds its storage when the model is defined, so the
-    field's storage is swapped rather than the setting.
-    """
-    from django.core.files.storage import FileSystemStorage
-
-    from submissions.models import Submission
-
-    field = Submission._meta.get_field("run_file")
-    saved = field.storage
-    field.storage = FileSystemStorage(location=str(private_data_dir), base_url=None)
-    yield
-    field.storage = saved
+def _private_storage(private_run_storage):
+    """Runs go to the session's folder, shared with the worker processes (see tests/conftest.py)."""
 
 
 @pytest.fixture
