@@ -30,6 +30,11 @@ echo "==> loading the dataset cards and the demo benchmark"
 "$PY" manage.py load_demo
 "$PY" manage.py ensure_local_admin
 
+if ! "$PY" -c "import socket,sys; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('127.0.0.1', int(sys.argv[1])))" "$PORT" 2>/dev/null; then
+  echo "Port $PORT on 127.0.0.1 is taken by another program. Start on another one, e.g.: PORT=8001 make run" >&2
+  exit 1
+fi
+
 pids=()
 cleanup() {
   trap - INT TERM EXIT

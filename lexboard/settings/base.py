@@ -164,6 +164,8 @@ if CELERY_BROKER_URL.startswith("filesystem"):
         "data_folder_in": str(_BROKER_DIR / "out"),
         "data_folder_out": str(_BROKER_DIR / "out"),
         "processed_folder": str(_BROKER_DIR / "processed"),
+        # Where fanout exchanges (remote control, pings) live; kombu's default is ./control.
+        "control_folder": str(_BROKER_DIR / "control"),
         "store_processed": False,
     }
 else:
@@ -215,5 +217,5 @@ LOGGING = {
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
 
-for _folder in (VAR_DIR, MEDIA_ROOT, DATA_DIR, STATIC_ROOT, _BROKER_DIR / "out", _BROKER_DIR / "processed"):
+for _folder in (VAR_DIR, MEDIA_ROOT, DATA_DIR, STATIC_ROOT, *(_BROKER_DIR / f for f in ("out", "processed", "control"))):
     _folder.mkdir(parents=True, exist_ok=True)
