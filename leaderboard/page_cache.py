@@ -44,6 +44,7 @@ from functools import wraps
 from django.conf import settings
 from django.contrib.messages import get_messages
 from django.core.cache import cache
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.utils.cache import patch_vary_headers
 
@@ -69,14 +70,25 @@ def page_generation() -> int:
     return generation
 
 
-def page_generation_bump(**_signal_kwargs) -> None:
-    """Make every cached page stale (never raises: a cache outage must not fail a save or a score)."""
+def _bump() -> None:
     try:
         cache.incr(GENERATION_KEY)
     except ValueError:  # missing: start from the clock, past any generation used before
         cache.add(GENERATION_KEY, time.time_ns() // 1000, None)
     except Exception:
         logger.warning("could not bump the page generation; cached pages may lag", exc_info=True)
+
+
+def page_generation_bump(**_signal_kwargs) -> None:
+    """Make every cached page stale (never raises: a cache outage must not fail a save or a score).
+
+    Inside a transaction it bumps now and again once committed: a page
+    rendered in between still reads the old rows, and would otherwise stay
+    cached under the new generation.
+    """
+    _bump()
+    if transaction.get_connection().in_atomic_block:
+        transaction.on_commit(_bump)
 
 
 def _cacheable_request(request: HttpRequest) -> bool:

@@ -158,3 +158,16 @@ def test_the_redis_cache_backend_reuses_one_client_and_still_works():
     assert backend.add("n", 1, 30) and backend.incr("n") == 2
     assert backend._cache.get_client() is backend._cache.get_client(write=True)
     backend.delete_many(["k", "n"])
+
+
+def test_it_bumps_the_generation_again_when_the_transaction_commits(cache_kind, db, django_capture_on_commit_callbacks):
+    from django.db import transaction
+
+    from leaderboard.page_cache import page_generation, page_generation_bump
+
+    first = page_generation()
+    with django_capture_on_commit_callbacks(execute=True):
+        with transaction.atomic():
+            page_generation_bump()
+            assert page_generation() == first + 1  # at once: new renders start on the new generation
+    assert page_generation() == first + 2  # and after the commit: a render in between is stale too
