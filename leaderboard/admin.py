@@ -19,6 +19,7 @@ from django.urls import path
 from django.utils.html import format_html
 
 from evaluation.errors import Problem
+from lexboard.text import count
 
 from .importers import (
     FORMATS,
@@ -350,7 +351,8 @@ class SplitAdmin(admin.ModelAdmin):
         if not obj.pk or not obj.current_qrels_id:
             return "none yet — import judgments (Datasets → Import files, or manage.py import_dataset)"
         v = obj.current_qrels
-        return f"v{v.version}: {v.n_topics} topics, {v.n_judgments} judgments ({v.n_relevant} relevant)"
+        return (f"v{v.version}: {count(v.n_topics, 'topic')}, {count(v.n_judgments, 'judgment')} "
+                f"({v.n_relevant} relevant)")
 
 
 @admin.register(Topic)
@@ -435,19 +437,19 @@ class QrelsVersionAdmin(admin.ModelAdmin):
             if version.split.current_qrels_id == version.pk and version.split.pending_qrels_id is None:
                 self.message_user(request, f"{version} is already the current version.", messages.INFO)
                 continue
-            count = qrels_version_publish_and_rescore(split=version.split, version=version)
+            queued = qrels_version_publish_and_rescore(split=version.split, version=version)
             self.log_change(request, version, "Published")
             if version.split.pending_qrels_id == version.pk:
                 self.message_user(
                     request,
-                    f"{version} published; {count} submissions queued for rescoring. The leaderboard keeps "
+                    f"{version} published; {count(queued, 'submission')} queued for rescoring. The leaderboard keeps "
                     f"showing v{version.split.current_qrels.version} until every one is rescored, then switches "
                     "(see the split's rescoring progress).",
                     messages.SUCCESS,
                 )
                 continue
             self.message_user(
-                request, f"{version} published; {count} submissions queued for rescoring.", messages.SUCCESS
+                request, f"{version} published; {count(queued, 'submission')} queued for rescoring.", messages.SUCCESS
             )
 
 

@@ -10,6 +10,7 @@ from django.db import transaction
 from django.db.models import Max
 
 from evaluation.qrels import read_qrels
+from lexboard.text import count, plural
 
 from .models import Corpus, Dataset, QrelsVersion, Split
 
@@ -239,7 +240,9 @@ def dataset_import(*, dataset: Dataset, data, user=None, publish: bool = False, 
             sr.topics_kept = len(set(existing) - file_qids)
             if sr.topics_kept:
                 sr.warnings.append(
-                    f"{sr.topics_kept} topics already in the split are not in these files; they were kept"
+                    f"{count(sr.topics_kept, 'topic')} already in the split "
+                    f"{plural(sr.topics_kept, 'is', 'are')} not in these files; "
+                    f"{plural(sr.topics_kept, 'it was', 'they were')} kept"
                 )
 
             # Judgments.
@@ -250,20 +253,23 @@ def dataset_import(*, dataset: Dataset, data, user=None, publish: bool = False, 
             no_relevant = [q for q, d in qrels.items() if not any(g >= threshold for g in d.values())]
             if no_relevant:
                 sr.warnings.append(
-                    f"{len(no_relevant)} judged queries have no relevant document (grade ≥ {threshold})"
-                    f"{_examples(no_relevant, split.hidden)}; they are left out of every average"
+                    f"{count(len(no_relevant), 'judged query', 'judged queries')} "
+                    f"{plural(len(no_relevant), 'has', 'have')} no relevant document (grade ≥ {threshold})"
+                    f"{_examples(no_relevant, split.hidden)}; "
+                    f"{plural(len(no_relevant), 'it is', 'they are')} left out of every average"
                 )
             unjudged = [q for q in file_qids if q not in qrels]
             if unjudged:
                 sr.warnings.append(
-                    f"{len(unjudged)} topics have no judgment{_examples(unjudged, split.hidden)}; "
-                    "they are not evaluated"
+                    f"{count(len(unjudged), 'topic')} {plural(len(unjudged), 'has', 'have')} no judgment"
+                    f"{_examples(unjudged, split.hidden)}; {plural(len(unjudged), 'it is', 'they are')} not evaluated"
                 )
             orphan = [q for q in qrels if q not in file_qids and q not in existing]
             if orphan:
                 sr.warnings.append(
-                    f"{len(orphan)} judged queries have no topic text{_examples(orphan, split.hidden)}; "
-                    "add them to the topics file"
+                    f"{count(len(orphan), 'judged query', 'judged queries')} "
+                    f"{plural(len(orphan), 'has', 'have')} no topic text{_examples(orphan, split.hidden)}; "
+                    f"add {plural(len(orphan), 'it', 'them')} to the topics file"
                 )
             if corpus_ids is not None:
                 outside = sum(1 for d in qrels.values() for doc in d if doc not in corpus_ids)
@@ -272,7 +278,8 @@ def dataset_import(*, dataset: Dataset, data, user=None, publish: bool = False, 
                     if outside * 2 > sr.judgments:
                         example = dataset.docid_example or next(iter(sorted(corpus_ids)), "")
                         hint = f" — most of them: do the judgments use the corpus's ids (e.g. {example})?"
-                    sr.warnings.append(f"{outside} judgments name documents that are not in the corpus{hint}")
+                    names = plural(outside, "names a document that is", "name documents that are")
+                    sr.warnings.append(f"{count(outside, 'judgment')} {names} not in the corpus{hint}")
             if qrels:
                 # The first version is published by qrels_version_add; a later one only when asked,
                 # and then staged until the split's submissions are rescored on it.

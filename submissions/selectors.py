@@ -15,6 +15,7 @@ from django.http import Http404
 from django.utils import timezone
 
 from leaderboard.models import Split
+from lexboard.text import count
 
 from .models import Result, StatusEvent, Submission
 
@@ -49,14 +50,15 @@ class QuotaStatus:
         """Why the next submission is refused, for a person; empty when it is allowed."""
         if self.total_remaining == 0:
             return (
-                f"You have used all {self.total_limit} submissions allowed on this split. "
+                f"You have used all {count(self.total_limit, 'submission')} allowed on this split. "
                 "Withdrawn submissions and files that failed count; failures on our side do not. "
                 "Ask the curators if you need more."
             )
         if self.daily_remaining == 0:
             when = self.next_allowed_at.strftime("%Y-%m-%d %H:%M UTC") if self.next_allowed_at else "later"
             return (
-                f"You have made {self.daily_used} submissions to this split in the last 24 hours, the limit is "
+                f"You have made {count(self.daily_used, 'submission')} to this split in the last 24 hours, "
+                f"the limit is "
                 f"{self.daily_limit}. Your next submission will be accepted from {when}."
             )
         return ""

@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 
+from lexboard.text import count, plural
+
 from .base import (
     SPLIT_NAME,
     ImportData,
@@ -199,7 +201,9 @@ def parse_beir(files: Mapping[str, bytes], *, hidden: Iterable[str] = ("test",))
     judged = {q for s in splits for q in s.qrels}
     unused = [q for q in (queries or {}) if q not in judged]
     if unused:
-        notices.append(f"queries.jsonl: {len(unused)} queries appear in no qrels file and were not imported")
+        notices.append(f"queries.jsonl: {count(len(unused), 'query', 'queries')} "
+                       f"{plural(len(unused), 'appears', 'appear')} in no qrels file and "
+                       f"{plural(len(unused), 'was', 'were')} not imported")
     missing = sorted(hidden - {s.name for s in splits})
     if missing:
         notices.append(f"no qrels file for the hidden split(s) {', '.join(missing)}")

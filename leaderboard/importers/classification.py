@@ -34,6 +34,7 @@ from django.db.models import Max
 
 from evaluation.classification import ANSWER_FIELD, TASKS, GoldSet, bio_entities, gold_to_jsonl, read_gold
 from evaluation.errors import InputError, Problem
+from lexboard.text import count, plural
 
 from .base import SPLIT_NAME, DatasetFileError, ImportRefused, Problems, TopicRow, decode_text
 from .report import ImportReport, SplitReport
@@ -71,9 +72,9 @@ class GoldSplitReport(SplitReport):
         state = "hidden" if self.hidden else "public"
         head = f"split {self.name} ({state}{', new' if self.split_created else ''}): "
         if self.topics_created or self.topics_updated:
-            t = f"{self.topics} examples ({self.topics_created} new, {self.topics_updated} updated)"
+            t = f"{count(self.topics, 'example')} ({self.topics_created} new, {self.topics_updated} updated)"
         else:
-            t = f"{self.topics} examples (unchanged)"
+            t = f"{count(self.topics, 'example')} (unchanged)"
         what = "entities" if self.task == "ner" else "labels"
         kinds = "entity types" if self.task == "ner" else "distinct labels"
         j = f"{self.answers} gold {what} ({self.labels} {kinds})"
@@ -87,7 +88,7 @@ class GoldSplitReport(SplitReport):
         else:
             g = f"gold unchanged (v{self.qrels_version}{', current' if self.current_version == self.qrels_version else ''})"
         if self.rescored:
-            g += f", {self.rescored} submissions queued for rescoring"
+            g += f", {count(self.rescored, 'submission')} queued for rescoring"
         return head + "; ".join([t, j, g])
 
 
@@ -344,8 +345,10 @@ def classification_import(*, dataset, data: ClassificationData, user=None, publi
         sr.topics = len(data.topics)
         sr.topics_created, sr.topics_updated, sr.topics_kept = _upsert_topics(split, data.topics)
         if sr.topics_kept:
-            sr.warnings.append(f"{sr.topics_kept} examples already in the split are not in this file; they were "
-                               "kept as topics but are not in the new gold")
+            sr.warnings.append(f"{count(sr.topics_kept, 'example')} already in the split "
+                               f"{plural(sr.topics_kept, 'is', 'are')} not in this file; "
+                               f"{plural(sr.topics_kept, 'it was', 'they were')} kept as topics but "
+                               f"{plural(sr.topics_kept, 'is', 'are')} not in the new gold")
         sr.answers, sr.labels = gold_counts(data.gold)
         sr.judged_topics = len(data.gold.ids)
         version, version_created = gold_version_add(split=split, gold=data.gold, note=note, user=user)

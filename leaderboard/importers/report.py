@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from lexboard.text import count
+
 
 @dataclass
 class SplitReport:
@@ -40,10 +42,10 @@ class SplitReport:
         state = "hidden" if self.hidden else "public"
         head = f"split {self.name} ({state}{', new' if self.split_created else ''}): "
         if self.topics_created or self.topics_updated:
-            t = f"{self.topics} topics ({self.topics_created} new, {self.topics_updated} updated)"
+            t = f"{count(self.topics, 'topic')} ({self.topics_created} new, {self.topics_updated} updated)"
         else:
-            t = f"{self.topics} topics (unchanged)"
-        j = f"{self.judgments} judgments ({self.relevant} relevant) for {self.judged_topics} topics"
+            t = f"{count(self.topics, 'topic')} (unchanged)"
+        j = f"{count(self.judgments, 'judgment')} ({self.relevant} relevant) for {count(self.judged_topics, 'topic')}"
         if self.qrels_version is None:
             q = "no qrels"
         elif self.qrels_created and self.published:
@@ -59,7 +61,7 @@ class SplitReport:
             current = ", current" if self.current_version == self.qrels_version else ""
             q = f"qrels unchanged (v{self.qrels_version}{current})"
         if self.rescored:
-            q += f", {self.rescored} submissions queued for rescoring"
+            q += f", {count(self.rescored, 'submission')} queued for rescoring"
         if self.switch_pending:
             q += f" (the leaderboard stays on v{self.current_version} until every one is rescored, then switches)"
         return head + "; ".join([t, j, q])
@@ -86,7 +88,7 @@ class ImportReport:
     def lines(self) -> list[str]:
         out = [f"{self.dataset}: {self.format} import" + (" (check only: nothing was written)" if self.dry_run else "")]
         if self.corpus_status:
-            out.append(f"corpus: {self.corpus_documents} documents ({self.corpus_status})")
+            out.append(f"corpus: {count(self.corpus_documents or 0, 'document')} ({self.corpus_status})")
         else:
             out.append("corpus: not in these files (kept as it was)")
         out.extend(s.line() for s in self.splits)

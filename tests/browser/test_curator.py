@@ -129,7 +129,7 @@ def test_a_curator_imports_a_dataset_publishes_new_qrels_and_sees_the_rescored_l
     celery_worker_process.kill(signal.SIGSTOP)
     try:
         page.locator("button[name=index], input[name=index]").first.click()
-        expect(page.locator(".messagelist")).to_contain_text("published; 1 submissions queued for rescoring")
+        expect(page.locator(".messagelist")).to_contain_text("published; 1 submission queued for rescoring")
         shoot(page, "admin-publish")
         page.goto(f"/admin/leaderboard/split/{split.pk}/change/")
         shoot(page, "admin-rescoring")

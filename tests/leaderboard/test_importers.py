@@ -179,7 +179,7 @@ def test_it_updates_changed_topics_and_keeps_topics_missing_from_the_files(datas
     assert (train.topics_created, train.topics_updated, train.topics_kept) == (0, 1, 1)
     assert Topic.objects.get(split__name="train", split__dataset=dataset, qid="1").subcategory == "Loyer"
     assert Topic.objects.filter(split__name="train", split__dataset=dataset).count() == 8
-    assert any("1 topics already in the split are not in these files" in w for w in report.warnings)
+    assert any("1 topic already in the split is not in these files" in w for w in report.warnings)
 
 
 # --- BEIR -------------------------------------------------------------------------
@@ -198,8 +198,8 @@ def test_it_imports_a_beir_folder(dataset):
     assert dev.current_qrels.n_judgments == 5 and test.current_qrels.n_relevant == 6
     warnings = report.warnings
     # q10 is judged 0 only; CivC::9 (dev) is not in the corpus.
-    assert "split test: 1 judged queries have no relevant document (grade ≥ 1); they are left out of every average" in warnings
-    assert "split dev: 1 judgments name documents that are not in the corpus" in warnings
+    assert "split test: 1 judged query has no relevant document (grade ≥ 1); it is left out of every average" in warnings
+    assert "split dev: 1 judgment names a document that is not in the corpus" in warnings
     assert not any("q10" in w for w in warnings)  # the hidden split gets counts only
 
     again = import_beir(dataset=dataset, files=files_from_directory(DATA / "beir"))
@@ -272,7 +272,7 @@ def test_it_imports_trec_topics_and_qrels(dataset):
     assert test.topics.get(qid="1").category == "work"
     assert test.current_qrels.n_judgments == 10 and test.current_qrels.n_relevant == 6
     assert dataset.corpus.n_documents == 20
-    assert "split test: 1 topics have no judgment; they are not evaluated" in report.warnings
+    assert "split test: 1 topic has no judgment; it is not evaluated" in report.warnings
 
 
 def test_it_reads_trec_sgml_topics(dataset):
