@@ -10,4 +10,5 @@ urlpatterns = [
     path("d/<slug:slug>/", views.dataset, name="dataset"),
     re_path(r"^d/(?P<slug>[-a-zA-Z0-9_]+)/export\.(?P<fmt>csv|json|tex|bib)$", views.export, name="export"),
     path("docs/metrics/", views.docs, name="docs"),
+    path("favicon.ico", views.favicon, name="favicon"),
 ]

@@ -6,9 +6,11 @@ selector, render. Nothing here computes a score.
 
 from __future__ import annotations
 
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.template import loader
+from django.templatetags.static import static
+from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_safe
 
 from . import exports
@@ -89,6 +91,10 @@ def dataset(request, slug: str):
         "has_reported": any(r.kind == "reported" for r in rows),
         "has_baseline": any(r.kind == "baseline" for r in rows),
         "has_private": any(r.is_private for r in rows),
+        # Compare needs two entries with a submission behind them (not rows reported in papers).
+        "n_comparable": sum(1 for r in rows if r.submission_id),
+        # New judgments being rescored: the table stays on the current version until the switch.
+        "pending_qrels": split.pending_qrels if split is not None and split.pending_qrels_id else None,
         "export_formats": [("csv", "CSV"), ("json", "JSON"), ("tex", "LaTeX")],
         # Significance markers and tiers (issue 5): ?sig=MEASURE, default the ranked-by measure.
         **significance_context(split=split, rows=rows, sort=measure, sig=request.GET.get("sig")),
@@ -145,6 +151,13 @@ def docs(request):
     except ImportError:
         names = ["R@100", "P@10", "MAP@100", "MRR@100", "nDCG@10", "RP", "Success@10"]
     return render(request, "leaderboard/docs_metrics.html", {"measure_info": measure_info(names)})
+
+
+@require_safe
+@cache_control(max_age=86400, public=True)
+def favicon(request):
+    """``/favicon.ico``, which browsers and feed readers ask for on their own (pages name the SVG icon)."""
+    return HttpResponseRedirect(static("img/favicon.ico"))
 
 
 def page_not_found(request, exception=None):

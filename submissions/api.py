@@ -39,6 +39,7 @@ from leaderboard.selectors import (
 from .api_errors import ApiError, error_body
 from .errors import QuotaExceeded, UploadRefused
 from .models import Result, Submission
+from .forms import METADATA_HELP, METADATA_LABELS
 from .services import METADATA_FIELDS, submission_create
 from .throttling import UploadRateThrottle
 
@@ -95,6 +96,12 @@ class SubmissionCreateInput(serializers.ModelSerializer):
     class Meta:
         model = Submission
         fields = ["dataset", "split", "run_file", *METADATA_FIELDS]
+        # The same words as the upload form ("Paper URL", not the field name's "Paper url").
+        extra_kwargs = {
+            name: {"help_text": help_text, "label": METADATA_LABELS.get(name) or None}
+            for name, help_text in METADATA_HELP.items()
+            if name in METADATA_FIELDS
+        }
 
 
 class SubmissionCreatedSerializer(serializers.Serializer):

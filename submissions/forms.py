@@ -26,6 +26,15 @@ METADATA_HELP = {
 }
 
 
+#: Labels where Django's default from the field name reads wrong ("Paper url", "Llm calls per query").
+METADATA_LABELS = {
+    "paper_url": "Paper URL",
+    "code_url": "Code URL",
+    "llm_calls_per_query": "LLM calls per query",
+    "llm_tokens_per_query": "LLM tokens per query",
+}
+
+
 def _formfield(model_field, **kwargs):
     """Model fields as form fields; URLs assume https when a scheme is missing."""
     from django.db import models
@@ -42,6 +51,7 @@ class SubmissionMetadataForm(forms.ModelForm):
         model = Submission
         fields = list(METADATA_FIELDS)
         help_texts = METADATA_HELP
+        labels = METADATA_LABELS
         formfield_callback = _formfield
         widgets = {
             "description": forms.Textarea(attrs={"rows": 4}),

@@ -50,7 +50,8 @@ class QuotaStatus:
         """Why the next submission is refused, for a person; empty when it is allowed."""
         if self.total_remaining == 0:
             return (
-                f"You have used all {count(self.total_limit, 'submission')} allowed on this split. "
+                f"You have used {'the' if self.total_limit == 1 else 'all'} {count(self.total_limit, 'submission')} "
+                "allowed on this split. "
                 "Withdrawn submissions and files that failed count; failures on our side do not. "
                 "Ask the curators if you need more."
             )

@@ -126,6 +126,8 @@ def detail(request: HttpRequest, submission_id: int) -> HttpResponse:
              "current": r.qrels_version_id == submission.split.current_qrels_id}
             for r in selectors.submission_result_history(submission=submission)
         ],
+        # A publication being rescored: these scores stay on the current version until the switch.
+        "pending_qrels": submission.split.pending_qrels if submission.split.pending_qrels_id else None,
         "resubmit_form": ResubmitForm() if is_owner and submission.status == Submission.Status.FAILED else None,
         "status_json": _status_payload(submission),
         # Analyses (issue 5): aggregates on every split, per-query rows on dev/train only.

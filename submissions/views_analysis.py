@@ -42,7 +42,9 @@ def compare(request: HttpRequest) -> HttpResponse:
 
     With one id, the page offers the other entries of its split, one click each.
     """
-    context: dict = {"comparison": None, "error": "", "ids": "", "reference": None, "others": []}
+    # Every ?ids= value (checkboxes send one each), as typed until they parse: a refused list stays in the box.
+    raw_ids = ",".join(v.strip() for v in request.GET.getlist("ids") if v.strip())
+    context: dict = {"comparison": None, "error": "", "ids": raw_ids, "reference": None, "others": []}
     status = 200
     try:
         ids = parse_ids(request.GET.getlist("ids"))

@@ -1,10 +1,13 @@
-"""Small template helpers for leaderboard tables: score lookup, formatting, sort links."""
+"""Small template helpers for leaderboard pages: score lookup, formatting, sort links, descriptions."""
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlencode
 
 from django import template
+from django.utils.html import escape, linebreaks
+from django.utils.safestring import mark_safe
 
 register = template.Library()
 
@@ -34,3 +37,22 @@ def query_with(request, **params):
     items = query.lists() if hasattr(query, "lists") else [(k, [v]) for k, v in query.items()]
     encoded = urlencode([(k, v) for k, values in items for v in values])
     return "?" + encoded if encoded else "?"
+
+
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+
+
+@register.filter(is_safe=True)
+def prose(text):
+    """A description as paragraphs, with Markdown's `code` spans as <code> (people write them in descriptions).
+
+    The text is escaped first, so nothing else a participant types becomes markup.
+    """
+    escaped = _CODE_SPAN.sub(r"<code>\1</code>", escape(text or ""))
+    return mark_safe(linebreaks(escaped, autoescape=False))
+
+
+@register.filter
+def languages(codes) -> str:
+    """A dataset's language codes as people write a list: "fr,de,it" → "fr, de, it"."""
+    return ", ".join(part.strip() for part in str(codes or "").split(",") if part.strip())

@@ -155,7 +155,7 @@ def test_it_refuses_past_the_total_limit(alice, test_split):
     test_split.daily_limit = 0
     test_split.save()
     create(alice, test_split)
-    with pytest.raises(QuotaExceeded, match="all 1 submissions"):
+    with pytest.raises(QuotaExceeded, match="the 1 submission allowed"):
         create(alice, test_split)
 
 
