@@ -23,6 +23,7 @@ case "$role" in
     exec gunicorn lexboard.wsgi:application \
       --bind "0.0.0.0:${PORT:-8000}" \
       --workers "${WEB_CONCURRENCY:-3}" \
+      --threads "${GUNICORN_THREADS:-4}" \
       --timeout "${GUNICORN_TIMEOUT:-60}" \
       --forwarded-allow-ips "${FORWARDED_ALLOW_IPS:-*}" \
       --access-logfile - \
@@ -33,6 +34,7 @@ case "$role" in
     exec celery -A lexboard worker \
       --loglevel "${LOG_LEVEL:-INFO}" \
       --concurrency "${LEXBOARD_WORKER_CONCURRENCY:-2}" \
+      --max-memory-per-child "${LEXBOARD_WORKER_MAX_MEMORY_KB:-1500000}" \
       --hostname "worker@%h" \
       "$@"
     ;;

@@ -44,11 +44,16 @@ cleanup() {
 }
 trap cleanup INT TERM EXIT
 
-"$VENV/bin/celery" -A lexboard worker --loglevel=INFO --concurrency=2 --hostname="worker@%h" &
+# A scoring process that grew past 1.5 GB (a 7M-line run needs ~0.7 GB) is
+# replaced after its task: see docs/performance.md.
+"$VENV/bin/celery" -A lexboard worker --loglevel=INFO --concurrency=2 --hostname="worker@%h" \
+  --max-memory-per-child=1500000 &
 pids+=($!)
 "$VENV/bin/celery" -A lexboard beat --loglevel=INFO &
 pids+=($!)
-"$VENV/bin/gunicorn" lexboard.wsgi:application --bind "127.0.0.1:$PORT" --workers 3 --access-logfile - &
+# Threads give keep-alive and overlap database waits (docs/performance.md).
+"$VENV/bin/gunicorn" lexboard.wsgi:application --bind "127.0.0.1:$PORT" --workers 3 --threads 4 \
+  --access-logfile - &
 pids+=($!)
 
 echo "==> Lexboard is at http://127.0.0.1:$PORT  (Ctrl-C stops web, worker and beat)"
