@@ -5,6 +5,13 @@ plot carries a ``<title>`` and a ``<desc>`` (read by screen readers, referenced
 by ``aria-labelledby``), labelled axes and tick values; every text is escaped.
 Colours come from a small palette that stays distinguishable for the common
 colour-vision deficiencies, and series also differ by dash pattern.
+
+Every drawn part carries a class (``plot-bg``, ``plot-axis``, ``plot-grid``,
+``plot-tick``, ``plot-label``, ``plot-diagonal``, ``series-N``) besides its
+colour attributes: the attributes are the light look (and what a saved SVG
+shows), and ``static/css/analysis.css`` recolours the classes for the dark
+scheme. Presentation attributes and classes only, no ``style=""``: the site's
+Content-Security-Policy (``style-src 'self'``) would block inline styles.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ from django.utils.safestring import SafeString, mark_safe
 WIDTH = 560
 HEIGHT = 320
 MARGIN_LEFT = 58
-MARGIN_RIGHT = 16
+MARGIN_RIGHT = 26  # room for half of the last x tick ("1,000")
 MARGIN_TOP = 16
 MARGIN_BOTTOM = 52
 
@@ -51,18 +58,19 @@ def _tick_label(value: float) -> str:
 
 def _frame(title: str, desc: str, body: list[str], *, x_label: str, y_label: str, css_class: str) -> SafeString:
     uid = f"plot{next(_ids)}"
+    mid_y = MARGIN_TOP + (HEIGHT - MARGIN_TOP - MARGIN_BOTTOM) / 2
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="plot {escape(css_class)}" role="img" '
         f'viewBox="0 0 {WIDTH} {HEIGHT}" width="100%" preserveAspectRatio="xMidYMid meet" '
         f'aria-labelledby="{uid}-title {uid}-desc">',
         f'<title id="{uid}-title">{escape(title)}</title>',
         f'<desc id="{uid}-desc">{escape(desc)}</desc>',
-        f'<rect x="0" y="0" width="{WIDTH}" height="{HEIGHT}" fill="#ffffff"/>',
+        f'<rect class="plot-bg" x="0" y="0" width="{WIDTH}" height="{HEIGHT}" fill="#ffffff"/>',
         *body,
         f'<text x="{MARGIN_LEFT + (WIDTH - MARGIN_LEFT - MARGIN_RIGHT) / 2:.1f}" y="{HEIGHT - 8}" '
-        f'text-anchor="middle" font-size="13" fill="#222">{escape(x_label)}</text>',
-        f'<text x="14" y="{MARGIN_TOP + (HEIGHT - MARGIN_TOP - MARGIN_BOTTOM) / 2:.1f}" text-anchor="middle" '
-        f'font-size="13" fill="#222" transform="rotate(-90 14 {MARGIN_TOP + (HEIGHT - MARGIN_TOP - MARGIN_BOTTOM) / 2:.1f})">'
+        f'text-anchor="middle" font-size="13" fill="#222" class="plot-label">{escape(x_label)}</text>',
+        f'<text x="14" y="{mid_y:.1f}" text-anchor="middle" '
+        f'font-size="13" fill="#222" class="plot-label" transform="rotate(-90 14 {mid_y:.1f})">'
         f"{escape(y_label)}</text>",
         "</svg>",
     ]
@@ -95,19 +103,23 @@ class _Axes:
 
     def grid(self, x_ticks: Sequence[float], y_ticks: Sequence[float]) -> list[str]:
         out = [
-            f'<line x1="{self.left}" y1="{self.bottom}" x2="{self.right}" y2="{self.bottom}" stroke="#444"/>',
-            f'<line x1="{self.left}" y1="{self.top}" x2="{self.left}" y2="{self.bottom}" stroke="#444"/>',
+            f'<line class="plot-axis" x1="{self.left}" y1="{self.bottom}" x2="{self.right}" y2="{self.bottom}" '
+            'stroke="#444"/>',
+            f'<line class="plot-axis" x1="{self.left}" y1="{self.top}" x2="{self.left}" y2="{self.bottom}" '
+            'stroke="#444"/>',
         ]
         for t in y_ticks:
             y = self.y(t)
-            out.append(f'<line x1="{self.left}" y1="{y:.1f}" x2="{self.right}" y2="{y:.1f}" stroke="#e3e3e3"/>')
-            out.append(f'<text x="{self.left - 6}" y="{y + 4:.1f}" text-anchor="end" font-size="11" '
-                       f'fill="#444">{escape(_tick_label(t))}</text>')
+            out.append(f'<line class="plot-grid" x1="{self.left}" y1="{y:.1f}" x2="{self.right}" y2="{y:.1f}" '
+                       'stroke="#e3e3e3"/>')
+            out.append(f'<text class="plot-tick" x="{self.left - 6}" y="{y + 4:.1f}" text-anchor="end" '
+                       f'font-size="11" fill="#444">{escape(_tick_label(t))}</text>')
         for t in x_ticks:
             x = self.x(t)
-            out.append(f'<line x1="{x:.1f}" y1="{self.bottom}" x2="{x:.1f}" y2="{self.bottom + 4}" stroke="#444"/>')
-            out.append(f'<text x="{x:.1f}" y="{self.bottom + 17}" text-anchor="middle" font-size="11" '
-                       f'fill="#444">{escape(_tick_label(t))}</text>')
+            out.append(f'<line class="plot-axis" x1="{x:.1f}" y1="{self.bottom}" x2="{x:.1f}" y2="{self.bottom + 4}" '
+                       'stroke="#444"/>')
+            out.append(f'<text class="plot-tick" x="{x:.1f}" y="{self.bottom + 17}" text-anchor="middle" '
+                       f'font-size="11" fill="#444">{escape(_tick_label(t))}</text>')
         return out
 
 
@@ -155,16 +167,18 @@ def line_chart(series: Sequence[Series], *, title: str, desc: str, x_label: str,
         colour, dash = PALETTE[i % len(PALETTE)], DASHES[i % len(DASHES)]
         path = " ".join(f"{'M' if j == 0 else 'L'}{axes.x(x):.1f},{axes.y(y):.1f}" for j, (x, y) in enumerate(s.points))
         dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
-        body.append(f'<path d="{path}" fill="none" stroke="{colour}" stroke-width="2"{dash_attr}>'
-                    f"<title>{escape(s.label)}</title></path>")
+        body.append(f'<path class="series-{i % len(PALETTE)}" d="{path}" fill="none" stroke="{colour}" '
+                    f'stroke-width="2"{dash_attr}><title>{escape(s.label)}</title></path>')
     if len(series) > 1:
         for i, s in enumerate(series):
             y = axes.top + 8 + 16 * i
             x = axes.left + 12
             colour, dash = PALETTE[i % len(PALETTE)], DASHES[i % len(DASHES)]
             dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
-            body.append(f'<line x1="{x}" y1="{y}" x2="{x + 22}" y2="{y}" stroke="{colour}" stroke-width="2"{dash_attr}/>')
-            body.append(f'<text x="{x + 28}" y="{y + 4}" font-size="11" fill="#222">{escape(s.label[:60])}</text>')
+            body.append(f'<line class="series-{i % len(PALETTE)}" x1="{x}" y1="{y}" x2="{x + 22}" y2="{y}" '
+                        f'stroke="{colour}" stroke-width="2"{dash_attr}/>')
+            body.append(f'<text class="plot-label" x="{x + 28}" y="{y + 4}" font-size="11" fill="#222">'
+                        f"{escape(s.label[:60])}</text>")
     return _frame(title, desc, body, x_label=x_label, y_label=y_label, css_class="plot-line")
 
 
@@ -180,7 +194,8 @@ def histogram(counts: Sequence[int], edges: Sequence[float], *, title: str, desc
         x0, x1 = axes.x(edges[i]), axes.x(edges[i + 1])
         y = axes.y(c)
         body.append(
-            f'<rect x="{x0 + 1:.1f}" y="{y:.1f}" width="{max(0.5, x1 - x0 - 2):.1f}" height="{axes.bottom - y:.1f}" '
+            f'<rect class="series-0" x="{x0 + 1:.1f}" y="{y:.1f}" width="{max(0.5, x1 - x0 - 2):.1f}" '
+            f'height="{axes.bottom - y:.1f}" '
             f'fill="{PALETTE[0]}"><title>{escape(_num(edges[i]))}–{escape(_num(edges[i + 1]))}: {int(c)} '
             f"{escape(y_label)}</title></rect>"
         )
@@ -194,10 +209,11 @@ def scatter(points: Sequence[tuple[float, float]], *, title: str, desc: str, x_l
     axes = _Axes(x_range, y_range)
     body = axes.grid(_linear_ticks(*x_range), _linear_ticks(*y_range))
     if diagonal:
-        body.append(f'<line x1="{axes.x(x_range[0]):.1f}" y1="{axes.y(y_range[0]):.1f}" x2="{axes.x(x_range[1]):.1f}" '
-                    f'y2="{axes.y(y_range[1]):.1f}" stroke="#999" stroke-dasharray="4 3"/>')
+        body.append(f'<line class="plot-diagonal" x1="{axes.x(x_range[0]):.1f}" y1="{axes.y(y_range[0]):.1f}" '
+                    f'x2="{axes.x(x_range[1]):.1f}" y2="{axes.y(y_range[1]):.1f}" stroke="#999" '
+                    'stroke-dasharray="4 3"/>')
     for i, (x, y) in enumerate(points):
         tip = f"{labels[i]}: " if labels is not None and i < len(labels) else ""
-        body.append(f'<circle cx="{axes.x(x):.1f}" cy="{axes.y(y):.1f}" r="3.5" fill="{PALETTE[0]}" '
+        body.append(f'<circle class="series-0" cx="{axes.x(x):.1f}" cy="{axes.y(y):.1f}" r="3.5" fill="{PALETTE[0]}" '
                     f'fill-opacity="0.55" stroke="{PALETTE[0]}"><title>{escape(tip)}{x:.4f}, {y:.4f}</title></circle>')
     return _frame(title, desc, body, x_label=x_label, y_label=y_label, css_class="plot-scatter")

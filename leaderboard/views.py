@@ -31,6 +31,35 @@ from .selectors import (
 )
 
 
+_MACRO_F1 = {
+    "single": "The unweighted mean over labels of each label's F1 = 2·TP / (2·TP + FP + FN); every label in the "
+              "gold or the predictions counts, so a rare label weighs as much as a frequent one.",
+    "multi": "The unweighted mean over labels of each label's F1 = 2·TP / (2·TP + FP + FN), each example's label "
+             "set compared with the gold set; a rare label weighs as much as a frequent one.",
+    "ner": "The unweighted mean over entity types of each type's F1 on whole entities: a predicted entity counts "
+           "only when its type, first and last token all match (seqeval's default mode).",
+}
+
+
+def _measure_info(dataset) -> list[dict[str, str]]:
+    """The dataset's measures with their definitions; macro-F1 and macro-F1/<language> explained here.
+
+    The metric core declares the retrieval measures; the classification scores
+    are not declared measures there, and a bare "See how we score" under each
+    of them read like an unfinished page.
+    """
+    info = measure_info(list(dataset.measures or []))
+    general = _MACRO_F1.get(dataset.task)
+    for m in info:
+        if m["description"] or m["formula"] or not general:
+            continue
+        if m["name"] == "macro-F1":
+            m["description"] = general
+        elif m["name"].startswith("macro-F1/"):
+            m["description"] = f"macro-F1 over the examples in {m['name'].split('/', 1)[1]} only."
+    return info
+
+
 def _dataset_and_split(request, slug: str):
     try:
         dataset = dataset_for_page(slug, user=request.user)
@@ -84,7 +113,7 @@ def dataset(request, slug: str):
         "splits": list(dataset.splits.all()),
         "rows": rows,
         "measures": list(dataset.measures or []),
-        "measure_info": measure_info(list(dataset.measures or [])),
+        "measure_info": _measure_info(dataset),
         "sort": measure,
         "has_scored": any(r.kind != "reported" for r in rows),
         "has_submissions": any(r.kind == "scored" for r in rows),

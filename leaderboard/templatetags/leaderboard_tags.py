@@ -53,6 +53,15 @@ def prose(text):
 
 
 @register.filter
+def pvalue(p) -> str:
+    """A p-value to four places; below that "< 0.0001" rather than a "0.0000" that reads as impossible."""
+    if p is None or p == "":
+        return "–"
+    p = float(p)
+    return "< 0.0001" if p < 0.00005 else f"{p:.4f}"
+
+
+@register.filter
 def languages(codes) -> str:
     """A dataset's language codes as people write a list: "fr,de,it" → "fr, de, it"."""
     return ", ".join(part.strip() for part in str(codes or "").split(",") if part.strip())

@@ -97,3 +97,21 @@ def test_it_keeps_refused_ids_in_the_compare_box(client):
     response = client.get(reverse("submissions:compare") + "?ids=12,x")
     assert response.status_code == 400
     assert 'value="12,x"' in response.content.decode()
+
+
+def test_it_explains_macro_f1_on_a_classification_dataset(client, tiny_dataset):
+    tiny_dataset.task = "single"
+    tiny_dataset.measures = ["macro-F1", "macro-F1/fr"]
+    tiny_dataset.primary_measure = "macro-F1"
+    tiny_dataset.save()
+    html = _html(client.get(reverse("leaderboard:dataset", args=["tiny"])))
+    assert "The unweighted mean over labels of each label" in html
+    assert "macro-F1 over the examples in fr only." in html
+    assert 'href="/docs/metrics/#classification"' in html
+    assert 'id="classification"' in _html(client.get(reverse("leaderboard:docs")))
+
+
+def test_it_writes_tiny_p_values_as_below_the_last_digit():
+    html = Template("{% load leaderboard_tags %}{{ a|pvalue }} {{ b|pvalue }} {{ c|pvalue }}").render(
+        Context({"a": 0.00001, "b": 0.01234, "c": None}))
+    assert html == "&lt; 0.0001 0.0123 –"
