@@ -41,6 +41,10 @@ _MACRO_F1 = {
 }
 
 
+_LANGUAGE_NAMES = {"fr": "French", "de": "German", "it": "Italian", "nl": "Dutch", "en": "English", "el": "Greek",
+                   "es": "Spanish", "pt": "Portuguese", "pl": "Polish", "ro": "Romanian", "sv": "Swedish"}
+
+
 def _measure_info(dataset) -> list[dict[str, str]]:
     """The dataset's measures with their definitions; macro-F1 and macro-F1/<language> explained here.
 
@@ -56,7 +60,9 @@ def _measure_info(dataset) -> list[dict[str, str]]:
         if m["name"] == "macro-F1":
             m["description"] = general
         elif m["name"].startswith("macro-F1/"):
-            m["description"] = f"macro-F1 over the examples in {m['name'].split('/', 1)[1]} only."
+            code = m["name"].split("/", 1)[1]
+            language = f"{_LANGUAGE_NAMES[code]} ({code})" if code in _LANGUAGE_NAMES else code
+            m["description"] = f"macro-F1 over the {language} examples only."
     return info
 
 

@@ -159,7 +159,12 @@ def mine(request: HttpRequest) -> HttpResponse:
                 else "",
             }
         )
-    return render(request, "submissions/mine.html", {"rows": rows})
+    # An empty page says where one can upload: the splits that take submissions, one link each.
+    open_splits = [] if rows else list(
+        Split.objects.filter(dataset__is_published=True, accepts_submissions=True)
+        .select_related("dataset").order_by("dataset__name", "-hidden", "name")
+    )
+    return render(request, "submissions/mine.html", {"rows": rows, "open_splits": open_splits})
 
 
 @login_required

@@ -106,7 +106,7 @@ def test_it_explains_macro_f1_on_a_classification_dataset(client, tiny_dataset):
     tiny_dataset.save()
     html = _html(client.get(reverse("leaderboard:dataset", args=["tiny"])))
     assert "The unweighted mean over labels of each label" in html
-    assert "macro-F1 over the examples in fr only." in html
+    assert "macro-F1 over the French (fr) examples only." in html
     assert 'href="/docs/metrics/#classification"' in html
     assert 'id="classification"' in _html(client.get(reverse("leaderboard:docs")))
 
@@ -115,3 +115,13 @@ def test_it_writes_tiny_p_values_as_below_the_last_digit():
     html = Template("{% load leaderboard_tags %}{{ a|pvalue }} {{ b|pvalue }} {{ c|pvalue }}").render(
         Context({"a": 0.00001, "b": 0.01234, "c": None}))
     assert html == "&lt; 0.0001 0.0123 –"
+
+
+def test_it_lists_where_to_upload_when_one_has_no_submission(client, tiny_dataset, alice):
+    tiny_dataset.is_published = True
+    tiny_dataset.save()
+    client.force_login(alice)
+    html = _html(client.get(reverse("submissions:mine")))
+    assert "No submissions yet" in html
+    assert reverse("submissions:upload", args=["tiny"]) + "?split=test" in html
+    assert reverse("submissions:upload", args=["tiny"]) + "?split=dev" in html
