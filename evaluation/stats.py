@@ -8,7 +8,8 @@ All random procedures are seeded, so a page shows the same p-value every time.
 
 from __future__ import annotations
 
-from typing import Sequence
+from functools import lru_cache
+from typing import Iterator, Sequence
 
 import numpy as np
 from scipy import stats as _scipy_stats
@@ -89,16 +90,37 @@ def _sign_flip_pvalues(d: np.ndarray, *, n_resamples: int, seed: int) -> np.ndar
         _count_extreme(flips.astype(np.float64), d, threshold, hits)
         p[active] = hits / 2 ** n
         return p
+    for flips in _flip_blocks(n, n_resamples, seed):
+        _count_extreme(flips.astype(np.float64), d, threshold, hits)
+    p[active] = (hits + 1) / (n_resamples + 1)
+    return p
+
+
+def _flip_blocks(n: int, n_resamples: int, seed: int) -> Iterator[np.ndarray]:
+    """The seeded ±1 flips (int8), ``n_resamples`` rows of ``n`` in blocks of at most ``_FLIP_BLOCK_VALUES``.
+
+    The blocks are those the single-pair test always drew (the generator's
+    output depends on how a draw is split). A draw that fits in one block
+    (10,000 flips of up to 400 queries) is kept for the next call, so the
+    batches of one page share it.
+    """
+    block = max(1, min(n_resamples, _FLIP_BLOCK_VALUES // n))
+    if block == n_resamples:
+        yield _one_flip_block(n, n_resamples, seed)
+        return
     rng = np.random.default_rng(seed)
-    block = max(1, min(n_resamples, _FLIP_BLOCK_VALUES // n))  # the generator's blocks: keep them
     done = 0
     while done < n_resamples:
         m = min(block, n_resamples - done)
-        flips = rng.integers(0, 2, size=(m, n), dtype=np.int8) * 2 - 1
-        _count_extreme(flips.astype(np.float64), d, threshold, hits)
+        yield rng.integers(0, 2, size=(m, n), dtype=np.int8) * 2 - 1
         done += m
-    p[active] = (hits + 1) / (n_resamples + 1)
-    return p
+
+
+@lru_cache(maxsize=4)  # at most 4 × 4 MB
+def _one_flip_block(n: int, n_resamples: int, seed: int) -> np.ndarray:
+    flips = np.random.default_rng(seed).integers(0, 2, size=(n_resamples, n), dtype=np.int8) * 2 - 1
+    flips.flags.writeable = False
+    return flips
 
 
 def _count_extreme(flips: np.ndarray, d: np.ndarray, threshold: np.ndarray, hits: np.ndarray) -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from django.core.cache import cache
 
-from evaluation.stats import holm, paired_ttest, randomization_test
+from evaluation.stats import holm, paired_ttest, randomization_test, randomization_tests
 from leaderboard import plots
 
 from leaderboard.models import Dataset
@@ -75,21 +75,39 @@ class PairStats:
 
 
 def pair_stats(a: np.ndarray, b: np.ndarray, *, measure: str, n_resamples: int = N_RESAMPLES,
-               seed: int = SEED) -> PairStats:
-    """Means, p-values, and wins/ties/losses of ``a`` over ``b`` (aligned per-query vectors)."""
+               seed: int = SEED, p_randomization: float | None = None) -> PairStats:
+    """Means, p-values, and wins/ties/losses of ``a`` over ``b`` (aligned per-query vectors).
+
+    ``p_randomization``: the randomization test's p-value when the caller
+    already has it from a batch (:func:`randomization_p_values`), else it is computed here.
+    """
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     diff = a - b
+    if p_randomization is None:
+        p_randomization = randomization_test(a, b, n_resamples=n_resamples, seed=seed)
     return PairStats(
         measure=measure,
         mean_a=float(a.mean()) if len(a) else 0.0,
         mean_b=float(b.mean()) if len(b) else 0.0,
-        p_randomization=randomization_test(a, b, n_resamples=n_resamples, seed=seed),
+        p_randomization=p_randomization,
         p_ttest=paired_ttest(a, b),
         wins=int(np.count_nonzero(diff > TIE_TOLERANCE)),
         ties=int(np.count_nonzero(np.abs(diff) <= TIE_TOLERANCE)),
         losses=int(np.count_nonzero(diff < -TIE_TOLERANCE)),
     )
+
+
+def randomization_p_values(pairs: list[tuple[np.ndarray, np.ndarray]], *, n_resamples: int = N_RESAMPLES,
+                           seed: int = SEED) -> list[float]:
+    """``randomization_test(a, b)`` of each (a, b) pair, in one batch: the seeded flips are drawn once for all.
+
+    The vectors must all have the same length (one value per query of the split).
+    """
+    if not pairs:
+        return []
+    return randomization_tests(np.stack([a for a, _ in pairs]), np.stack([b for _, b in pairs]),
+                               n_resamples=n_resamples, seed=seed).tolist()
 
 
 def top_k_overlap(run_a: dict[str, list[str]], run_b: dict[str, list[str]], *, k: int = OVERLAP_K,
@@ -209,10 +227,14 @@ def compare(*, submissions: list[Submission], measure: str | None = None,
     min_queries = min_group_size(split)
     allowed = per_query_allowed(split)
 
+    # Every (entry, measure) randomization test at once: 5 entries × 8 measures cost about what one does.
+    p_values = iter(randomization_p_values([(ref.vectors[m], other.vectors[m]) for other in entries[1:]
+                                            for m in measures]))
     pairs = []
     all_stats: list[PairStats] = []
     for other in entries[1:]:
-        stats = [pair_stats(ref.vectors[m], other.vectors[m], measure=m) for m in measures]
+        stats = [pair_stats(ref.vectors[m], other.vectors[m], measure=m, p_randomization=next(p_values))
+                 for m in measures]
         all_stats += stats
         diff = {focus: np.asarray(other.vectors[focus]) - np.asarray(ref.vectors[focus])}
         cat_rows, n_hidden = category_table(qids=ref.qids, categories=categories, vectors=diff, measures=[focus],

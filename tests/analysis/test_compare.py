@@ -119,3 +119,30 @@ def test_the_compare_page_with_one_id_offers_the_other_visible_entries(client, s
     scored("dev", bob, "random", name="Bob private", visibility="private")
     html = client.get(reverse("submissions:compare"), {"ids": str(a.pk)}).content.decode()
     assert f"?ids={a.pk},{b.pk}" in html and "Bob public" in html and "Bob private" not in html
+
+
+def test_the_compare_service_gives_each_comparison_the_p_value_of_its_own_test(scored, alice, bob):
+    from submissions.compare import compare
+
+    a = scored("dev", alice, "perfect")
+    b = scored("dev", bob, "shifted")
+    c = scored("dev", bob, "random", seed=4)
+    comparison = compare(submissions=[a, b, c], overlap=False)
+    assert comparison.n_comparisons == 2 * len(comparison.measures)
+    for pair in comparison.pairs:
+        other = pair["entry"].submission
+        for stats in pair["stats"]:
+            va, vb = vectors(a, stats.measure), vectors(other, stats.measure)
+            # Batched across the page, yet each p-value is the single test's, in the same direction.
+            assert stats.p_randomization == randomization_test(va, vb, n_resamples=10000, seed=0)
+            assert stats.p_ttest == pytest.approx(paired_ttest(va, vb))
+
+
+def test_randomization_p_values_match_the_pair_by_pair_tests():
+    from submissions.compare import randomization_p_values
+
+    rng = np.random.default_rng(12)
+    pairs = [(rng.random(30), rng.random(30)) for _ in range(5)] + [(np.full(30, 0.5), np.full(30, 0.5))]
+    assert randomization_p_values(pairs, n_resamples=3000) == [randomization_test(a, b, n_resamples=3000)
+                                                                for a, b in pairs]
+    assert randomization_p_values([]) == []

@@ -100,3 +100,54 @@ def test_significance_is_cached_per_split_version(scored, alice, bob, analysis_d
     scored("test", bob, "shifted")
     split.refresh_from_db()
     assert len(leaderboard_significance(split=split).tiers) == 3
+
+
+
+def _board(n_entries: int, n_queries: int, seed: int = 3, baselines=(5, 9)) -> list[tuple[int, bool, np.ndarray]]:
+    """A ranked board like the bench's: means spread widely, so the walk finds several tiers."""
+    rng = np.random.default_rng(seed)
+    means = np.sort(rng.uniform(0.1, 0.7, n_entries))[::-1]
+    vectors = [np.clip(rng.normal(m, 0.2, n_queries), 0, 1) for m in means]
+    return [(100 + i, i in baselines, v) for i, v in enumerate(vectors)]
+
+
+@pytest.mark.parametrize(("n_entries", "n_queries", "n_resamples", "baselines"), [
+    (2, 30, 10000, ()),
+    (3, 12, 10000, (0,)),  # exact test, the leader is the baseline
+    (12, 16, 10000, (4,)),
+    (40, 80, 10000, (5, 9)),  # several tiers: the look-ahead batches
+    (60, 60, 10000, (5, 9)),  # the family changes over several rounds before it settles
+    (20, 40, 999, (3,)),  # Holm over the tier pairs undoes the tiers: the rounds cycle to the end
+    (45, 50, 999, (0, 1)),
+])
+def test_batched_markers_and_tiers_equal_the_pair_by_pair_computation(n_entries, n_queries, n_resamples, baselines):
+    from .significance_before_batching import compute_significance_before_batching
+
+    entries = _board(n_entries, n_queries, seed=n_entries, baselines=baselines)
+    kw = {"measure": "R@100", "n_resamples": n_resamples}
+    batched = compute_significance(entries=entries, **kw)
+    # Same p-values, Holm values, markers, tiers and number of comparisons as one test per pair.
+    assert batched == compute_significance_before_batching(entries=entries, **kw)
+
+
+def test_the_comparisons_are_tested_in_a_few_batches(monkeypatch):
+    import leaderboard.significance as significance_module
+    from evaluation.stats import randomization_tests
+
+    batches: list[int] = []
+
+    def counting(a_rows, b_rows, **kw):
+        batches.append(len(a_rows))
+        return randomization_tests(a_rows, b_rows, **kw)
+
+    monkeypatch.setattr(significance_module, "randomization_tests", counting)
+    entries = _board(60, 60, seed=4)
+    sig = compute_significance(entries=entries, measure="R@100")
+    assert len(set(sig.tiers.values())) > 2
+    # Every pair with the leader or the best baseline in the first batch, then a batch per new tier best at most.
+    assert batches[0] == 2 * 59 - 1
+    assert all(n <= significance_module.LOOKAHEAD for n in batches[1:])
+    assert len(batches) < 60
+    vectors = {i: v for i, _, v in entries}
+    for i, marker in sig.vs_leader.items():
+        assert marker.p == randomization_test(vectors[i], entries[0][2])
