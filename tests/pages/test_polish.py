@@ -35,6 +35,7 @@ def test_it_hides_the_compare_button_below_two_entries(client, split_test, alice
     make_entry(split_test, alice, "Only one", {"R@10": 0.5})
     html = _html(client.get(url))
     assert "Compare the checked entries" not in html and 'name="ids"' not in html
+    assert "Significance on:" not in html
 
     make_entry(split_test, alice, "Second", {"R@10": 0.4})
     html = _html(client.get(url))
