@@ -151,3 +151,19 @@ def test_the_comparisons_are_tested_in_a_few_batches(monkeypatch):
     vectors = {i: v for i, _, v in entries}
     for i, marker in sig.vs_leader.items():
         assert marker.p == randomization_test(vectors[i], entries[0][2])
+
+
+def test_the_significance_bench_finds_the_same_markers_both_ways(tmp_path):
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    out = tmp_path / "significance.json"
+    result = subprocess.run([sys.executable, "bench/bench_significance.py", "--smoke", "--out", str(out)], cwd=root,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = json.loads(out.read_text())
+    assert report["same_significance"] and report["tests_alone"]["same_p_values"]
+    assert "pair by pair (before)" in result.stdout
