@@ -75,7 +75,11 @@ def _fuse(runs: list[Run], depth: int, contribution, *, name: str) -> Run:
     new = np.ones(len(q), dtype=bool)
     new[1:] = (q[1:] != q[:-1]) | (w[1:] != w[:-1]).any(axis=1)
     starts = np.flatnonzero(new)
-    fused = np.add.reduceat(v, starts)
+    # Sum each group's contributions in run order, as a plain loop would:
+    # ufunc.at adds one element at a time, where reduceat may reorder the
+    # additions and so differ in the last bit (and then break a tie differently).
+    fused = np.zeros(len(starts))
+    np.add.at(fused, np.cumsum(new) - 1, v)
     q, w = q[starts], w[starts]
     # Keep the top `depth` per query in the order every reader of the fused run
     # will use: score desc in single precision (trec_eval's), then docid desc.
