@@ -200,6 +200,8 @@ ACCESS: dict[str, Callable[[World], list[tuple[str, Expect]]]] = {
                                       for q in ("", "?split=test", "?split=dev", "?split=test&sort=MAP@100")],
     "leaderboard:export": _exports,
     "leaderboard:docs": lambda w: public(reverse("leaderboard:docs")),
+    # A redirect to the static icon, for everyone.
+    "leaderboard:favicon": lambda w: [(reverse("leaderboard:favicon"), {A: 302, O: 302, X: 302, S: 302})],
     "accounts:signup": lambda w: [(reverse("accounts:signup"), ANON_ONLY_FORM)],
     "accounts:login": lambda w: [(reverse("accounts:login"), ANON_ONLY_FORM)],
     "accounts:logout": lambda w: [(reverse("accounts:logout"), {A: 405, O: 405, X: 405, S: 405})],
