@@ -1055,6 +1055,7 @@ def split_qrels_publish(*, split: Split, version: QrelsVersion) -> PublishOutcom
             _drop_failure_markers(pending_id)  # that version will never be switched to
         if current_id == version.pk:
             Split.objects.filter(pk=split.pk).update(pending_qrels=None)
+            _bump_caches_after_commit(split)  # pages stop saying "rescoring in progress"
             outcome = PublishOutcome(switched=True, requeued=requeued)
         elif not rescoring_targets(split_id=split.pk).exists():
             Split.objects.filter(pk=split.pk).update(
@@ -1064,6 +1065,7 @@ def split_qrels_publish(*, split: Split, version: QrelsVersion) -> PublishOutcom
             outcome = PublishOutcome(switched=True, requeued=requeued)
         else:
             Split.objects.filter(pk=split.pk).update(pending_qrels=version)
+            _bump_caches_after_commit(split)  # pages say "rescoring in progress" at once
             missing = list(rescoring_waiting(split_id=split.pk, version_id=version.pk).values_list("pk", flat=True))
             _send_rescoring_after_commit(missing, version.pk, split_id=split.pk)
             # Nothing missing (back to a version everyone was scored on): switch now.

@@ -106,6 +106,19 @@ def test_the_switch_bumps_the_cache_version_so_cached_pages_go_stale(
     assert Split.objects.get(pk=test_split.pk).cache_version > before
 
 
+def test_staging_a_version_makes_cached_pages_stale_so_they_say_rescoring_is_in_progress(
+    test_split, make_submission, django_capture_on_commit_callbacks
+):
+    score_all(test_split, make_submission, ["BM25"])
+    before = Split.objects.get(pk=test_split.pk).cache_version
+    v2, _count = qrels_version_add(split=test_split, qrels=NEW_QRELS, note="errata")
+    with django_capture_on_commit_callbacks(execute=True):
+        qrels_version_publish_and_rescore(split=test_split, version=v2)
+    split = Split.objects.get(pk=test_split.pk)
+    assert split.pending_qrels == v2 and split.current_qrels != v2
+    assert split.cache_version > before
+
+
 def test_a_redelivered_rescoring_stores_nothing_twice(test_split, make_submission, django_capture_on_commit_callbacks):
     subs = score_all(test_split, make_submission, ["BM25", "Dense"])
     v2, _, _ = stage_v2(test_split, django_capture_on_commit_callbacks)
