@@ -7,6 +7,7 @@ from pathlib import Path
 import dj_database_url
 
 from lexboard.env import env_bool, env_int, env_list, env_path, env_str
+from lexboard.release import code_digest
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = env_path("LEXBOARD_VAR_DIR", BASE_DIR / "var")
@@ -95,6 +96,9 @@ if CACHE_URL.startswith("redis"):
     CACHES = {"default": {"BACKEND": "lexboard.redis_cache.RedisCache", "LOCATION": CACHE_URL}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "lexboard"}}
+# Pages rendered by other code are never served after a deploy (lexboard/release.py).
+LEXBOARD_RELEASE = env_str("LEXBOARD_RELEASE", "") or code_digest(BASE_DIR)
+CACHES["default"]["KEY_PREFIX"] = f"lexboard-{LEXBOARD_RELEASE}"
 
 # --- Auth ---------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [

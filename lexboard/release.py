@@ -1,0 +1,26 @@
+"""What is deployed, as a short digest: part of every cache key.
+
+Cached pages are invalidated by data changes (scores, curators' edits), not
+by code; a deploy that changes a template or a view would otherwise keep
+serving pages rendered by the old code until the next score. Keying the cache
+by the code itself makes a deploy start from an empty cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+_SOURCES = ("lexboard", "leaderboard", "submissions", "evaluation", "templates")
+_SUFFIXES = {".py", ".html", ".txt"}
+
+
+def code_digest(base_dir: Path) -> str:
+    """A 12-character digest of the project's Python files and templates (about 20 ms)."""
+    digest = hashlib.sha256()
+    for folder in _SOURCES:
+        for path in sorted((base_dir / folder).rglob("*")):
+            if path.suffix in _SUFFIXES and "migrations" not in path.parts and path.is_file():
+                digest.update(path.relative_to(base_dir).as_posix().encode())
+                digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
