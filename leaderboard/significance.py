@@ -4,26 +4,37 @@ With a few hundred test questions, small gaps between entries are often
 noise. For one split and one measure this module marks each scored entry
 (public entries and baselines, the rows everyone sees) as significantly
 different or not from the leader and from the best baseline, and groups the
-ranking into tiers of systems that cannot be told apart:
+ranking into tiers of systems that cannot be told apart. The method, in the
+paragraph printed under the table:
 
-* test: paired two-sided randomization test on the per-query vectors
-  (:func:`evaluation.stats.randomization_test`, 10,000 sign flips, seed 0,
-  exact when there are few queries), computed many pairs at a time with
-  :func:`evaluation.stats.randomization_tests` (same p-values: all pairs share
-  the seeded flips, so they are drawn once per batch);
-* multiple comparisons: Holm–Bonferroni over every comparison the page shows
-  (each entry vs the leader, vs the best baseline, and vs its tier's best);
-* tiers: walk down the ranking; an entry joins the current tier when it is not
-  significantly different from the tier's best, else it starts a new tier.
+* test: paired two-sided randomization test on the per-query values
+  (:func:`evaluation.stats.randomization_tests`, seed 0, exact over all 2^n
+  sign flips when there are 16 queries or fewer);
+* markers: each entry vs the leader and vs the best baseline; Holm–Bonferroni
+  over exactly those comparisons (one family, its size known before any test:
+  2 × entries − 3 unique pairs with a baseline below the leader);
+* tiers: one pass down the ranking; an entry joins the current tier unless it
+  is significantly worse than the tier's best (its first entry), in which case
+  it starts a new tier. Every entry but the first is tested once, so there are
+  entries − 1 tier tests, known in advance: Bonferroni over them (p × (entries
+  − 1) < α). Nothing is iterated and the outcome of one test never changes the
+  correction of another, so the tiers are stable;
+* number of sign flips: the smallest p-value a sign-flip test can give is
+  1 / (flips + 1), and a correction multiplies it by up to the family size m.
+  ``max(10,000, ⌈10 · m / α⌉)`` flips let the smallest p pass with room for
+  nine more extreme flips, capped at ``MAX_RESAMPLES`` = 50,000 for time: the
+  cap binds from 127 entries on (a 200-entry board has m = 397 and would need
+  79,400 flips, ~1.1–1.3 s of CPU; with 50,000 it takes ~0.75 s and its
+  smallest adjusted p is 397 / 50,001 ≈ α / 6.3; bench/bench_significance.py).
 
-Because the tier comparisons depend on the tiers and the Holm adjustment on
-the set of comparisons, the walk is repeated until the set of comparisons no
-longer changes (a few rounds; each pair's test is computed once; when the
-rounds cycle without settling, whole cycles are skipped to the round the
-bounded loop ends on). The pairs against the leader and the best baseline are
-tested in one batch; a tier's best is tested against the next ``LOOKAHEAD``
-entries at once the first time the walk needs one of them (200 entries × 222
-queries: ~0.25 s of CPU instead of ~9.5 s pair by pair, `bench/bench_significance.py`).
+The tier walk needs the test of an entry against a head that depends on the
+earlier outcomes. Each call of the batched test draws its flips again (over
+4 MB of flips they are not kept), so the walk is first predicted with the
+normal approximation of the sign-flip distribution, and the predicted pairs
+are tested in the same batch as the markers; the exact walk then uses only
+exact p-values, and a pair the prediction missed is tested with a new
+prediction from there (usually none or one extra batch). The prediction only
+decides when a pair is tested, never its p-value or the tiers.
 
 Results are cached per (split, cache_version, current qrels, measure): a new
 score bumps the version, so the markers never lag behind the table.
@@ -31,24 +42,41 @@ score bumps the version, so the markers never lag behind the table.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 from django.core.cache import cache
+from scipy.special import erfc
 
-from evaluation.stats import holm, randomization_tests
+from evaluation.stats import EXACT_MAX_N, holm, randomization_tests
 
 from .models import Split
 from .selectors import leaderboard_rows, resolve_sort
 
 ALPHA = 0.05
-N_RESAMPLES = 10_000
 SEED = 0
+#: Never fewer sign flips than the issue's floor.
+MIN_RESAMPLES = 10_000
+#: k in flips = ⌈k · m / α⌉: the smallest attainable p (1 / (flips + 1)) times the family size m is α / k.
+RESOLUTION = 10
+#: Time cap. A 200-entry × 222-query board (397 marker pairs, ~590 pairs tested in all) costs ~0.75 s of CPU
+#: with 50,000 flips and ~1.1 s with the 79,400 the formula asks (bench/bench_significance.py). The cap binds
+#: from 127 entries on (m = 2 × 127 − 3 = 251 > 50,000 × α / 10); the smallest attainable adjusted p is then
+#: m / 50,001, still below α up to 2,500 comparisons (1,251 entries).
+MAX_RESAMPLES = 50_000
 CACHE_SECONDS = 24 * 60 * 60
-#: Entries below a tier's best tested with it in one batch when the walk first needs one of them.
-#: Each batch streams the whole flip matrix once, so tiny batches cost more; larger ones test pairs
-#: the walk never uses (200 × 222: 16 → 21 batches, 0.23 s; 4 → 0.48 s; 64 → 0.32 s).
-LOOKAHEAD = 16
+#: Pairs tested past each predicted tier boundary, in case the exact test keeps the entry in the tier.
+MARGIN = 2
+
+
+def resamples_for(family_size: int, *, alpha: float = ALPHA) -> int:
+    """Sign flips for a family of ``family_size`` comparisons: ⌈k · m / α⌉, at least 10,000, at most the cap.
+
+    With fewer, a clearly better entry could never be marked: its p-value is
+    at least 1 / (flips + 1), and Holm multiplies the smallest by m.
+    """
+    return min(MAX_RESAMPLES, max(MIN_RESAMPLES, math.ceil(RESOLUTION * family_size / alpha)))
 
 
 @dataclass
@@ -75,6 +103,16 @@ class Marker:
 
 
 @dataclass
+class TierTest:
+    """An entry tested against its tier's best (the head it was compared with in the pass down the ranking)."""
+
+    head_id: int
+    p: float
+    p_bonferroni: float  # min(1, p × the number of tier tests)
+    new_tier: bool  # significantly worse than the head: the entry starts the next tier
+
+
+@dataclass
 class Significance:
     """Markers and tiers of one split's leaderboard on one measure."""
 
@@ -82,29 +120,48 @@ class Significance:
     alpha: float
     n_resamples: int
     seed: int
-    n_comparisons: int
+    n_marker_comparisons: int  # Holm's family: the unique (entry, leader) and (entry, best baseline) pairs
+    n_tier_comparisons: int  # Bonferroni's family: entries − 1
     leader_id: int | None
     baseline_id: int | None
     tiers: dict[int, int] = field(default_factory=dict)  # submission id → tier (1 = the best)
+    tier_tests: dict[int, TierTest] = field(default_factory=dict)  # every entry but the first
     vs_leader: dict[int, Marker] = field(default_factory=dict)
     vs_baseline: dict[int, Marker] = field(default_factory=dict)
     n_queries: int = 0
 
     @property
+    def exact(self) -> bool:
+        """Few queries: every sign flip is enumerated (``n_resamples`` is not used)."""
+        return self.n_queries <= EXACT_MAX_N
+
+    @property
+    def flips(self) -> str:
+        """How the p-values were computed, for the legend."""
+        if self.exact:
+            return f"exact: all 2^{self.n_queries} = {2 ** self.n_queries:,} sign flips"
+        return f"{self.n_resamples:,} random sign flips, seed {self.seed}"
+
+    @property
     def method(self) -> str:
-        """The sentence printed under the table."""
-        flips = f"{self.n_resamples:,} sign flips"
+        """The paragraph printed under the table (the legend adds the marker symbols)."""
+        m, t = self.n_marker_comparisons, self.n_tier_comparisons
         return (
-            f"Paired two-sided randomization test, {flips}, seed {self.seed}, Holm–Bonferroni over the "
-            f"{self.n_comparisons} comparison{'' if self.n_comparisons == 1 else 's'} on this page, α = {self.alpha:g}"
+            f"Paired two-sided randomization test on the per-query {self.measure} values ({self.flips}), "
+            f"α = {self.alpha:g}. Markers compare each entry with the leader and with the best baseline, "
+            f"Holm–Bonferroni over these {m} marker comparison{'' if m == 1 else 's'}. "
+            f"Tiers: going down the ranking, an entry starts a new tier when it is significantly worse than "
+            f"its tier's best (the tier's first entry), Bonferroni over the {t} tier comparison{'' if t == 1 else 's'} "
+            f"(p × {t} < {self.alpha:g}); otherwise it joins that tier."
         )
 
     def for_row(self, submission_id: int | None) -> dict | None:
-        """What the template shows for a row: tier and the two markers (None for rows not compared)."""
+        """What the template shows for a row: tier, its tier test and the two markers (None for rows not compared)."""
         if submission_id is None or submission_id not in self.tiers:
             return None
         return {
             "tier": self.tiers[submission_id],
+            "tier_test": self.tier_tests.get(submission_id),
             "leader": self.vs_leader.get(submission_id),
             "baseline": self.vs_baseline.get(submission_id),
             "is_leader": submission_id == self.leader_id,
@@ -119,107 +176,104 @@ def _direction(a: np.ndarray, b: np.ndarray) -> str:
     return "better" if diff > 0 else "worse"
 
 
+def _pair(a: int, b: int) -> tuple[int, int]:
+    return (a, b) if a < b else (b, a)
+
+
+def _approx_p(d: np.ndarray) -> float:
+    """Normal approximation of the two-sided sign-flip p-value of differences ``d`` (to predict the walk only).
+
+    Under random signs the sum of d has mean 0 and variance Σ d².
+    """
+    scale = math.sqrt(float(np.dot(d, d)))
+    return float(erfc(abs(float(d.sum())) / (scale * math.sqrt(2)))) if scale > 0 else 1.0
+
+
 def compute_significance(*, entries: list[tuple[int, bool, np.ndarray]], measure: str, alpha: float = ALPHA,
-                         n_resamples: int = N_RESAMPLES, seed: int = SEED) -> Significance:
+                         n_resamples: int | None = None, seed: int = SEED) -> Significance:
     """Markers and tiers for ``entries`` = [(submission id, is baseline, per-query vector)] in rank order.
 
     Pure (no database): the vectors must be aligned on the same queries.
+    ``n_resamples`` defaults to :func:`resamples_for` the larger family.
     """
     ids = [e[0] for e in entries]
     vectors = {e[0]: np.asarray(e[2], dtype=np.float64) for e in entries}
+    means = {i: float(v.mean()) if len(v) else 0.0 for i, v in vectors.items()}
     leader = ids[0] if ids else None
     baseline = next((e[0] for e in entries if e[1]), None)
+
+    # The marker family, fixed before any test: unique pairs, in page order.
+    marker_pairs: list[tuple[int, int]] = []
+    for ref in (leader, baseline):
+        if ref is not None:
+            marker_pairs += [_pair(i, ref) for i in ids if i != ref]
+    marker_pairs = list(dict.fromkeys(marker_pairs))
+    n_tier = max(len(ids) - 1, 0)
+    if n_resamples is None:
+        n_resamples = resamples_for(max(len(marker_pairs), n_tier), alpha=alpha)
+
+    def starts_tier(p: float, i: int, head: int) -> bool:
+        return p * n_tier < alpha and means[i] < means[head]
+
+    def predicted_walk(pos: int, head: int) -> list[tuple[int, int]]:
+        """The tier pairs from ``ids[pos]`` on when ``head`` heads its tier, by the normal approximation."""
+        pairs = []
+        for q in range(pos, len(ids)):
+            j = ids[q]
+            pairs.append(_pair(head, j))
+            if starts_tier(_approx_p(vectors[j] - vectors[head]), j, head):
+                pairs += [_pair(head, k) for k in ids[q + 1:q + 1 + MARGIN]]
+                head = j
+        return pairs
+
     p_cache: dict[tuple[int, int], float] = {}
 
-    def compute(pairs: list[tuple[int, int]]) -> None:
-        """Test every pair not tested yet, in one batch (the flips are drawn once for all of them)."""
-        missing = [key for key in unique(pairs) if key not in p_cache]
-        if not missing:
-            return
-        ps = randomization_tests(np.stack([vectors[x] for x, _ in missing]), np.stack([vectors[y] for _, y in missing]),
-                                 n_resamples=n_resamples, seed=seed)
-        p_cache.update(zip(missing, ps.tolist(), strict=True))
+    def test(pairs: list[tuple[int, int]]) -> None:
+        """Test every pair not tested yet in one batch (each pair's p-value does not depend on the batch)."""
+        missing = [key for key in dict.fromkeys(pairs) if key not in p_cache]
+        if missing:
+            ps = randomization_tests(np.stack([vectors[a] for a, _ in missing]),
+                                     np.stack([vectors[b] for _, b in missing]), n_resamples=n_resamples, seed=seed)
+            p_cache.update(zip(missing, ps.tolist(), strict=True))
 
-    def p_of(pair: tuple[int, int]) -> float:
-        key = (min(pair), max(pair))
-        if key not in p_cache:
-            compute([key])
-        return p_cache[key]
+    test(marker_pairs + (predicted_walk(1, leader) if leader is not None else []))
 
-    fixed: list[tuple[int, int]] = []
-    if leader is not None:
-        fixed += [(i, leader) for i in ids if i != leader]
-    if baseline is not None:
-        fixed += [(i, baseline) for i in ids if i != baseline]
-
-    def unique(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
-        seen, out = set(), []
-        for a, b in pairs:
-            key = (min(a, b), max(a, b))
-            if key not in seen:
-                seen.add(key)
-                out.append(key)
-        return out
-
-    def walk(adjusted: dict[tuple[int, int], float]) -> tuple[dict[int, int], list[tuple[int, int]]]:
-        tiers: dict[int, int] = {}
-        used: list[tuple[int, int]] = []
-        tier, best = 0, None
-        for pos, i in enumerate(ids):
-            if best is None:
-                tier, best = 1, i
-            else:
-                key = (min(i, best), max(i, best))
-                used.append(key)
-                if key not in adjusted and key not in p_cache:
-                    # The walk compares this best with the entries below until one differs: test the next few at once.
-                    compute([(j, best) for j in ids[pos:pos + LOOKAHEAD]])
-                p = adjusted.get(key, p_of(key))  # a pair not yet in the family: its raw p, for this round
-                if p < alpha:
-                    tier, best = tier + 1, i
-            tiers[i] = tier
-        return tiers, used
-
-    compute(fixed)
-    tier_pairs: list[tuple[int, int]] = []
-    adjusted: dict[tuple[int, int], float] = {}
-    family: list[tuple[int, int]] = []
+    # The pass down the ranking, on exact p-values only.
     tiers: dict[int, int] = {}
-    rounds = len(ids) + 2
-    seen: dict[frozenset[tuple[int, int]], int] = {}  # family → the last round that adjusted it
-    round_ = 0
-    while round_ < rounds:
-        family = unique(fixed + tier_pairs)
-        adjusted = dict(zip(family, holm([p_of(pair) for pair in family]), strict=True))
-        tiers, used = walk(adjusted)
-        if set(unique(fixed + used)) == set(family):  # the walk used exactly the adjusted comparisons
-            break
-        tier_pairs = used
-        # A round's outcome depends only on its family (Holm gives tied p-values the same value in any
-        # order). A family seen before means the rounds cycle and never settle (e.g. the tier pairs push
-        # Holm past α, which removes them, which brings the tiers back): skip whole cycles and end on
-        # the round the full loop would have ended on, without running ~len(ids) identical rounds.
-        state = frozenset(family)
-        if state in seen:
-            period = round_ - seen[state]
-            round_ += (rounds - 1 - round_) // period * period
-        seen[state] = round_
-        round_ += 1
+    tier_tests: dict[int, TierTest] = {}
+    if ids:
+        head, tier = ids[0], 1
+        tiers[head] = tier
+        for pos in range(1, len(ids)):
+            i = ids[pos]
+            key = _pair(i, head)
+            if key not in p_cache:
+                test([key] + predicted_walk(pos, head))
+            p = p_cache[key]
+            new_tier = starts_tier(p, i, head)
+            tier_tests[i] = TierTest(head_id=head, p=p, p_bonferroni=min(1.0, p * n_tier), new_tier=new_tier)
+            if new_tier:
+                head, tier = i, tier + 1
+            tiers[i] = tier
+
+    adjusted = dict(zip(marker_pairs, holm([p_cache[key] for key in marker_pairs]), strict=True))
 
     def marker(i: int, ref: int) -> Marker:
-        key = (min(i, ref), max(i, ref))
-        return Marker(reference_id=ref, p=p_of(key), p_holm=adjusted.get(key, 1.0),
-                      significant=adjusted.get(key, 1.0) < alpha, direction=_direction(vectors[i], vectors[ref]))
+        key = _pair(i, ref)
+        return Marker(reference_id=ref, p=p_cache[key], p_holm=adjusted[key], significant=adjusted[key] < alpha,
+                      direction=_direction(vectors[i], vectors[ref]))
 
     return Significance(
         measure=measure,
         alpha=alpha,
         n_resamples=n_resamples,
         seed=seed,
-        n_comparisons=len(family),
+        n_marker_comparisons=len(marker_pairs),
+        n_tier_comparisons=n_tier,
         leader_id=leader,
         baseline_id=baseline,
         tiers=tiers,
+        tier_tests=tier_tests,
         vs_leader={i: marker(i, leader) for i in ids if leader is not None and i != leader},
         vs_baseline={i: marker(i, baseline) for i in ids if baseline is not None and i != baseline},
         n_queries=len(next(iter(vectors.values()))) if vectors else 0,
@@ -227,7 +281,8 @@ def compute_significance(*, entries: list[tuple[int, bool, np.ndarray]], measure
 
 
 def _cache_key(split: Split, measure: str) -> str:
-    return f"lexboard:sig:v1:{split.pk}:{split.cache_version}:{split.current_qrels_id}:{measure}"
+    # v2: the method of issue 5's fix (fixed families, Bonferroni tiers, flips by family size).
+    return f"lexboard:sig:v2:{split.pk}:{split.cache_version}:{split.current_qrels_id}:{measure}"
 
 
 def _vectors(result_ids: list[int], measure: str) -> dict[int, tuple[list[str], np.ndarray]]:

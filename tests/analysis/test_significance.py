@@ -1,4 +1,4 @@
-"""Leaderboard significance: markers, Holm over the page's comparisons, tiers."""
+"""Leaderboard significance: markers with Holm over the marker comparisons, tiers in one pass with Bonferroni."""
 
 from __future__ import annotations
 
@@ -37,97 +37,120 @@ def test_a_much_better_system_gets_a_tier_of_its_own(base):
     assert not sig.vs_baseline[11].significant and sig.vs_baseline[11].symbol == "="
 
 
-def test_holm_is_applied_over_the_comparisons_on_the_page(base):
-    rng = np.random.default_rng(9)
-    vectors = [np.clip(base + shift + rng.normal(0, 0.05, N), 0, 1) for shift in (0.08, 0.05, 0.03, 0.0)]
-    entries = [(i + 1, i == 3, v) for i, v in enumerate(vectors)]
-    sig = compute_significance(entries=entries, measure="R@100")
-    # The family: every entry vs the leader, vs the best baseline, and each tier comparison, once per pair.
-    pairs = {(min(i, 1), max(i, 1)) for i in (2, 3, 4)} | {(min(i, 4), max(i, 4)) for i in (1, 2, 3)}
-    assert sig.n_comparisons >= len(pairs)
-    raw = {m.reference_id: m.p for m in sig.vs_leader.values()}
-    assert raw  # markers carry their raw and adjusted p
-    for marker in list(sig.vs_leader.values()) + list(sig.vs_baseline.values()):
-        assert marker.p_holm >= marker.p
-        assert marker.significant == (marker.p_holm < 0.05)
-    # With exactly the leader/baseline family (tiers adding no pair), the adjusted values equal evaluation.stats.holm.
-    family = sorted(pairs)
-    ps = [randomization_test(vectors[a - 1], vectors[b - 1]) for a, b in family]
-    if sig.n_comparisons == len(family):
-        expected = dict(zip(family, holm(ps)))
-        for i, marker in sig.vs_leader.items():
-            assert marker.p_holm == pytest.approx(expected[(min(i, 1), max(i, 1))])
-    assert "Holm–Bonferroni over the" in sig.method and "10,000 sign flips" in sig.method
-
-
-def test_holm_family_size_matches_a_hand_count():
-    # Leader 1, baseline 3; tiers: 2 is far below 1 (new tier), 3 equals 2 (same tier): comparisons
-    # (2,1) (3,1) (1,3) (2,3) → unique pairs {1-2, 1-3, 2-3}; tier comparisons (2 vs 1), (3 vs 2) add nothing new.
-    top = np.r_[np.ones(30), np.zeros(0)]
-    low = np.r_[np.zeros(30)]
-    sig = compute_significance(entries=[(1, False, top), (2, False, low), (3, True, low.copy())], measure="R@100")
-    assert sig.n_comparisons == 3
-    p = randomization_test(top, low)
-    assert sig.vs_leader[2].p == p
-    assert sig.vs_leader[2].p_holm == pytest.approx(holm([p, p, 1.0])[0])
-    assert sig.tiers == {1: 1, 2: 2, 3: 2}
-
-
-def test_the_dataset_page_shows_markers_tiers_and_the_method(client, scored, alice, bob, analysis_dataset):
-    scored("dev", alice, "perfect", name="Perfect system")
-    scored("dev", bob, "random", seed=1, name="Random one", is_baseline=True)
-    scored("dev", bob, "shifted", name="Shifted system")
-    split = analysis_dataset.splits.get(name="dev")
-    sig = leaderboard_significance(split=split)
-    assert sig is not None and sig.measure == "R@10" and set(sig.tiers.values()) >= {1}
-    html = client.get(analysis_dataset.get_absolute_url() + "?split=dev").content.decode()
-    assert "Paired two-sided randomization test, 10,000 sign flips, seed 0, Holm–Bonferroni over the" in html
-    assert "α = 0.05" in html
-    assert "versus the leader" in html and "the best baseline" in html
-    assert 'name="ids"' in html and 'id="compare-form"' in html
-    html = client.get(analysis_dataset.get_absolute_url() + "?split=dev&sig=MAP@10").content.decode()
-    assert "Markers for MAP@10" in html
-
-
-def test_significance_is_cached_per_split_version(scored, alice, bob, analysis_dataset, django_assert_max_num_queries):
-    scored("test", alice, "perfect")
-    scored("test", bob, "random", seed=2)
-    split = analysis_dataset.splits.get(name="test")
-    first = leaderboard_significance(split=split)
-    with django_assert_max_num_queries(0):
-        again = leaderboard_significance(split=split)
-    assert again.tiers == first.tiers
-    scored("test", bob, "shifted")
-    split.refresh_from_db()
-    assert len(leaderboard_significance(split=split).tiers) == 3
-
-
-
 def _board(n_entries: int, n_queries: int, seed: int = 3, baselines=(5, 9)) -> list[tuple[int, bool, np.ndarray]]:
-    """A ranked board like the bench's: means spread widely, so the walk finds several tiers."""
+    """A ranked board like the bench's: means spread widely, so the pass finds several tiers."""
     rng = np.random.default_rng(seed)
     means = np.sort(rng.uniform(0.1, 0.7, n_entries))[::-1]
     vectors = [np.clip(rng.normal(m, 0.2, n_queries), 0, 1) for m in means]
     return [(100 + i, i in baselines, v) for i, v in enumerate(vectors)]
 
 
-@pytest.mark.parametrize(("n_entries", "n_queries", "n_resamples", "baselines"), [
-    (2, 30, 10000, ()),
-    (3, 12, 10000, (0,)),  # exact test, the leader is the baseline
-    (12, 16, 10000, (4,)),
-    (40, 80, 10000, (5, 9)),  # several tiers: the look-ahead batches
-    (60, 60, 10000, (5, 9)),  # the family changes over several rounds before it settles
-    (20, 40, 999, (3,)),  # Holm over the tier pairs undoes the tiers: the rounds cycle to the end
-    (45, 50, 999, (0, 1)),
+@pytest.mark.parametrize(("baselines", "expected"), [
+    ((5, 9), 2 * 12 - 3),  # vs the leader (11) and vs the best baseline (11), the leader–baseline pair once
+    ((0, 9), 12 - 1),  # the leader is the best baseline: one comparison per other entry
+    ((), 12 - 1),  # no baseline: vs the leader only
 ])
-def test_batched_markers_and_tiers_equal_the_pair_by_pair_computation(n_entries, n_queries, n_resamples, baselines):
-    from .significance_before_batching import compute_significance_before_batching
+def test_holms_family_is_exactly_the_marker_comparisons(baselines, expected):
+    entries = _board(12, 40, baselines=baselines)
+    sig = compute_significance(entries=entries, measure="R@100", n_resamples=2000)
+    assert sig.n_marker_comparisons == expected and sig.n_tier_comparisons == 11
+    vectors = {i: v for i, _, v in entries}
+    leader = entries[0][0]
+    best_baseline = next((i for i, b, _ in entries if b), None)
+    family = list(dict.fromkeys(
+        [tuple(sorted((i, leader))) for i in vectors if i != leader]
+        + ([tuple(sorted((i, best_baseline))) for i in vectors if i != best_baseline] if best_baseline else [])))
+    raw = [randomization_test(vectors[a], vectors[b], n_resamples=2000) for a, b in family]
+    expected_holm = dict(zip(family, holm(raw)))
+    markers = [(i, leader, m) for i, m in sig.vs_leader.items()] + [(i, best_baseline, m) for i, m in sig.vs_baseline.items()]
+    assert len(markers) == len(sig.vs_leader) + len(sig.vs_baseline) and markers
+    for i, ref, marker in markers:
+        key = tuple(sorted((i, ref)))
+        assert marker.p == raw[family.index(key)]
+        assert marker.p_holm == pytest.approx(expected_holm[key])
+        assert marker.significant == (marker.p_holm < 0.05)
+    # The tier tests are not in Holm's family: the markers are the same whatever the tiers are.
+    assert len(set(sig.tiers.values())) > 1
 
-    entries = _board(n_entries, n_queries, seed=n_entries, baselines=baselines)
-    kw = {"measure": "R@100", "n_resamples": n_resamples}
-    batched = compute_significance(entries=entries, **kw)
-    # Same p-values, Holm values, markers, tiers and number of comparisons as one test per pair.
-    assert batched == compute_significance_before_batching(entries=entries, **kw)
+
+def test_holm_family_size_matches_a_hand_count():
+    # Leader 1, baseline 3: markers (2 vs 1), (3 vs 1), (1 vs 3), (2 vs 3) → pairs {1-2, 1-3, 2-3}.
+    # Tiers: 2 is far below 1 (a new tier, Bonferroni × 2), 3 equals 2 (same tier).
+    top = np.ones(30)
+    low = np.zeros(30)
+    sig = compute_significance(entries=[(1, False, top), (2, False, low), (3, True, low.copy())], measure="R@100")
+    assert sig.n_marker_comparisons == 3 and sig.n_tier_comparisons == 2
+    p = randomization_test(top, low)
+    assert p == 1 / 10_001  # only the two all-same flips (2 in 2^30) reach |sum| = 30: no hit among 10,000
+    assert sig.vs_leader[2].p == p
+    assert sig.vs_leader[2].p_holm == pytest.approx(holm([p, p, 1.0])[0])
+    assert sig.tiers == {1: 1, 2: 2, 3: 2}
+    assert sig.tier_tests[2].head_id == 1 and sig.tier_tests[2].new_tier
+    assert sig.tier_tests[2].p_bonferroni == pytest.approx(2 * p)
+    assert sig.tier_tests[3].head_id == 2 and not sig.tier_tests[3].new_tier and sig.tier_tests[3].p == 1.0
+
+
+def test_the_number_of_flips_lets_the_smallest_p_pass_the_correction():
+    from leaderboard.significance import MAX_RESAMPLES, resamples_for
+
+    assert resamples_for(1) == resamples_for(50) == 10_000  # the floor
+    assert resamples_for(100) == 20_000  # ⌈10 × 100 / 0.05⌉
+    assert resamples_for(197) == 39_400
+    assert resamples_for(397) == resamples_for(10_000) == MAX_RESAMPLES == 50_000  # the time cap
+    for m in (1, 19, 100, 249, 397, 2000):
+        assert m / (resamples_for(m) + 1) < 0.05  # the smallest attainable adjusted p is below α
+    sig = compute_significance(entries=_board(30, 20), measure="R@100")
+    assert sig.n_marker_comparisons == 57 and sig.n_resamples == 11_400
+
+
+def test_a_clearly_better_entry_is_marked_on_a_200_entry_board():
+    # Before: 10,000 flips and Holm over ~575 comparisons (markers and tier pairs) made the smallest
+    # attainable adjusted p 575 / 10,001 > 0.05, so no marker could ever be significant.
+    rng = np.random.default_rng(11)
+    n = 100
+    base = rng.random(n) * 0.5
+    best = np.clip(base + 0.45, 0, 1)
+    entries = [(1, False, best)] + [(2 + i, i == 3, np.clip(base + rng.normal(0, 0.05, n), 0, 1)) for i in range(199)]
+    entries[1:] = sorted(entries[1:], key=lambda e: -e[2].mean())
+    sig = compute_significance(entries=entries, measure="R@100")
+    assert sig.n_marker_comparisons == 2 * 200 - 3 and sig.n_tier_comparisons == 199
+    assert sig.n_resamples == 50_000
+    assert all(m.significant and m.symbol == "▼" for m in sig.vs_leader.values())
+    assert sig.vs_baseline[1].significant and sig.vs_baseline[1].symbol == "▲"
+    assert sig.tiers[1] == 1 and all(sig.tiers[i] == 2 for i, _, _ in entries[1:])
+
+
+def test_tiers_follow_one_pass_down_the_ranking_with_bonferroni():
+    entries = _board(40, 80, seed=40)
+    sig = compute_significance(entries=entries, measure="R@100", n_resamples=5000)
+    ids = [i for i, _, _ in entries]
+    vectors = {i: v for i, _, v in entries}
+    assert sig.tiers[ids[0]] == 1 and ids[0] not in sig.tier_tests
+    head, tier = ids[0], 1
+    for i in ids[1:]:
+        test = sig.tier_tests[i]
+        assert test.head_id == head  # always the first entry of the current tier
+        assert test.p == randomization_test(vectors[i], vectors[head], n_resamples=5000)
+        assert test.p_bonferroni == pytest.approx(min(1.0, test.p * 39))
+        assert test.new_tier == (test.p * 39 < 0.05 and vectors[i].mean() < vectors[head].mean())
+        if test.new_tier:
+            head, tier = i, tier + 1
+        assert sig.tiers[i] == tier
+    assert 2 < tier < 40
+
+
+def test_tiers_are_deterministic_and_do_not_depend_on_the_walks_prediction(monkeypatch):
+    import leaderboard.significance as significance_module
+
+    entries = _board(60, 60, seed=4)
+    sig = compute_significance(entries=entries, measure="R@100", n_resamples=3000)
+    assert compute_significance(entries=entries, measure="R@100", n_resamples=3000) == sig
+    # The normal approximation only decides which pairs are tested in which batch: predicting no
+    # boundary at all, or one at every entry, gives the same p-values, markers and tiers.
+    for guess in (1.0, 0.0):
+        monkeypatch.setattr(significance_module, "_approx_p", lambda d, guess=guess: guess)
+        assert compute_significance(entries=entries, measure="R@100", n_resamples=3000) == sig
+    assert len(set(sig.tiers.values())) > 2
 
 
 def test_the_comparisons_are_tested_in_a_few_batches(monkeypatch):
@@ -144,16 +167,56 @@ def test_the_comparisons_are_tested_in_a_few_batches(monkeypatch):
     entries = _board(60, 60, seed=4)
     sig = compute_significance(entries=entries, measure="R@100")
     assert len(set(sig.tiers.values())) > 2
-    # Every pair with the leader or the best baseline in the first batch, then a batch per new tier best at most.
-    assert batches[0] == 2 * 59 - 1
-    assert all(n <= significance_module.LOOKAHEAD for n in batches[1:])
-    assert len(batches) < 60
+    # Every marker pair and the predicted tier pairs in the first batch; a missed prediction adds one.
+    assert batches[0] >= sig.n_marker_comparisons == 2 * 60 - 3
+    assert len(batches) <= 3
     vectors = {i: v for i, _, v in entries}
     for i, marker in sig.vs_leader.items():
-        assert marker.p == randomization_test(vectors[i], entries[0][2])
+        assert marker.p == randomization_test(vectors[i], entries[0][2], n_resamples=sig.n_resamples)
 
 
-def test_the_significance_bench_finds_the_same_markers_both_ways(tmp_path):
+def test_a_board_with_few_queries_is_tested_exactly_and_says_so():
+    entries = _board(3, 12, baselines=(0,))
+    sig = compute_significance(entries=entries, measure="R@100")
+    assert sig.exact and sig.flips == "exact: all 2^12 = 4,096 sign flips"
+    assert "exact: all 2^12" in sig.method and "Holm–Bonferroni over these 2 marker comparisons" in sig.method
+    assert "Bonferroni over the 2 tier comparisons (p × 2 < 0.05)" in sig.method
+
+
+def test_the_dataset_page_shows_markers_tiers_and_the_method(client, scored, alice, bob, analysis_dataset):
+    scored("dev", alice, "perfect", name="Perfect system")
+    scored("dev", bob, "random", seed=1, name="Random one", is_baseline=True)
+    scored("dev", bob, "shifted", name="Shifted system")
+    split = analysis_dataset.splits.get(name="dev")
+    sig = leaderboard_significance(split=split)
+    assert sig is not None and sig.measure == "R@10" and set(sig.tiers.values()) >= {1}
+    assert sig.n_marker_comparisons == 3 and sig.n_tier_comparisons == 2 and sig.n_resamples == 10_000
+    html = client.get(analysis_dataset.get_absolute_url() + "?split=dev").content.decode()
+    assert ("Significance on R@10: paired two-sided randomization test on the per-query values "
+            "(10,000 random sign flips, seed 0), α = 0.05.") in html
+    assert "Holm–Bonferroni over the 3 marker comparisons on this page" in html
+    assert "Bonferroni over the 2 tier comparisons (p × 2 &lt; 0.05)" in html
+    assert "versus the leader" in html and "the best baseline" in html
+    assert "Bonferroni-adjusted" in html  # a tier's test on hover
+    assert 'name="ids"' in html and 'id="compare-form"' in html
+    html = client.get(analysis_dataset.get_absolute_url() + "?split=dev&sig=MAP@10").content.decode()
+    assert "Significance on MAP@10:" in html
+
+
+def test_significance_is_cached_per_split_version(scored, alice, bob, analysis_dataset, django_assert_max_num_queries):
+    scored("test", alice, "perfect")
+    scored("test", bob, "random", seed=2)
+    split = analysis_dataset.splits.get(name="test")
+    first = leaderboard_significance(split=split)
+    with django_assert_max_num_queries(0):
+        again = leaderboard_significance(split=split)
+    assert again.tiers == first.tiers
+    scored("test", bob, "shifted")
+    split.refresh_from_db()
+    assert len(leaderboard_significance(split=split).tiers) == 3
+
+
+def test_the_significance_bench_runs_and_checks_the_method(tmp_path):
     import json
     import subprocess
     import sys
@@ -165,5 +228,5 @@ def test_the_significance_bench_finds_the_same_markers_both_ways(tmp_path):
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
     report = json.loads(out.read_text())
-    assert report["same_significance"] and report["tests_alone"]["same_p_values"]
-    assert "pair by pair (before)" in result.stdout
+    assert report["stable"] and report["smallest_adjusted_p"] < 0.05
+    assert "as the page computes it" in result.stdout
