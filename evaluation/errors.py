@@ -54,6 +54,11 @@ class QrelsFormatError(InputError):
     """A qrels file is malformed."""
 
 
+def counted(n: int, singular: str, plural: str | None = None) -> str:
+    """``counted(1, "query", "queries")`` → "1 query"; messages read as written English."""
+    return f"{n:,} {singular if n == 1 else (plural or singular + 's')}"
+
+
 @dataclass(frozen=True)
 class Notice:
     """A warning attached to a parsed file or an evaluation.

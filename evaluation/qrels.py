@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _kernel as K
-from .errors import Notice, ProblemCollector, QrelsFormatError
+from .errors import Notice, ProblemCollector, QrelsFormatError, counted
 
 QRELS_COLUMNS = "query id, iteration, document id, grade"
 _GRADE_MESSAGE = "the grade {token!r} is not a whole number; grades are integers (e.g. 0, 1, 2)"
@@ -145,8 +145,8 @@ class Qrels:
         if empty:
             qrels.notices.append(Notice(
                 "no_relevant",
-                f"{empty} of {len(qids)} queries have no document graded {threshold} or more; "
-                "they are left out of every average", empty))
+                f"{empty} of {counted(len(qids), 'query', 'queries')} {'has' if empty == 1 else 'have'} no document "
+                f"graded {threshold} or more; {'it is' if empty == 1 else 'they are'} left out of every average", empty))
         return qrels
 
     def with_threshold(self, threshold: int) -> "Qrels":

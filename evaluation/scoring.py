@@ -27,7 +27,7 @@ import numpy as np
 
 from . import _kernel as K
 from .corpus import CorpusIds
-from .errors import Notice, Problem, RunFormatError
+from .errors import Notice, Problem, RunFormatError, counted
 from .measures import DEFAULT_MEASURES, Measure, parse_measures
 from .qrels import Qrels
 from .runs import Run
@@ -126,8 +126,8 @@ def evaluate(
     if unknown:
         shown = ", ".join(repr(q) for q in unknown[:5])
         more = "…" if len(unknown) > 5 else ""
-        warnings.append(Notice("unknown_queries", f"{len(unknown)} queries of the run are not in this split "
-                               f"and were ignored (e.g. {shown}{more})", len(unknown)))
+        warnings.append(Notice("unknown_queries", f"{counted(len(unknown), 'query', 'queries')} of the run "
+                               f"{'is' if len(unknown) == 1 else 'are'} not in this split and ignored (e.g. {shown}{more})", len(unknown)))
     evaluated = np.flatnonzero(qrels.n_relevant_per_query > 0)
     eval_pos = np.full(len(qrels.qids), -1, dtype=np.int64)
     eval_pos[evaluated] = np.arange(len(evaluated))
@@ -136,8 +136,8 @@ def evaluate(
     in_run[q_of_code[q_of_code >= 0]] = True
     missing = int((~in_run[evaluated]).sum())
     if missing:
-        warnings.append(Notice("missing_queries", f"the run has no rows for {missing} of the {len(qids)} "
-                               "evaluated queries; they score 0 on every measure", missing))
+        warnings.append(Notice("missing_queries", f"the run has no rows for {missing} of the {counted(len(qids), 'evaluated query', 'evaluated queries')}; "
+                               f"{'it scores' if missing == 1 else 'they score'} 0 on every measure", missing))
     report(0.05)
 
     rank, tie_notice, cut_notice, retrieved = rank_rows(run, depth)
@@ -232,13 +232,15 @@ def rank_rows(run: Run, depth: int) -> tuple[np.ndarray, Notice | None, Notice |
         n_groups = int(np.unique(gid[decided]).size)
         n_queries = int(np.unique(q[pos[decided]]).size)
         if n_groups:
-            tie_notice = Notice("ties", f"{n_groups} groups of equal scores in {n_queries} queries were ordered by "
-                                "docid, descending (trec_eval's order); the rank column is not used", n_groups)
+            tie_notice = Notice("ties", f"{counted(n_groups, 'group')} of equal scores in {counted(n_queries, 'query', 'queries')} "
+                                f"{'was' if n_groups == 1 else 'were'} ordered by docid, descending (trec_eval's "
+                                "order); the rank column is not used", n_groups)
     cut_notice = None
     over = lens > depth
     if over.any():
         n_cut = int((lens[over] - depth).sum())
-        cut_notice = Notice("depth_cut", f"{n_cut} rows beyond rank {depth} in {int(over.sum())} queries were cut "
+        cut_notice = Notice("depth_cut", f"{counted(n_cut, 'row')} beyond rank {depth} in "
+                            f"{counted(int(over.sum()), 'query', 'queries')} {'was' if n_cut == 1 else 'were'} cut "
                             "after sorting by score", n_cut)
     if order is None:
         rank = rank_sorted
@@ -287,7 +289,7 @@ def _apply_corpus(run, corpus, row_q, within, judged, grade, docid_example, warn
             f"{n_out} of the run's {len(considered)} rows name documents that are not in this dataset's corpus "
             f"(e.g. {', '.join(repr(e) for e in examples)}): the document id scheme looks wrong.{hint} "
             "use the corpus' own ids in the third column")])
-    warnings.append(Notice("unknown_docids", f"{n_out} rows name documents outside the corpus "
+    warnings.append(Notice("unknown_docids", f"{counted(n_out, 'row names a document', 'rows name documents')} outside the corpus "
                            f"(e.g. {', '.join(repr(e) for e in examples)}); they count as non-relevant", n_out))
     judged = judged.copy()
     grade = grade.copy()
