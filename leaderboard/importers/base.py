@@ -9,6 +9,8 @@ a refused file writes nothing, and the three formats store data identically.
 
 from __future__ import annotations
 
+import json
+
 import io
 import os
 import re
@@ -112,6 +114,26 @@ def decode_text(data: bytes, problems: Problems) -> str | None:
         line = data.count(b"\n", 0, exc.start) + 1
         problems.add(line, f"byte 0x{data[exc.start]:02x} is not UTF-8 — save the file as UTF-8 text")
         return None
+
+
+def jsonl_objects(text: str, problems: Problems, *, example: str):
+    """(line number, object) for each non-blank line that holds a JSON object.
+
+    Other lines are noted in ``problems``, with ``example`` (one valid line)
+    in the message so the fix is plain.
+    """
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.add(n, f"not valid JSON ({exc.msg} at column {exc.colno}) — write one JSON object per line")
+            continue
+        if not isinstance(obj, dict):
+            problems.add(n, f"not a JSON object — write one object per line, e.g. {example}")
+            continue
+        yield n, obj
 
 
 def refuse_if_any(problem_lists: Iterable[Problems]) -> None:

@@ -9,7 +9,6 @@ A split's topics are the queries its qrels judge.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 
 from lexboard.text import count, plural
@@ -21,27 +20,18 @@ from .base import (
     SplitData,
     TopicRow,
     decode_text,
+    jsonl_objects,
     pick,
     refuse_if_any,
 )
 
 
 def _jsonl(path: str, data: bytes, problems: Problems):
-    """(line, object) for each non-blank line."""
+    """(line, object) for each non-blank line, each with an ``_id``."""
     text = decode_text(data, problems)
     if text is None:
         return
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.add(n, f"is not valid JSON ({exc.msg} at column {exc.colno}) — one JSON object per line")
-            continue
-        if not isinstance(obj, dict):
-            problems.add(n, 'is not a JSON object — write {"_id": ..., "text": ...}')
-            continue
+    for n, obj in jsonl_objects(text, problems, example='{"_id": "doc1", "text": "..."}'):
         if "_id" not in obj or obj["_id"] in (None, ""):
             problems.add(n, 'has no "_id" — every line needs an id, e.g. {"_id": "doc1", ...}')
             continue

@@ -36,7 +36,7 @@ from evaluation.classification import ANSWER_FIELD, TASKS, GoldSet, bio_entities
 from evaluation.errors import InputError, Problem
 from lexboard.text import count, plural
 
-from .base import SPLIT_NAME, DatasetFileError, ImportRefused, Problems, TopicRow, decode_text
+from .base import SPLIT_NAME, DatasetFileError, ImportRefused, Problems, TopicRow, decode_text, jsonl_objects
 from .report import ImportReport, SplitReport
 
 FORMAT = "classification"
@@ -112,17 +112,8 @@ def _str_list(value, *, sep: str | None) -> list[str] | None:
 
 
 def _rows_jsonl(text: str, problems: Problems):
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.add(n, f"not valid JSON ({exc.msg} at column {exc.colno}) — write one JSON object per line")
-            continue
-        if not isinstance(obj, dict):
-            problems.add(n, 'not a JSON object — write one object per line, e.g. {"id": "1", "text": "…", "label": "civil"}')
-            continue
+    example = '{"id": "1", "text": "…", "label": "civil"}'
+    for n, obj in jsonl_objects(text, problems, example=example):
         yield n, obj, False
 
 

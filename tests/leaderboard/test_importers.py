@@ -221,7 +221,7 @@ def test_it_refuses_a_broken_beir_folder_with_line_numbers(dataset):
         import_beir(dataset=dataset, files=files_from_directory(DATA / "beir_broken"))
 
     lines = exc.value.lines
-    assert any(x.startswith("corpus.jsonl:3: is not valid JSON") for x in lines)
+    assert any(x.startswith("corpus.jsonl:3: not valid JSON") for x in lines)
     assert "corpus.jsonl:6: document \"_id\" PenC::5 is already on line 5 — ids must be unique" in lines
     assert 'queries.jsonl:2: has no "text" — every query needs its question text' in lines
     assert 'qrels/test.tsv:3: score "x" is not an integer — write a relevance grade such as 0, 1 or 2' in lines
