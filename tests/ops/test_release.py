@@ -1,8 +1,9 @@
 """The cache is keyed by the code: a deploy that changes a template starts from an empty cache."""
 
+import os
+import subprocess
+import sys
 from pathlib import Path
-
-from django.conf import settings
 
 from lexboard.release import code_digest
 
@@ -33,6 +34,11 @@ def test_it_ignores_migrations_and_is_stable(tmp_path):
 
 
 def test_the_settings_key_the_cache_by_the_release():
-    # The test settings replace the prefix with one per test session; the release is still computed.
-    assert settings.LEXBOARD_RELEASE == code_digest(ROOT) or settings.LEXBOARD_RELEASE
-    assert len(code_digest(ROOT)) == 12
+    # The test settings use a prefix per session, so read the base settings in a process of their own.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LEXBOARD_RELEASE", "DJANGO_SETTINGS"))}
+    code = "from lexboard.settings import base; print(base.CACHES['default']['KEY_PREFIX'])"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == f"lexboard-{code_digest(ROOT)}"
+    env["LEXBOARD_RELEASE"] = "v1.2.3"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "lexboard-v1.2.3"
