@@ -25,7 +25,6 @@ Why: with the demo retrieval dataset it makes the demo benchmark a *suite*
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 import re
@@ -329,70 +328,26 @@ def areas_load(*, benchmark, with_baselines: bool = True, force: bool = False, s
 def areas_baselines_ensure(*, dataset, examples: list[Example], force: bool = False, seed: int = SEED) -> list:
     """Upload and score each baseline's predictions on the test split, unless the same file is already scored.
 
-    Like the retrieval baselines: a changed file is uploaded as a new
-    submission and the old one withdrawn (one row per system); an unchanged
-    one is kept, and scored again only when forced or when it lacks a result
-    on the current gold.
+    The same rules as the retrieval baselines (``services.baseline_store``).
     """
-    from django.core.files.uploadedfile import SimpleUploadedFile
-
     from leaderboard.models import Split
-    from submissions.errors import UploadRefused
-    from submissions.models import Result, Submission
-    from submissions.services import submission_create, submission_score_now, submission_withdraw
 
-    from .services import BaselineOutcome, DemoLoadError, baseline_user
+    from .services import baseline_store
 
-    user = baseline_user()
     split = Split.objects.select_related("dataset").get(dataset=dataset, name=BASELINE_SPLIT)
     files = area_predictions(examples, split=BASELINE_SPLIT, seed=seed)
-    outcomes = []
-    for baseline in AREA_BASELINES:
-        content = files[baseline.key]
-        digest = hashlib.sha256(content).hexdigest()
-        mine = Submission.objects.filter(
-            split=split, user=user, is_baseline=True, system_name=baseline.system_name, withdrawn_at=None
-        ).order_by("-created_at")
-        submission = mine.filter(sha256=digest).first()
-        action = "unchanged"
-        if submission is None:
-            try:
-                submission = submission_create(
-                    user=user, split=split,
-                    upload=SimpleUploadedFile(f"demo-areas-{baseline.key}-{split.name}.jsonl", content, "text/plain"),
-                    metadata={"system_name": baseline.system_name, "description": baseline.description,
-                              "team": "Lexboard", "family": baseline.family,
-                              "visibility": Submission.Visibility.PUBLIC, "hardware": "one CPU core (at load time)"},
-                    is_baseline=True, enqueue=False,
-                )
-            except UploadRefused as exc:
-                raise DemoLoadError(
-                    f"The {baseline.system_name} predictions for {split} were refused: {exc}. Open the split in the "
-                    "admin (does it accept submissions?) and run load_demo again."
-                ) from exc
-            action = "new"
-            for old in mine.exclude(pk=submission.pk):
-                submission_withdraw(submission=old)
-        else:
-            has_result = Result.objects.filter(submission=submission, qrels_version_id=split.current_qrels_id).exists()
-            if force or submission.status == Submission.Status.FAILED or (
-                submission.status == Submission.Status.SCORED and not has_result
-            ):
-                submission.reset_for_rescore()
-                action = "rescored"
-        if submission.status == Submission.Status.QUEUED or action != "unchanged":
-            submission = submission_score_now(submission.pk)
-        if submission.status == Submission.Status.FAILED:
-            raise DemoLoadError(
-                f"The {baseline.system_name} baseline on {split} (submission #{submission.pk}) failed: "
-                f"{submission.error.get('message', 'no message')}. Run `python manage.py load_demo "
-                "--force-baselines` once the cause is fixed."
-            )
-        result = submission.results.filter(qrels_version_id=split.current_qrels_id).first()
-        outcomes.append(BaselineOutcome(split=split.name, key=baseline.key, system_name=baseline.system_name,
-                                        submission_id=submission.pk, action=action, status=submission.status,
-                                        scores=dict(result.scores) if result else {}))
-    return outcomes
+    return [
+        baseline_store(
+            split=split,
+            system_name=baseline.system_name,
+            filename=f"demo-areas-{baseline.key}-{split.name}.jsonl",
+            content=files[baseline.key],
+            metadata={"description": baseline.description, "family": baseline.family},
+            key=baseline.key,
+            force=force,
+        )
+        for baseline in AREA_BASELINES
+    ]
 
 
 def areas_export(*, directory, seed: int = SEED, with_predictions: bool = True) -> list[str]:

@@ -257,101 +257,108 @@ def demo_load(
 def dataset_import_demo(*, dataset: Dataset, data: DemoData):
     """Store the generated questions, corpus ids and judgments; new judgments are published at once.
 
-    Publishing rescores the split's submissions (the curator's usual step
-    after new judgments), which only happens when the generator changed.
+    Publishing on a split with scored baselines stages the new judgments and
+    sends their rescoring to the workers (``split_qrels_publish``), which only
+    happens when the generator changed.
     """
     from leaderboard.services import dataset_import
 
-    before = {s.name: s.current_qrels_id for s in Split.objects.filter(dataset=dataset)}
-    report = dataset_import(dataset=dataset, data=_import_data(data), publish=True, note=f"demo generator, seed {data.seed}")
-    for split in Split.objects.filter(dataset=dataset, name__in=before):
-        if before[split.name] is not None and split.current_qrels_id != before[split.name]:
-            from submissions.services import split_rescore
-
-            split_rescore(split=split)
-    return report
+    return dataset_import(dataset=dataset, data=_import_data(data), publish=True, note=f"demo generator, seed {data.seed}")
 
 
-def _upload(create, **kwargs):
+def baseline_store(
+    *, split: Split, system_name: str, filename: str, content: bytes, metadata: dict, key: str, force: bool = False
+) -> BaselineOutcome:
+    """Upload and score one baseline file on ``split``, unless the same file is already scored.
+
+    A changed file is uploaded as a new submission and the older one of the
+    same system withdrawn (one row per system); an unchanged one is kept, and
+    scored again only when forced, failed, or lacking a result on the current
+    judgments. Used by the retrieval and the classification demo alike.
+    """
     from submissions.errors import UploadRefused
-
-    try:
-        return create(**kwargs)
-    except UploadRefused as exc:
-        raise DemoLoadError(
-            f"The baseline run for {kwargs['split']} was refused: {exc}. "
-            "Open the split in the admin (does it accept submissions?) and run load_demo again."
-        ) from exc
-
-
-def baselines_ensure(*, dataset: Dataset, data: DemoData, depth: int, force: bool = False) -> list[BaselineOutcome]:
-    """Upload and score each baseline run on each split, unless the same file is already scored."""
     from submissions.models import Result, Submission
     from submissions.services import submission_create, submission_score_now, submission_withdraw
 
     user = baseline_user()
+    digest = hashlib.sha256(content).hexdigest()
+    mine = Submission.objects.filter(
+        split=split, user=user, is_baseline=True, system_name=system_name, withdrawn_at=None
+    ).order_by("-created_at")
+    submission = mine.filter(sha256=digest).first()
+    action = "unchanged"
+    if submission is None:
+        try:
+            submission = submission_create(
+                user=user,
+                split=split,
+                upload=SimpleUploadedFile(filename, content, "text/plain"),
+                metadata={
+                    "system_name": system_name,
+                    "team": "Lexboard",
+                    "visibility": Submission.Visibility.PUBLIC,
+                    "hardware": "one CPU core (at load time)",
+                    **metadata,
+                },
+                is_baseline=True,
+                enqueue=False,
+            )
+        except UploadRefused as exc:
+            raise DemoLoadError(
+                f"The {system_name} baseline for {split} was refused: {exc}. "
+                "Open the split in the admin (does it accept submissions?) and run load_demo again."
+            ) from exc
+        action = "new"
+        for old in mine.exclude(pk=submission.pk):
+            submission_withdraw(submission=old)
+    else:
+        has_result = Result.objects.filter(submission=submission, qrels_version_id=split.current_qrels_id).exists()
+        if force or submission.status == Submission.Status.FAILED or (
+            submission.status == Submission.Status.SCORED and not has_result
+        ):
+            submission.reset_for_rescore()
+            action = "rescored"
+    if submission.status == Submission.Status.QUEUED or action != "unchanged":
+        submission = submission_score_now(submission.pk)
+    if submission.status == Submission.Status.FAILED:
+        raise DemoLoadError(
+            f"The {system_name} baseline on {split} (submission #{submission.pk}) "
+            f"ended {submission.status}: {submission.error.get('message', 'no message')}. "
+            "Run `python manage.py load_demo --force-baselines` once the cause is fixed."
+        )
+    result = submission.results.filter(qrels_version_id=split.current_qrels_id).first()
+    return BaselineOutcome(
+        split=split.name,
+        key=key,
+        system_name=system_name,
+        submission_id=submission.pk,
+        action=action,
+        status=submission.status,
+        scores=dict(result.scores) if result else {},
+    )
+
+
+def baselines_ensure(*, dataset: Dataset, data: DemoData, depth: int, force: bool = False) -> list[BaselineOutcome]:
+    """Upload and score each baseline run on each split, unless the same file is already scored."""
     timings: dict[str, float] = {}
     runs = baseline_runs(data, depth=depth, timings=timings)
     outcomes = []
     for split_name in SPLITS:
         split = Split.objects.select_related("dataset").get(dataset=dataset, name=split_name)
         for baseline in BASELINES:
-            content = run_to_trec(runs[baseline.key][split_name], tag=baseline.tag)
-            digest = hashlib.sha256(content).hexdigest()
-            mine = Submission.objects.filter(
-                split=split, user=user, is_baseline=True, system_name=baseline.system_name, withdrawn_at=None
-            ).order_by("-created_at")
-            same = mine.filter(sha256=digest).first()
-            action = "unchanged"
-            if same is None:
-                submission = _upload(
-                    submission_create,
-                    user=user,
-                    split=split,
-                    upload=SimpleUploadedFile(f"demo-{baseline.key}-{split_name}.trec", content, "text/plain"),
-                    metadata={
-                        "system_name": baseline.system_name,
-                        "description": baseline.description,
-                        "team": "Lexboard",
-                        "family": baseline.family,
-                        "visibility": Submission.Visibility.PUBLIC,
-                        "latency_ms": round(timings[baseline.key], 2),
-                        "hardware": "one CPU core (at load time)",
-                    },
-                    is_baseline=True,
-                    enqueue=False,
-                )
-                action = "new"
-                # The older file of the same baseline leaves the leaderboard: one row per system.
-                for old in mine.exclude(pk=submission.pk):
-                    submission_withdraw(submission=old)
-            else:
-                submission = same
-                current = split.current_qrels_id
-                has_result = Result.objects.filter(submission=submission, qrels_version_id=current).exists()
-                if force or submission.status == Submission.Status.FAILED or (
-                    submission.status == Submission.Status.SCORED and not has_result
-                ):
-                    submission.reset_for_rescore()
-                    action = "rescored"
-            if submission.status == Submission.Status.QUEUED or action != "unchanged":
-                submission = submission_score_now(submission.pk)
-            result = submission.results.filter(qrels_version_id=split.current_qrels_id).first()
-            if submission.status == Submission.Status.FAILED:
-                raise DemoLoadError(
-                    f"The {baseline.system_name} baseline on demo/{split_name} (submission #{submission.pk}) "
-                    f"ended {submission.status}: {submission.error.get('message', 'no message')}. "
-                    "Run `python manage.py load_demo --force-baselines` once the cause is fixed."
-                )
             outcomes.append(
-                BaselineOutcome(
-                    split=split_name,
-                    key=baseline.key,
+                baseline_store(
+                    split=split,
                     system_name=baseline.system_name,
-                    submission_id=submission.pk,
-                    action=action,
-                    status=submission.status,
-                    scores=dict(result.scores) if result else {},
+                    filename=f"demo-{baseline.key}-{split_name}.trec",
+                    content=run_to_trec(runs[baseline.key][split_name], tag=baseline.tag),
+                    metadata={
+                        "description": baseline.description,
+                        "family": baseline.family,
+                        "latency_ms": round(timings[baseline.key], 2),
+                    },
+                    key=baseline.key,
+                    force=force,
                 )
             )
     return outcomes
