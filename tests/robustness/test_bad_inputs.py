@@ -127,8 +127,6 @@ def test_command_line_exits_2_naming_the_line(case, capsys):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["runs/latin1_tag.txt", "runs/truncated.txt.gz", "qrels/float_grade.qrels"])
 def test_command_line_in_a_subprocess(name):
-    if not (BASE_DIR / "evaluation" / "__main__.py").exists():
-        pytest.skip("python -m evaluation has no __main__ yet")
     path = DATA / name
     qrels, run = (GOOD_QRELS, path) if name.startswith("runs/") else (path, GOOD_RUN)
     done = subprocess.run([sys.executable, "-m", "evaluation", "score", "--qrels", str(qrels), "--run", str(run)],
