@@ -346,6 +346,11 @@ def as_single(scores: np.ndarray) -> np.ndarray:
         return scores.astype(np.float32)
 
 
+def compared_scores(scores: np.ndarray, precision: str = "float32") -> np.ndarray:
+    """Scores in the precision they are compared in: C floats (trec_eval 9.x) or doubles (trec_eval 10)."""
+    return as_single(scores) if precision == "float32" else scores
+
+
 def low_mask(lengths: np.ndarray) -> np.ndarray:
     """Masks keeping the first ``min(length, 8)`` bytes of a little-endian word."""
     return _LOW_MASKS[np.clip(lengths, 0, 8)]

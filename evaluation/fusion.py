@@ -11,26 +11,35 @@ nothing. The fused run keeps the top ``depth`` documents per query.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from . import _kernel as K
+from .conventions import DEFAULT_SCORE_PRECISION, ScorePrecision
 from .runs import Run
 from .scoring import rank_rows
 
 
-def rrf(runs: list[Run], *, k: int = 60, depth: int = 1000) -> Run:
-    """Reciprocal Rank Fusion of ``runs``; ``k`` dampens the weight of the top ranks."""
+def rrf(runs: list[Run], *, k: int = 60, depth: int = 1000,
+        score_precision: ScorePrecision = DEFAULT_SCORE_PRECISION) -> Run:
+    """Reciprocal Rank Fusion of ``runs``; ``k`` dampens the weight of the top ranks.
+
+    ``score_precision`` is the precision scores are compared in when ranking
+    the inputs and the fused run (``evaluation.conventions``).
+    """
     if k < 0:
         raise ValueError("k must be ≥ 0")
 
     def contribution(run: Run, rank: np.ndarray, keep: np.ndarray) -> np.ndarray:
         return 1.0 / (k + rank[keep].astype(np.float64))
 
-    return _fuse(runs, depth, contribution, name=f"rrf(k={k})")
+    return _fuse(runs, depth, contribution, name=f"rrf(k={k})", score_precision=score_precision)
 
 
-def combsum(runs: list[Run], *, depth: int = 1000) -> Run:
-    """CombSUM of per-query min-max normalised scores.
+def combsum(runs: list[Run], *, depth: int = 1000,
+            score_precision: ScorePrecision = DEFAULT_SCORE_PRECISION) -> Run:
+    """CombSUM of per-query min-max normalised scores (``score_precision`` as for ``rrf``).
 
     A query whose kept scores are all equal normalises them to 1 (each of its
     documents is that run's top answer).
@@ -47,17 +56,21 @@ def combsum(runs: list[Run], *, depth: int = 1000) -> Run:
         span = (hi - lo)[q]
         return np.divide(s - lo[q], span, out=np.ones_like(s), where=span > 0)
 
-    return _fuse(runs, depth, contribution, name="combsum")
+    return _fuse(runs, depth, contribution, name="combsum", score_precision=score_precision)
 
 
-def _fuse(runs: list[Run], depth: int, contribution, *, name: str) -> Run:
+Contribution = Callable[[Run, np.ndarray, np.ndarray], np.ndarray]
+
+
+def _fuse(runs: list[Run], depth: int, contribution: Contribution, *, name: str,
+          score_precision: ScorePrecision) -> Run:
     if not runs:
         raise ValueError("fusion needs at least one run")
     qid_index: dict[str, int] = {}
     codes, words, values = [], [], []
     nw = max(r.doc_words.shape[1] for r in runs)
     for run in runs:
-        rank, *_ = rank_rows(run, depth)
+        rank, *_ = rank_rows(run, depth, score_precision=score_precision)
         keep = rank <= depth
         mapping = np.array([qid_index.setdefault(q, len(qid_index)) for q in run.qids], dtype=np.int32)
         codes.append(mapping[run.qcode[keep]])
@@ -82,8 +95,8 @@ def _fuse(runs: list[Run], depth: int, contribution, *, name: str) -> Run:
     np.add.at(fused, np.cumsum(new) - 1, v)
     q, w = q[starts], w[starts]
     # Keep the top `depth` per query in the order every reader of the fused run
-    # will use: score desc in single precision (trec_eval's), then docid desc.
-    order = np.lexsort(K.sort_keys_desc(w) + [-K.as_single(fused), q])
+    # will use: score desc in the chosen precision, then docid desc.
+    order = np.lexsort(K.sort_keys_desc(w) + [-K.compared_scores(fused, score_precision), q])
     q, w, fused = q[order], w[order], fused[order]
     head = np.ones(len(q), dtype=bool)
     head[1:] = q[1:] != q[:-1]

@@ -17,6 +17,7 @@ from typing import BinaryIO, Iterable
 import numpy as np
 
 from . import _kernel as K
+from .conventions import DEFAULT_SCORE_PRECISION, ScorePrecision
 from .errors import Notice, Problem, ProblemCollector, RunFormatError
 
 RUN_COLUMNS = "query id, Q0, document id, rank, score, run tag"
@@ -85,9 +86,11 @@ class Run:
                    doc_words=K.strings_to_words(docids) if n else np.zeros((0, 1), dtype=np.uint64),
                    scores=np.array(scores, dtype=np.float64), tags=[tag], n_lines=n)
 
-    def ranked(self) -> dict[str, list[tuple[str, float]]]:
-        """Rows per query in evaluation order (score desc in single precision, then docid desc)."""
-        order = np.lexsort(K.sort_keys_desc(self.doc_words) + [-K.as_single(self.scores), self.qcode])
+    def ranked(self, *, score_precision: ScorePrecision = DEFAULT_SCORE_PRECISION,
+               ) -> dict[str, list[tuple[str, float]]]:
+        """Rows per query in evaluation order (score desc in ``score_precision``, then docid desc)."""
+        order = np.lexsort(K.sort_keys_desc(self.doc_words)
+                           + [-K.compared_scores(self.scores, score_precision), self.qcode])
         out: dict[str, list[tuple[str, float]]] = {}
         docids = self.docids(order)
         for code, docid, score in zip(self.qcode[order].tolist(), docids, self.scores[order].tolist()):
@@ -267,14 +270,14 @@ def docid_scheme_ok(docids: Iterable[str], corpus_ids) -> bool:
     return inside * 2 >= len(docids)
 
 
-def write_run(run: Run, fileobj, *, tag: str) -> None:
-    """Write a run in TREC format, ranked by score desc then docid desc.
+def write_run(run: Run, fileobj, *, tag: str, score_precision: ScorePrecision = DEFAULT_SCORE_PRECISION) -> None:
+    """Write a run in TREC format, ranked by score desc (in ``score_precision``) then docid desc.
 
     ``fileobj`` is a text or binary file object. Scores are written with
     ``repr`` so that reading the file back gives the same doubles.
     """
     rows = []
-    for qid, docs in run.ranked().items():
+    for qid, docs in run.ranked(score_precision=score_precision).items():
         for rank, (docid, score) in enumerate(docs, start=1):
             rows.append(f"{qid} Q0 {docid} {rank} {score!r} {tag}\n")
     text = "".join(rows)

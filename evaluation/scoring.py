@@ -3,12 +3,14 @@
 The rules (DESIGN.md, "Metric semantics"):
 
 * relevant = qrels grade ≥ the qrels threshold;
-* evaluated queries = qrels queries with at least one relevant document; a
+* evaluated queries = qrels queries with at least one relevant document (or
+  every qrels query with ``empty_queries="count"``, as trec_eval ``-c``); a
   query the run lacks scores 0 everywhere (trec_eval ``-c``); run queries the
   qrels do not know are ignored with a notice;
 * order within a query: score descending, compared in single precision as
-  trec_eval stores scores, ties by docid descending as strings (trec_eval's
-  order); the rank column is not used;
+  trec_eval 9.x stores scores (or in double precision, as trec_eval 10 does,
+  when ``score_precision="float64"``), ties by docid descending as strings
+  (trec_eval's order); the rank column is not used;
 * rows beyond ``depth`` are cut after sorting, with a notice;
 * docids outside the corpus are non-relevant, with a notice; when more than
   half of the rows are outside, the run is refused (wrong id scheme).
@@ -26,6 +28,8 @@ from typing import Callable
 import numpy as np
 
 from . import _kernel as K
+from .conventions import (DEFAULT_EMPTY_QUERIES, DEFAULT_SCORE_PRECISION, EmptyQueries, ScorePrecision,
+                          empty_queries as check_empty_queries, score_precision as check_score_precision)
 from .corpus import CorpusIds
 from .errors import Notice, Problem, RunFormatError, counted
 from .measures import DEFAULT_MEASURES, Measure, parse_measures
@@ -104,12 +108,19 @@ def evaluate(
     corpus: CorpusIds | None = None,
     docid_example: str | None = None,
     progress: Callable[[float], None] | None = None,
+    score_precision: ScorePrecision = DEFAULT_SCORE_PRECISION,
+    empty_queries: EmptyQueries = DEFAULT_EMPTY_QUERIES,
 ) -> Evaluation:
     """Score ``run`` against ``qrels`` with the leaderboard's rules (module docstring).
 
     ``measures`` are ``Measure`` objects or names (default: ``DEFAULT_MEASURES``).
+    ``score_precision`` ("float32": trec_eval 9.x; "float64": trec_eval 10) and
+    ``empty_queries`` ("omit" or "count") are the conventions of
+    ``evaluation.conventions``.
     Raises ``RunFormatError`` when most docids are outside ``corpus``.
     """
+    score_precision = check_score_precision(score_precision)
+    empty_queries = check_empty_queries(empty_queries)
     if measures is None:
         measures = DEFAULT_MEASURES
     elif isinstance(measures, str) or (measures and isinstance(measures[0], str)):
@@ -128,7 +139,15 @@ def evaluate(
         more = "…" if len(unknown) > 5 else ""
         warnings.append(Notice("unknown_queries", f"{counted(len(unknown), 'query', 'queries')} of the run "
                                f"{'is' if len(unknown) == 1 else 'are'} not in this split and ignored (e.g. {shown}{more})", len(unknown)))
-    evaluated = np.flatnonzero(qrels.n_relevant_per_query > 0)
+    if empty_queries == "omit":
+        evaluated = np.flatnonzero(qrels.n_relevant_per_query > 0)
+    else:
+        evaluated = np.arange(len(qrels.qids))
+        n_empty = int((qrels.n_relevant_per_query == 0).sum())
+        if n_empty:
+            warnings.append(Notice("empty_queries_counted", f"{counted(n_empty, 'query', 'queries')} of the qrels "
+                                   f"{'has' if n_empty == 1 else 'have'} no relevant document and "
+                                   f"{'counts' if n_empty == 1 else 'count'} in every average (trec_eval -c)", n_empty))
     eval_pos = np.full(len(qrels.qids), -1, dtype=np.int64)
     eval_pos[evaluated] = np.arange(len(evaluated))
     qids = [qrels.qids[i] for i in evaluated.tolist()]
@@ -140,7 +159,7 @@ def evaluate(
                                f"{'it scores' if missing == 1 else 'they score'} 0 on every measure", missing))
     report(0.05)
 
-    rank, tie_notice, cut_notice, retrieved = rank_rows(run, depth)
+    rank, tie_notice, cut_notice, retrieved = rank_rows(run, depth, score_precision=score_precision)
     warnings += [n for n in (tie_notice, cut_notice) if n is not None]
     report(0.6)
 
@@ -186,8 +205,13 @@ def evaluate(
     )
 
 
-def rank_rows(run: Run, depth: int) -> tuple[np.ndarray, Notice | None, Notice | None, np.ndarray]:
+def rank_rows(run: Run, depth: int, *, score_precision: ScorePrecision = DEFAULT_SCORE_PRECISION,
+              ) -> tuple[np.ndarray, Notice | None, Notice | None, np.ndarray]:
     """Rank of every row within its query (1-based), in trec_eval's order.
+
+    Scores are compared in ``score_precision``: trec_eval 9.x keeps them as C
+    floats, so scores equal in single precision are ties there and ranking on
+    float32 reproduces its order exactly; trec_eval 10 keeps doubles.
 
     Returns (rank per row, ties notice, depth notice, rows per run query code).
     A run written in ranked order (the usual case) needs no sort at all; only
@@ -197,9 +221,7 @@ def rank_rows(run: Run, depth: int) -> tuple[np.ndarray, Notice | None, Notice |
     retrieved = np.bincount(run.qcode, minlength=len(run.qids)) if n else np.zeros(len(run.qids), dtype=np.int64)
     if n == 0:
         return np.zeros(0, dtype=np.int32), None, None, retrieved
-    # trec_eval keeps scores as C floats, so scores equal in single precision are
-    # ties there; ranking on float32 reproduces its order exactly.
-    q, s = run.qcode, K.as_single(run.scores)
+    q, s = run.qcode, K.compared_scores(run.scores, score_precision)
     newq = q[1:] != q[:-1]
     grouped = int(newq.sum()) + 1 == len(run.qids)
     ranked = grouped and bool(((s[1:] <= s[:-1]) | newq).all())
@@ -264,7 +286,7 @@ def _sort_by_score(q: np.ndarray, s: np.ndarray, newq: np.ndarray, grouped: bool
         return np.lexsort((-s, q))
     rows = np.repeat(np.arange(len(heads)), lens)
     cols = np.arange(n) - np.repeat(heads, lens)
-    block = np.full((len(heads), width), np.inf, dtype=np.float32)
+    block = np.full((len(heads), width), np.inf, dtype=s.dtype)
     block[rows, cols] = -s
     idx = np.argsort(block, axis=1, kind="stable")
     del block
@@ -342,8 +364,13 @@ class _Context:
         return self._first
 
 
+def _per_relevant(x: np.ndarray, n_rel: np.ndarray) -> np.ndarray:
+    """x / |relevant|, 0 for a query without relevant documents (counted only with empty_queries="count")."""
+    return np.divide(x, n_rel, out=np.zeros(len(x)), where=n_rel > 0)
+
+
 def _recall(ctx: _Context, k: int) -> np.ndarray:
-    return ctx.count_within(k) / ctx.n_rel
+    return _per_relevant(ctx.count_within(k), ctx.n_rel)
 
 
 def _precision(ctx: _Context, k: int) -> np.ndarray:
@@ -354,7 +381,7 @@ def _average_precision(ctx: _Context, k: int) -> np.ndarray:
     rq, rr = ctx.rel_hits()
     m = rr <= k
     total = np.bincount(rq[m], weights=ctx.rel_so_far()[m] / rr[m], minlength=ctx.nq)
-    return total / ctx.n_rel
+    return _per_relevant(total, ctx.n_rel)
 
 
 def _reciprocal_rank(ctx: _Context, k: int) -> np.ndarray:
@@ -369,7 +396,7 @@ def _success(ctx: _Context, k: int) -> np.ndarray:
 
 
 def _r_precision(ctx: _Context, _k: None) -> np.ndarray:
-    return ctx.count_within(ctx.n_rel.astype(np.int64)) / ctx.n_rel
+    return _per_relevant(ctx.count_within(ctx.n_rel.astype(np.int64)), ctx.n_rel)
 
 
 def _ndcg(ctx: _Context, k: int) -> np.ndarray:

@@ -1,0 +1,43 @@
+"""The two conventions on which trec_eval versions and settings disagree, as named choices.
+
+* **Score precision.** trec_eval up to 9.x (and pytrec_eval, which wraps 9.0.8)
+  stores a run's scores as C ``float``: two scores equal in single precision
+  (29.958970 and 29.958969) are a tie, broken by docid. trec_eval 10 stores
+  them as ``double``, where the same two scores are ordered by value.
+  ``"float32"`` (the default) reproduces 9.x, ``"float64"`` reproduces 10.
+* **Empty queries.** A qrels query with no relevant document is either left
+  out of every average (``"omit"``, the default) or counted in it
+  (``"count"``, what ``trec_eval -c`` does); counted, it scores 0 on every
+  measure that needs a relevant document.
+
+A dataset states both, so its numbers match the tool its paper used.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, cast
+
+ScorePrecision = Literal["float32", "float64"]
+EmptyQueries = Literal["omit", "count"]
+
+SCORE_PRECISIONS: tuple[ScorePrecision, ...] = ("float32", "float64")
+EMPTY_QUERIES: tuple[EmptyQueries, ...] = ("omit", "count")
+
+DEFAULT_SCORE_PRECISION: ScorePrecision = "float32"
+DEFAULT_EMPTY_QUERIES: EmptyQueries = "omit"
+
+
+def score_precision(value: str) -> ScorePrecision:
+    """Check a score precision name; ValueError naming the choices otherwise."""
+    if value not in SCORE_PRECISIONS:
+        raise ValueError(f"unknown score precision {value!r}; choose float32 (trec_eval 9.x, pytrec_eval) "
+                         "or float64 (trec_eval 10)")
+    return cast(ScorePrecision, value)
+
+
+def empty_queries(value: str) -> EmptyQueries:
+    """Check an empty-query convention name; ValueError naming the choices otherwise."""
+    if value not in EMPTY_QUERIES:
+        raise ValueError(f"unknown empty-query convention {value!r}; choose omit (queries without a relevant "
+                         "document are left out) or count (they count as 0, as trec_eval -c)")
+    return cast(EmptyQueries, value)

@@ -1,0 +1,151 @@
+"""A plain, unvectorized implementation of the metric contract, kept as a second opinion.
+
+Nothing here is fast or clever on purpose: files are read line by line with
+``str.split``, each query's rows are sorted as a Python list, and every
+measure is the textbook loop over that list. It shares no code with the
+vectorized core (``_kernel``, ``scoring``) beyond the ``Measure`` names, so
+when both give the same per-query values, two independent readings of the
+rules agree. ``evaluation.verify`` uses it as the second implementation for
+double-precision datasets (pytrec_eval reads scores in single precision) and
+for the measures pytrec_eval does not have (MRR@k).
+
+Inputs are assumed valid: the core refuses malformed files before this runs.
+"""
+
+from __future__ import annotations
+
+import gzip
+import math
+import os
+import struct
+from collections.abc import Callable, Iterator, Mapping, Sequence
+
+from .conventions import EmptyQueries, ScorePrecision
+from .measures import Measure
+
+PlainQrels = dict[str, dict[str, int]]
+PlainRun = dict[str, dict[str, float]]
+
+
+def _lines(path: str | os.PathLike[str] | bytes) -> Iterator[list[str]]:
+    """Tokenized data lines of a text file or bytes (gzip by magic bytes; BOM, blank and # lines skipped)."""
+    if isinstance(path, bytes):
+        data = path
+    else:
+        with open(path, "rb") as f:
+            data = f.read()
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    text = data.decode("utf-8")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    for line in text.splitlines():
+        parts = line.split()
+        if parts and not parts[0].startswith("#"):
+            yield parts
+
+
+def read_plain_qrels(path: str | os.PathLike[str] | bytes) -> PlainQrels:
+    """``{qid: {docid: grade}}`` from a qrels file (``qid iter docid grade``)."""
+    out: PlainQrels = {}
+    for q, _iter, d, g in _lines(path):
+        out.setdefault(q, {})[d] = int(g)
+    return out
+
+
+def read_plain_run(path: str | os.PathLike[str] | bytes) -> PlainRun:
+    """``{qid: {docid: score}}`` from a run file (``qid Q0 docid rank score tag``)."""
+    out: PlainRun = {}
+    for q, _q0, d, _rank, s, _tag in _lines(path):
+        out.setdefault(q, {})[d] = float(s)
+    return out
+
+
+def as_float32(x: float) -> float:
+    """``x`` rounded to a C float, as trec_eval 9.x stores a score (±inf beyond its range, as a C cast gives)."""
+    try:
+        return float(struct.unpack("f", struct.pack("f", x))[0])
+    except OverflowError:
+        return math.copysign(math.inf, x)
+
+
+def ranked(docs: Mapping[str, float], precision: ScorePrecision) -> list[str]:
+    """Docids by score descending (compared in ``precision``), ties by docid descending as strings.
+
+    Python compares str by code point, which for UTF-8 text is the byte order
+    trec_eval's ``strcmp`` uses.
+    """
+    if precision == "float32":
+        return [d for d, _ in sorted(docs.items(), key=lambda kv: (as_float32(kv[1]), kv[0]), reverse=True)]
+    return [d for d, _ in sorted(docs.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)]
+
+
+def measure_value(measure: Measure, ranking: Sequence[str], grades: Mapping[str, int],
+                  qrels_grades: Mapping[str, int], threshold: int) -> float:
+    """One measure for one query.
+
+    ``ranking`` is the query's docids in order, already cut at the depth;
+    ``grades`` the grade each retrieved docid gets (judged ones only);
+    ``qrels_grades`` every judgment of the query (for |relevant| and ideal DCG).
+    """
+    n_rel = sum(1 for g in qrels_grades.values() if g >= threshold)
+    relevant = [d in grades and grades[d] >= threshold for d in ranking]
+    k = measure.k
+    if measure.family == "R":
+        return sum(relevant[:k]) / n_rel if n_rel else 0.0
+    if measure.family == "P":
+        return sum(relevant[:k]) / (k or 1)  # P always has a cutoff
+    if measure.family == "MAP":
+        total, hits = 0.0, 0
+        for i, rel in enumerate(relevant[:k], start=1):
+            if rel:
+                hits += 1
+                total += hits / i
+        return total / n_rel if n_rel else 0.0
+    if measure.family == "MRR":
+        for i, rel in enumerate(relevant[:k], start=1):
+            if rel:
+                return 1.0 / i
+        return 0.0
+    if measure.family == "Success":
+        return 1.0 if any(relevant[:k]) else 0.0
+    if measure.family == "RP":
+        return sum(relevant[:n_rel]) / n_rel if n_rel else 0.0
+    if measure.family == "nDCG":
+        dcg = 0.0
+        for i, d in enumerate(ranking[:k], start=1):
+            g = grades.get(d, 0)
+            if g > 0:
+                dcg += g / math.log2(i + 1)
+        ideal = sorted((g for g in qrels_grades.values() if g > 0), reverse=True)
+        idcg = sum(g / math.log2(i + 1) for i, g in enumerate(ideal[:k], start=1))
+        return dcg / idcg if idcg > 0 else 0.0
+    raise ValueError(f"no plain implementation of {measure.name}")
+
+
+def evaluated_queries(qrels: Mapping[str, Mapping[str, int]], threshold: int,
+                      empty_queries: EmptyQueries) -> list[str]:
+    """The queries every average is over, sorted."""
+    if empty_queries == "count":
+        return sorted(qrels)
+    return sorted(q for q, d in qrels.items() if any(g >= threshold for g in d.values()))
+
+
+def per_query(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mapping[str, float]],
+              measures: Sequence[Measure], *, depth: int, threshold: int, score_precision: ScorePrecision,
+              empty_queries: EmptyQueries,
+              in_corpus: Callable[[str], bool] | None = None) -> dict[str, dict[str, float]]:
+    """``{qid: {measure: value}}`` for the evaluated queries, by the rules of docs/metrics.md.
+
+    A query the run lacks scores 0; a retrieved docid for which ``in_corpus``
+    is False counts as unjudged (non-relevant, no gain).
+    """
+    out: dict[str, dict[str, float]] = {}
+    for q in evaluated_queries(qrels, threshold, empty_queries):
+        judged = qrels[q]
+        ranking = ranked(run.get(q, {}), score_precision)[:depth]
+        grades = {d: judged[d] for d in ranking if d in judged}
+        if in_corpus is not None:
+            grades = {d: g for d, g in grades.items() if in_corpus(d)}
+        out[q] = {m.name: measure_value(m, ranking, grades, judged, threshold) for m in measures}
+    return out

@@ -1,0 +1,224 @@
+"""Double-entry scoring: recompute a run's per-query values independently and compare.
+
+The core's vectorized numbers are checked against a second implementation
+that shares none of its code:
+
+* ``score_precision="float32"`` (trec_eval 9.x): **pytrec_eval**
+  (pytrec-eval-terrier, trec_eval 9.0.8 in C) for every measure it has,
+  mapped as docs/metrics.md says (``R@k`` → ``recall_k``, ``P@k`` → ``P_k``,
+  ``MAP@k`` → ``map_cut_k``, ``nDCG@k`` → ``ndcg_cut_k``, ``RP`` → ``Rprec``,
+  ``Success@k`` → ``success_k``). ``MRR@k`` is not a trec_eval measure: it is
+  derived from pytrec_eval's ``recip_rank`` (1 / rank of the first relevant
+  document, kept when that rank is ≤ k).
+* ``score_precision="float64"`` (trec_eval 10): pytrec_eval cannot rank in
+  double precision, so the second implementation is ``evaluation.reference``,
+  a plain pure-Python reading of the contract (sorted lists, textbook loops).
+
+Values must agree per query within ``tolerance`` (1e-9); the first
+disagreement (query, measure, both values) is returned, never raised, so the
+caller decides (a worker fails the scoring as the service's fault).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import pytrec_eval
+
+from . import reference
+from .conventions import (DEFAULT_EMPTY_QUERIES, DEFAULT_SCORE_PRECISION, EmptyQueries, ScorePrecision,
+                          empty_queries as check_empty_queries, score_precision as check_score_precision)
+from .corpus import CorpusIds
+from .measures import Measure
+from .qrels import Qrels
+from .runs import Run
+from .scoring import Evaluation
+
+TOLERANCE = 1e-9
+
+#: trec_eval's name for each family pytrec_eval computes (``{k}`` the cutoff).
+TREC_EVAL_NAMES = {"R": "recall", "P": "P", "MAP": "map_cut", "nDCG": "ndcg_cut", "Success": "success"}
+
+QrelsInput = Qrels | Mapping[str, Mapping[str, int]] | str | os.PathLike[str] | bytes
+RunInput = Run | Mapping[str, Mapping[str, float]] | str | os.PathLike[str] | bytes
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """The first value on which the two implementations differ.
+
+    ``measure`` is a measure name, or ``"evaluated queries"`` when one side
+    evaluates a query the other does not (its value is then 1.0 on the side
+    that has it, 0.0 on the other).
+    """
+
+    qid: str
+    measure: str
+    core: float
+    reference: float
+
+    def __str__(self) -> str:
+        return (f"query {self.qid!r}, {self.measure}: the core gives {self.core!r}, "
+                f"the second implementation {self.reference!r}")
+
+
+@dataclass(frozen=True)
+class Verification:
+    """Outcome of a double-entry check: which second implementation, how many values, the first disagreement."""
+
+    method: str  # "pytrec_eval" or "plain"
+    n_values: int
+    disagreement: Disagreement | None
+
+    @property
+    def ok(self) -> bool:
+        """True when every per-query value agreed."""
+        return self.disagreement is None
+
+
+def verify(qrels: QrelsInput, run: RunInput, evaluation: Evaluation, *, depth: int = 1000,
+           threshold: int | None = None, score_precision: ScorePrecision = DEFAULT_SCORE_PRECISION,
+           empty_queries: EmptyQueries = DEFAULT_EMPTY_QUERIES, corpus: CorpusIds | None = None,
+           tolerance: float = TOLERANCE, method: str | None = None) -> Verification:
+    """Recompute ``evaluation``'s per-query values independently and compare them.
+
+    ``qrels`` and ``run`` are the core's parsed objects, ``{qid: {docid: value}}``
+    dicts, or file paths/bytes (read again by the plain reader, so the parsing
+    is checked too). The options must be those ``evaluation`` was computed
+    with; ``threshold`` defaults to the ``Qrels`` object's (else 1).
+    ``method`` forces "pytrec_eval" or "plain"; by default pytrec_eval for
+    float32, the plain implementation for float64.
+    """
+    score_precision = check_score_precision(score_precision)
+    empty_queries = check_empty_queries(empty_queries)
+    if threshold is None:
+        threshold = qrels.threshold if isinstance(qrels, Qrels) else 1
+    method = method or ("pytrec_eval" if score_precision == "float32" else "plain")
+    if method == "pytrec_eval" and score_precision != "float32":
+        raise ValueError("pytrec_eval ranks scores in single precision; verify float64 with method='plain'")
+    plain_qrels = _as_plain_qrels(qrels)
+    plain_run = _as_plain_run(run)
+    in_corpus = corpus.__contains__ if corpus is not None else None
+    measures = evaluation.measures
+    if method == "pytrec_eval":
+        expected = _pytrec_eval_values(plain_qrels, plain_run, measures, depth=depth, threshold=threshold,
+                                       empty_queries=empty_queries, in_corpus=in_corpus)
+    elif method == "plain":
+        expected = reference.per_query(plain_qrels, plain_run, measures, depth=depth, threshold=threshold,
+                                       score_precision=score_precision, empty_queries=empty_queries,
+                                       in_corpus=in_corpus)
+    else:
+        raise ValueError(f"unknown verification method {method!r}; use pytrec_eval or plain")
+    return Verification(method, len(evaluation.qids) * len(measures),
+                        compare(evaluation, expected, tolerance=tolerance))
+
+
+def compare(evaluation: Evaluation, expected: Mapping[str, Mapping[str, float]], *,
+            tolerance: float = TOLERANCE) -> Disagreement | None:
+    """The first per-query value of ``evaluation`` that differs from ``expected`` by more than ``tolerance``."""
+    core_qids = set(evaluation.qids)
+    for q in sorted(core_qids ^ set(expected)):
+        return Disagreement(q, "evaluated queries", float(q in core_qids), float(q in expected))
+    columns = {m.name: evaluation.per_query[m.name].tolist() for m in evaluation.measures}
+    for i, q in enumerate(evaluation.qids):
+        for m in evaluation.measures:
+            got, want = columns[m.name][i], expected[q][m.name]
+            if not (abs(got - want) <= tolerance):  # also catches NaN on either side
+                return Disagreement(q, m.name, got, want)
+    return None
+
+
+# ---------------------------------------------------------------- inputs
+
+
+def _as_plain_qrels(qrels: QrelsInput) -> dict[str, dict[str, int]]:
+    if isinstance(qrels, Qrels):
+        return qrels.to_dict()
+    if isinstance(qrels, Mapping):
+        return {q: dict(d) for q, d in qrels.items()}
+    return reference.read_plain_qrels(qrels)
+
+
+def _as_plain_run(run: RunInput) -> dict[str, dict[str, float]]:
+    if isinstance(run, Run):
+        return run.to_dict()
+    if isinstance(run, Mapping):
+        return {q: dict(d) for q, d in run.items()}
+    return reference.read_plain_run(run)
+
+
+# ---------------------------------------------------------------- pytrec_eval
+
+
+def _pytrec_eval_values(qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]],
+                        measures: Sequence[Measure], *, depth: int, threshold: int, empty_queries: EmptyQueries,
+                        in_corpus: Callable[[str], bool] | None) -> dict[str, dict[str, float]]:
+    """Per-query values from pytrec_eval, with the leaderboard's rules applied around it."""
+    evaluated = reference.evaluated_queries(qrels, threshold, empty_queries)
+    wanted = set(evaluated)
+    cut: dict[str, dict[str, float]] = {}
+    for q, docs in run.items():
+        if q not in wanted or not docs:
+            continue
+        if len(docs) > depth:  # rows beyond the depth are cut in trec_eval's order first
+            docs = {d: docs[d] for d in reference.ranked(docs, "float32")[:depth]}
+        if in_corpus is not None:
+            docs = _unjudge_outside(docs, qrels[q], in_corpus)
+        cut[q] = docs
+    names = _trec_eval_measures(measures)
+    results = pytrec_eval.RelevanceEvaluator({q: qrels[q] for q in evaluated}, names,
+                                             relevance_level=threshold).evaluate(cut) if cut else {}
+    out: dict[str, dict[str, float]] = {}
+    for q in evaluated:
+        got = results.get(q, {})
+        row: dict[str, float] = {}
+        for m in measures:
+            if m.family == "MRR":
+                rr = float(got.get("recip_rank", 0.0))
+                row[m.name] = rr if rr > 0 and round(1.0 / rr) <= (m.k or 0) else 0.0
+            elif m.family == "RP":
+                row[m.name] = float(got.get("Rprec", 0.0))
+            else:
+                row[m.name] = float(got.get(f"{TREC_EVAL_NAMES[m.family]}_{m.k}", 0.0))
+        out[q] = row
+    return out
+
+
+def _trec_eval_measures(measures: Sequence[Measure]) -> set[str]:
+    """pytrec_eval's measure names with cutoffs, e.g. ``{"recall.10,100", "Rprec", "recip_rank"}``."""
+    cutoffs: dict[str, list[int]] = {}
+    names = set()
+    for m in measures:
+        if m.family == "MRR":
+            names.add("recip_rank")
+        elif m.family == "RP":
+            names.add("Rprec")
+        elif m.family in TREC_EVAL_NAMES and m.k is not None:
+            cutoffs.setdefault(TREC_EVAL_NAMES[m.family], []).append(m.k)
+        else:
+            raise ValueError(f"pytrec_eval has no equivalent of {m.name}")
+    names.update(f"{name}.{','.join(str(k) for k in sorted(set(ks)))}" for name, ks in cutoffs.items())
+    return names
+
+
+def _unjudge_outside(docs: dict[str, float], judged: Mapping[str, int],
+                     in_corpus: Callable[[str], bool]) -> dict[str, float]:
+    """Rename judged docids outside the corpus so trec_eval sees them as unjudged.
+
+    The rule says such a row is non-relevant while the document still counts
+    in |relevant| and the ideal DCG, which trec_eval cannot express on its own.
+    Appending byte 0x01 keeps the docid's place in strcmp order against every
+    other docid (tokens hold no byte below 0x21), so ties are broken as before.
+    """
+    outside = [d for d in docs if d in judged and not in_corpus(d)]
+    if not outside:
+        return docs
+    renamed = dict(docs)
+    for d in outside:
+        renamed[d + "\x01"] = renamed.pop(d)
+    return renamed
+
+
+__all__ = ["Disagreement", "Verification", "TOLERANCE", "compare", "verify"]
