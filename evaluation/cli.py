@@ -1,19 +1,25 @@
-"""Command line: ``python -m evaluation score|compare|fuse``.
+"""Command line: ``python -m evaluation score|compare|power|fuse``.
 
 Gives a participant the leaderboard's own numbers and warnings before a
 submission is spent. Exit status 0 on success, 2 on invalid input (reasons
-on stderr, one ``file:line: reason`` per line).
+on stderr, one ``file:line: reason`` per line), 3 when ``score --verify``
+finds the two implementations disagreeing.
+
+``score`` and ``fuse`` import only the metric core (numpy): scipy takes longer
+to import than a BSARD-sized run takes to score, so only ``compare`` and
+``power`` load it (``evaluation.cli_stats``), when they run.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
-from typing import Sequence, TextIO
-
+from typing import Callable, Sequence, TextIO
 
 from .cli_tasks import add_subcommands as add_task_subcommands
+from .conventions import DEFAULT_EMPTY_QUERIES, DEFAULT_SCORE_PRECISION, EMPTY_QUERIES, SCORE_PRECISIONS
 from .corpus import CorpusIds
 from .errors import InputError
 from .fusion import combsum, rrf
@@ -21,9 +27,10 @@ from .measures import DEFAULT_MEASURES, parse_measures
 from .qrels import read_qrels
 from .runs import read_run, write_run
 from .scoring import evaluate
-from .stats import bootstrap_ci, holm, paired_ttest, randomization_test
+from .verify import verify
 
 EXIT_INVALID = 2
+EXIT_DISAGREE = 3
 
 
 def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
@@ -52,6 +59,12 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--depth", type=int, default=1000, help="rows kept per query after sorting (default 1000)")
         p.add_argument("--threshold", type=int, default=1, help="lowest relevant grade (default 1)")
         p.add_argument("--corpus", help="file with the corpus' docids, one per line (optional)")
+        p.add_argument("--score-precision", choices=SCORE_PRECISIONS, default=DEFAULT_SCORE_PRECISION,
+                       help="precision scores are compared in: float32 as trec_eval 9.x and pytrec_eval "
+                            "(default), float64 as trec_eval 10")
+        p.add_argument("--empty-queries", choices=EMPTY_QUERIES, default=DEFAULT_EMPTY_QUERIES,
+                       help="qrels queries without a relevant document: omit them from every average "
+                            "(default) or count them as 0 (trec_eval -c)")
         p.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
     score = sub.add_parser("score", help="score one run")
@@ -60,6 +73,9 @@ def _parser() -> argparse.ArgumentParser:
     score.add_argument("--measures", default=",".join(m.name for m in DEFAULT_MEASURES),
                        help="comma-separated, e.g. R@100,MAP@100,MRR@100 (default: the common ones at 10, 100, 1000)")
     score.add_argument("--per-query", action="store_true", help="also give every query's values")
+    score.add_argument("--verify", action="store_true",
+                       help="compute every per-query value a second time, independently (pytrec_eval for "
+                            "float32, a plain implementation for float64), and exit 3 if they disagree")
     score.set_defaults(handler=_score)
 
     compare = sub.add_parser("compare", help="compare runs with significance tests (each against the first)")
@@ -68,7 +84,16 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument("--measure", action="append", help="measure(s) to compare (default R@100)")
     compare.add_argument("--resamples", type=int, default=10000, help="random sign flips (default 10000)")
     compare.add_argument("--seed", type=int, default=0)
-    compare.set_defaults(handler=_compare)
+    compare.set_defaults(handler=_stats_handler("compare"))
+
+    power = sub.add_parser("power", help="smallest difference the topics can detect, and topics needed "
+                                         "(paired t-test, topic-set-size design)")
+    common(power)
+    power.add_argument("--run", action="append", required=True, help="a scored entry's run; give two or more")
+    power.add_argument("--measure", default="R@100", help="measure (default R@100)")
+    power.add_argument("--alpha", type=float, default=0.05)
+    power.add_argument("--power", type=float, default=0.8)
+    power.set_defaults(handler=_stats_handler("power"))
 
     fuse = sub.add_parser("fuse", help="fuse runs (RRF or CombSUM) and write the fused run to stdout")
     fuse.add_argument("runs", nargs="+", help="run files")
@@ -76,6 +101,8 @@ def _parser() -> argparse.ArgumentParser:
     fuse.add_argument("--k", type=int, default=60, help="RRF constant (default 60)")
     fuse.add_argument("--depth", type=int, default=1000)
     fuse.add_argument("--tag", default=None, help="run tag of the fused run")
+    fuse.add_argument("--score-precision", choices=SCORE_PRECISIONS, default=DEFAULT_SCORE_PRECISION,
+                      help="precision scores are compared in (default float32, as trec_eval 9.x)")
     fuse.set_defaults(handler=_fuse)
     add_task_subcommands(sub)  # classify, aggregate (evaluation/cli_tasks.py)
     return parser
@@ -87,15 +114,36 @@ def _load_corpus(path: str | None) -> CorpusIds | None:
     return CorpusIds.read(path)
 
 
-def _score(args, out: TextIO, err: TextIO) -> int:
+def _stats_handler(name: str) -> Callable[[argparse.Namespace, TextIO, TextIO], int]:
+    """A handler of ``evaluation.cli_stats``, imported when it runs (it needs scipy; ``score`` does not)."""
+    def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+        handler: Callable[[argparse.Namespace, TextIO, TextIO], int] = getattr(
+            importlib.import_module("evaluation.cli_stats"), name)
+        return handler(args, out, err)
+    return run
+
+
+def _score(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     measures = parse_measures(args.measures)
     qrels = read_qrels(args.qrels, threshold=args.threshold)
     run = read_run(args.run)
-    ev = evaluate(qrels, run, measures, depth=args.depth, corpus=_load_corpus(args.corpus))
-    warnings = qrels.notices + ev.warnings
+    corpus = _load_corpus(args.corpus)
+    ev = evaluate(qrels, run, measures, depth=args.depth, corpus=corpus, score_precision=args.score_precision,
+                  empty_queries=args.empty_queries)
+    warnings = [n for n in qrels.notices if not (n.code == "no_relevant" and args.empty_queries == "count")]
+    warnings += ev.warnings
+    check = None
+    if args.verify:
+        check = verify(qrels, args.run, ev, depth=args.depth, score_precision=args.score_precision,
+                       empty_queries=args.empty_queries, corpus=corpus)
     if args.json:
         data = ev.to_json(per_query=args.per_query)
         data["warnings"] = [w.to_dict() for w in warnings]
+        data["score_precision"] = args.score_precision
+        data["empty_queries"] = args.empty_queries
+        if check is not None:
+            data["verification"] = {"method": check.method, "values": check.n_values, "agree": check.ok,
+                                    "first_disagreement": str(check.disagreement) if check.disagreement else None}
         json.dump(data, out, indent=2)
         out.write("\n")
     else:
@@ -110,54 +158,23 @@ def _score(args, out: TextIO, err: TextIO) -> int:
                 out.write(q + "\t" + "\t".join(f"{ev.per_query[m.name][i]:.4f}" for m in measures) + "\n")
         for w in warnings:
             print(f"warning: {w.message}", file=err)
+    if check is not None:
+        if check.disagreement is not None:
+            print(f"error: the two implementations disagree ({check.method}): {check.disagreement}", file=err)
+            return EXIT_DISAGREE
+        if not args.json:
+            print(f"verified: {check.n_values:,} per-query values agree with {check.method} within 1e-9", file=err)
     return 0
 
 
-def _compare(args, out: TextIO, err: TextIO) -> int:
-    if len(args.run) < 2:
-        raise ValueError("compare needs at least two --run")
-    measures = parse_measures(args.measure or ["R@100"])
-    qrels = read_qrels(args.qrels, threshold=args.threshold)
-    corpus = _load_corpus(args.corpus)
-    evals = [evaluate(qrels, read_run(path), measures, depth=args.depth, corpus=corpus) for path in args.run]
-    rows = []
-    for m in measures:
-        base = evals[0].per_query[m.name]
-        for path, ev in zip(args.run[1:], evals[1:]):
-            other = ev.per_query[m.name]
-            diff = other - base
-            rows.append({
-                "measure": m.name, "baseline": args.run[0], "run": path,
-                "baseline_mean": float(base.mean()) if len(base) else 0.0,
-                "run_mean": float(other.mean()) if len(other) else 0.0,
-                "difference": float(diff.mean()) if len(diff) else 0.0,
-                "ci95": list(bootstrap_ci(diff, n_resamples=args.resamples, seed=args.seed)),
-                "p_randomization": randomization_test(other, base, n_resamples=args.resamples, seed=args.seed),
-                "p_ttest": paired_ttest(other, base),
-            })
-    for row, adj in zip(rows, holm([r["p_randomization"] for r in rows])):
-        row["p_randomization_holm"] = adj
-    if args.json:
-        json.dump({"queries": len(evals[0].qids), "comparisons": rows}, out, indent=2)
-        out.write("\n")
-    else:
-        out.write(f"{len(evals[0].qids)} queries; each run against {args.run[0]}\n")
-        out.write("measure\trun\tbaseline\trun mean\tdiff\t95% CI\tp (rand.)\tp (Holm)\tp (t)\n")
-        for r in rows:
-            lo, hi = r["ci95"]
-            out.write(f"{r['measure']}\t{r['run']}\t{r['baseline_mean']:.4f}\t{r['run_mean']:.4f}\t"
-                      f"{r['difference']:+.4f}\t[{lo:+.4f}, {hi:+.4f}]\t{r['p_randomization']:.4g}\t"
-                      f"{r['p_randomization_holm']:.4g}\t{r['p_ttest']:.4g}\n")
-    return 0
-
-
-def _fuse(args, out: TextIO, err: TextIO) -> int:
+def _fuse(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     runs = [read_run(path) for path in args.runs]
     if args.method == "rrf":
-        fused = rrf(runs, k=args.k, depth=args.depth)
+        fused = rrf(runs, k=args.k, depth=args.depth, score_precision=args.score_precision)
     else:
-        fused = combsum(runs, depth=args.depth)
-    write_run(fused, out, tag=args.tag or (f"rrf{args.k}" if args.method == "rrf" else "combsum"))
+        fused = combsum(runs, depth=args.depth, score_precision=args.score_precision)
+    write_run(fused, out, tag=args.tag or (f"rrf{args.k}" if args.method == "rrf" else "combsum"),
+              score_precision=args.score_precision)
     return 0
 
 

@@ -121,24 +121,28 @@ def _read_run(stream: BinaryIO, display: str, max_lines: int | None, max_bytes: 
     tags: dict[str, None] = {}
     size = K.size_hint(stream)
     # About 40 bytes per line in usual runs; the columns grow if that was optimistic.
-    cols = K.Columns({"q": (np.int32, 0), "d": (np.uint64, 1), "s": (np.float64, 0), "l": (np.int64, 0)},
+    cols = K.Columns({"q": (np.int32, 0), "d": (np.uint64, 1), "s": (np.float64, 0)},
                      capacity=(size // 30 + 1024) if size else 1 << 16)
+    # Line numbers are kept only once a line is not a row (blank, comment, refused): until then row i is line i + 1.
+    lines: list[np.ndarray] | None = None
     n_lines = 0
     for chunk in K.iter_chunks(stream, ncols=6, columns_help=RUN_COLUMNS, collector=collector,
                                max_lines=max_lines, max_bytes=max_bytes):
+        if lines is None and (chunk.line_no[0] != cols.n + 1 or chunk.line_no[-1] != cols.n + len(chunk.line_no)):
+            lines = [np.arange(1, cols.n + 1, dtype=np.int64)]
+        if lines is not None:
+            lines.append(chunk.line_no)
         n_lines = int(chunk.line_no[-1])
         cols.append(q=K.codes_for(chunk, 0, qid_codes, collector, "query id"),
                     d=K.column_words(chunk, 2, collector, "document id"),
-                    s=K.parse_scores(chunk, 4, collector), l=chunk.line_no)
+                    s=K.parse_scores(chunk, 4, collector))
         K.check_integers(chunk, 3, collector, _RANK_MESSAGE)
         _collect_distinct(chunk, 5, tags, collector)
     if not cols.n and not collector:
         collector.add(None, "the file is empty (or holds only blank and # comment lines); "
                             f"a run has one line per document: {RUN_COLUMNS}")
     collector.raise_if_any()
-    line_no = cols.get("l")
-    if line_no[-1] == len(line_no):
-        line_no = None  # every line was a row
+    line_no = np.concatenate(lines) if lines is not None else None
     run = Run(name=display, qids=list(qid_codes), qcode=cols.get("q"), doc_words=cols.get("d"),
               scores=cols.get("s"), line_no=line_no, tags=list(tags), n_lines=n_lines)
     del cols
