@@ -7,13 +7,25 @@ own subprocess so that peak memory is measured per tool:
 * ``pytrec_eval``  pytrec-eval-terrier, with the usual line-by-line parsing into dicts
 * ``ranx``         ranx (``Run.from_file`` / ``Qrels.from_file`` / ``evaluate``), JIT warm-up included
 * ``ir_measures``  ir_measures (``read_trec_run`` / ``calc_aggregate``)
-* ``trec_eval``    the trec_eval binary, when one is on the PATH
+* ``verify``       the core, then ``evaluation.verify`` (double-entry check): the added time
+
+Then, side by side in the same run and repeated (``--repeat``, min and median
+reported), the command lines participants use, on the same four measures:
+
+* ``python -m evaluation score --measures R@100,MAP@100,nDCG@10,P@10``
+* ``trec_eval -c -m recall.100 -m map_cut.100 -m ndcg_cut.10 -m P.10``, when
+  ``--trec-eval PATH`` names a binary (build trec_eval 9.0.8 from
+  ``../shared/reference/trec_eval-9.0.8-src.tar.gz`` with ``make``); otherwise
+  "not measured".
+
+Every child's CPU time (user + system) and peak resident memory are its own,
+read with ``os.wait4`` when it ends (never this script's figures).
 
 Scales: BSARD (222 queries x 1,000) and MS MARCO dev (6,980 queries x 1,000,
 about 7M lines). ``--quick`` runs the BSARD scale only.
 
     .venv/bin/python bench/bench_metrics.py --quick
-    .venv/bin/python bench/bench_metrics.py              # both scales; the large one takes minutes
+    .venv/bin/python bench/bench_metrics.py --trec-eval /tmp/trec_eval_908/trec_eval --repeat 5
 
 Peers are optional (``pip install -r requirements-bench.txt``); a missing one
 is reported as skipped. Wall time on a shared machine is noisy, so CPU time
@@ -27,11 +39,13 @@ import json
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -44,6 +58,10 @@ SCALES = {
 }
 
 CORE_MEASURES = None  # evaluation.DEFAULT_MEASURES
+#: The side-by-side comparison of the command lines: the same four measures in both tools' names.
+CLI_MEASURES = "R@100,MAP@100,nDCG@10,P@10"
+TREC_EVAL_CLI_MEASURES = ["recall.100", "map_cut.100", "ndcg_cut.10", "P.10"]
+TREC_EVAL_KEYS = {"recall_100": "R@100", "map_cut_100": "MAP@100", "ndcg_cut_10": "nDCG@10", "P_10": "P@10"}
 TREC_MEASURES = ["recall.10,100,1000", "P.10,100", "map_cut.10,100,1000", "ndcg_cut.10,100,1000", "Rprec",
                  "recip_rank", "success.10"]
 RANX_MEASURES = ["recall@10", "recall@100", "recall@1000", "precision@10", "precision@100", "map@10", "map@100",
@@ -143,38 +161,118 @@ def _ir_measures(run_path: str, qrels_path: str) -> dict:
     return {"R@100": found["R@100"], "MAP@100": found["AP@100"], "nDCG@10": found["nDCG@10"], "MRR@10": found["RR@10"]}
 
 
-def _trec_eval(run_path: str, qrels_path: str) -> dict:
-    cmd = ["trec_eval", "-c"] + [x for m in TREC_MEASURES for x in ("-m", m)] + [qrels_path, run_path]
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-    found = {line.split()[0]: float(line.split()[2]) for line in out.splitlines()}
-    return {"R@100": found.get("recall_100"), "MAP@100": found.get("map_cut_100"), "nDCG@10": found.get("ndcg_cut_10")}
+def _verify(run_path: str, qrels_path: str) -> dict:
+    """The core, then the double-entry check; prints the check's own time on stderr."""
+    sys.path.insert(0, str(ROOT))
+    from evaluation import evaluate, read_qrels, read_run
+    from evaluation.verify import verify
+
+    qrels, run = read_qrels(qrels_path), read_run(run_path)
+    ev = evaluate(qrels, run)
+    c0, t0 = _cpu(), time.perf_counter()
+    check = verify(qrels, run_path, ev)
+    print(json.dumps({"verify_cpu": _cpu() - c0, "verify_wall": time.perf_counter() - t0, "ok": check.ok,
+                      "values": check.n_values}), file=sys.stderr)
+    return {k: ev.means[k] for k in ("R@100", "MAP@100", "nDCG@10", "MRR@10")}
 
 
 CHILDREN = {"core": _core, "pytrec_eval": _pytrec_eval, "ranx": _ranx, "ir_measures": _ir_measures,
-            "trec_eval": _trec_eval}
+            "verify": _verify}
 NEEDS = {"pytrec_eval": "pytrec_eval", "ranx": "ranx", "ir_measures": "ir_measures"}
+
+
+def run_child(cmd: list[str]) -> dict[str, Any]:
+    """Run a command; its own CPU time, peak RSS and wall time (``os.wait4`` on its pid), stdout and stderr."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        return {"cpu": usage.ru_utime + usage.ru_stime, "rss_mb": usage.ru_maxrss / 1024, "wall": wall,
+                "returncode": proc.returncode, "stdout": out.read().decode(), "stderr": err.read().decode()}
+
+
+def cli_means(stdout: str) -> dict[str, float]:
+    """Means from ``python -m evaluation score`` (table) or trec_eval (``name all value``)."""
+    means = {}
+    for line in stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0] in CLI_MEASURES.split(","):
+            means[parts[0]] = float(parts[1])
+        elif len(parts) == 3 and parts[1] == "all" and parts[0] in TREC_EVAL_KEYS:
+            means[TREC_EVAL_KEYS[parts[0]]] = float(parts[2])
+    return means
+
+
+def side_by_side(run_path: Path, qrels_path: Path, trec_eval: str | None, repeat: int) -> None:
+    """The CLI and trec_eval on the same files and measures, interleaved ``repeat`` times."""
+    commands = {"python -m evaluation score": [sys.executable, "-m", "evaluation", "score", "--qrels", str(qrels_path),
+                                               "--run", str(run_path), "--measures", CLI_MEASURES]}
+    if trec_eval:
+        commands["trec_eval 9.0.8 -c"] = [trec_eval, "-c"] + [x for m in TREC_EVAL_CLI_MEASURES for x in ("-m", m)] + \
+            [str(qrels_path), str(run_path)]
+    figures: dict[str, list[dict[str, Any]]] = {name: [] for name in commands}
+    for _ in range(repeat):
+        for name, cmd in commands.items():
+            r = subprocess_in_root(cmd)
+            if r["returncode"]:
+                raise SystemExit(f"{name} failed: {r['stderr'][-500:]}")
+            figures[name].append(r)
+    print(f"command lines, {CLI_MEASURES}, {repeat} runs each, interleaved (CPU = the child's user + system):")
+    print(f"{'':<28} {'CPU min':>8} {'CPU med':>8} {'wall med':>9} {'peak MiB':>9}  means")
+    for name, rs in figures.items():
+        cpu = [r["cpu"] for r in rs]
+        means = cli_means(rs[0]["stdout"])
+        print(f"{name:<28} {min(cpu):8.2f} {statistics.median(cpu):8.2f} "
+              f"{statistics.median(r['wall'] for r in rs):9.2f} {max(r['rss_mb'] for r in rs):9.0f}  "
+              + " ".join(f"{k} {means.get(k, float('nan')):.4f}" for k in CLI_MEASURES.split(",")))
+    if not trec_eval:
+        print(f"{'trec_eval':<28} not measured (give --trec-eval PATH)")
+        return
+    cli, te = (figures[n] for n in commands)
+    ratio_min = min(r["cpu"] for r in te) / min(r["cpu"] for r in cli)
+    ratio_med = statistics.median(r["cpu"] for r in te) / statistics.median(r["cpu"] for r in cli)
+    print(f"trec_eval / CLI CPU time: {ratio_min:.2f}x (min), {ratio_med:.2f}x (median)")
+
+
+def subprocess_in_root(cmd: list[str]) -> dict[str, Any]:
+    """``run_child`` from the repository root (so ``-m evaluation`` finds the package)."""
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        return run_child(cmd)
+    finally:
+        os.chdir(cwd)
 
 
 def measure(tool: str, run_path: Path, qrels_path: Path) -> dict:
     """Time one tool in a fresh interpreter; None figures when it is not installed."""
-    if tool == "trec_eval" and shutil.which("trec_eval") is None:
-        return {"skipped": "no trec_eval binary on the PATH"}
     module = NEEDS.get(tool)
     if module:
         probe = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True)
         if probe.returncode:
             return {"skipped": f"{module} not installed (pip install -r requirements-bench.txt)"}
-    res = subprocess.run([sys.executable, __file__, "--child", tool, str(run_path), str(qrels_path)],
-                         capture_output=True, text=True)
-    if res.returncode:
-        return {"skipped": f"failed: {res.stderr.strip().splitlines()[-1] if res.stderr.strip() else res.returncode}"}
-    return json.loads(res.stdout.strip().splitlines()[-1])
+    res = run_child([sys.executable, __file__, "--child", tool, str(run_path), str(qrels_path)])
+    if res["returncode"]:
+        return {"skipped": f"failed: {res['stderr'].strip().splitlines()[-1] if res['stderr'].strip() else res['returncode']}"}
+    figures = json.loads(res["stdout"].strip().splitlines()[-1])
+    # The child's own CPU and peak memory as the kernel counted them, interpreter start included.
+    figures.update(cpu=res["cpu"], rss_mb=res["rss_mb"])
+    if tool == "verify":
+        figures["verify"] = json.loads(res["stderr"].strip().splitlines()[-1])
+    return figures
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="BSARD scale only")
-    parser.add_argument("--tools", default="core,pytrec_eval,ranx,ir_measures,trec_eval")
+    parser.add_argument("--tools", default="core,pytrec_eval,ranx,ir_measures,verify",
+                        help="in-process tools to time (default: all; '' for none)")
+    parser.add_argument("--trec-eval", metavar="PATH", help="a trec_eval binary to time beside the command line")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each command line (default 3)")
     parser.add_argument("--dir", help="where to write the generated files (default: a temporary folder)")
     parser.add_argument("--child", nargs=3, metavar=("TOOL", "RUN", "QRELS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -182,7 +280,9 @@ def main() -> None:
         child(*args.child)
         return
     scales = ["bsard"] if args.quick else ["bsard", "msmarco"]
-    tools = args.tools.split(",")
+    tools = [t for t in args.tools.split(",") if t]
+    if args.trec_eval and not os.access(args.trec_eval, os.X_OK):
+        parser.error(f"--trec-eval {args.trec_eval}: not an executable file")
     keep = Path(args.dir) if args.dir else None
     folder = keep or Path(tempfile.mkdtemp(prefix="lexboard-bench-"))
     folder.mkdir(parents=True, exist_ok=True)
@@ -205,11 +305,14 @@ def main() -> None:
                 m = r["means"]
                 vals = " / ".join(f"{v:.4f}" for v in list(m.values())[:3] if v is not None)
                 print(f"{tool:<12} {r['wall']:8.2f} {r['cpu']:8.2f} {r['rss_mb']:8.0f}  {vals}")
-            if "core" in results:
-                for peer in ("trec_eval", "pytrec_eval"):
-                    if peer in results:
-                        ratio = results[peer]["cpu"] / max(results["core"]["cpu"], 1e-9)
-                        print(f"core is {ratio:.1f}x faster than {peer} (CPU time)")
+                if tool == "verify":
+                    v = r["verify"]
+                    print(f"{'':<12} double-entry check alone: {v['verify_cpu']:.2f} s CPU, {v['verify_wall']:.2f} s wall, "
+                          f"{v['values']:,} values, {'agree' if v['ok'] else 'DISAGREE'}")
+            if "core" in results and "pytrec_eval" in results:
+                ratio = results["pytrec_eval"]["cpu"] / max(results["core"]["cpu"], 1e-9)
+                print(f"pytrec_eval / core CPU time: {ratio:.2f}x")
+            side_by_side(run_path, qrels_path, args.trec_eval, args.repeat)
             print(f"load average after the run: {os.getloadavg()[0]:.1f}")
     finally:
         if keep is None:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 # The core is a plain package; keep it importable when pytest runs without Django.
@@ -20,3 +24,46 @@ import pytest  # noqa: E402
 @pytest.fixture(scope="session", autouse=True)
 def _purge_test_queue():
     yield
+
+
+# ---------------------------------------------------------------- a trec_eval binary to compare with
+
+TREC_EVAL_TARBALL = "trec_eval-9.0.8-src.tar.gz"
+
+
+def _trec_eval_tarball() -> Path | None:
+    """trec_eval 9.0.8's source: ``LEXBOARD_TREC_EVAL_SRC``, else ``shared/reference/`` beside the repository."""
+    given = os.environ.get("LEXBOARD_TREC_EVAL_SRC")
+    if given:
+        return Path(given)
+    # The repository is /work/main or a worktree /work/wt/<name>; the reference folder sits beside either.
+    for base in (ROOT.parent, ROOT.parent.parent):
+        candidate = base / "shared" / "reference" / TREC_EVAL_TARBALL
+        if candidate.exists():
+            return candidate
+    return None
+
+
+@pytest.fixture(scope="session")
+def trec_eval_binary(tmp_path_factory) -> str:
+    """A trec_eval 9.0.8 binary: ``LEXBOARD_TREC_EVAL``, or built with ``make`` from the reference tarball.
+
+    It is a reference tool, built in a temporary folder and never copied into
+    the repository; the tests that need it are skipped, with the reason, when
+    neither is available.
+    """
+    given = os.environ.get("LEXBOARD_TREC_EVAL")
+    if given:
+        return given
+    tarball = _trec_eval_tarball()
+    if tarball is None:
+        pytest.skip(f"no trec_eval: set LEXBOARD_TREC_EVAL to a binary, or put {TREC_EVAL_TARBALL} in "
+                    "../shared/reference/ (or LEXBOARD_TREC_EVAL_SRC)")
+    if shutil.which("make") is None or shutil.which("cc") is None and shutil.which("gcc") is None:
+        pytest.skip("building trec_eval needs make and a C compiler")
+    folder = tmp_path_factory.mktemp("trec_eval")
+    with tarfile.open(tarball) as tar:
+        tar.extractall(folder, filter="data")
+    source = next(p.parent for p in folder.rglob("Makefile"))
+    subprocess.run(["make"], cwd=source, check=True, capture_output=True)
+    return str(source / "trec_eval")

@@ -1,0 +1,147 @@
+"""Double-entry scoring: the core's per-query values checked by a second, independent implementation."""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from evaluation import CorpusIds, Qrels, Run, evaluate, parse_measures, read_qrels, read_run
+from evaluation.reference import as_float32, ranked, read_plain_qrels, read_plain_run
+from evaluation.verify import Disagreement, verify
+
+from .conftest import ROOT
+
+MEASURES = parse_measures("R@1,R@5,P@1,P@5,MAP@3,MAP@10,MRR@1,MRR@3,MRR@10,nDCG@1,nDCG@5,RP,Success@1,Success@5")
+QIDS = [f"q{i}" for i in range(5)] + ["a-long-topic-identifier"]
+DOCIDS = [f"d{i}" for i in range(10)] + ["CivC::11", "CivC::2", "a-docid-longer-than-16-bytes"]
+SCORES = st.one_of(st.sampled_from([1.0, 2.0, 29.958970, 29.958969, 1.00000001, 1e39, -1e39]),
+                   st.floats(min_value=-50, max_value=50, allow_nan=False))
+qrels_st = st.dictionaries(st.sampled_from(QIDS), st.dictionaries(st.sampled_from(DOCIDS),
+                           st.integers(min_value=-1, max_value=3), min_size=1, max_size=6), min_size=1, max_size=5)
+run_st = st.dictionaries(st.sampled_from(QIDS + ["extra"]), st.dictionaries(st.sampled_from(DOCIDS), SCORES,
+                         min_size=1, max_size=10), max_size=6)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(qrels=qrels_st, run=run_st, depth=st.sampled_from([1, 3, 1000]), threshold=st.sampled_from([1, 2]),
+       precision=st.sampled_from(["float32", "float64"]), empty=st.sampled_from(["omit", "count"]))
+def test_both_implementations_agree_on_random_runs(qrels, run, depth, threshold, precision, empty):
+    q, r = Qrels.from_dict(qrels, threshold=threshold), Run.from_dict(run)
+    ev = evaluate(q, r, MEASURES, depth=depth, score_precision=precision, empty_queries=empty)
+    check = verify(q, r, ev, depth=depth, score_precision=precision, empty_queries=empty)
+    assert check.ok, str(check.disagreement)
+    assert check.method == ("pytrec_eval" if precision == "float32" else "plain")
+    if precision == "float32":  # the plain implementation agrees with pytrec_eval too
+        assert verify(q, r, ev, depth=depth, empty_queries=empty, method="plain").ok
+
+
+def sample() -> tuple[bytes, bytes]:
+    qrels = b"q1 0 a 1\nq1 0 b 2\nq1 0 c 0\nq2 0 a 1\nq3 0 z 0\n"
+    run = (b"q1 Q0 c 1 3.0 t\nq1 Q0 b 2 29.958969 t\nq1 Q0 a 3 29.958970 t\n"
+           b"q2 Q0 b 1 1.0 t\nq2 Q0 a 2 0.5 t\n")
+    return qrels, run
+
+
+def test_it_returns_the_first_injected_disagreement_with_both_values():
+    qrels_text, run_text = sample()
+    qrels, run = read_qrels(qrels_text), read_run(run_text)
+    ev = evaluate(qrels, run, MEASURES)
+    assert verify(qrels, run, ev).ok
+    tampered = {name: values.copy() for name, values in ev.per_query.items()}
+    tampered["MAP@10"][1] += 1e-8  # q2
+    tampered["nDCG@5"][1] = 0.0  # q2, a later measure
+    bad = dataclasses.replace(ev, per_query=tampered)
+    for method in ("pytrec_eval", "plain"):
+        check = verify(qrels, run, bad, method=method)
+        assert not check.ok
+        assert check.disagreement == Disagreement("q2", "MAP@10", ev.per_query["MAP@10"][1] + 1e-8,
+                                                  pytest.approx(ev.per_query["MAP@10"][1], abs=1e-15))
+        assert "query 'q2', MAP@10" in str(check.disagreement)
+
+
+def test_a_difference_below_the_tolerance_is_agreement():
+    qrels, run = (read_qrels(sample()[0]), read_run(sample()[1]))
+    ev = evaluate(qrels, run, MEASURES)
+    tampered = {name: values + 1e-12 for name, values in ev.per_query.items()}
+    assert verify(qrels, run, dataclasses.replace(ev, per_query=tampered)).ok
+
+
+def test_it_flags_a_query_evaluated_on_one_side_only():
+    qrels, run = read_qrels(sample()[0]), read_run(sample()[1])
+    ev = evaluate(qrels, run, MEASURES)  # q3 has no relevant document: omitted
+    check = verify(qrels, run, ev, empty_queries="count")  # the second side counts it
+    assert check.disagreement == Disagreement("q3", "evaluated queries", 0.0, 1.0)
+
+
+def test_a_core_that_ranked_in_the_wrong_precision_is_caught():
+    qrels, run = read_qrels(sample()[0]), read_run(sample()[1])
+    as_trec_eval_10 = evaluate(qrels, run, MEASURES, score_precision="float64")
+    check = verify(qrels, run, as_trec_eval_10, score_precision="float32")
+    assert check.disagreement is not None and check.disagreement.qid == "q1"
+    assert verify(qrels, run, as_trec_eval_10, score_precision="float64").ok
+
+
+def test_it_reads_the_files_again_itself(tmp_path):
+    qrels_text, run_text = sample()
+    (tmp_path / "qrels").write_bytes(qrels_text)
+    (tmp_path / "run.gz").write_bytes(gzip.compress(b"\xef\xbb\xbf# a comment\n\n" + run_text))
+    ev = evaluate(read_qrels(qrels_text), read_run(tmp_path / "run.gz"), MEASURES)
+    for method in ("pytrec_eval", "plain"):
+        assert verify(tmp_path / "qrels", tmp_path / "run.gz", ev, method=method).ok
+    assert read_plain_run(tmp_path / "run.gz")["q1"]["b"] == 29.958969
+    assert read_plain_qrels(tmp_path / "qrels")["q1"] == {"a": 1, "b": 2, "c": 0}
+
+
+def test_documents_outside_the_corpus_are_unjudged_on_both_sides():
+    qrels = read_qrels(b"q1 0 a 1\nq1 0 b 1\n")
+    run = read_run(b"q1 Q0 a 1 3.0 t\nq1 Q0 b 2 2.0 t\nq1 Q0 c 3 1.0 t\nq1 Q0 d 4 1.0 t\n")
+    corpus = CorpusIds.from_iterable(["b", "c", "d"])
+    ev = evaluate(qrels, run, MEASURES, corpus=corpus)
+    assert ev.per_query["MRR@10"].tolist() == [0.5]  # a is outside: non-relevant, still counted in |relevant|
+    assert ev.per_query["R@5"].tolist() == [0.5]
+    for method in ("pytrec_eval", "plain"):
+        assert verify(qrels, run, ev, corpus=corpus, method=method).ok
+        assert not verify(qrels, run, ev, method=method).ok  # without the rule the values differ
+
+
+def test_pytrec_eval_cannot_verify_double_precision():
+    qrels, run = read_qrels(sample()[0]), read_run(sample()[1])
+    ev = evaluate(qrels, run, MEASURES, score_precision="float64")
+    with pytest.raises(ValueError, match="single precision"):
+        verify(qrels, run, ev, score_precision="float64", method="pytrec_eval")
+
+
+def test_the_plain_order_is_trec_eval_order():
+    assert as_float32(29.958970) == as_float32(29.958969)
+    assert as_float32(1e39) == float("inf") and as_float32(-1e39) == float("-inf")
+    docs = {"a": 29.958970, "b": 29.958969, "10": 5.0, "9": 5.0}
+    assert ranked(docs, "float32") == ["b", "a", "9", "10"]
+    assert ranked(docs, "float64") == ["a", "b", "9", "10"]
+
+
+def test_the_cli_verifies_when_asked(tmp_path):
+    qrels_text, run_text = sample()
+    (tmp_path / "q").write_bytes(qrels_text)
+    (tmp_path / "r").write_bytes(run_text)
+    for precision in ("float32", "float64"):
+        res = subprocess.run([sys.executable, "-m", "evaluation", "score", "--qrels", str(tmp_path / "q"), "--run",
+                              str(tmp_path / "r"), "--verify", "--score-precision", precision], cwd=ROOT,
+                             capture_output=True, text=True, timeout=120)
+        assert res.returncode == 0, res.stderr
+        method = "pytrec_eval" if precision == "float32" else "plain"
+        assert f"per-query values agree with {method} within 1e-9" in res.stderr
+
+
+def test_evaluation_values_are_unchanged_by_verification():
+    qrels, run = read_qrels(sample()[0]), read_run(sample()[1])
+    ev = evaluate(qrels, run, MEASURES)
+    before = {k: v.copy() for k, v in ev.per_query.items()}
+    verify(qrels, run, ev)
+    assert all(np.array_equal(before[k], ev.per_query[k]) for k in before)
