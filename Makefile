@@ -3,7 +3,7 @@ PYTHON ?= python3.11
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: run test test-fast venv clean-var
+.PHONY: run test test-fast check venv clean-var
 
 run:
 	./scripts/run.sh
@@ -14,6 +14,10 @@ test: venv
 # The quick part of the suite (no real worker processes, no browser).
 test-fast: venv
 	$(PY) -m pytest -m "not slow and not e2e and not browser and not chaos" $(PYTEST_ARGS)
+
+# Static checks. mypy --strict on the metric core (configured in pyproject.toml).
+check: venv
+	$(PY) -m mypy
 
 venv: $(VENV)/.installed
 
