@@ -15,7 +15,7 @@ A dataset states both, so its numbers match the tool its paper used.
 
 from __future__ import annotations
 
-from typing import Literal, cast
+from typing import Literal
 
 ScorePrecision = Literal["float32", "float64"]
 EmptyQueries = Literal["omit", "count"]
@@ -29,15 +29,17 @@ DEFAULT_EMPTY_QUERIES: EmptyQueries = "omit"
 
 def score_precision(value: str) -> ScorePrecision:
     """Check a score precision name; ValueError naming the choices otherwise."""
-    if value not in SCORE_PRECISIONS:
-        raise ValueError(f"unknown score precision {value!r}; choose float32 (trec_eval 9.x, pytrec_eval) "
-                         "or float64 (trec_eval 10)")
-    return cast(ScorePrecision, value)
+    for choice in SCORE_PRECISIONS:
+        if value == choice:
+            return choice
+    raise ValueError(f"unknown score precision {value!r}; choose float32 (trec_eval 9.x, pytrec_eval) "
+                     "or float64 (trec_eval 10)")
 
 
 def empty_queries(value: str) -> EmptyQueries:
     """Check an empty-query convention name; ValueError naming the choices otherwise."""
-    if value not in EMPTY_QUERIES:
-        raise ValueError(f"unknown empty-query convention {value!r}; choose omit (queries without a relevant "
-                         "document are left out) or count (they count as 0, as trec_eval -c)")
-    return cast(EmptyQueries, value)
+    for choice in EMPTY_QUERIES:
+        if value == choice:
+            return choice
+    raise ValueError(f"unknown empty-query convention {value!r}; choose omit (queries without a relevant "
+                     "document are left out) or count (they count as 0, as trec_eval -c)")

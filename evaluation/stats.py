@@ -18,15 +18,16 @@ from scipy import stats as _scipy_stats
 EXACT_MAX_N = 16
 
 
-def _paired(a: Sequence[float], b: Sequence[float]) -> np.ndarray:
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
-    if a.shape != b.shape or a.ndim != 1:
+def _paired(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> np.ndarray:
+    x = np.asarray(a, dtype=np.float64)
+    y = np.asarray(b, dtype=np.float64)
+    if x.shape != y.shape or x.ndim != 1:
         raise ValueError("paired tests need two 1-D vectors of the same length (one value per query)")
-    return a - b
+    diff: np.ndarray = x - y
+    return diff
 
 
-def randomization_test(a: Sequence[float], b: Sequence[float], *, n_resamples: int = 10000,
+def randomization_test(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, *, n_resamples: int = 10000,
                        seed: int = 0) -> float:
     """Paired two-sided randomization test of mean(a - b) = 0 by sign flips.
 
@@ -134,7 +135,7 @@ def _count_extreme(flips: np.ndarray, d: np.ndarray, threshold: np.ndarray, hits
         hits[start:stop] += np.count_nonzero(sums >= threshold[start:stop], axis=0)
 
 
-def paired_ttest(a: Sequence[float], b: Sequence[float]) -> float:
+def paired_ttest(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> float:
     """Two-sided paired t-test p-value (scipy's ``ttest_rel``); 1.0 when all differences are equal to 0.
 
     When all differences are equal but not 0 the t statistic is infinite and
@@ -148,7 +149,7 @@ def paired_ttest(a: Sequence[float], b: Sequence[float]) -> float:
     return float(_scipy_stats.ttest_rel(np.asarray(a, float), np.asarray(b, float)).pvalue)
 
 
-def bootstrap_ci(x: Sequence[float], *, confidence: float = 0.95, n_resamples: int = 10000,
+def bootstrap_ci(x: Sequence[float] | np.ndarray, *, confidence: float = 0.95, n_resamples: int = 10000,
                  seed: int = 0) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean of ``x`` (queries resampled with replacement).
 
@@ -166,7 +167,7 @@ def bootstrap_ci(x: Sequence[float], *, confidence: float = 0.95, n_resamples: i
     return (float(res.confidence_interval.low), float(res.confidence_interval.high))
 
 
-def holm(pvalues: Sequence[float]) -> list[float]:
+def holm(pvalues: Sequence[float] | np.ndarray) -> list[float]:
     """Holm–Bonferroni adjusted p-values, in the order given.
 
     The i-th smallest p-value (from 0) is multiplied by (m - i), then a running
