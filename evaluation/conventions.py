@@ -27,19 +27,21 @@ DEFAULT_SCORE_PRECISION: ScorePrecision = "float32"
 DEFAULT_EMPTY_QUERIES: EmptyQueries = "omit"
 
 
+_PRECISION_BY_NAME: dict[str, ScorePrecision] = {c: c for c in SCORE_PRECISIONS}
+_EMPTY_BY_NAME: dict[str, EmptyQueries] = {c: c for c in EMPTY_QUERIES}
+
+
 def score_precision(value: str) -> ScorePrecision:
     """Check a score precision name; ValueError naming the choices otherwise."""
-    for choice in SCORE_PRECISIONS:
-        if value == choice:
-            return choice
-    raise ValueError(f"unknown score precision {value!r}; choose float32 (trec_eval 9.x, pytrec_eval) "
-                     "or float64 (trec_eval 10)")
+    if value not in _PRECISION_BY_NAME:
+        raise ValueError(f"unknown score precision {value!r}; choose float32 (trec_eval 9.x, pytrec_eval) "
+                         "or float64 (trec_eval 10)")
+    return _PRECISION_BY_NAME[value]
 
 
 def empty_queries(value: str) -> EmptyQueries:
     """Check an empty-query convention name; ValueError naming the choices otherwise."""
-    for choice in EMPTY_QUERIES:
-        if value == choice:
-            return choice
-    raise ValueError(f"unknown empty-query convention {value!r}; choose omit (queries without a relevant "
-                     "document are left out) or count (they count as 0, as trec_eval -c)")
+    if value not in _EMPTY_BY_NAME:
+        raise ValueError(f"unknown empty-query convention {value!r}; choose omit (queries without a relevant "
+                         "document are left out) or count (they count as 0, as trec_eval -c)")
+    return _EMPTY_BY_NAME[value]
