@@ -30,7 +30,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evaluation import Qrels, Run, evaluate, parse_measure, parse_measures
-from tests.evaluation.test_pytrec_eval_agreement import cut, qrels_st, run_st
+from tests.evaluation.test_pytrec_eval_agreement import QIDS, SCORES, cut
 
 QRELS = {"q1": {"d1": 1, "d2": 2, "d3": 0, "d4": 1}}
 RUN = {"q1": {"d5": 4.0, "d1": 3.0, "d3": 2.0, "d2": 1.0}}
@@ -107,6 +107,17 @@ def test_the_measures_are_declared_as_data_with_their_citation():
 
 # ---------------------------------------------------------------- against pytrec_eval
 
+# A small docid universe and mostly non-relevant grades, so runs meet judged documents often and
+# queries with more judged non-relevant than relevant documents (where min(N, R) matters) are common.
+DOCS = [f"d{i}" for i in range(8)] + ["CivC::11"]
+qrels_st = st.dictionaries(
+    st.sampled_from(QIDS),
+    st.dictionaries(st.sampled_from(DOCS), st.sampled_from([-1, 0, 0, 0, 1, 2, 3]), min_size=1, max_size=9),
+    min_size=1, max_size=4)
+run_st = st.dictionaries(
+    st.sampled_from(QIDS + ["extra"]),
+    st.dictionaries(st.sampled_from(DOCS + ["u1", "u2"]), SCORES, min_size=1, max_size=11),
+    min_size=0, max_size=5)
 K_VALUES = (1, 3, 10)
 MEASURES = ["bpref"] + [f"MAP'@{k}" for k in K_VALUES] + [f"nDCG'@{k}" for k in K_VALUES]
 
