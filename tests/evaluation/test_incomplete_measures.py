@@ -180,6 +180,8 @@ def trec_eval_per_query(binary: Path, tmp: Path, qrels: dict, run: dict, measure
     # trec_eval 9.0.8 cannot compute bpref for a query whose grades are all negative (it has nothing
     # to count); such a query has no relevant document, so neither side evaluates it.
     qrels = {q: ds for q, ds in qrels.items() if max(ds.values()) >= 0}
+    if not qrels:
+        return {}
     (tmp / "qrels").write_text("".join(f"{q} 0 {d} {g}\n" for q, ds in qrels.items() for d, g in ds.items()))
     (tmp / "run").write_text("".join(f"{q} Q0 {d} {r} {s!r} t\n" for q, ds in run.items()
                                      for r, (d, s) in enumerate(ds.items(), start=1)))
