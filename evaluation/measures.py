@@ -3,7 +3,8 @@
 A ``Measure`` names a family and a cutoff and carries its formula, its
 trec_eval equivalent and a citation; the vectorized kernels that compute the
 families live in ``scoring``. Names are exact: ``R@100``, ``P@10``,
-``MAP@100``, ``MRR@10``, ``nDCG@10``, ``RP``, ``Success@10``.
+``MAP@100``, ``MRR@10``, ``nDCG@10``, ``RP``, ``Success@10``, and for
+incomplete judgments ``bpref``, ``MAP'@100``, ``nDCG'@10``.
 """
 
 from __future__ import annotations
