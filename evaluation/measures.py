@@ -3,7 +3,8 @@
 A ``Measure`` names a family and a cutoff and carries its formula, its
 trec_eval equivalent and a citation; the vectorized kernels that compute the
 families live in ``scoring``. Names are exact: ``R@100``, ``P@10``,
-``MAP@100``, ``MRR@10``, ``nDCG@10``, ``RP``, ``Success@10``.
+``MAP@100``, ``MRR@10``, ``nDCG@10``, ``RP``, ``Success@10``, and for
+incomplete judgments ``bpref``, ``MAP'@100``, ``nDCG'@10``.
 """
 
 from __future__ import annotations
@@ -67,14 +68,31 @@ FAMILIES: dict[str, Family] = {f.family: f for f in [
     Family("Success", True, "Success@k = 1 if some relevant document is in the top k, else 0", "success_{k}",
            "Craswell & Hawking, Overview of the TREC-2004 Web Track (success@k)",
            "Whether at least one relevant document is in the top {k}."),
+    # Measures for incomplete judgments (kernels in ``incomplete``).
+    Family("bpref", False,
+           "bpref = (1/R) Σ_{judged relevant r retrieved} (1 − min(n_r, R) / min(N, R)), n_r = judged "
+           "non-relevant ranked above r, N = judged non-relevant of the query (a term is 1 when n_r = 0)",
+           "bpref",
+           "Buckley & Voorhees, Retrieval evaluation with incomplete information, SIGIR 2004",
+           "How often judged relevant documents come before judged non-relevant ones; unjudged documents are skipped."),
+    Family("MAP'", True,
+           "AP'@k = AP@k on the condensed list: the run with every unjudged document removed, then cut at k",
+           "map_cut_{k} with -J",
+           "Sakai, Alternatives to Bpref, SIGIR 2007",
+           "MAP@{k} of the run after removing the documents nobody judged (a condensed list)."),
+    Family("nDCG'", True,
+           "nDCG'@k = nDCG@k on the condensed list: the run with every unjudged document removed, then cut at k",
+           "ndcg_cut_{k} with -J",
+           "Sakai, Alternatives to Bpref, SIGIR 2007",
+           "nDCG@{k} of the run after removing the documents nobody judged (a condensed list)."),
 ]}
 
-_NAME = re.compile(r"^(?P<family>[A-Za-z]+)(?:@(?P<k>\d+))?$")
+_NAME = re.compile(r"^(?P<family>[A-Za-z]+'?)(?:@(?P<k>\d+))?$")
 
 
 def parse_measure(name: str) -> Measure:
     """Parse one measure name such as ``R@100`` or ``RP``; ValueError when unknown."""
-    text = name.strip()
+    text = name.strip().replace("\u2032", "'")  # the prime of the papers (nDCG′) is the apostrophe
     m = _NAME.match(text)
     family = FAMILIES.get(m.group("family")) if m else None
     if family is None:

@@ -28,6 +28,7 @@ from typing import Callable
 import numpy as np
 
 from . import _kernel as K
+from . import incomplete
 from .conventions import (DEFAULT_EMPTY_QUERIES, DEFAULT_SCORE_PRECISION, EmptyQueries, ScorePrecision,
                           empty_queries as check_empty_queries, score_precision as check_score_precision)
 from .corpus import CorpusIds
@@ -424,3 +425,24 @@ _KERNELS: dict[str, Callable[[_Context, int | None], np.ndarray]] = {
     "RP": _r_precision,
     "Success": _success,
 }
+
+
+def _bpref(ctx: _Context, _k: None) -> np.ndarray:
+    qrels = ctx.qrels
+    n_nonrel = incomplete.judged_nonrelevant_per_query(qrels.qidx, qrels.grades, len(qrels.qids), qrels.threshold)
+    return incomplete.bpref(ctx.hq, ctx.hg, nq=ctx.nq, n_rel=ctx.n_rel, n_nonrel=n_nonrel[ctx.evaluated],
+                            threshold=qrels.threshold)
+
+
+def _condensed(ctx: _Context) -> _Context:
+    """The same context on the condensed list (unjudged documents removed, ranks closed up)."""
+    hq, hr, hg = incomplete.condense(ctx.hq, ctx.hr, ctx.hg)
+    return _Context(qrels=ctx.qrels, evaluated=ctx.evaluated, nq=ctx.nq, n_rel=ctx.n_rel,
+                    hq=hq, hr=hr, hg=hg, rel=hg >= ctx.qrels.threshold)
+
+
+_KERNELS.update({
+    "bpref": _bpref,
+    "MAP'": lambda ctx, k: _average_precision(_condensed(ctx), k),
+    "nDCG'": lambda ctx, k: _ndcg(_condensed(ctx), k),
+})
