@@ -6,7 +6,7 @@
 Each size is scored in a fresh subprocess, the way a worker child does it
 after its caches are warm: the qrels and the corpus ids are loaded first
 (``_qrels_cached`` / ``_corpus_cached`` keep them per process), then the timed
-part is exactly ``submissions.services._score_claimed`` minus the database
+part is exactly ``submissions.services.scoring._score_claimed`` minus the database
 writes: ``read_run`` (with the upload caps) → ``evaluate`` (the dataset's 8
 measures, depth 1,000, the corpus check) → ``per_query_pack``. Peak memory is
 the child's ``ru_maxrss`` (``resource.getrusage``); "scoring memory" is that

@@ -18,7 +18,7 @@ import json
 import sys
 from typing import Callable, Sequence, TextIO
 
-from .cli_tasks import add_subcommands as add_task_subcommands
+from .cli_classify import add_subcommands as add_task_subcommands
 from .conventions import DEFAULT_EMPTY_QUERIES, DEFAULT_SCORE_PRECISION, EMPTY_QUERIES, SCORE_PRECISIONS
 from .corpus import CorpusIds
 from .errors import InputError
@@ -104,7 +104,7 @@ def _parser() -> argparse.ArgumentParser:
     fuse.add_argument("--score-precision", choices=SCORE_PRECISIONS, default=DEFAULT_SCORE_PRECISION,
                       help="precision scores are compared in (default float32, as trec_eval 9.x)")
     fuse.set_defaults(handler=_fuse)
-    add_task_subcommands(sub)  # classify, aggregate (evaluation/cli_tasks.py)
+    add_task_subcommands(sub)  # classify, aggregate (evaluation/cli_classify.py)
     return parser
 
 

@@ -141,7 +141,7 @@ def _fmt(value: float | None) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run these subcommands alone (``python -m evaluation.cli_tasks``), for when ``evaluation.cli`` is absent."""
+    """Run these subcommands alone (``python -m evaluation.cli_classify``), for when ``evaluation.cli`` is absent."""
     parser = argparse.ArgumentParser(prog="python -m evaluation")
     add_subcommands(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(argv)

@@ -8,7 +8,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("submissions.account_urls")),
     path("submissions/", include("submissions.urls")),
-    path("api/v1/", include("submissions.api_urls")),
+    path("api/v1/", include("submissions.api.urls")),
     path("", include("leaderboard.urls")),
 ]
 

@@ -1,16 +1,20 @@
-"""Celery tasks: thin wrappers around ``submissions.services``.
+"""Celery tasks: thin wrappers around ``submissions.services`` (found by ``app.autodiscover_tasks()``).
 
-The only module of ``evaluation`` that knows about Django and Celery; the
-services are imported inside the tasks so the metric core stays importable on
-its own. A task takes an id, calls a service, and retries only on transient
-database errors — every other outcome is recorded on the submission row by
-the service itself.
+A task takes an id, calls a service, and retries only on transient database
+errors — every other outcome is recorded on the submission row by the service
+itself. The tasks keep the names they were first registered under
+(``evaluation.tasks.*``, :mod:`submissions.services.queue`): queued messages
+and the beat schedule name them, so the names are the wire format and survive
+a deploy that moves the code.
 """
 
 from __future__ import annotations
 
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
+
+from .services import submission_rescore_on, submission_score, submissions_sweep
+from .services.queue import RESCORE_TASK, SCORE_TASK, SWEEP_TASK
 
 #: Scoring tasks are acknowledged after they ran, redelivered when their worker
 #: dies, and retried with backoff only when the database is briefly away.
@@ -25,28 +29,22 @@ SCORING_TASK_OPTIONS = dict(
 )
 
 
-@shared_task(**SCORING_TASK_OPTIONS)
+@shared_task(name=SCORE_TASK, **SCORING_TASK_OPTIONS)
 def score_submission(submission_id: int) -> None:
     """Score one submission (a no-op when it is not queued: the row is the record)."""
-    from submissions.services import submission_score
-
     submission_score(int(submission_id))
 
 
-@shared_task(**SCORING_TASK_OPTIONS)
+@shared_task(name=RESCORE_TASK, **SCORING_TASK_OPTIONS)
 def rescore_submission(submission_id: int, qrels_version_id: int) -> None:
     """Score a scored submission on a newly published qrels version (idempotent: one result per version)."""
-    from submissions.services import submission_rescore_on
-
     submission_rescore_on(submission_id=int(submission_id), qrels_version_id=int(qrels_version_id))
 
 
-@shared_task(ignore_result=True)
+@shared_task(name=SWEEP_TASK, ignore_result=True)
 def sweep_submissions() -> dict:
     """Re-send lost messages and recover submissions whose worker died (Celery beat).
 
     No retry: beat sends the next sweep within ``LEXBOARD_SWEEP_INTERVAL`` anyway.
     """
-    from submissions.services import submissions_sweep
-
     return submissions_sweep()

@@ -1,7 +1,7 @@
 """Pages of the analyses: compare submissions, the fusion explorer, the per-query CSV.
 
 Thin views: check who may see what, call :mod:`submissions.compare`,
-:mod:`submissions.fusion_service` or :mod:`submissions.analysis`, render.
+:mod:`submissions.services.fusion` or :mod:`submissions.analysis`, render.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from .compare import (
     parse_ids,
     visible_submissions,
 )
-from .fusion_service import (
+from .services.fusion import (
     DEFAULT_K,
     MAX_PARTS,
     METHODS,

@@ -18,7 +18,7 @@ The examples become the split's topics (the text, the language as category,
 NER tokens in ``extra``), and the gold answers a version of the split's
 judgments whose text is ``evaluation.classification.gold_to_jsonl(gold)``
 (:func:`gold_version_add`) — hidden like qrels, scored by
-``submissions.scoring_tasks``. A refused file writes nothing and names
+``submissions.services.predictions``. A refused file writes nothing and names
 ``file:line: reason``; importing the same file again changes nothing.
 """
 

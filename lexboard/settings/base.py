@@ -28,7 +28,6 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "leaderboard",
     "submissions",
-    "evaluation",
 ]
 
 MIDDLEWARE = [
@@ -189,7 +188,7 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {
     "sweep-submissions": {
-        "task": "evaluation.tasks.sweep_submissions",
+        "task": "evaluation.tasks.sweep_submissions",  # the registered name (submissions/tasks.py)
         "schedule": float(LEXBOARD_SWEEP_INTERVAL),
     },
 }
@@ -202,7 +201,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "submissions.api_errors.exception_handler",
+    "EXCEPTION_HANDLER": "submissions.api.errors.exception_handler",
     "DEFAULT_THROTTLE_RATES": {"upload": LEXBOARD_UPLOAD_RATE, "anon": "600/m", "user": "1200/m"},
 }
 SPECTACULAR_SETTINGS = {

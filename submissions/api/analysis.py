@@ -5,7 +5,7 @@ only (means, p-values, wins/ties/losses), so it is the same on hidden splits.
 ``POST /api/v1/fusions/`` checks a fusion of 2–5 public runs (or the caller's
 own) and answers 202 with an id to poll at ``api:submission``; a worker fuses
 and scores it. Errors leave through
-:mod:`submissions.api_errors` in the one shape of the API.
+:mod:`submissions.api.errors` in the one shape of the API.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from rest_framework import permissions, serializers, status
 from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 
-from .api import JsonView, _error
-from .api_errors import ApiError
-from .compare import CompareRefused, compare_two, parse_ids, visible_submissions
-from .fusion_service import DEFAULT_K, MAX_PARTS, MIN_PARTS, FusionRefused, fusion_create
-from .models import Submission
-from .throttling import UploadRateThrottle
+from .submissions import JsonView, _error
+from .errors import ApiError
+from ..compare import CompareRefused, compare_two, parse_ids, visible_submissions
+from ..services.fusion import DEFAULT_K, MAX_PARTS, MIN_PARTS, FusionRefused, fusion_create
+from ..models import Submission
+from ..throttling import UploadRateThrottle
 
 CompareSerializer = inline_serializer(
     name="Comparison",

@@ -20,7 +20,7 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from .throttling import format_wait
+from ..throttling import format_wait
 
 logger = logging.getLogger(__name__)
 

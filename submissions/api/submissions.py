@@ -3,7 +3,7 @@
 One view per operation, each with explicit input and output serializers (the
 OpenAPI schema is generated from them). Views stay thin: authenticate, find
 the object the caller may see, call the service or the selector, answer.
-Every error leaves through :mod:`submissions.api_errors` in one shape.
+Every error leaves through :mod:`submissions.api.errors` in one shape.
 
 What the API never returns: qrels of any split, per-query values of a hidden
 split, another user's private submission (answered 404, as if it did not
@@ -36,12 +36,12 @@ from leaderboard.selectors import (
     split_for_page,
 )
 
-from .api_errors import ApiError, error_body
-from .errors import QuotaExceeded, UploadRefused
-from .models import Result, Submission
-from .forms import METADATA_HELP, METADATA_LABELS
-from .services import METADATA_FIELDS, submission_create
-from .throttling import UploadRateThrottle
+from .errors import ApiError, error_body
+from ..errors import QuotaExceeded, UploadRefused
+from ..models import Result, Submission
+from ..forms import METADATA_HELP, METADATA_LABELS
+from ..services import METADATA_FIELDS, submission_create
+from ..throttling import UploadRateThrottle
 
 # --- the error shape, for the schema ------------------------------------------------
 

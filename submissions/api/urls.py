@@ -6,19 +6,19 @@ from drf_spectacular.views import SpectacularAPIView
 from leaderboard.page_cache import anonymous_page_cache
 from leaderboard.selectors import api_leaderboard_page_key
 
-from . import api, api_analysis
+from . import analysis, submissions
 
 app_name = "api"
 
 urlpatterns = [
-    path("submissions/", api.SubmissionListCreate.as_view(), name="submissions"),
-    path("submissions/<int:pk>/", api.SubmissionDetail.as_view(), name="submission"),
-    path("datasets/", api.DatasetList.as_view(), name="datasets"),
+    path("submissions/", submissions.SubmissionListCreate.as_view(), name="submissions"),
+    path("submissions/<int:pk>/", submissions.SubmissionDetail.as_view(), name="submission"),
+    path("datasets/", submissions.DatasetList.as_view(), name="datasets"),
     # Cached for anonymous readers like the leaderboard pages (leaderboard/page_cache.py, docs/performance.md).
     path("datasets/<slug:slug>/leaderboard", anonymous_page_cache(api_leaderboard_page_key, name="api-leaderboard")(
-        api.LeaderboardView.as_view()), name="leaderboard"),
-    path("compare/", api_analysis.CompareView.as_view(), name="compare"),
-    path("fusions/", api_analysis.FusionCreate.as_view(), name="fusions"),
+        submissions.LeaderboardView.as_view()), name="leaderboard"),
+    path("compare/", analysis.CompareView.as_view(), name="compare"),
+    path("fusions/", analysis.FusionCreate.as_view(), name="fusions"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("docs/", api.docs, name="docs"),
+    path("docs/", submissions.docs, name="docs"),
 ]

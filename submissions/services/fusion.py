@@ -8,7 +8,7 @@ method and no run file yet. It reads no run: fusing a few large runs would
 hold a web worker for seconds, and nothing heavy runs in a request.
 
 The worker does the rest through the normal scoring path
-(``transaction.on_commit`` → ``evaluation.tasks.score_submission``): after
+(``transaction.on_commit`` → ``submissions.tasks.score_submission``): after
 claiming the row, :func:`fused_run_ensure` (called by the scoring service when
 ``fusion_params`` is set and the file is missing) reads the parts, fuses them
 with the metric core (:func:`evaluation.fusion.rrf`, k = 60 by default, or
@@ -37,10 +37,14 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 from django.db.models import Q
 
+from evaluation.errors import InputError
+from evaluation.fusion import combsum, rrf
+from evaluation.runs import read_run, write_run
 from leaderboard.models import Dataset
 
-from .models import Submission
-from .selectors import submission_quota
+from ..models import Submission
+from ..selectors import submission_quota
+from .queue import submission_enqueue
 
 logger = logging.getLogger(__name__)
 
@@ -119,9 +123,6 @@ def fused_run_bytes(*, parts: list[Submission], method: str, k: int, depth: int)
     Raises :class:`FusionFailed` naming the part whose file cannot be read:
     the parts were scored, so an unreadable file is the service's problem, not the user's.
     """
-    from evaluation.errors import InputError
-    from evaluation.fusion import combsum, rrf
-    from evaluation.runs import read_run, write_run
 
     runs = []
     for part in parts:
@@ -192,7 +193,6 @@ def fusion_create(*, user, parts: list[Submission], method: str = "rrf", k: int 
     Reads no run file (see the module docstring): the row has no file until
     the worker writes the fused run.
     """
-    from .services import submission_enqueue
 
     k = int(k)
     fusion_check(user=user, parts=parts, method=method, k=k)

@@ -14,7 +14,7 @@ leaderboards need nothing new:
 * the result's scores are ``{"macro-F1": ...}`` plus ``"macro-F1/<language>"``
   when the gold lines carry a language.
 
-``submissions.services`` dispatches on ``dataset.task`` in one place each for
+:mod:`submissions.services.results` and :mod:`.uploads` dispatch on ``dataset.task`` in one place each for
 the cheap check, reading the stored file and computing a result; everything
 task-specific lives here.
 """

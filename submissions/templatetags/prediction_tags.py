@@ -6,6 +6,8 @@ import json
 
 from django import template
 
+from submissions.services.predictions import ANSWER_FIELD, MACRO_F1, dataset_labels
+
 register = template.Library()
 
 _MAX_LABELS = 30
@@ -18,8 +20,6 @@ def prediction_format(dataset, split):
     The labels shown are the dataset's label set (every split's gold labels,
     what predictions are checked against), never one split's.
     """
-    from submissions.scoring_tasks import ANSWER_FIELD, MACRO_F1, dataset_labels
-
     topic = split.topics.order_by("qid").values("qid", "extra").first() or {"qid": "1", "extra": {}}
     try:
         labels = sorted(dataset_labels(dataset=dataset))

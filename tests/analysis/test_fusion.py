@@ -136,7 +136,7 @@ def test_the_web_request_does_not_read_the_parts_run_files(scored, alice, bob):
 
 
 def test_a_fused_run_is_written_once_and_kept_for_rescoring(scored, alice, bob):
-    from submissions.fusion_service import fused_run_ensure
+    from submissions.services.fusion import fused_run_ensure
 
     a = scored("dev", alice, "perfect")
     b = scored("dev", bob, "shifted")

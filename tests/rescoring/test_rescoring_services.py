@@ -12,6 +12,7 @@ from leaderboard.models import Split
 from leaderboard.selectors import leaderboard_rows
 from leaderboard.services import qrels_version_add, qrels_version_publish_and_rescore
 from submissions import services
+from submissions.services import rescoring
 from submissions.models import Result, Submission
 from submissions.selectors import split_rescoring_progress, submission_result_history
 
@@ -47,7 +48,7 @@ def assert_board(actual, expected) -> None:
 
 def sends(callbacks, what: str) -> int:
     """How many of the captured after-commit callbacks send ``what`` ("rescoring" or "scoring")."""
-    owner = {"rescoring": "_send_rescoring_after_commit", "scoring": "_enqueue_after_commit"}[what]
+    owner = {"rescoring": "send_rescoring_after_commit", "scoring": "enqueue_after_commit"}[what]
     return sum(1 for c in callbacks if c.__qualname__.startswith(owner + "."))
 
 
@@ -209,7 +210,7 @@ def test_a_submission_whose_scoring_started_before_publishing_is_sent_for_rescor
     # Sent after commit: the rescorings on v2 of BM25 (at publishing) and of this one.
     assert sends(callbacks, "rescoring") == 2
     # The switch waits for it too.
-    assert late in services.rescoring_waiting(split_id=test_split.pk, version_id=v2.pk)
+    assert late in rescoring.rescoring_waiting(split_id=test_split.pk, version_id=v2.pk)
 
 
 def test_the_sweep_switches_when_the_last_waiting_submission_is_withdrawn(
@@ -348,8 +349,8 @@ def test_a_rescoring_whose_worker_keeps_dying_is_given_up_and_does_not_hold_up_t
     subs = score_all(test_split, make_submission, ["BM25"])
     v2, _, _ = stage_v2(test_split, django_capture_on_commit_callbacks)
     # Two attempts that never came back (their worker was killed before storing anything).
-    services._rescoring_attempt(subs["BM25"].pk, v2.pk)
-    services._rescoring_attempt(subs["BM25"].pk, v2.pk)
+    rescoring._rescoring_attempt(subs["BM25"].pk, v2.pk)
+    rescoring._rescoring_attempt(subs["BM25"].pk, v2.pk)
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         assert services.submission_rescore_on(submission_id=subs["BM25"].pk, qrels_version_id=v2.pk) == "failed"
     test_split.refresh_from_db()

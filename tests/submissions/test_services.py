@@ -14,6 +14,7 @@ from evaluation.qrels import read_qrels
 from evaluation.runs import read_run
 from evaluation.scoring import evaluate
 from submissions import services
+from submissions.services import scoring
 from submissions.errors import ActionRefused, QuotaExceeded, UploadRefused
 from submissions.models import Result, StatusEvent, Submission
 from submissions.selectors import load_per_query, submission_quota, submission_result
@@ -382,8 +383,8 @@ def test_a_result_of_a_worker_that_lost_its_claim_is_dropped(alice, test_split):
     # The sweep gave it to someone else meanwhile (attempt 2 now holds it).
     Submission.objects.get(pk=submission.pk).requeue()
     Submission.objects.get(pk=submission.pk).claim()
-    heartbeat = services._Heartbeat(submission.pk, 1)
-    services._score_claimed(submission, 1, heartbeat, None)
+    heartbeat = scoring._Heartbeat(submission.pk, 1)
+    scoring._score_claimed(submission, 1, heartbeat, None)
     assert not Result.objects.exists()
     assert Submission.objects.get(pk=submission.pk).status == Submission.Status.SCORING
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.tasks import score_submission, sweep_submissions
+from submissions.tasks import score_submission, sweep_submissions
 from submissions import services
 from submissions.models import Submission
 
@@ -27,3 +27,18 @@ def test_the_task_body_scores_through_the_service(alice, test_split):
 @pytest.mark.django_db
 def test_the_task_ignores_a_submission_that_no_longer_exists():
     score_submission(987654)
+
+
+def test_the_registered_task_names_are_the_wire_format_and_do_not_change(settings):
+    """Queued messages and the beat schedule name tasks; a deploy that renames one strands them."""
+    from lexboard.celery import app
+
+    app.loader.import_default_modules()  # what a worker does at start: autodiscovery
+    ours = {name for name in app.tasks if not name.startswith("celery.")}
+    assert ours == {
+        "evaluation.tasks.score_submission",
+        "evaluation.tasks.rescore_submission",
+        "evaluation.tasks.sweep_submissions",
+    }
+    assert {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()} == {"evaluation.tasks.sweep_submissions"}
+    assert {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()} <= ours

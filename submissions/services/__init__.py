@@ -1,0 +1,78 @@
+"""Writes of the submissions side, one module per stage of a submission's life.
+
+The database row is the record of the job and the broker only a doorbell:
+
+* :mod:`.uploads` — the cheap checks in the request, then the file and a
+  queued row atomically (``submission_create``); the quota.
+* :mod:`.queue` — the doorbell: sends the scoring and rescoring messages by
+  their registered names, never raising (the sweep rings again).
+* :mod:`.lifecycle` — metadata, visibility, withdrawal, resubmission, and
+  rescoring on request.
+* :mod:`.scoring` — ``submission_score`` (the Celery task's body): claim the
+  row with a conditional UPDATE, score, store the result and the status in
+  one transaction.
+* :mod:`.results` — compute scores on a qrels version with the metric core
+  (retrieval runs, or :mod:`.predictions` for classification and NER) and
+  store them.
+* :mod:`.rescoring` — new judgments: staged publication, one rescoring per
+  scored submission, and the switch in one UPDATE.
+* :mod:`.publishing` — a curator's import and "publish and rescore".
+* :mod:`.sweep` — the periodic sweep (Celery beat).
+* :mod:`.fusion` — fused runs (RRF, CombSUM) as submissions of their own.
+
+The public functions are re-exported here: ``from submissions import services``
+then ``services.submission_create(...)``.
+"""
+
+from .fusion import FusionFailed, FusionRefused, fused_run_ensure, fusion_create
+from .lifecycle import (
+    split_rescore,
+    submission_rescore,
+    submission_resubmit,
+    submission_set_visibility,
+    submission_update_metadata,
+    submission_withdraw,
+)
+from .queue import submission_enqueue
+from .rescoring import (
+    PublishOutcome,
+    split_finish_rescoring,
+    split_qrels_publish,
+    split_rescoring_resend,
+    submission_rescore_on,
+)
+from .results import ComputedResult, is_failure_marker, per_query_pack, result_compute, result_store
+from .scoring import submission_score, submission_score_now
+from .sweep import submissions_sweep
+from .uploads import METADATA_FIELDS, InspectedUpload, submission_create, upload_inspect
+
+__all__ = [
+    "METADATA_FIELDS",
+    "ComputedResult",
+    "FusionFailed",
+    "FusionRefused",
+    "InspectedUpload",
+    "PublishOutcome",
+    "fused_run_ensure",
+    "fusion_create",
+    "is_failure_marker",
+    "per_query_pack",
+    "result_compute",
+    "result_store",
+    "split_finish_rescoring",
+    "split_qrels_publish",
+    "split_rescore",
+    "split_rescoring_resend",
+    "submission_create",
+    "submission_enqueue",
+    "submission_rescore",
+    "submission_rescore_on",
+    "submission_resubmit",
+    "submission_score",
+    "submission_score_now",
+    "submission_set_visibility",
+    "submission_update_metadata",
+    "submission_withdraw",
+    "submissions_sweep",
+    "upload_inspect",
+]

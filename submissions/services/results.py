@@ -1,0 +1,256 @@
+"""Results: compute a submission's scores on a qrels version with the metric core, and store them.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import logging
+import time
+from collections.abc import Callable
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from django.conf import settings
+
+from evaluation.corpus import CorpusIds
+from evaluation.errors import InputError, QrelsFormatError
+from evaluation.measures import parse_measure
+from evaluation.qrels import read_qrels
+from evaluation.runs import read_run
+from evaluation.scoring import evaluate, recall_curve
+from leaderboard.models import Corpus, Dataset, QrelsVersion, Split
+
+from ..models import Result, Submission
+from .fusion import fused_run_ensure
+from .predictions import read_stored_predictions, score_for_task
+
+logger = logging.getLogger(__name__)
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ComputedResult:
+    """The scores of one run on one qrels version, computed and not stored yet.
+
+    ``failed`` marks a rescoring that could not be done (see
+    :func:`submission_rescore_on`): no scores, the reason in ``warnings``.
+    """
+
+    version_id: int
+    scores: dict[str, float]
+    primary_score: float | None
+    n_queries: int
+    per_query: bytes
+    warnings: list[dict]
+    duration_seconds: float
+    failed: bool = False
+
+
+#: The warning code of a failure marker: a rescoring on a pending version that could not be done.
+RESCORING_FAILED = "rescoring_failed"
+
+
+def read_stored_run(submission: Submission):
+    """Parse the stored run file (the caps of the settings apply; errors are ``InputError``).
+
+    For classification and NER datasets, the prediction file's bytes
+    (parsed against the gold by :func:`result_compute`). A fusion whose
+    fused run was not written yet gets it written first, here in the worker
+    (:func:`.fusion.fused_run_ensure`; ``FusionFailed`` when a part
+    cannot be read).
+    """
+
+    if submission.fusion_params and not submission.run_file:
+        fused_run_ensure(submission=submission)
+    if submission.split.dataset.task != Dataset.Task.RETRIEVAL:
+        return _read_stored_predictions(submission)
+
+    with open_run(submission) as fh:
+        return read_run(
+            fh,
+            name=submission.original_name or "run",
+            max_lines=settings.LEXBOARD_MAX_RUN_LINES,
+            max_bytes=settings.LEXBOARD_MAX_DECOMPRESSED_BYTES,
+        )
+
+
+def _read_stored_predictions(submission: Submission) -> bytes:
+
+    with open_run(submission) as fh:
+        return read_stored_predictions(fh, max_bytes=settings.LEXBOARD_MAX_DECOMPRESSED_BYTES)
+
+
+def _result_compute_for_task(*, dataset: Dataset, version: QrelsVersion, data: bytes, name: str,
+                             hidden: bool) -> ComputedResult:
+    """Classification and NER: macro-F1 of a prediction file on one gold version (:mod:`.predictions`)."""
+
+    started = time.monotonic()
+    task = score_for_task(dataset=dataset, version=version, data=data, name=name, hidden=hidden)
+    return ComputedResult(
+        version_id=version.pk,
+        scores=task.scores,
+        primary_score=task.scores.get(dataset.primary_measure),
+        n_queries=task.n_examples,
+        per_query=task.per_query,
+        warnings=task.warnings,
+        duration_seconds=time.monotonic() - started,
+    )
+
+
+def result_compute(*, dataset: Dataset, version: QrelsVersion, run,
+                   progress: Callable[..., None] | None = None) -> ComputedResult:
+    """Score a parsed run on one qrels version with the dataset's measures, depth and corpus.
+
+    The one path for first scoring and rescoring, so a result on a new
+    version is computed exactly like the first one. ``version`` may come
+    without its ``qrels_gz`` blob: qrels are parsed once per version and
+    content hash (:func:`_qrels_cached`).
+    """
+
+    if dataset.task != Dataset.Task.RETRIEVAL:  # ``run`` is a prediction file's bytes (``read_stored_run``)
+        hidden = Split.objects.filter(pk=version.split_id).values_list("hidden", flat=True).first()
+        return _result_compute_for_task(dataset=dataset, version=version, data=run, name="predictions",
+                                        hidden=hidden is not False)
+    started = time.monotonic()
+    qrels = _qrels_cached(version.pk, version.sha256, dataset.relevance_threshold)
+    measures = [parse_measure(name) for name in dataset.measures]
+    evaluation = evaluate(
+        qrels,
+        run,
+        measures,
+        depth=dataset.depth,
+        corpus=corpus_ids_for(dataset=dataset),
+        docid_example=dataset.docid_example or None,
+        progress=progress,
+    )
+    names = [m.name for m in measures]
+    scores = {name: float(evaluation.means[name]) for name in names}
+    return ComputedResult(
+        version_id=version.pk,
+        scores=scores,
+        primary_score=scores.get(dataset.primary_measure),
+        n_queries=len(evaluation.qids),
+        per_query=per_query_pack(evaluation, names),
+        warnings=[w.to_dict() for w in evaluation.warnings],
+        duration_seconds=time.monotonic() - started,
+    )
+
+
+def result_store(*, submission: Submission, computed: ComputedResult) -> Result:
+    """Store the result of ``submission`` on ``computed``'s version: one row per (submission, version).
+
+    ``update_or_create`` on the unique pair, so a redelivered or repeated
+    scoring replaces its own row and never adds a second one.
+    """
+    result, _ = Result.objects.update_or_create(
+        submission=submission,
+        qrels_version_id=computed.version_id,
+        defaults={
+            "scores": computed.scores,
+            "primary_score": computed.primary_score,
+            "n_queries": computed.n_queries,
+            "per_query": computed.per_query,
+            "warnings": computed.warnings,
+            "duration_seconds": computed.duration_seconds,
+        },
+    )
+    return result
+
+
+def failure_marker(version: QrelsVersion, exc: Exception | None, *, task: str = Dataset.Task.RETRIEVAL,
+                    reason: str = "") -> ComputedResult:
+    """What is stored when a run cannot be scored on a pending version: the reason, no scores.
+
+    The reason is ``reason`` when given, else said from the exception ``exc``.
+    """
+    if not reason:
+        if isinstance(exc, QrelsFormatError):
+            reason = f"the judgments of qrels v{version.version} cannot be read"
+        elif isinstance(exc, InputError):
+            reason = input_error_message(exc, task=task)
+        else:
+            reason = f"scoring on qrels v{version.version} failed on our side ({type(exc).__name__})"
+    return ComputedResult(
+        version_id=version.pk, scores={}, primary_score=None, n_queries=0, per_query=b"",
+        warnings=[{"code": RESCORING_FAILED, "message": reason, "count": 1}], duration_seconds=0.0, failed=True,
+    )
+
+
+def is_failure_marker(result: Result) -> bool:
+    """True for the stored trace of a rescoring that could not be done (no scores, the reason)."""
+    return not result.scores and any(w.get("code") == RESCORING_FAILED for w in (result.warnings or []))
+
+
+@lru_cache(maxsize=16)
+def _qrels_cached(version_id: int, sha256: str, threshold: int):
+    """Parsed qrels per (immutable) version: a worker parses each version once.
+
+    The content hash is part of the key so that a reused id (a restored
+    backup, a test database) can never serve another version's judgments.
+    """
+
+    version = QrelsVersion.objects.only("qrels_gz", "split_id", "version").get(pk=version_id)
+    return read_qrels(gzip.decompress(bytes(version.qrels_gz)), name=f"qrels v{version.version}", threshold=threshold)
+
+
+@lru_cache(maxsize=8)
+def _corpus_cached(corpus_id: int, sha256: str):
+    """Corpus ids per content hash: a changed corpus has a new hash, hence a new entry."""
+
+    corpus = Corpus.objects.only("ids_gz").get(pk=corpus_id)
+    # The vectorized reader takes the stored gzip as it is: no list of millions of strings.
+    return CorpusIds.read(bytes(corpus.ids_gz), name="corpus ids")
+
+
+def corpus_ids_for(*, dataset: Dataset):
+    """The dataset's corpus ids (cached per content), or None when no corpus was imported."""
+    row = Corpus.objects.filter(dataset=dataset).only("pk", "sha256").first()
+    if row is None:
+        return None
+    return _corpus_cached(row.pk, row.sha256)
+
+
+@contextmanager
+def open_run(submission: Submission):
+    """The stored run file as a binary stream (the core gunzips it by its magic bytes)."""
+    fh = submission.run_file.open("rb")
+    try:
+        yield fh
+    finally:
+        fh.close()
+
+
+def per_query_pack(evaluation, measures: list[str]) -> bytes:
+    """The per-query vectors as compressed npz bytes (see ``selectors.load_per_query``).
+
+    Arrays aligned with ``qids``: one per measure, ``n_relevant``,
+    ``first_relevant_rank``, ``judged_at_10``; plus ``rel_ranks`` /
+    ``rel_offsets`` (the ranks of the relevant documents found, per query) and
+    ``recall_curve`` (mean R@k for k = 1..depth) for the analyses.
+    """
+
+    arrays: dict[str, np.ndarray] = {"qids": np.asarray(list(evaluation.qids), dtype=str)}
+    for name in measures:
+        arrays[name] = np.asarray(evaluation.per_query[name], dtype=np.float64)
+    for name in ("n_relevant", "first_relevant_rank", "judged_at_10", "rel_ranks", "rel_offsets"):
+        value = getattr(evaluation, name, None)
+        if value is not None:
+            arrays[name] = np.asarray(value)
+    arrays["recall_curve"] = np.asarray(recall_curve(evaluation), dtype=np.float64)
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **arrays)
+    return buffer.getvalue()
+
+
+def input_error_message(exc: InputError, *, task: str = Dataset.Task.RETRIEVAL) -> str:
+    """The first problem of a refused run (or prediction file) with its line, for the failure message."""
+    problems = exc.problems
+    first = problems[0] if problems else None
+    where = (f"line {first.line}: " if first and first.line is not None else "") + (first.reason if first else "")
+    more = f" (and {len(problems) - 1} more problem(s) listed below)" if len(problems) > 1 else ""
+    what = "run file" if task == Dataset.Task.RETRIEVAL else "predictions file"
+    return f"The {what} cannot be scored: {where}{more}. Fix the file and resubmit it."

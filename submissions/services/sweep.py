@@ -1,0 +1,96 @@
+"""The periodic sweep (Celery beat): re-send lost messages, recover rows whose worker died.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from leaderboard.models import Split
+
+from ..models import Submission
+from .queue import enqueue_after_commit, submission_enqueue
+from .rescoring import split_finish_rescoring, split_rescoring_resend
+
+logger = logging.getLogger(__name__)
+
+logger = logging.getLogger(__name__)
+
+
+# --- the sweep -----------------------------------------------------------------------------
+
+
+def submissions_sweep(*, now=None) -> dict[str, int]:
+    """Repair what a lost message or a dead worker left behind; run by Celery beat.
+
+    * queued rows never sent (``enqueued_at`` null, older than a short grace)
+      or sent more than ``LEXBOARD_QUEUED_RESEND_SECONDS`` ago are sent again
+      (a duplicate message is harmless: only one claim succeeds);
+    * scoring rows whose heartbeat is older than
+      ``LEXBOARD_HEARTBEAT_STALE_SECONDS`` are requeued and sent, or failed
+      with a service error once ``LEXBOARD_MAX_SCORING_ATTEMPTS`` is reached.
+
+    * splits with a pending qrels version are switched when every scored
+      submission has a result on it (e.g. the last missing one was
+      withdrawn), else their missing rescorings are re-sent when no progress
+      was made for ``LEXBOARD_QUEUED_RESEND_SECONDS`` (``split_rescoring_resend``).
+
+    So a submission whose worker was killed is scored again within about
+    stale + sweep interval seconds (3 minutes with the defaults).
+    """
+    now = now or timezone.now()
+    resend_before = now - timedelta(seconds=settings.LEXBOARD_QUEUED_RESEND_SECONDS)
+    grace_before = now - timedelta(seconds=min(30, settings.LEXBOARD_QUEUED_RESEND_SECONDS))
+    stale_before = now - timedelta(seconds=settings.LEXBOARD_HEARTBEAT_STALE_SECONDS)
+    counts = {"resent": 0, "requeued": 0, "failed": 0}
+
+    lost = Submission.objects.filter(status=Submission.Status.QUEUED).filter(
+        Q(enqueued_at__isnull=True, updated_at__lt=grace_before) | Q(enqueued_at__lt=resend_before)
+    )
+    for submission_id in lost.values_list("pk", flat=True):
+        if submission_enqueue(submission_id=submission_id):
+            counts["resent"] += 1
+
+    stale = Submission.objects.filter(status=Submission.Status.SCORING).filter(
+        Q(heartbeat_at__lt=stale_before) | Q(heartbeat_at__isnull=True, updated_at__lt=stale_before)
+    )
+    for submission_id in stale.values_list("pk", flat=True):
+        with transaction.atomic():
+            row = (
+                Submission.objects.select_for_update()
+                .filter(pk=submission_id, status=Submission.Status.SCORING)
+                .filter(Q(heartbeat_at__lt=stale_before) | Q(heartbeat_at__isnull=True))
+                .first()
+            )
+            if row is None:
+                continue
+            if row.attempts >= settings.LEXBOARD_MAX_SCORING_ATTEMPTS:
+                row.mark_failed(
+                    kind=Submission.FailureKind.SERVICE,
+                    message=(
+                        f"The worker scoring this submission stopped answering {row.attempts} times. "
+                        "This is our fault and does not count against your quota; you may resubmit."
+                    ),
+                )
+                counts["failed"] += 1
+            elif row.requeue(message="the worker scoring it went silent; queued again"):
+                enqueue_after_commit(row.pk)
+                counts["requeued"] += 1
+
+    # Splits waiting for a rescoring: switch the ones that are done (e.g. after
+    # a withdrawal), re-send what looks lost. Counted only when something happened.
+    for split in Split.objects.filter(pending_qrels__isnull=False):
+        if split_finish_rescoring(split=split):
+            counts["switched"] = counts.get("switched", 0) + 1
+        else:
+            resent = split_rescoring_resend(split=split, now=now)
+            if resent:
+                counts["rescoring_resent"] = counts.get("rescoring_resent", 0) + resent
+    if any(counts.values()):
+        logger.info("sweep: %s", counts)
+    return counts
