@@ -19,22 +19,21 @@ from django.urls import path
 from django.utils.html import format_html
 
 from evaluation.errors import Problem
-from lexboard.text import count
-
-from .importers import (
+from leaderboard.importers import (
     FORMATS,
     TASK_FORMATS,
     ImportRefused,
-    classification_import,
     files_from_uploads,
     parse_beir,
     parse_bsard,
     parse_classification,
     parse_trec,
 )
-from .importers.base import DatasetFileError
-from .models import Benchmark, Corpus, Dataset, QrelsVersion, ReportedResult, Split, Topic
-from .services import dataset_import, qrels_version_publish_and_rescore
+from leaderboard.importers.base import DatasetFileError
+from leaderboard.models import Benchmark, Corpus, Dataset, QrelsVersion, ReportedResult, Split, Topic
+from lexboard.text import count
+from submissions.selectors import split_rescoring_progress
+from submissions.services import qrels_version_publish_and_rescore, release_import
 
 
 def _short(digest: str) -> str:
@@ -158,8 +157,7 @@ class DatasetAdmin(admin.ModelAdmin):
             if form.is_valid():
                 try:
                     data = form.parse(dataset=dataset)
-                    store = classification_import if data.format in TASK_FORMATS else dataset_import
-                    report = store(
+                    report = release_import(
                         dataset=dataset,
                         data=data,
                         user=request.user,
@@ -339,8 +337,6 @@ class SplitAdmin(admin.ModelAdmin):
 
     @admin.display(description="rescoring")
     def rescoring(self, obj) -> str:
-        from submissions.selectors import split_rescoring_progress
-
         progress = split_rescoring_progress(split=obj) if obj.pk else None
         if progress is None:
             return "none (the leaderboard shows the current qrels)"

@@ -3,22 +3,23 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView
 
-from leaderboard.page_cache import anonymous_page_cache
-from leaderboard.selectors import api_leaderboard_page_key
+from submissions.api import analysis, submissions
 
-from . import analysis, submissions
+from . import api
+from .page_cache import anonymous_page_cache
+from .selectors import api_leaderboard_page_key
 
 app_name = "api"
 
 urlpatterns = [
     path("submissions/", submissions.SubmissionListCreate.as_view(), name="submissions"),
     path("submissions/<int:pk>/", submissions.SubmissionDetail.as_view(), name="submission"),
-    path("datasets/", submissions.DatasetList.as_view(), name="datasets"),
-    # Cached for anonymous readers like the leaderboard pages (leaderboard/page_cache.py, docs/performance.md).
+    path("datasets/", api.DatasetList.as_view(), name="datasets"),
+    # Cached for anonymous readers like the leaderboard pages (boards/page_cache.py, docs/performance.md).
     path("datasets/<slug:slug>/leaderboard", anonymous_page_cache(api_leaderboard_page_key, name="api-leaderboard")(
-        submissions.LeaderboardView.as_view()), name="leaderboard"),
+        api.LeaderboardView.as_view()), name="leaderboard"),
     path("compare/", analysis.CompareView.as_view(), name="compare"),
     path("fusions/", analysis.FusionCreate.as_view(), name="fusions"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("docs/", submissions.docs, name="docs"),
+    path("docs/", api.docs, name="docs"),
 ]

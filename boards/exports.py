@@ -13,7 +13,8 @@ import json
 import re
 from collections.abc import Sequence
 
-from .models import Dataset, Split
+from leaderboard.models import Dataset, Split
+
 from .selectors import LeaderboardRow
 
 FIELDS = ["rank", "kind", "system", "owner", "team", "family", "date", "paper_url", "code_url", "source"]

@@ -21,7 +21,7 @@ stale and nothing is invalidated by hand. Two ways to build it:
 * **Per-process cache (the embedded default, locmem)** — a counter bumped in
   the worker would not reach the web processes, so the key is a digest of
   every row the page shows, read from the database
-  (``leaderboard.selectors.*_page_cache_key``, 3 or 4 queries).
+  (``boards.selectors.*_page_cache_key``, 3 or 4 queries).
 
 Each page is stored twice, plain and gzip-compressed (compressed once, when
 stored), and served compressed to clients that accept it, as browsers do.
@@ -37,22 +37,24 @@ from __future__ import annotations
 import gzip
 import logging
 import re
-import time
 from collections.abc import Callable
 from functools import wraps
 
 from django.conf import settings
 from django.contrib.messages import get_messages
 from django.core.cache import cache
-from django.db import transaction
+from django.db.models.signals import post_delete, post_save
 from django.http import HttpRequest, HttpResponse
 from django.utils.cache import patch_vary_headers
+
+from leaderboard.models import Benchmark, Dataset, ReportedResult, Split
+from leaderboard.page_generation import GENERATION_KEY, page_generation, page_generation_bump
+from submissions.models import Profile
 
 logger = logging.getLogger(__name__)
 
 #: Long enough to matter under load; the key does the invalidation.
 PAGE_CACHE_SECONDS = 60 * 60
-GENERATION_KEY = "lexboard:page:generation"
 _ACCEPTS_GZIP = re.compile(r"\bgzip\b")
 
 
@@ -60,35 +62,6 @@ def shared_cache() -> bool:
     """True when every process (web and workers) sees the same cache, so a counter in it can version pages."""
     backend = settings.CACHES["default"]["BACKEND"]
     return not backend.endswith(("LocMemCache", "DummyCache"))
-
-
-def page_generation() -> int:
-    generation = cache.get(GENERATION_KEY)
-    if generation is None:
-        cache.add(GENERATION_KEY, time.time_ns() // 1000, None)
-        generation = cache.get(GENERATION_KEY, 0)
-    return generation
-
-
-def _bump() -> None:
-    try:
-        cache.incr(GENERATION_KEY)
-    except ValueError:  # missing: start from the clock, past any generation used before
-        cache.add(GENERATION_KEY, time.time_ns() // 1000, None)
-    except Exception:
-        logger.warning("could not bump the page generation; cached pages may lag", exc_info=True)
-
-
-def page_generation_bump(**_signal_kwargs) -> None:
-    """Make every cached page stale (never raises: a cache outage must not fail a save or a score).
-
-    Inside a transaction it bumps now and again once committed: a page
-    rendered in between still reads the old rows, and would otherwise stay
-    cached under the new generation.
-    """
-    _bump()
-    if transaction.get_connection().in_atomic_block:
-        transaction.on_commit(_bump)
 
 
 def _cacheable_request(request: HttpRequest) -> bool:
@@ -171,12 +144,6 @@ def connect_signals() -> None:
     Scored entries need no receiver: whatever changes them calls
     ``Split.bump_cache_version()``, which bumps the generation too.
     """
-    from django.db.models.signals import post_delete, post_save
-
-    from submissions.models import Profile
-
-    from .models import Benchmark, Dataset, ReportedResult, Split
-
     # Not the user model: every log-in saves it (last_login), and a username change is an admin's rare act.
     for model in (Benchmark, Dataset, Split, ReportedResult, Profile):
         for signal in (post_save, post_delete):

@@ -1,4 +1,4 @@
-"""Reads for the public pages, the exports and the API: leaderboards and the home page.
+"""Reads for the public pages, the exports and the API: leaderboards and the home page (above submissions).
 
 One function builds a leaderboard (:func:`leaderboard_rows`), so the page,
 the exports and the API show the same entries in the same order. The scored
@@ -19,30 +19,14 @@ from typing import Any, Literal
 from django.core.cache import cache
 from django.db.models import Prefetch, Q
 
-from .models import Benchmark, Dataset, ReportedResult, Split
+from leaderboard.models import Benchmark, Dataset, ReportedResult, Split
+from leaderboard.selectors import DatasetNotFound, dataset_for_page
+from submissions.models import Result, Submission
 
 RowKind = Literal["scored", "baseline", "reported"]
 
 # Long enough to matter under load; the version in the key does the invalidation.
 CACHE_SECONDS = 60 * 60
-
-
-class DatasetNotFound(Exception):
-    """No published dataset has this slug (or the user may not see it)."""
-
-    def __init__(self, slug: str):
-        super().__init__(f"There is no dataset called {slug!r}.")
-        self.slug = slug
-
-
-class SplitNotFound(Exception):
-    """The dataset has no split of this name."""
-
-    def __init__(self, dataset: Dataset, name: str):
-        names = ", ".join(s.name for s in dataset.splits.all()) or "none yet"
-        super().__init__(f"{dataset.name} has no split called {name!r} (its splits: {names}).")
-        self.dataset = dataset
-        self.name = name
 
 
 @dataclass
@@ -144,8 +128,6 @@ def _reported_row(rep: ReportedResult) -> LeaderboardRow:
 
 def _results_base(split: Split):
     """Results of the split's submissions on its current qrels that a leaderboard may show."""
-    from submissions.models import Result, Submission
-
     return (
         Result.objects.filter(
             qrels_version_id=split.current_qrels_id,
@@ -162,8 +144,6 @@ def _results_base(split: Split):
 
 def _public_submission_rows(split: Split) -> list[LeaderboardRow]:
     """Scored public and anonymous entries and baselines on the current qrels (1 query)."""
-    from submissions.models import Submission
-
     if split.current_qrels_id is None:
         return []
     results = _results_base(split).filter(
@@ -186,8 +166,6 @@ def _reported_rows(split: Split) -> list[LeaderboardRow]:
 
 def _private_rows(split: Split, user) -> list[LeaderboardRow]:
     """The user's own private scored entries: shown to them only, marked, never cached."""
-    from submissions.models import Submission
-
     if split.current_qrels_id is None or user is None or not user.is_authenticated:
         return []
     results = _results_base(split).filter(
@@ -268,34 +246,6 @@ def leaderboard_rows(*, split: Split, user=None, sort: str | None = None) -> lis
 # --- pages ----------------------------------------------------------------------
 
 
-def dataset_for_page(slug: str, *, user=None) -> Dataset:
-    """A published dataset (staff also see unpublished ones) with its benchmark and splits loaded."""
-    qs = Dataset.objects.select_related("benchmark").prefetch_related(
-        Prefetch("splits", queryset=Split.objects.select_related("current_qrels").order_by("kind", "name"))
-    )
-    if not (user is not None and getattr(user, "is_staff", False)):
-        qs = qs.filter(is_published=True)
-    dataset = qs.filter(slug=slug).first()
-    if dataset is None:
-        raise DatasetNotFound(slug)
-    return dataset
-
-
-def split_for_page(dataset: Dataset, name: str | None) -> Split | None:
-    """The split named ``name``, or the dataset's default split (hidden test first) when none is named."""
-    splits = list(dataset.splits.all())
-    if name:
-        for split in splits:
-            if split.name == name:
-                split.dataset = dataset
-                return split
-        raise SplitNotFound(dataset, name)
-    split = dataset.default_split
-    if split is not None:
-        split.dataset = dataset
-    return split
-
-
 @dataclass
 class DatasetSummary:
     """A dataset as the home page lists it."""
@@ -359,32 +309,7 @@ def benchmark_for_page(slug: str) -> BenchmarkSummary | None:
     return BenchmarkSummary(benchmark=bench, datasets=[dataset_summary(ds) for ds in bench.datasets.all()])
 
 
-def measure_info(names: list[str]) -> list[dict[str, str]]:
-    """Each measure's definition from the metric core, when it knows the name.
-
-    Degrades to just the name while ``evaluation.measures`` is not there, so
-    pages render in any case.
-    """
-    try:
-        from evaluation.measures import parse_measure
-    except ImportError:
-        parse_measure = None
-    out = []
-    for name in names:
-        info = {"name": name, "formula": "", "trec_eval": "", "description": "", "citation": ""}
-        if parse_measure is not None:
-            try:
-                m = parse_measure(name)
-            except Exception:  # an unknown name on a page is shown bare, never an error
-                m = None
-            if m is not None:
-                for attr in ("formula", "trec_eval", "description", "citation"):
-                    info[attr] = str(getattr(m, attr, "") or "")
-        out.append(info)
-    return out
-
-
-# --- whole-page cache keys (see leaderboard.page_cache) --------------------------------------
+# --- whole-page cache keys (see boards.page_cache) --------------------------------------
 
 
 def _fingerprint(parts: Any) -> str:

@@ -50,8 +50,10 @@ from django.core.cache import cache
 from scipy.special import erfc
 
 from evaluation.stats import EXACT_MAX_N, holm, randomization_tests
+from leaderboard.models import Split
+from submissions.models import Result
+from submissions.selectors import load_per_query
 
-from .models import Split
 from .selectors import leaderboard_rows, resolve_sort
 
 ALPHA = 0.05
@@ -287,9 +289,6 @@ def _cache_key(split: Split, measure: str) -> str:
 
 def _vectors(result_ids: list[int], measure: str) -> dict[int, tuple[list[str], np.ndarray]]:
     """submission id → (qids, vector of ``measure``) from the stored results (one query)."""
-    from submissions.models import Result
-    from submissions.selectors import load_per_query
-
     out = {}
     for result in Result.objects.filter(pk__in=result_ids).only("pk", "submission_id", "per_query"):
         data = load_per_query(result)
@@ -306,8 +305,6 @@ def leaderboard_significance(*, split: Split, measure: str | None = None) -> Sig
     visitor (a user's own private rows get no markers: the cache is shared).
     Returns None when fewer than two entries have per-query vectors.
     """
-    from submissions.models import Result
-
     measure = resolve_sort(split.dataset, measure)
     key = _cache_key(split, measure)
     cached = cache.get(key)

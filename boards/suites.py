@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluation.aggregate import LOWER_IS_BETTER, aggregate_table, harmonic_mean
+from leaderboard.models import Benchmark, Dataset, Split
+from submissions.models import Submission
 
-from .models import Benchmark, Dataset, Split
 from .selectors import LeaderboardRow, leaderboard_rows
 
 #: Measures of a dataset that already holds LEXTREME's two reported aggregates (the LEXTREME card).
@@ -212,8 +213,6 @@ def _cell_key(ds: Dataset, method: str) -> str:
 
 
 def _submission_users(ids: list[int]) -> dict[int, int]:
-    from submissions.models import Submission
-
     if not ids:
         return {}
     return dict(Submission.objects.filter(pk__in=set(ids)).values_list("pk", "user_id"))

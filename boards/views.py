@@ -1,4 +1,4 @@
-"""Pages of the curated side: home, benchmarks, datasets and their leaderboards, exports, docs.
+"""Public pages: home, benchmarks, datasets and their leaderboards, exports, docs.
 
 Thin views: look the thing up (404 with a message otherwise), call a
 selector, render. Nothing here computes a score.
@@ -13,23 +13,20 @@ from django.templatetags.static import static
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_safe
 
+from evaluation.measures import DEFAULT_MEASURES
+from leaderboard.selectors import DatasetNotFound, SplitNotFound, dataset_for_page, measure_info, split_for_page
+
 from . import exports
 from .page_cache import anonymous_page_cache
-from .significance import significance_context
 from .selectors import (
-    DatasetNotFound,
-    SplitNotFound,
     benchmark_for_page,
-    dataset_for_page,
     dataset_page_cache_key,
     home_datasets,
     home_page_cache_key,
     leaderboard_rows,
-    measure_info,
     resolve_sort,
-    split_for_page,
 )
-
+from .significance import significance_context
 
 _MACRO_F1 = {
     "single": "The unweighted mean over labels of each label's F1 = 2·TP / (2·TP + FP + FN); every label in the "
@@ -179,12 +176,7 @@ def export(request, slug: str, fmt: str):
 @require_safe
 def docs(request):
     """The metric semantics of the design brief, with each measure's formula from the metric core."""
-    try:
-        from evaluation.measures import DEFAULT_MEASURES
-
-        names = [getattr(m, "name", str(m)) for m in DEFAULT_MEASURES]
-    except ImportError:
-        names = ["R@100", "P@10", "MAP@100", "MRR@100", "nDCG@10", "RP", "Success@10"]
+    names = [m.name for m in DEFAULT_MEASURES]
     return render(request, "leaderboard/docs_metrics.html", {"measure_info": measure_info(names)})
 
 
@@ -205,8 +197,3 @@ def page_not_found(request, exception=None):
 def server_error(request):
     # No request context: whatever broke the page may break a context processor too.
     return HttpResponse(loader.get_template("500.html").render({}), status=500)
-
-
-def service_unavailable(request, exception=None):
-    """For maintenance windows and an unreachable database (wired by whoever adds the middleware)."""
-    return HttpResponse(loader.get_template("503.html").render({}), status=503)

@@ -18,7 +18,7 @@ Why: with the demo retrieval dataset it makes the demo benchmark a *suite*
   into complete rows (same user, same system name); "Majority class" and
   BM25 exist on one dataset each and show the suite's gaps.
 * Everything goes through the product's paths: the gold through the
-  classification importer (``parse_classification`` + ``classification_import``),
+  classification importer (``parse_classification``, stored and published by ``submissions.services.release_import``),
   each baseline's predictions through ``submission_create`` and
   ``submission_score_now`` like any upload.
 """
@@ -31,6 +31,12 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
+
+from leaderboard.importers import parse_classification
+from leaderboard.models import Dataset, Split
+from submissions.services import release_import
+
+from .uploads import baseline_store
 
 DATASET_SLUG = "demo-areas"
 DATASET_NAME = "Demo legal area classification"
@@ -269,8 +275,6 @@ def area_predictions(examples: list[Example], *, split: str = BASELINE_SPLIT, se
 
 def areas_dataset_get_or_create(*, benchmark):
     """The classification dataset of the demo suite, created with its card the first time (then left alone)."""
-    from leaderboard.models import Dataset
-
     return Dataset.objects.get_or_create(
         slug=DATASET_SLUG,
         defaults={
@@ -303,14 +307,12 @@ def areas_dataset_get_or_create(*, benchmark):
 class AreasReport:
     dataset_created: bool
     import_lines: list[str]
-    baselines: list  # BaselineOutcome of leaderboard.demo.services
+    baselines: list  # BaselineOutcome of demo.services
 
 
 def areas_load(*, benchmark, with_baselines: bool = True, force: bool = False, seed: int = SEED) -> AreasReport:
     """Store the classification dataset (gold through the importer) and ensure its scored baselines."""
     from django.db import transaction
-
-    from leaderboard.importers import classification_import, parse_classification
 
     examples = generate_areas(seed)
     lines: list[str] = []
@@ -319,7 +321,7 @@ def areas_load(*, benchmark, with_baselines: bool = True, force: bool = False, s
         for split, hidden in SPLIT_HIDDEN.items():
             data = parse_classification(task="single", split=split, file=(f"{split}.jsonl", gold_jsonl(examples, split)),
                                         hidden=hidden)
-            report = classification_import(dataset=dataset, data=data, publish=True, note=f"demo generator, seed {seed}")
+            report = release_import(dataset=dataset, data=data, publish=True, note=f"demo generator, seed {seed}")
             lines.extend(report.lines()[2:])  # the split line and warnings (no corpus for classification)
     outcomes = areas_baselines_ensure(dataset=dataset, examples=examples, force=force, seed=seed) if with_baselines else []
     return AreasReport(dataset_created=created, import_lines=lines, baselines=outcomes)
@@ -328,12 +330,8 @@ def areas_load(*, benchmark, with_baselines: bool = True, force: bool = False, s
 def areas_baselines_ensure(*, dataset, examples: list[Example], force: bool = False, seed: int = SEED) -> list:
     """Upload and score each baseline's predictions on the test split, unless the same file is already scored.
 
-    The same rules as the retrieval baselines (``services.baseline_store``).
+    The same rules as the retrieval baselines (:func:`demo.uploads.baseline_store`).
     """
-    from leaderboard.models import Split
-
-    from .services import baseline_store
-
     split = Split.objects.select_related("dataset").get(dataset=dataset, name=BASELINE_SPLIT)
     files = area_predictions(examples, split=BASELINE_SPLIT, seed=seed)
     return [

@@ -18,26 +18,25 @@ same way (gold through the classification importer, baselines as uploads).
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from dataclasses import dataclass, field
 
-from django.contrib.auth import get_user_model
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import transaction
 
+from leaderboard.importers import ImportData, SplitData, TopicRow
 from leaderboard.models import Benchmark, Dataset, Split
+from submissions.services import release_import
 
 from .baselines import BASELINES, DEFAULT_DEPTH, baseline_runs, run_to_trec
 from .classification import DATASET_SLUG as AREAS_SLUG
 from .classification import AreasReport, areas_load
 from .generator import DEFAULT_SEED, SPLITS, DemoData, generate
+from .uploads import BaselineOutcome, baseline_store
 
 logger = logging.getLogger(__name__)
 
 BENCHMARK_SLUG = "demo"
 DATASET_SLUG = "demo"
-BASELINE_USERNAME = "lexboard-baselines"
 MEASURES = ["R@10", "R@100", "MAP@100", "MRR@100", "nDCG@10"]
 PRIMARY_MEASURE = "R@100"
 HIDDEN = {"dev": False, "test": True}
@@ -63,21 +62,6 @@ DESCRIPTION = (
     "linked only by reference, so lexical retrievers do well but not perfectly. The dev split's judgments are "
     "public; the test split's are hidden. It is not legal advice and not real law."
 )
-
-
-class DemoLoadError(Exception):
-    """The demo could not be loaded completely; the message says what failed and what to do."""
-
-
-@dataclass
-class BaselineOutcome:
-    split: str
-    key: str
-    system_name: str
-    submission_id: int
-    action: str  # "new", "unchanged", "rescored"
-    status: str
-    scores: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -197,8 +181,6 @@ def demo_suite_ensure(benchmark: Benchmark) -> None:
 
 
 def _import_data(data: DemoData):
-    from leaderboard.importers import ImportData, SplitData, TopicRow
-
     splits = []
     for name in SPLITS:
         topics = [
@@ -213,21 +195,6 @@ def _import_data(data: DemoData):
         ]
         splits.append(SplitData(name=name, hidden=HIDDEN[name], topics=topics, qrels=data.qrels(name)))
     return ImportData(format="demo", corpus_ids=data.corpus_ids(), splits=splits)
-
-
-def baseline_user():
-    """The system account that owns the baselines; it cannot log in."""
-    User = get_user_model()
-    user, created = User.objects.get_or_create(
-        username=BASELINE_USERNAME, defaults={"email": "", "first_name": "Lexboard", "last_name": "baselines"}
-    )
-    if created:
-        user.set_unusable_password()
-        user.save(update_fields=["password"])
-    from submissions.models import Profile
-
-    Profile.objects.get_or_create(user=user, defaults={"display_name": "Lexboard baselines", "affiliation": "Lexboard"})
-    return user
 
 
 def demo_load(
@@ -261,81 +228,7 @@ def dataset_import_demo(*, dataset: Dataset, data: DemoData):
     sends their rescoring to the workers (``split_qrels_publish``), which only
     happens when the generator changed.
     """
-    from leaderboard.services import dataset_import
-
-    return dataset_import(dataset=dataset, data=_import_data(data), publish=True, note=f"demo generator, seed {data.seed}")
-
-
-def baseline_store(
-    *, split: Split, system_name: str, filename: str, content: bytes, metadata: dict, key: str, force: bool = False
-) -> BaselineOutcome:
-    """Upload and score one baseline file on ``split``, unless the same file is already scored.
-
-    A changed file is uploaded as a new submission and the older one of the
-    same system withdrawn (one row per system); an unchanged one is kept, and
-    scored again only when forced, failed, or lacking a result on the current
-    judgments. Used by the retrieval and the classification demo alike.
-    """
-    from submissions.errors import UploadRefused
-    from submissions.models import Result, Submission
-    from submissions.services import submission_create, submission_score_now, submission_withdraw
-
-    user = baseline_user()
-    digest = hashlib.sha256(content).hexdigest()
-    mine = Submission.objects.filter(
-        split=split, user=user, is_baseline=True, system_name=system_name, withdrawn_at=None
-    ).order_by("-created_at")
-    submission = mine.filter(sha256=digest).first()
-    action = "unchanged"
-    if submission is None:
-        try:
-            submission = submission_create(
-                user=user,
-                split=split,
-                upload=SimpleUploadedFile(filename, content, "text/plain"),
-                metadata={
-                    "system_name": system_name,
-                    "team": "Lexboard",
-                    "visibility": Submission.Visibility.PUBLIC,
-                    "hardware": "one CPU core (at load time)",
-                    **metadata,
-                },
-                is_baseline=True,
-                enqueue=False,
-            )
-        except UploadRefused as exc:
-            raise DemoLoadError(
-                f"The {system_name} baseline for {split} was refused: {exc}. "
-                "Open the split in the admin (does it accept submissions?) and run load_demo again."
-            ) from exc
-        action = "new"
-        for old in mine.exclude(pk=submission.pk):
-            submission_withdraw(submission=old)
-    else:
-        has_result = Result.objects.filter(submission=submission, qrels_version_id=split.current_qrels_id).exists()
-        if force or submission.status == Submission.Status.FAILED or (
-            submission.status == Submission.Status.SCORED and not has_result
-        ):
-            submission.reset_for_rescore()
-            action = "rescored"
-    if submission.status == Submission.Status.QUEUED or action != "unchanged":
-        submission = submission_score_now(submission.pk)
-    if submission.status == Submission.Status.FAILED:
-        raise DemoLoadError(
-            f"The {system_name} baseline on {split} (submission #{submission.pk}) "
-            f"ended {submission.status}: {submission.error.get('message', 'no message')}. "
-            "Run `python manage.py load_demo --force-baselines` once the cause is fixed."
-        )
-    result = submission.results.filter(qrels_version_id=split.current_qrels_id).first()
-    return BaselineOutcome(
-        split=split.name,
-        key=key,
-        system_name=system_name,
-        submission_id=submission.pk,
-        action=action,
-        status=submission.status,
-        scores=dict(result.scores) if result else {},
-    )
+    return release_import(dataset=dataset, data=_import_data(data), publish=True, note=f"demo generator, seed {data.seed}")
 
 
 def baselines_ensure(*, dataset: Dataset, data: DemoData, depth: int, force: bool = False) -> list[BaselineOutcome]:

@@ -2,10 +2,7 @@ from django.apps import AppConfig
 
 
 class LeaderboardConfig(AppConfig):
+    """The dataset catalogue: benchmarks, datasets, splits, topics, corpora, judgments; importers and cards."""
+
     name = "leaderboard"
     verbose_name = "Benchmarks and datasets"
-
-    def ready(self) -> None:
-        from .page_cache import connect_signals
-
-        connect_signals()  # curators' edits make cached pages stale (leaderboard/page_cache.py)

@@ -14,6 +14,10 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.urls import reverse
 
+from evaluation.measures import parse_measure
+
+from .page_generation import page_generation_bump
+
 
 class Benchmark(models.Model):
     """A named group of datasets; a suite when it aggregates them into one score."""
@@ -98,8 +102,6 @@ class Dataset(models.Model):
         return reverse("leaderboard:dataset", args=[self.slug])
 
     def clean(self) -> None:
-        from evaluation.measures import parse_measure
-
         errors = {}
         if self.task == self.Task.RETRIEVAL:
             # Checked against the metric core's registry.
@@ -205,9 +207,7 @@ class Split(models.Model):
     def bump_cache_version(self) -> None:
         """Make cached leaderboard pages of this split stale (an atomic increment)."""
         Split.objects.filter(pk=self.pk).update(cache_version=models.F("cache_version") + 1)
-        from .page_cache import page_generation_bump  # cached anonymous pages too (leaderboard/page_cache.py)
-
-        page_generation_bump()
+        page_generation_bump()  # cached anonymous pages too (boards/page_cache.py)
 
 
 class Topic(models.Model):

@@ -8,9 +8,9 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("submissions.account_urls")),
     path("submissions/", include("submissions.urls")),
-    path("api/v1/", include("submissions.api.urls")),
-    path("", include("leaderboard.urls")),
+    path("api/v1/", include("boards.api_urls")),
+    path("", include("boards.urls")),
 ]
 
-handler404 = "leaderboard.views.page_not_found"
-handler500 = "leaderboard.views.server_error"
+handler404 = "boards.views.page_not_found"
+handler500 = "boards.views.server_error"

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from django.core.cache import cache
 
+from evaluation.runs import read_run
 from evaluation.stats import holm, paired_ttest, randomization_test, randomization_tests
 from leaderboard import plots
 
@@ -136,8 +137,6 @@ def top_k_overlap(run_a: dict[str, list[str]], run_b: dict[str, list[str]], *, k
 
 def _top_docs(submission: Submission, k: int) -> dict[str, list[str]]:
     """qid → the top ``k`` docids of the submission's run, in the leaderboard's order (cached: files never change)."""
-    from evaluation.runs import read_run
-
     key = f"lexboard:topk:v1:{submission.pk}:{submission.sha256}:{k}"
     cached = cache.get(key)
     if cached is not None:

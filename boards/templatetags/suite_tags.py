@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from django import template
 
+from boards.suites import suite_table
+
 register = template.Library()
 
 
 @register.inclusion_tag("leaderboard/suite.html")
 def suite_section(benchmark):
     """Render ``leaderboard/suite.html`` for ``benchmark`` (nothing when it does not aggregate)."""
-    from leaderboard.suites import suite_table
-
     return {"suite": suite_table(benchmark=benchmark)}

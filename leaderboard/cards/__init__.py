@@ -21,6 +21,8 @@ from pathlib import Path
 
 from django.db import transaction
 
+from leaderboard.models import Benchmark, Dataset, ReportedResult, Split
+
 CARDS_DIR = Path(__file__).resolve().parent
 CARD_NAMES = ("bsard", "greekbarretrieval", "lextreme")
 
@@ -135,8 +137,6 @@ def cards_load(*, names: list[str] | tuple[str, ...] = CARD_NAMES, update: bool 
     Never calls ``Dataset.clean()``: LEXTREME's aggregate columns are not
     retrieval measures the metric core knows, and they are stored as they are.
     """
-    from leaderboard.models import Benchmark, Dataset, ReportedResult, Split
-
     report = CardsReport()
     results = reported_results()
     seen: set[str] = set()  # two cards may share a benchmark

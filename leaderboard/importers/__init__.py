@@ -1,13 +1,14 @@
-"""Importers for released datasets: BSARD CSV, BEIR folders, plain TREC files.
+"""Importers for released datasets: BSARD CSV, BEIR folders, plain TREC files, classification and NER files.
 
-Parsing (``parse_bsard``, ``parse_beir``, ``parse_trec``) is pure and refuses
-broken files with ``file:line: reason`` lines (:class:`ImportRefused`);
-storing is :func:`leaderboard.services.dataset_import`, one transaction.
-``import_bsard`` / ``import_beir`` / ``import_trec`` do both, and are what the
-``import_dataset`` command and the admin upload form call. Classification and
-NER datasets (``--format classification``, one split per JSONL or CSV file)
-have their own parser and storing function (:mod:`.classification`): their
-gold is stored as a canonical JSONL version of the split's judgments.
+Parsing (``parse_bsard``, ``parse_beir``, ``parse_trec``,
+``parse_classification``) is pure and refuses broken files with
+``file:line: reason`` lines (:class:`ImportRefused`). Storing is
+:func:`release_store` (:mod:`.store`), one transaction, which dispatches to
+``dataset_import`` (retrieval) or ``classification_import`` (gold stored as a
+canonical JSONL version of the split's judgments). The ``import_dataset``
+command and the admin's upload form parse, then call
+``submissions.services.release_import``, which stores through
+:func:`release_store` and, when asked, publishes (rescoring submissions).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from .beir import parse_beir
 from .bsard import parse_bsard
 from .classification import ClassificationData, classification_import, import_classification, parse_classification
 from .report import ImportReport, SplitReport
+from .store import dataset_import, release_store
 from .trec import parse_trec
 
 FORMATS = ("bsard", "beir", "trec")
@@ -39,6 +41,8 @@ __all__ = [
     "TASK_FORMATS",
     "ClassificationData",
     "classification_import",
+    "dataset_import",
+    "release_store",
     "import_classification",
     "parse_classification",
     "DatasetFileError",
@@ -61,8 +65,6 @@ __all__ = [
 
 
 def _store(dataset, data: ImportData, **options) -> ImportReport:
-    from leaderboard.services import dataset_import
-
     return dataset_import(dataset=dataset, data=data, **options)
 
 

@@ -36,6 +36,8 @@ from evaluation.classification import ANSWER_FIELD, TASKS, GoldSet, bio_entities
 from evaluation.errors import InputError, Problem
 from lexboard.text import count, plural
 
+from ..models import QrelsVersion, Split, Topic
+from ..services import qrels_version_publish
 from .base import SPLIT_NAME, DatasetFileError, ImportRefused, Problems, TopicRow, decode_text, jsonl_objects
 from .report import ImportReport, SplitReport
 
@@ -263,9 +265,6 @@ def gold_version_add(*, split, gold: GoldSet, note: str = "", user=None, publish
     ``gold_to_jsonl(gold)``, canonical, so the same answers give one version.
     Returns (version, created).
     """
-    from leaderboard.models import QrelsVersion, Split
-    from leaderboard.services import qrels_version_publish
-
     blob, digest = QrelsVersion.pack(gold_to_jsonl(gold))
     existing = QrelsVersion.objects.filter(split=split, sha256=digest).first()
     if existing is not None:
@@ -286,8 +285,6 @@ def gold_version_add(*, split, gold: GoldSet, note: str = "", user=None, publish
 
 def _upsert_topics(split, rows: list[TopicRow]) -> tuple[int, int, int]:
     """Insert new topics, update changed ones; returns (created, updated, kept-but-not-in-file)."""
-    from leaderboard.models import Topic
-
     existing = {t.qid: t for t in Topic.objects.filter(split=split)}
     new, updated = [], []
     for row in rows:
@@ -303,19 +300,17 @@ def _upsert_topics(split, rows: list[TopicRow]) -> tuple[int, int, int]:
     return len(new), len(updated), len(set(existing) - {r.qid for r in rows})
 
 
-def classification_import(*, dataset, data: ClassificationData, user=None, publish: bool = False, note: str = "",
+def classification_import(*, dataset, data: ClassificationData, user=None, note: str = "",
                           dry_run: bool = False) -> ImportReport:
     """Store a parsed split in one transaction: the examples as topics, the gold as a judgments version.
 
     The dataset's task must be the file's (a single-label gold cannot score
     NER predictions). The first gold version of a split is published; a later
-    one only with ``publish=True``, which rescores the split's submissions.
+    one by ``submissions.services.release_import(publish=True)``, which
+    rescores the split's submissions.
     Existing splits keep their hidden flag and caps. With ``dry_run``
     everything is checked and reported, then rolled back.
     """
-    from leaderboard.models import Split
-    from leaderboard.services import qrels_version_publish_and_rescore
-
     if dataset.task != data.task:
         reason = (f"dataset {dataset.slug} is a {dataset.get_task_display()} dataset (task {dataset.task}), "
                   f"not {data.task} — import with --task {dataset.task}, or change the dataset's task in the admin")
@@ -346,10 +341,6 @@ def classification_import(*, dataset, data: ClassificationData, user=None, publi
         split.refresh_from_db(fields=["current_qrels", "pending_qrels"])
         sr.qrels_version, sr.qrels_created = version.version, version_created
         sr.published = version_created and split.current_qrels_id == version.pk
-        if publish and version.pk not in (split.current_qrels_id, split.pending_qrels_id):
-            sr.rescored = qrels_version_publish_and_rescore(split=split, version=version)
-            sr.published = True
-            split.refresh_from_db(fields=["current_qrels", "pending_qrels"])
         sr.current_version = split.current_qrels.version if split.current_qrels_id else None
         if (sr.topics_created or sr.topics_updated) and not sr.published:
             split.bump_cache_version()

@@ -28,6 +28,8 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "leaderboard",
     "submissions",
+    "boards",
+    "demo",
 ]
 
 MIDDLEWARE = [

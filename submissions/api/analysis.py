@@ -16,12 +16,13 @@ from rest_framework import permissions, serializers, status
 from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 
-from .submissions import JsonView, _error
-from .errors import ApiError
 from ..compare import CompareRefused, compare_two, parse_ids, visible_submissions
-from ..services.fusion import DEFAULT_K, MAX_PARTS, MIN_PARTS, FusionRefused, fusion_create
 from ..models import Submission
+from ..services.fusion import DEFAULT_K, MAX_PARTS, MIN_PARTS, FusionRefused, fusion_create
 from ..throttling import UploadRateThrottle
+from .errors import ApiError
+from .serializers import _error
+from .submissions import JsonView
 
 CompareSerializer = inline_serializer(
     name="Comparison",

@@ -33,6 +33,7 @@ from .lifecycle import (
     submission_update_metadata,
     submission_withdraw,
 )
+from .publishing import qrels_version_publish_and_rescore, release_import
 from .queue import submission_enqueue
 from .rescoring import (
     PublishOutcome,
@@ -57,6 +58,8 @@ __all__ = [
     "fusion_create",
     "is_failure_marker",
     "per_query_pack",
+    "qrels_version_publish_and_rescore",
+    "release_import",
     "result_compute",
     "result_store",
     "split_finish_rescoring",

@@ -15,8 +15,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 @functools.cache
 def _demo_baselines() -> dict:
-    from leaderboard.demo.baselines import baseline_runs
-    from leaderboard.demo.generator import generate
+    from demo.baselines import baseline_runs
+    from demo.generator import generate
 
     return baseline_runs(generate(), depth=100, keys=("bm25", "tfidf"))
 
@@ -26,7 +26,7 @@ def fused_demo_run(split: str, *, depth: int = 100) -> bytes:
     """RRF (k=60) of the demo's BM25 and TF-IDF top 100, keeping ``depth`` documents per question."""
     from evaluation.fusion import rrf
     from evaluation.runs import read_run, write_run
-    from leaderboard.demo.baselines import run_to_trec
+    from demo.baselines import run_to_trec
 
     runs = _demo_baselines()
     parts = [read_run(run_to_trec(runs[key][split], tag=key)) for key in ("bm25", "tfidf")]

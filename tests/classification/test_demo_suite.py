@@ -10,7 +10,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from evaluation.classification import score_files
-from leaderboard.demo.classification import (
+from demo.classification import (
     DATASET_SLUG,
     LANGUAGES,
     PER_LANGUAGE,
@@ -93,7 +93,7 @@ def test_loading_twice_creates_no_duplicates_and_scores_nothing_again(private_da
 
 @pytest.mark.django_db
 def test_the_demo_suite_page_shows_an_aggregate_for_the_complete_systems(private_data_dir, client):
-    from leaderboard.suites import suite_table
+    from boards.suites import suite_table
 
     load()
     table = suite_table(benchmark=Benchmark.objects.get(slug="demo"))

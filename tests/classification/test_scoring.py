@@ -107,7 +107,7 @@ def test_warnings_name_no_gold_label_on_a_hidden_split_but_do_on_a_public_one(cl
 
 
 def test_the_leaderboard_and_exports_show_macro_f1(test_split, alice, client):
-    from leaderboard.selectors import leaderboard_rows
+    from boards.selectors import leaderboard_rows
 
     score(test_split, alice, predictions(GOOD_PREDICTIONS))
     rows = leaderboard_rows(split=test_split)

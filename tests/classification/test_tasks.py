@@ -6,10 +6,10 @@ import pytest
 from django.urls import reverse
 
 from evaluation.classification import evaluate_predictions, read_gold, read_predictions
-from leaderboard.importers import import_classification
+from leaderboard.importers import import_classification, parse_classification
 from leaderboard.models import Benchmark, Dataset
 from submissions.models import Result, Submission
-from submissions.services import submission_create, submission_rescore_on, submission_score_now
+from submissions.services import release_import, submission_create, submission_rescore_on, submission_score_now
 
 from .conftest import GOOD_PREDICTIONS, TEST_GOLD, gold_file, jsonl, predictions, upload
 
@@ -97,8 +97,8 @@ def test_new_gold_published_rescores_a_submission_onto_it(test_split, alice):
         predictions(GOOD_PREDICTIONS)), metadata=META, enqueue=False).pk)
     old = test_split.current_qrels
     changed = dict(TEST_GOLD, t3=("civil", "fr"))  # a corrected label
-    report = import_classification(dataset=test_split.dataset, task="single", split="test",
-                                   file=("test.jsonl", gold_file(changed)), hidden=True, publish=True)
+    data = parse_classification(task="single", split="test", file=("test.jsonl", gold_file(changed)), hidden=True)
+    report = release_import(dataset=test_split.dataset, data=data, publish=True)
     test_split.refresh_from_db()
     new = test_split.pending_qrels
     assert report.splits[0].qrels_version == 2 and new is not None and test_split.current_qrels == old

@@ -10,14 +10,14 @@ TEST_DEPTH = 100
 
 @pytest.fixture(scope="module")
 def demo_data():
-    from leaderboard.demo.generator import generate
+    from demo.generator import generate
 
     return generate()
 
 
 @pytest.fixture(scope="module")
 def demo_runs(demo_data):
-    from leaderboard.demo.baselines import baseline_runs
+    from demo.baselines import baseline_runs
 
     return baseline_runs(demo_data, depth=TEST_DEPTH)
 

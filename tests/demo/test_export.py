@@ -9,7 +9,7 @@ from evaluation.measures import parse_measures
 from evaluation.qrels import read_qrels
 from evaluation.runs import read_run
 from evaluation.scoring import evaluate
-from leaderboard.demo.export import demo_files
+from demo.export import demo_files
 from leaderboard.importers import files_from_directory, parse_beir, parse_bsard, parse_trec
 
 

@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from leaderboard.demo.generator import DEFAULT_SEED, generate
+from demo.generator import DEFAULT_SEED, generate
 
 ROOT = Path(__file__).resolve().parents[2]
 BSARD_CATEGORIES = {"Famille", "Logement", "Argent", "Justice", "Étrangers", "Protection sociale", "Travail"}
@@ -23,7 +23,7 @@ def test_it_gives_the_same_bytes_for_the_same_seed(demo_data):
 
 def test_it_gives_the_same_bytes_in_another_process_with_another_hash_seed(demo_data):
     # String hashing is randomised per process: any iteration over a set would show here.
-    code = "from leaderboard.demo.generator import generate; print(generate().sha256)"
+    code = "from demo.generator import generate; print(generate().sha256)"
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == demo_data.sha256
@@ -80,7 +80,7 @@ def test_every_question_has_relevant_articles_like_bsard(demo_data):
 
 def test_questions_paraphrase_rather_than_copy_the_articles(demo_data):
     # Some question words never occur in the relevant articles (synonyms, other topics).
-    from leaderboard.demo.baselines import tokenize
+    from demo.baselines import tokenize
 
     by_id = {a.id: a for a in demo_data.articles}
     misses = 0

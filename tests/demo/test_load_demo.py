@@ -71,7 +71,7 @@ def test_the_baselines_are_scored_submissions_of_a_system_account(private_storag
 
 @pytest.mark.parametrize("split_name", ["dev", "test"])
 def test_bm25_beats_random_on_the_leaderboard(private_storage, split_name):
-    from leaderboard.selectors import leaderboard_rows
+    from boards.selectors import leaderboard_rows
 
     load()
     split = Split.objects.get(dataset__slug="demo", name=split_name)

@@ -19,6 +19,7 @@ from leaderboard.importers import (
     parse_bsard,
 )
 from leaderboard.models import Benchmark, Corpus, Dataset, QrelsVersion, Split, Topic
+from submissions.services import release_import
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "import"
 
@@ -151,7 +152,7 @@ def test_it_adds_a_qrels_version_when_judgments_change_and_publishes_only_when_a
     assert "qrels v2 added, NOT published (v1 stays current" in line
     assert next(s for s in report.splits if s.name == "train").qrels_created is False
 
-    report = import_bsard(dataset=dataset, files=files_from_directory(tmp_path / "b"), publish=True)
+    report = release_import(dataset=dataset, data=parse_bsard(files_from_directory(tmp_path / "b")), publish=True)
     test.refresh_from_db()
     assert test.current_qrels == v2
     assert QrelsVersion.objects.filter(split=test).count() == 2

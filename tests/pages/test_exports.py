@@ -9,7 +9,7 @@ import json
 import pytest
 from django.urls import reverse
 
-from leaderboard.exports import latex_escape
+from boards.exports import latex_escape
 
 
 @pytest.fixture

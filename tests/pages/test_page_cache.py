@@ -121,7 +121,7 @@ def test_it_serves_the_api_leaderboard_from_the_cache_but_not_to_a_token(client,
 def test_it_restarts_a_lost_generation_past_the_old_ones(cache_kind):
     from django.core.cache import cache
 
-    from leaderboard.page_cache import GENERATION_KEY, page_generation, page_generation_bump
+    from leaderboard.page_generation import GENERATION_KEY, page_generation, page_generation_bump
 
     first = page_generation()
     page_generation_bump()
@@ -163,7 +163,7 @@ def test_the_redis_cache_backend_reuses_one_client_and_still_works():
 def test_it_bumps_the_generation_again_when_the_transaction_commits(cache_kind, db, django_capture_on_commit_callbacks):
     from django.db import transaction
 
-    from leaderboard.page_cache import page_generation, page_generation_bump
+    from leaderboard.page_generation import page_generation, page_generation_bump
 
     first = page_generation()
     with django_capture_on_commit_callbacks(execute=True):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from leaderboard.selectors import LeaderboardRow, home_datasets, leaderboard_rows, rank_rows
+from boards.selectors import LeaderboardRow, home_datasets, leaderboard_rows, rank_rows
 
 
 def _row(system, value, kind="scored"):

@@ -14,8 +14,9 @@ import time
 import pytest
 
 from leaderboard.models import Split
-from leaderboard.selectors import leaderboard_rows
-from leaderboard.services import qrels_version_add, qrels_version_publish_and_rescore
+from boards.selectors import leaderboard_rows
+from leaderboard.services import qrels_version_add
+from submissions.services import qrels_version_publish_and_rescore
 from submissions.models import Result, Submission
 
 from .conftest import NEW_QRELS, RUNS, expected_means

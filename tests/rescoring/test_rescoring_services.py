@@ -9,8 +9,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from leaderboard.models import Split
-from leaderboard.selectors import leaderboard_rows
-from leaderboard.services import qrels_version_add, qrels_version_publish_and_rescore
+from boards.selectors import leaderboard_rows
+from leaderboard.services import qrels_version_add
+from submissions.services import qrels_version_publish_and_rescore
 from submissions import services
 from submissions.services import rescoring
 from submissions.models import Result, Submission
@@ -326,14 +327,15 @@ def test_an_import_with_publish_stages_new_judgments_and_says_so(
     test_split, make_submission, django_capture_on_commit_callbacks
 ):
     from leaderboard.importers.trec import parse_trec
-    from leaderboard.services import canonical_qrels_text, dataset_import
+    from leaderboard.services import canonical_qrels_text
+    from submissions.services import release_import
 
     score_all(test_split, make_submission, ["BM25", "Dense"])
     topics = "".join(f"q{i}\tQuestion {i}?\n" for i in range(1, 5)).encode()
     data = parse_trec(split="test", topics=("topics.tsv", topics),
                       qrels=("errata.qrels", canonical_qrels_text(NEW_QRELS).encode()), hidden=True)
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        report = dataset_import(dataset=test_split.dataset, data=data, publish=True, note="errata")
+        report = release_import(dataset=test_split.dataset, data=data, publish=True, note="errata")
     line = next(x for x in report.lines() if x.startswith("split test"))
     assert "qrels v2 added and published, 2 submissions queued for rescoring" in line
     assert "the leaderboard stays on v1 until every one is rescored" in line

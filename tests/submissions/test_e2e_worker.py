@@ -105,7 +105,7 @@ def test_an_upload_is_scored_by_the_worker_with_exactly_the_command_lines_number
     # The page shows the scores, and the entry is on the leaderboard.
     page = client.get(submission.get_absolute_url()).content.decode()
     assert tiny_dataset.format_value(result.scores["R@10"]) in page
-    from leaderboard.selectors import leaderboard_rows
+    from boards.selectors import leaderboard_rows
 
     rows = [row for row in leaderboard_rows(split=split) if row.submission_id == submission.pk]
     assert len(rows) == 1 and rows[0].scores["R@10"] == result.scores["R@10"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from leaderboard.suites import suite_table
+from boards.suites import suite_table
 
 pytestmark = pytest.mark.django_db
 

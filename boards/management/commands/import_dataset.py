@@ -28,7 +28,6 @@ from leaderboard.importers import (
     FORMATS,
     TASK_FORMATS,
     ImportRefused,
-    classification_import,
     files_from_directory,
     parse_beir,
     parse_bsard,
@@ -37,7 +36,8 @@ from leaderboard.importers import (
 )
 from leaderboard.importers.bsard import ARTICLES, QUESTIONS
 from leaderboard.models import Dataset
-from leaderboard.services import dataset_get_or_create, dataset_import
+from leaderboard.services import dataset_get_or_create
+from submissions.services import release_import
 
 
 class Command(BaseCommand):
@@ -79,8 +79,7 @@ class Command(BaseCommand):
         try:
             with transaction.atomic():
                 dataset = self._dataset(opts)
-                store = classification_import if opts["format"] in TASK_FORMATS else dataset_import
-                report = store(
+                report = release_import(
                     dataset=dataset, data=data, publish=opts["publish"], note=opts["note"], dry_run=opts["dry_run"]
                 )
                 if opts["dry_run"]:

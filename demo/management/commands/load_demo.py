@@ -23,8 +23,12 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from leaderboard.demo.baselines import DEFAULT_DEPTH
-from leaderboard.demo.generator import DEFAULT_SEED
+from demo.baselines import DEFAULT_DEPTH, baseline_runs
+from demo.classification import areas_export
+from demo.export import demo_export
+from demo.generator import DEFAULT_SEED, generate
+from demo.services import demo_load
+from demo.uploads import DemoLoadError
 
 
 class Command(BaseCommand):
@@ -51,8 +55,6 @@ class Command(BaseCommand):
         if options["export"]:
             self._export(options)
             return
-        from leaderboard.demo.services import DemoLoadError, demo_load
-
         try:
             report = demo_load(
                 seed=options["seed"],
@@ -87,15 +89,9 @@ class Command(BaseCommand):
         self.stdout.write(self.style.SUCCESS(f"{lines[0]} ({time.monotonic() - started:.1f}s)"))
 
     def _export(self, options):
-        from leaderboard.demo.baselines import baseline_runs
-        from leaderboard.demo.export import demo_export
-        from leaderboard.demo.generator import generate
-
         data = generate(options["seed"])
         runs = None if options["no_baselines"] else baseline_runs(data, depth=options["depth"])
         written = demo_export(data=data, directory=options["export"], runs=runs)
-        from leaderboard.demo.classification import areas_export
-
         written += areas_export(directory=options["export"], with_predictions=not options["no_baselines"])
         for path in written:
             self.stdout.write(f"  {path}")

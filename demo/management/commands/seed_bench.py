@@ -33,6 +33,7 @@ from django.utils import timezone
 
 from leaderboard.models import Benchmark, Dataset, Split, Topic
 from leaderboard.services import corpus_set, qrels_version_add
+from submissions.models import ApiToken, Profile, Result, Submission
 
 SLUG = "bench-bsard"
 MEASURES = ["R@100", "R@200", "R@500", "MAP@100", "MRR@100", "nDCG@10", "P@10", "RP"]
@@ -76,8 +77,6 @@ class Command(BaseCommand):
     @transaction.atomic
     def handle(self, *args, entries: int, owners: int, queries: int, corpus: int, token_file, state_file,
                **options):
-        from submissions.models import ApiToken, Profile, Result, Submission
-
         if Dataset.objects.filter(slug=SLUG).exists():
             raise CommandError(f"The dataset {SLUG!r} exists already: seed a fresh database (bench/serve.py --fresh).")
         User = get_user_model()

@@ -1,0 +1,50 @@
+"""The page generation: a counter in the shared cache that versions every cached page.
+
+Bumped by ``Split.bump_cache_version()`` (each new score, entry change, qrels
+publication) and by saves of what the pages show from the curated side
+(``boards.page_cache.connect_signals``); the whole-page cache
+(:mod:`boards.page_cache`) treats an entry tagged with an older generation as
+stale. Here, below the models, so that the models can bump it; the cache of
+pages itself lives with the pages.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from django.core.cache import cache
+from django.db import transaction
+
+logger = logging.getLogger(__name__)
+
+GENERATION_KEY = "lexboard:page:generation"
+
+
+def page_generation() -> int:
+    generation = cache.get(GENERATION_KEY)
+    if generation is None:
+        cache.add(GENERATION_KEY, time.time_ns() // 1000, None)
+        generation = cache.get(GENERATION_KEY, 0)
+    return generation
+
+
+def _bump() -> None:
+    try:
+        cache.incr(GENERATION_KEY)
+    except ValueError:  # missing: start from the clock, past any generation used before
+        cache.add(GENERATION_KEY, time.time_ns() // 1000, None)
+    except Exception:
+        logger.warning("could not bump the page generation; cached pages may lag", exc_info=True)
+
+
+def page_generation_bump(**_signal_kwargs) -> None:
+    """Make every cached page stale (never raises: a cache outage must not fail a save or a score).
+
+    Inside a transaction it bumps now and again once committed: a page
+    rendered in between still reads the old rows, and would otherwise stay
+    cached under the new generation.
+    """
+    _bump()
+    if transaction.get_connection().in_atomic_block:
+        transaction.on_commit(_bump)

@@ -1,0 +1,153 @@
+"""The API's serializers of submissions and of its one error shape (the OpenAPI schema is built from them)."""
+
+from __future__ import annotations
+
+from django.urls import reverse
+from drf_spectacular.utils import OpenApiResponse, inline_serializer
+from rest_framework import serializers
+
+from ..forms import METADATA_HELP, METADATA_LABELS
+from ..models import Result, Submission
+from ..services import METADATA_FIELDS
+
+ErrorSerializer = inline_serializer(
+    name="Error",
+    fields={
+        "error": inline_serializer(
+            name="ErrorBody",
+            fields={
+                "message": serializers.CharField(help_text="What went wrong and what to do, for a person."),
+                "details": inline_serializer(
+                    name="ErrorDetail",
+                    fields={
+                        "line": serializers.IntegerField(
+                            allow_null=True, help_text="Line of the uploaded file, when the problem has one."
+                        ),
+                        "reason": serializers.CharField(),
+                    },
+                    many=True,
+                ),
+            },
+        )
+    },
+)
+
+
+def _error(description: str) -> OpenApiResponse:
+    return OpenApiResponse(ErrorSerializer, description=description)
+
+
+class SubmissionCreateInput(serializers.ModelSerializer):
+    """The multipart form of an upload: where it goes, the file, and what the system is."""
+
+    dataset = serializers.SlugField(help_text="The dataset's slug, e.g. `bsard` (see `GET /api/v1/datasets/`).")
+    split = serializers.SlugField(
+        required=False, allow_blank=True, help_text="The split's name; default: the dataset's hidden test split."
+    )
+    run_file = serializers.FileField(
+        allow_empty_file=True,
+        help_text=(
+            "The file to score, plain or gzip-compressed. Retrieval datasets: a run in TREC format "
+            "(`qid Q0 docid rank score tag`). Classification and NER datasets (`task` in `GET /api/v1/datasets/`): "
+            'predictions in JSON Lines, one object per example, e.g. `{"id": "doc-1", "label": "civil"}` '
+            '(single-label), `{"id": "doc-1", "labels": ["civil", "tax"]}` (multi-label) or '
+            '`{"id": "s-1", "tags": ["B-PER", "I-PER", "O"]}` (NER).'
+        ),
+    )
+
+    class Meta:
+        model = Submission
+        fields = ["dataset", "split", "run_file", *METADATA_FIELDS]
+        # The same words as the upload form ("Paper URL", not the field name's "Paper url").
+        extra_kwargs = {
+            name: {"help_text": help_text, "label": METADATA_LABELS.get(name) or None}
+            for name, help_text in METADATA_HELP.items()
+            if name in METADATA_FIELDS
+        }
+
+
+class SubmissionCreatedSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    url = serializers.URLField(help_text="Poll this URL for the status and the scores.")
+    page = serializers.URLField(help_text="The submission's page on the site.")
+
+
+def current_result(submission: Submission) -> Result | None:
+    """The result on the split's current qrels, else the latest one (uses prefetched results)."""
+    results = list(submission.results.all())
+    if not results:
+        return None
+    current = submission.split.current_qrels_id
+    for result in results:
+        if result.qrels_version_id == current:
+            return result
+    return max(results, key=lambda r: (r.created_at, r.pk))
+
+
+class SubmissionSerializer(serializers.ModelSerializer):
+    """A submission as its owner (or anyone, when public) sees it: status, aggregate scores, warnings."""
+
+    url = serializers.SerializerMethodField()
+    page = serializers.SerializerMethodField()
+    dataset = serializers.SerializerMethodField()
+    split = serializers.SerializerMethodField()
+    qrels_version = serializers.SerializerMethodField()
+    scores = serializers.SerializerMethodField()
+    error = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Submission
+        fields = [
+            "id",
+            "url",
+            "page",
+            "status",
+            "progress",
+            "dataset",
+            "split",
+            "system_name",
+            "visibility",
+            "qrels_version",
+            "scores",
+            "warnings",
+            "error",
+            "created_at",
+            "scored_at",
+        ]
+
+    def _absolute(self, path: str) -> str:
+        request = self.context.get("request")
+        return request.build_absolute_uri(path) if request is not None else path
+
+    def get_url(self, obj: Submission) -> str:
+        return self._absolute(reverse("api:submission", args=[obj.pk]))
+
+    def get_page(self, obj: Submission) -> str:
+        return self._absolute(obj.get_absolute_url())
+
+    def get_dataset(self, obj: Submission) -> str:
+        return obj.split.dataset.slug
+
+    def get_split(self, obj: Submission) -> str:
+        return obj.split.name
+
+    def get_qrels_version(self, obj: Submission) -> int | None:
+        result = current_result(obj)
+        return result.qrels_version.version if result is not None else None
+
+    def get_scores(self, obj: Submission) -> dict[str, float | None]:
+        """Aggregate scores only (means over the evaluated queries), fractions between 0 and 1."""
+        result = current_result(obj)
+        if result is None or obj.status != Submission.Status.SCORED:
+            return {}
+        return {name: (float(v) if v is not None else None) for name, v in (result.scores or {}).items()}
+
+    def get_error(self, obj: Submission) -> dict | None:
+        """Why scoring failed; the line-by-line details only for the owner and staff."""
+        if obj.status != Submission.Status.FAILED or not obj.error:
+            return None
+        user = getattr(self.context.get("request"), "user", None)
+        if user is not None and user.is_authenticated and (user.pk == obj.user_id or user.is_staff):
+            return {"message": obj.error.get("message", ""), "details": obj.error.get("details", [])}
+        return {"message": "Scoring this run failed.", "details": []}

@@ -1,0 +1,66 @@
+"""A curator's import and "publish and rescore": the one home of both.
+
+Publishing a later judgments version of a split rescores its submissions
+(:func:`.rescoring.split_qrels_publish`), so it belongs to the submissions
+side; the dataset catalogue only stores versions (``leaderboard.importers``).
+The admin's upload form, its "publish" action and ``manage.py import_dataset``
+all come here.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from leaderboard.importers import ImportReport, release_store
+from leaderboard.importers.report import SplitReport
+from leaderboard.models import Dataset, QrelsVersion, Split
+
+from .rescoring import split_qrels_publish
+
+
+def qrels_version_publish_and_rescore(*, split: Split, version: QrelsVersion) -> int:
+    """Publish ``version`` the curator's way; returns how many submissions were sent for (re)scoring.
+
+    With no scored submission the version becomes current at once. Otherwise
+    it is staged (``split.pending_qrels``): every scored submission is
+    rescored on it by the workers while the leaderboard keeps showing the
+    current version, and the leaderboard switches to the new one in one
+    UPDATE when the last result is stored. Tasks are sent after commit, so a
+    rolled-back import sends nothing.
+    """
+    outcome = split_qrels_publish(split=split, version=version)
+    return outcome.rescoring + outcome.requeued
+
+
+def _publish_reported(*, dataset: Dataset, sr: SplitReport) -> None:
+    """Publish the version a split's import added, unless it is current or staged; record it in the report."""
+    if sr.qrels_version is None:
+        return
+    split = Split.objects.get(dataset=dataset, name=sr.name)
+    version = QrelsVersion.objects.get(split=split, version=sr.qrels_version)
+    if version.pk not in (split.current_qrels_id, split.pending_qrels_id):
+        sr.rescored = qrels_version_publish_and_rescore(split=split, version=version)
+        sr.published = True
+        split.refresh_from_db(fields=["current_qrels", "pending_qrels"])
+    sr.switch_pending = split.pending_qrels_id == version.pk
+    sr.current_version = split.current_qrels.version if split.current_qrels_id else None
+
+
+def release_import(*, dataset: Dataset, data, user=None, publish: bool = False, note: str = "",
+                   dry_run: bool = False) -> ImportReport:
+    """Store a parsed release in one transaction and, with ``publish``, publish each new judgments version.
+
+    A split's first version is always published (nothing is scored on it
+    yet); a later one only with ``publish``, because publishing rescores every
+    submission of the split. With ``dry_run`` everything is checked and
+    reported, then rolled back (no message is sent: they go after commit).
+    """
+    with transaction.atomic():
+        report = release_store(dataset=dataset, data=data, user=user, note=note)
+        if publish:
+            for sr in report.splits:
+                _publish_reported(dataset=dataset, sr=sr)
+        if dry_run:
+            transaction.set_rollback(True)
+    report.dry_run = dry_run
+    return report
