@@ -1,9 +1,11 @@
 # The two commands of the README: `make run` and `make test`.
 PYTHON ?= python3.11
 VENV ?= .venv
+# The metric core's own environment: no Django in it.
+CORE_VENV ?= .venv-core
 PY := $(VENV)/bin/python
 
-.PHONY: run test test-fast check venv clean-var
+.PHONY: run test test-fast check check-core venv venv-core clean-var
 
 run:
 	./scripts/run.sh
@@ -15,11 +17,26 @@ test: venv
 test-fast: venv
 	$(PY) -m pytest -m "not slow and not e2e and not browser and not chaos" $(PYTEST_ARGS)
 
-# Static checks. mypy --strict on the metric core (configured in pyproject.toml).
-check: venv
+# The gates CI runs before the tests (CONTRIBUTING.md): mypy --strict on the metric core, lint and
+# import order, the import contracts (pyproject.toml), no missing migration, the core's tests without Django.
+check: venv venv-core
 	$(PY) -m mypy
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
+	$(PY) manage.py makemigrations --check --dry-run
+	$(MAKE) check-core
+
+check-core: venv-core
+	$(CORE_VENV)/bin/python -m pytest -q -p no:django -p no:cacheprovider -W ignore::pytest.PytestConfigWarning --confcutdir=tests/evaluation tests/evaluation
 
 venv: $(VENV)/.installed
+venv-core: $(CORE_VENV)/.installed
+
+$(CORE_VENV)/.installed: requirements-core.txt
+	test -x $(CORE_VENV)/bin/python || $(PYTHON) -m venv $(CORE_VENV)
+	$(CORE_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(CORE_VENV)/bin/python -m pip install --quiet -r requirements-core.txt
+	touch $@
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
