@@ -29,8 +29,18 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import (  # noqa: E402
-    BASE_DIR, MACHINE_NOTE, PG_URL, gzipped, log, markdown_table, median, quantile, stack_arguments,
-    stack_from_args, synthetic_run, upload_run,
+    BASE_DIR,
+    MACHINE_NOTE,
+    PG_URL,
+    gzipped,
+    log,
+    markdown_table,
+    median,
+    quantile,
+    stack_arguments,
+    stack_from_args,
+    synthetic_run,
+    upload_run,
 )
 
 

@@ -357,7 +357,7 @@ def synthetic_run(*, n_queries: int = 222, depth: int = 1000, corpus: int = 22_6
     for q in range(1, n_queries + 1):
         docs = rng.choice(corpus, size=depth, replace=False) + 1
         if qrels is not None:
-            for j, d in enumerate(qrels.get(str(q), {})):
+            for d in qrels.get(str(q), {}):
                 if rng.random() < 0.6:
                     pos = int(rng.integers(0, depth))
                     if int(d) not in docs:

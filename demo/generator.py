@@ -145,7 +145,7 @@ def possessive(phrase: str) -> str:
     det, rest = _split_article(phrase)
     if det == "les":
         return "mes " + rest
-    if det == "la" and not rest[:1] in "aeéèêiouh":
+    if det == "la" and rest[:1] not in "aeéèêiouh":
         return "ma " + rest
     return "mon " + rest
 

@@ -28,8 +28,7 @@ from leaderboard.models import Benchmark, Dataset, Split
 from submissions.services import release_import
 
 from .baselines import BASELINES, DEFAULT_DEPTH, baseline_runs, run_to_trec
-from .classification import DATASET_SLUG as AREAS_SLUG
-from .classification import AreasReport, areas_load
+from .classification import DATASET_SLUG as AREAS_SLUG, AreasReport, areas_load
 from .generator import DEFAULT_SEED, SPLITS, DemoData, generate
 from .uploads import BaselineOutcome, baseline_store
 

@@ -11,8 +11,7 @@ enough. Behaviour is otherwise Django's own.
 
 from __future__ import annotations
 
-from django.core.cache.backends.redis import RedisCache as DjangoRedisCache
-from django.core.cache.backends.redis import RedisCacheClient
+from django.core.cache.backends.redis import RedisCache as DjangoRedisCache, RedisCacheClient
 
 
 class ReusingRedisCacheClient(RedisCacheClient):

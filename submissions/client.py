@@ -111,7 +111,7 @@ def encode_multipart(
             (
                 f'Content-Disposition: form-data; name="{_quote(name)}"; filename="{_quote(filename)}"\r\n'
                 f"Content-Type: {ctype}\r\n\r\n"
-            ).encode("utf-8")
+            ).encode()
         )
         parts.append((path, os.path.getsize(path)))
         parts.append(b"\r\n")

@@ -19,10 +19,9 @@ from django.core.cache import cache
 from evaluation.runs import read_run
 from evaluation.stats import holm, paired_ttest, randomization_test, randomization_tests
 from leaderboard import plots
-
 from leaderboard.models import Dataset
 
-from .analysis import category_table, min_group_size, per_query_allowed, _topics
+from .analysis import _topics, category_table, min_group_size, per_query_allowed
 from .models import Result, Submission
 from .selectors import load_per_query, submission_current_result
 

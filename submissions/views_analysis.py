@@ -24,6 +24,7 @@ from .compare import (
     parse_ids,
     visible_submissions,
 )
+from .models import Submission
 from .services.fusion import (
     DEFAULT_K,
     MAX_PARTS,
@@ -33,7 +34,6 @@ from .services.fusion import (
     fusion_create,
     fusion_task_check,
 )
-from .models import Submission
 
 
 @require_safe

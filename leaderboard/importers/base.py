@@ -9,9 +9,8 @@ a refused file writes nothing, and the three formats store data identically.
 
 from __future__ import annotations
 
-import json
-
 import io
+import json
 import os
 import re
 import zipfile

@@ -8,7 +8,6 @@ from 1 to 25, so every bucket (1, 2–5, 6–20, >20) is used.
 
 from __future__ import annotations
 
-
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from evaluation.stats import holm, randomization_test
 from boards.significance import compute_significance, leaderboard_significance
+from evaluation.stats import holm, randomization_test
 
 N = 60
 

@@ -12,7 +12,7 @@ from submissions.models import ApiToken, Submission
 from submissions.services import submission_score_now
 from submissions.throttling import upload_limiter
 
-from .conftest import PERFECT, WEAK, run_bytes
+from .conftest import PERFECT, run_bytes
 
 pytestmark = pytest.mark.django_db
 

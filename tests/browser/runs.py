@@ -24,9 +24,9 @@ def _demo_baselines() -> dict:
 @functools.cache
 def fused_demo_run(split: str, *, depth: int = 100) -> bytes:
     """RRF (k=60) of the demo's BM25 and TF-IDF top 100, keeping ``depth`` documents per question."""
+    from demo.baselines import run_to_trec
     from evaluation.fusion import rrf
     from evaluation.runs import read_run, write_run
-    from demo.baselines import run_to_trec
 
     runs = _demo_baselines()
     parts = [read_run(run_to_trec(runs[key][split], tag=key)) for key in ("bm25", "tfidf")]

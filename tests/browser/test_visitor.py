@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-pytestmark = [pytest.mark.browser, pytest.mark.e2e, pytest.mark.slow]
-
 from .helpers import accessibility_problems
+
+pytestmark = [pytest.mark.browser, pytest.mark.e2e, pytest.mark.slow]
 
 expect = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed").expect
 

@@ -9,7 +9,6 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from evaluation.classification import score_files
 from demo.classification import (
     DATASET_SLUG,
     LANGUAGES,
@@ -19,6 +18,7 @@ from demo.classification import (
     generate_areas,
     gold_jsonl,
 )
+from evaluation.classification import score_files
 from leaderboard.models import Benchmark, Dataset, QrelsVersion, Split, Topic
 from submissions.models import Result, Submission
 

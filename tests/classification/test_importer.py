@@ -116,7 +116,7 @@ def test_it_imports_csv_for_each_task(tmp_path):
         ("ner", "t.jsonl", b'{"id": "a", "tokens": ["A", "B"], "tags": ["B-PER"]}\n',
          "t.jsonl:1: 2 tokens but 1 tags"),
         ("ner", "t.jsonl", b'{"id": "a", "tokens": ["A"], "tags": ["PER"]}\n', "t.jsonl:1: tag 1 'PER' is not a BIO tag"),
-        ("single", "t.csv", "id,text,label\na,x,c\n\nb,y\n".encode(), "t.csv:4: no \"label\""),
+        ("single", "t.csv", b"id,text,label\na,x,c\n\nb,y\n", "t.csv:4: no \"label\""),
         ("single", "t.csv", b"text,label\nx,c\n", "t.csv:1: the first row must name the columns"),
         ("single", "t.jsonl", b"\xff\xfe", "t.jsonl:1: byte 0xff is not UTF-8"),
         ("single", "t.jsonl", b"\n\n", "t.jsonl: holds no example"),

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from demo.baselines import BASELINES, baseline_runs, run_to_trec
+from demo.export import qrels_to_trec
+from demo.services import MEASURES
 from evaluation.measures import parse_measures
 from evaluation.qrels import read_qrels
 from evaluation.runs import read_run
 from evaluation.scoring import evaluate
-from demo.baselines import BASELINES, baseline_runs, run_to_trec
-from demo.export import qrels_to_trec
-from demo.services import MEASURES
 
 from .conftest import TEST_DEPTH
 

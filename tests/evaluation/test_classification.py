@@ -11,8 +11,7 @@ import json
 import warnings
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from sklearn.metrics import f1_score
 from sklearn.preprocessing import MultiLabelBinarizer
 
@@ -184,8 +183,7 @@ def aligned_tag_sequences(draw):
 @settings(max_examples=200, deadline=None)
 @given(aligned_tag_sequences())
 def test_ner_macro_f1_agrees_with_seqeval_default_mode(pair):
-    from seqeval.metrics import classification_report
-    from seqeval.metrics import f1_score as seqeval_f1
+    from seqeval.metrics import classification_report, f1_score as seqeval_f1
 
     gold, pred = pair
     macro, per_label = ner_f1(gold, pred)

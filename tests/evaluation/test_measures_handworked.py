@@ -190,7 +190,7 @@ def test_it_scores_the_same_whatever_the_line_order():
         scores = rng.integers(0, 4, size=30)  # many ties
         lines += [f"q{q} Q0 d{d} 0 {s}.5 t" for d, s in enumerate(scores)]
     qrels = read_qrels("".join(f"q{q} 0 d{d} {d % 3}\n" for q in range(5) for d in range(0, 30, 4)).encode())
-    ranked = sorted(lines, key=lambda l: (l.split()[0], -float(l.split()[4]), [-ord(c) for c in l.split()[2]]))
+    ranked = sorted(lines, key=lambda line: (line.split()[0], -float(line.split()[4]), [-ord(c) for c in line.split()[2]]))
     shuffled = list(lines)
     rng.shuffle(shuffled)
     results = []

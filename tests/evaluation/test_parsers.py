@@ -7,11 +7,20 @@ import io
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from evaluation import CorpusIds, InputError, Qrels, Run, docid_scheme_ok, read_qrels, read_run, sniff_run, write_run
-from evaluation import _kernel
+from evaluation import (
+    CorpusIds,
+    InputError,
+    Qrels,
+    Run,
+    _kernel,
+    docid_scheme_ok,
+    read_qrels,
+    read_run,
+    sniff_run,
+    write_run,
+)
 
 GOOD = b"q1 Q0 d1 1 2.5 tag\nq1 Q0 d2 2 1.5 tag\nq2 Q0 d1 1 0.5 tag\n"
 

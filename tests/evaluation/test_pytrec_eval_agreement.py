@@ -12,8 +12,7 @@ import math
 
 import numpy as np
 import pytrec_eval
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from evaluation import Qrels, Run, evaluate, parse_measures, read_qrels, read_run
 

@@ -115,8 +115,12 @@ def test_it_fuses_with_combsum_of_min_max_scores():
     assert fused["q2"] == [("x", 1.0)]  # a single score normalises to 1
 
 
-from hypothesis import example, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import (  # noqa: E402
+    example,
+    given,
+    settings,
+    strategies as st,  # noqa: E402
+)
 
 _RUNS = st.dictionaries(st.sampled_from(["q1", "q2", "q3"]),
                         st.dictionaries(st.sampled_from([f"d{i}" for i in range(8)] + ["CivC::11"]),

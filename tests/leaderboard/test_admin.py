@@ -41,10 +41,10 @@ def admin_urls() -> list[str]:
     urls = []
     for model in MODELS:
         info = (model._meta.app_label, model._meta.model_name)
-        urls.append(reverse("admin:%s_%s_changelist" % info))
+        urls.append(reverse("admin:{}_{}_changelist".format(*info)))
         obj = model.objects.order_by("pk").first()
         assert obj is not None, f"no {model.__name__} to open"
-        urls.append(reverse("admin:%s_%s_change" % info, args=[obj.pk]))
+        urls.append(reverse("admin:{}_{}_change".format(*info), args=[obj.pk]))
     urls.append(reverse("admin:leaderboard_dataset_import", args=[Dataset.objects.get(slug="bsard").pk]))
     urls.append(reverse("admin:leaderboard_dataset_add"))
     urls.append(reverse("admin:index"))

@@ -21,7 +21,7 @@ class TcpProxy:
         self._stopping = threading.Event()
         self._acceptor: threading.Thread | None = None
 
-    def start(self) -> "TcpProxy":
+    def start(self) -> TcpProxy:
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         listener.bind(("127.0.0.1", self.port))

@@ -13,11 +13,11 @@ import time
 
 import pytest
 
-from leaderboard.models import Split
 from boards.selectors import leaderboard_rows
+from leaderboard.models import Split
 from leaderboard.services import qrels_version_add
-from submissions.services import qrels_version_publish_and_rescore
 from submissions.models import Result, Submission
+from submissions.services import qrels_version_publish_and_rescore
 
 from .conftest import NEW_QRELS, RUNS, expected_means
 

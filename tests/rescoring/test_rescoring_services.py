@@ -8,14 +8,13 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from leaderboard.models import Split
 from boards.selectors import leaderboard_rows
+from leaderboard.models import Split
 from leaderboard.services import qrels_version_add
-from submissions.services import qrels_version_publish_and_rescore
 from submissions import services
-from submissions.services import rescoring
 from submissions.models import Result, Submission
 from submissions.selectors import split_rescoring_progress, submission_result_history
+from submissions.services import qrels_version_publish_and_rescore, rescoring
 
 from .conftest import NEW_QRELS, RUNS, expected_means
 

@@ -21,8 +21,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from evaluation.errors import InputError
 from evaluation.qrels import read_qrels

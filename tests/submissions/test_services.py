@@ -14,10 +14,10 @@ from evaluation.qrels import read_qrels
 from evaluation.runs import read_run
 from evaluation.scoring import evaluate
 from submissions import services
-from submissions.services import scoring
 from submissions.errors import ActionRefused, QuotaExceeded, UploadRefused
 from submissions.models import Result, StatusEvent, Submission
 from submissions.selectors import load_per_query, submission_quota, submission_result
+from submissions.services import scoring
 
 from .conftest import GOOD_RUN, METADATA, gz, upload
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from submissions.tasks import score_submission, sweep_submissions
 from submissions import services
 from submissions.models import Submission
+from submissions.tasks import score_submission, sweep_submissions
 
 from .conftest import GOOD_RUN, METADATA, upload
 
