@@ -283,7 +283,7 @@ def compute_significance(*, entries: list[tuple[int, bool, np.ndarray]], measure
 
 
 def _cache_key(split: Split, measure: str) -> str:
-    # v2: the method of issue 5's fix (fixed families, Bonferroni tiers, flips by family size).
+    # v2: fixed families, Bonferroni tiers, flips by family size (a change of method changes the key).
     return f"lexboard:sig:v2:{split.pk}:{split.cache_version}:{split.current_qrels_id}:{measure}"
 
 

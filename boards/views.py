@@ -128,7 +128,7 @@ def dataset(request, slug: str):
         # New judgments being rescored: the table stays on the current version until the switch.
         "pending_qrels": split.pending_qrels if split is not None and split.pending_qrels_id else None,
         "export_formats": [("csv", "CSV"), ("json", "JSON"), ("tex", "LaTeX")],
-        # Significance markers and tiers (issue 5): ?sig=MEASURE, default the ranked-by measure.
+        # Significance markers and tiers: ?sig=MEASURE, default the ranked-by measure.
         **significance_context(split=split, rows=rows, sort=measure, sig=request.GET.get("sig")),
     }
     return render(request, "leaderboard/dataset.html", context)

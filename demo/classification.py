@@ -1,7 +1,7 @@
 """The demo's classification task and its baselines: "Demo legal area classification" (fr, de, it).
 
-Why: with the demo retrieval dataset it makes the demo benchmark a *suite*
-(issue 8), so a fresh install shows a suite table with an aggregate at once.
+Why: with the demo retrieval dataset it makes the demo benchmark a *suite*,
+so a fresh install shows a suite table with an aggregate at once.
 
 * :func:`generate_areas` writes short legal snippets in French, German and
   Italian, each labelled with its area of law (civil, criminal, labour, tax,

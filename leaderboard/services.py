@@ -9,8 +9,6 @@ from __future__ import annotations
 from django.db import transaction
 from django.db.models import Max
 
-from evaluation.qrels import read_qrels
-
 from .models import Benchmark, Corpus, Dataset, QrelsVersion, Split
 
 
@@ -92,10 +90,6 @@ def qrels_version_publish(*, split: Split, version: QrelsVersion) -> None:
     split.pending_qrels = None
     split.bump_cache_version()
 
-
-def parse_qrels_bytes(data: bytes, *, name: str) -> dict[str, dict[str, int]]:
-    """Parse TREC qrels with the metric core's parser (errors carry file:line: reason)."""
-    return read_qrels(data, name=name).to_dict()
 
 
 def dataset_get_or_create(

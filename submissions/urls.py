@@ -15,7 +15,7 @@ urlpatterns = [
     path("<int:submission_id>/visibility/", views.visibility, name="visibility"),
     path("<int:submission_id>/withdraw/", views.withdraw, name="withdraw"),
     path("<int:submission_id>/resubmit/", views.resubmit, name="resubmit"),
-    # Analyses (issue 5): submissions/views_analysis.py
+    # Analyses: submissions/views_analysis.py
     path("compare/", views_analysis.compare, name="compare"),
     path("fusion/", views_analysis.fusion, name="fusion"),
     path("<int:submission_id>/per-query.csv", views_analysis.per_query_csv, name="per_query_csv"),

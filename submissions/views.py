@@ -103,7 +103,7 @@ def _status_payload(submission: Submission) -> dict:
 def detail(request: HttpRequest, submission_id: int) -> HttpResponse:
     """A submission's page: metadata, live status, warnings, errors, scores."""
     submission = selectors.submission_for_viewer(submission_id=submission_id, user=request.user)
-    is_owner = request.user.is_authenticated and (request.user.pk == submission.user_id or request.user.is_staff)
+    is_owner = submission.manageable_by(request.user)
     found = selectors.submission_result(submission=submission)
     dataset = submission.split.dataset
     scores = []
@@ -130,7 +130,7 @@ def detail(request: HttpRequest, submission_id: int) -> HttpResponse:
         "pending_qrels": submission.split.pending_qrels if submission.split.pending_qrels_id else None,
         "resubmit_form": ResubmitForm() if is_owner and submission.status == Submission.Status.FAILED else None,
         "status_json": _status_payload(submission),
-        # Analyses (issue 5): aggregates on every split, per-query rows on dev/train only.
+        # Analyses: aggregates on every split, per-query rows on dev/train only (hidden splits never show them).
         **submission_analysis(submission=submission, result=found.result, vectors=found.per_query),
     }
     return render(request, "submissions/detail.html", context)

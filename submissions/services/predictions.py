@@ -54,10 +54,6 @@ EXAMPLES = {
 }
 
 
-def is_prediction_task(dataset: Dataset) -> bool:
-    """True when the dataset takes JSONL prediction files instead of TREC runs."""
-    return dataset.task in (Dataset.Task.SINGLE, Dataset.Task.MULTI, Dataset.Task.NER)
-
 
 def language_measure(language: str) -> str:
     """The score name of one language's macro-F1, e.g. ``macro-F1/fr``."""

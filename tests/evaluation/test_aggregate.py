@@ -18,6 +18,7 @@ from evaluation.aggregate import (
     harmonic_mean,
     lextreme_aggregates,
 )
+from tests.shared_folder import shared_file
 
 # The worked example of docs/metrics.md: two datasets, A with one configuration
 # in two languages, B with two configurations.
@@ -87,11 +88,7 @@ def test_lextreme_aggregates_of_equal_cells_are_that_value(table):
 
 
 def reported_lextreme():
-    for base in (Path(__file__).resolve().parents[3] / "shared", Path("/work/shared")):
-        path = base / "reference" / "reported_results.json"
-        if path.exists():
-            return json.loads(path.read_text())["lextreme"]
-    pytest.skip("shared/reference/reported_results.json is not beside the repository")
+    return json.loads(shared_file("reference", "reported_results.json").read_text())["lextreme"]
 
 
 def test_reported_lextreme_aggregates_have_the_structure_the_score_needs():

@@ -12,6 +12,7 @@ from evaluation.measures import parse_measure
 from leaderboard.cards import CARDS_DIR, cards_load
 from leaderboard.importers import files_from_directory, import_bsard
 from leaderboard.models import Benchmark, Dataset, ReportedResult, Split
+from tests.shared_folder import shared_file
 
 pytestmark = pytest.mark.django_db
 
@@ -107,9 +108,7 @@ def test_cards_and_an_import_work_together(db):
 
 
 def test_the_shipped_copy_of_the_reported_results_is_the_reference():
-    reference = Path(__file__).resolve().parents[3] / "shared" / "reference" / "reported_results.json"
-    if not reference.exists():
-        pytest.skip("the shared reference folder is not beside this checkout")
+    reference = shared_file("reference", "reported_results.json")
     assert json.loads((CARDS_DIR / "reported_results.json").read_text()) == json.loads(reference.read_text())
 
 

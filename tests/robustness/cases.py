@@ -1,4 +1,4 @@
-"""The bad-input corpus and what each file must get: the expectation table of issue 6, item 4.
+"""The bad-input corpus and what each file must get: for each file, the line named, the hint, the door that answers.
 
 Every file under ``tests/data/bad/`` has one entry here (``test_corpus_is_complete``
 holds the folder, this table and the README to each other). ``line`` is the

@@ -24,6 +24,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from evaluation import cli
 from evaluation.corpus import CorpusIds
 from evaluation.errors import MAX_PROBLEMS, InputError
 from evaluation.measures import parse_measures
@@ -102,13 +103,8 @@ def test_core_answers_each_qrels(case):
     assert_names_line(caught.value, case, path)
 
 
-def _cli():
-    return pytest.importorskip("evaluation.cli", reason="the command line (evaluation/cli.py) has not landed yet")
-
-
 @pytest.mark.parametrize("case", param([c for c in RUNS if not c.needs_corpus] + QRELS))
 def test_command_line_exits_2_naming_the_line(case, capsys):
-    cli = _cli()
     path = DATA / case.path
     is_run = case.path.startswith("runs/")
     qrels, run = (GOOD_QRELS, path) if is_run else (path, GOOD_RUN)

@@ -17,9 +17,6 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
-from evaluation.qrels import read_qrels
-from evaluation.runs import read_run
-from evaluation.scoring import evaluate
 from submissions.models import Result, Submission
 
 from .conftest import GOOD_RUN, upload
@@ -53,31 +50,24 @@ def post_run(client, split, content, name="run.txt", **fields):
 
 
 def cli_scores(split, run_path: Path, qrels_path: Path) -> dict[str, float]:
-    """The command line's scores for the file; ``evaluate`` itself if the command line is not there yet."""
+    """The command line's scores for the file, with the dataset's depth, threshold and corpus.
+
+    The command line is called as a researcher calls it; if it cannot be (a
+    flag missing, an error), the test fails: comparing the server with
+    ``evaluate`` itself would compare the code with itself.
+    """
     dataset = split.dataset
-    measures = ",".join(dataset.measures)
-    if (BASE_DIR / "evaluation" / "__main__.py").exists():
-        help_text = subprocess.run(
-            [sys.executable, "-m", "evaluation", "score", "--help"], cwd=BASE_DIR, capture_output=True, text=True
-        ).stdout
-        if all(flag in help_text for flag in ("--qrels", "--run", "--measures", "--json")):
-            command = [sys.executable, "-m", "evaluation", "score", "--qrels", str(qrels_path), "--run",
-                       str(run_path), "--measures", measures, "--json"]
-            if "--depth" in help_text:
-                command += ["--depth", str(dataset.depth)]
-            if "--threshold" in help_text:
-                command += ["--threshold", str(dataset.relevance_threshold)]
-            if "--corpus" in help_text and hasattr(dataset, "corpus"):
-                corpus_path = run_path.with_name("corpus.txt")
-                corpus_path.write_text("\n".join(dataset.corpus.ids()) + "\n")
-                command += ["--corpus", str(corpus_path)]
-            done = subprocess.run(command, cwd=BASE_DIR, capture_output=True, text=True, timeout=120)
-            assert done.returncode == 0, done.stderr
-            data = json.loads(done.stdout)
-            return {name: float(value) for name, value in data.get("measures", data).items()}
-    qrels = read_qrels(qrels_path, threshold=dataset.relevance_threshold)
-    evaluation = evaluate(qrels, read_run(run_path), dataset.measures, depth=dataset.depth)
-    return {name: float(evaluation.means[name]) for name in dataset.measures}
+    command = [sys.executable, "-m", "evaluation", "score", "--qrels", str(qrels_path), "--run", str(run_path),
+               "--measures", ",".join(dataset.measures), "--json", "--depth", str(dataset.depth),
+               "--threshold", str(dataset.relevance_threshold)]
+    if hasattr(dataset, "corpus"):
+        corpus_path = run_path.with_name("corpus.txt")
+        corpus_path.write_text("\n".join(dataset.corpus.ids()) + "\n")
+        command += ["--corpus", str(corpus_path)]
+    done = subprocess.run(command, cwd=BASE_DIR, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    return {name: float(value) for name, value in data.get("measures", data).items()}
 
 
 def test_an_upload_is_scored_by_the_worker_with_exactly_the_command_lines_numbers(
