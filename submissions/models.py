@@ -132,11 +132,13 @@ class Submission(models.Model):
             self.visibility != self.Visibility.PRIVATE and not self.hidden_by_curator and self.withdrawn_at is None
         )
 
+    def manageable_by(self, user) -> bool:
+        """The one rule of who may manage a submission and see all of it: its owner, and staff."""
+        return bool(user is not None and user.is_authenticated and (user.pk == self.user_id or user.is_staff))
+
     def visible_to(self, user) -> bool:
-        """Public entries are for everyone; the rest only for the owner and staff."""
-        if self.is_public:
-            return True
-        return bool(user and user.is_authenticated and (user.pk == self.user_id or user.is_staff))
+        """Public entries are for everyone; the rest only for those who may manage them."""
+        return self.is_public or self.manageable_by(user)
 
     def display_owner(self) -> str:
         if self.visibility == self.Visibility.ANONYMOUS:

@@ -108,7 +108,7 @@ def submission_for_viewer(*, submission_id: int, user) -> Submission:
 def submission_for_owner(*, submission_id: int, user) -> Submission:
     """The submission if ``user`` owns it (staff too), else 404."""
     submission = Submission.objects.select_related("split__dataset").filter(pk=submission_id).first()
-    if submission is None or not user.is_authenticated or (submission.user_id != user.pk and not user.is_staff):
+    if submission is None or not submission.manageable_by(user):
         raise Http404("No such submission.")
     return submission
 
@@ -117,14 +117,30 @@ def submission_events(*, submission: Submission) -> list[StatusEvent]:
     return list(submission.events.all())
 
 
-def submission_current_result(*, submission: Submission) -> Result | None:
-    """The result on the split's current qrels, else the latest one (shown with its version)."""
-    results = list(submission.results.select_related("qrels_version").order_by("-created_at"))
-    current = submission.split.current_qrels_id
+def pick_current_result(results, *, current_qrels_id: int | None) -> Result | None:
+    """The one rule for "the current result of a submission", among its results.
+
+    The result on the split's current qrels; when there is none (a rescoring
+    in progress, or qrels never published), the newest result — newest by
+    ``created_at``, then by id, so two results stored in the same instant
+    still give one answer.
+    """
+    results = list(results)
     for result in results:
-        if result.qrels_version_id == current:
+        if result.qrels_version_id == current_qrels_id:
             return result
-    return results[0] if results else None
+    return max(results, key=lambda r: (r.created_at, r.pk)) if results else None
+
+
+def current_result_of(submission: Submission) -> Result | None:
+    """The current result (:func:`pick_current_result`) from ``submission.results.all()`` (prefetched or not)."""
+    return pick_current_result(submission.results.all(), current_qrels_id=submission.split.current_qrels_id)
+
+
+def submission_current_result(*, submission: Submission) -> Result | None:
+    """The current result (:func:`pick_current_result`) with its qrels version loaded (shown with it)."""
+    results = submission.results.select_related("qrels_version")
+    return pick_current_result(results, current_qrels_id=submission.split.current_qrels_id)
 
 
 def load_per_query(result: Result) -> dict[str, np.ndarray]:
@@ -164,13 +180,9 @@ def submissions_of_user(*, user) -> list[Submission]:
 
 
 def primary_score_of(submission: Submission) -> float | None:
-    """The primary score on the current qrels, from prefetched results (no extra query)."""
-    current = submission.split.current_qrels_id
-    results = list(submission.results.all())
-    for result in results:
-        if result.qrels_version_id == current:
-            return result.primary_score
-    return results[0].primary_score if results else None
+    """The primary score of the current result (:func:`current_result_of`), from prefetched results."""
+    result = current_result_of(submission)
+    return result.primary_score if result is not None else None
 
 
 # --- rescoring on new judgments (see submissions.services, "new judgments") ---

@@ -7,7 +7,8 @@ from drf_spectacular.utils import OpenApiResponse, inline_serializer
 from rest_framework import serializers
 
 from ..forms import METADATA_HELP, METADATA_LABELS
-from ..models import Result, Submission
+from ..models import Submission
+from ..selectors import current_result_of
 from ..services import METADATA_FIELDS
 
 ErrorSerializer = inline_serializer(
@@ -73,18 +74,6 @@ class SubmissionCreatedSerializer(serializers.Serializer):
     page = serializers.URLField(help_text="The submission's page on the site.")
 
 
-def current_result(submission: Submission) -> Result | None:
-    """The result on the split's current qrels, else the latest one (uses prefetched results)."""
-    results = list(submission.results.all())
-    if not results:
-        return None
-    current = submission.split.current_qrels_id
-    for result in results:
-        if result.qrels_version_id == current:
-            return result
-    return max(results, key=lambda r: (r.created_at, r.pk))
-
-
 class SubmissionSerializer(serializers.ModelSerializer):
     """A submission as its owner (or anyone, when public) sees it: status, aggregate scores, warnings."""
 
@@ -133,12 +122,12 @@ class SubmissionSerializer(serializers.ModelSerializer):
         return obj.split.name
 
     def get_qrels_version(self, obj: Submission) -> int | None:
-        result = current_result(obj)
+        result = current_result_of(obj)
         return result.qrels_version.version if result is not None else None
 
     def get_scores(self, obj: Submission) -> dict[str, float | None]:
         """Aggregate scores only (means over the evaluated queries), fractions between 0 and 1."""
-        result = current_result(obj)
+        result = current_result_of(obj)
         if result is None or obj.status != Submission.Status.SCORED:
             return {}
         return {name: (float(v) if v is not None else None) for name, v in (result.scores or {}).items()}
@@ -148,6 +137,6 @@ class SubmissionSerializer(serializers.ModelSerializer):
         if obj.status != Submission.Status.FAILED or not obj.error:
             return None
         user = getattr(self.context.get("request"), "user", None)
-        if user is not None and user.is_authenticated and (user.pk == obj.user_id or user.is_staff):
+        if obj.manageable_by(user):
             return {"message": obj.error.get("message", ""), "details": obj.error.get("details", [])}
         return {"message": "Scoring this run failed.", "details": []}
