@@ -8,12 +8,10 @@ import warnings
 import krippendorff
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from sklearn.metrics import cohen_kappa_score
 
-from evaluation.agreement import (alpha_per_query, cohen_kappa, disagreements, krippendorff_alpha, overall,
-                                  pairwise)
+from evaluation.agreement import alpha_per_query, cohen_kappa, disagreements, krippendorff_alpha, overall, pairwise
 
 SCALE = [0, 1, 2, 3]
 pairs_st = st.lists(st.tuples(st.sampled_from(SCALE), st.sampled_from(SCALE)), min_size=1, max_size=40)

@@ -26,8 +26,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import pytrec_eval
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from evaluation import Qrels, Run, evaluate, parse_measure, parse_measures
 from tests.evaluation.test_pytrec_eval_agreement import QIDS, SCORES, cut

@@ -11,8 +11,14 @@ import numpy as np
 import pytest
 from statsmodels.stats.power import TTestPower
 
-from evaluation.power import (difference_variance, min_detectable_difference, paired_power, power_analysis,
-                              residual_variance, topics_needed)
+from evaluation.power import (
+    difference_variance,
+    min_detectable_difference,
+    paired_power,
+    power_analysis,
+    residual_variance,
+    topics_needed,
+)
 
 from .conftest import ROOT
 

@@ -9,8 +9,7 @@ import sys
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from evaluation import CorpusIds, Qrels, Run, evaluate, parse_measures, read_qrels, read_run
 from evaluation.reference import as_float32, ranked, read_plain_qrels, read_plain_run
