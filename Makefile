@@ -5,7 +5,7 @@ VENV ?= .venv
 CORE_VENV ?= .venv-core
 PY := $(VENV)/bin/python
 
-.PHONY: run test test-fast check check-core venv venv-core clean-var
+.PHONY: run test test-fast check check-types check-code check-core venv venv-core clean-var
 
 run:
 	./scripts/run.sh
@@ -17,10 +17,15 @@ test: venv
 test-fast: venv
 	$(PY) -m pytest -m "not slow and not e2e and not browser and not chaos" $(PYTEST_ARGS)
 
-# The gates CI runs before the tests (CONTRIBUTING.md): mypy --strict on the metric core, lint and
-# import order, the import contracts (pyproject.toml), no missing migration, the core's tests without Django.
-check: venv venv-core
+# The gates (CONTRIBUTING.md): mypy --strict on the metric core, then the gates CI runs before the tests.
+check: check-types check-code
+
+check-types: venv
 	$(PY) -m mypy
+
+# Lint and import order, the import contracts (pyproject.toml), no missing migration, the core's tests
+# without Django. (.ci/run runs this; it runs check-types too once the metric core is mypy-clean.)
+check-code: venv venv-core
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
 	$(PY) manage.py makemigrations --check --dry-run
