@@ -27,11 +27,17 @@ import io
 import os
 import zlib
 from dataclasses import dataclass
-from typing import BinaryIO, Iterator
+from typing import TYPE_CHECKING, Any, BinaryIO, Iterator, Union, cast
 
 import numpy as np
 
 from .errors import ProblemCollector
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
+
+#: What the readers accept: a path, the bytes themselves, or a binary file object.
+Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, BinaryIO]
 
 CHUNK_BYTES = 4 << 20  # measured best on 7M lines (2, 4, 8 MB tried); bounds temporaries too
 PAD = 32  # zero bytes around a chunk so unaligned 8-byte gathers never overflow
@@ -47,7 +53,7 @@ _POW10_I = 10 ** np.arange(19, dtype=np.int64)
 # ---------------------------------------------------------------- sources
 
 
-def open_source(source, name: str | None) -> tuple[BinaryIO, str, bool]:
+def open_source(source: Source, name: str | None) -> tuple[BinaryIO, str, bool]:
     """Open a path, bytes or binary file object; gunzip by magic bytes.
 
     Returns (stream, display name, whether we own the stream).
@@ -69,7 +75,7 @@ def open_source(source, name: str | None) -> tuple[BinaryIO, str, bool]:
     if isinstance(head, str):
         raise TypeError("open the file in binary mode ('rb'): runs and qrels are read as bytes")
     if head == b"\x1f\x8b":
-        return gzip.GzipFile(fileobj=raw, mode="rb"), display, True
+        return cast(BinaryIO, gzip.GzipFile(fileobj=raw, mode="rb")), display, True
     return raw, display, own
 
 
@@ -111,7 +117,7 @@ def _peek(stream: BinaryIO, n: int) -> tuple[BinaryIO, bytes]:
     except (OSError, ValueError, AttributeError):
         pass
     data = stream.read(n)
-    return _Prepended(data, stream), data
+    return cast(BinaryIO, _Prepended(data, stream)), data
 
 
 def sniff_content(head: bytes) -> str | None:
@@ -155,7 +161,8 @@ class Chunk:
 
     def lengths(self, col: int) -> np.ndarray:
         """Token lengths of a column."""
-        return self.ends[:, col] - self.starts[:, col]
+        lengths: np.ndarray = self.ends[:, col] - self.starts[:, col]
+        return lengths
 
     def token(self, row: int, col: int) -> str:
         """One token as text (for messages)."""
@@ -421,14 +428,15 @@ def compared_scores(scores: np.ndarray, precision: str = "float32") -> np.ndarra
 
 def _clip8(x: np.ndarray) -> np.ndarray:
     """``min(max(x, 0), 8)``, cheaper than ``np.clip``."""
-    out = np.maximum(x, 0)
+    out: np.ndarray = np.maximum(x, 0)
     np.minimum(out, 8, out=out)
     return out
 
 
 def low_mask(lengths: np.ndarray) -> np.ndarray:
     """Masks keeping the first ``min(length, 8)`` bytes of a little-endian word."""
-    return _LOW_MASKS[_clip8(lengths)]
+    masks: np.ndarray = _LOW_MASKS[_clip8(lengths)]
+    return masks
 
 
 def codes_for(chunk: Chunk, col: int, codes: dict[str, int], collector: ProblemCollector | None,
@@ -460,7 +468,8 @@ def codes_for(chunk: Chunk, col: int, codes: dict[str, int], collector: ProblemC
         head_codes[j] = codes.setdefault(s, len(codes))
     if inverse is not None:
         head_codes = head_codes[inverse.reshape(-1)]
-    return head_codes[np.cumsum(change) - 1]
+    row_codes: np.ndarray = head_codes[np.cumsum(change) - 1]
+    return row_codes
 
 
 _ONES = np.uint64(0x0101010101010101)
@@ -472,7 +481,8 @@ _PLUS76 = np.uint64(0x7676767676767676)
 
 def _zero_byte_flags(x: np.ndarray) -> np.ndarray:
     """0x80 in every byte of ``x`` that is zero, 0 elsewhere (exact, no carries)."""
-    return ~(((x & _LOW7) + _LOW7) | x | _LOW7)
+    flags: np.ndarray = ~(((x & _LOW7) + _LOW7) | x | _LOW7)
+    return flags
 
 
 def _byte_flags(w: np.ndarray, byte: int) -> np.ndarray:
@@ -579,7 +589,8 @@ def parse_scores(chunk: Chunk, col: int, collector: ProblemCollector, label: str
                 collector.add(int(chunk.line_no[i]), f"the {label} {token!r} {what}; use a finite number")
                 v = 0.0
         values[i] = v
-    return values
+    parsed: np.ndarray = values
+    return parsed
 
 
 def check_integers(chunk: Chunk, col: int, collector: ProblemCollector, message: str) -> None:
@@ -667,7 +678,7 @@ class Columns:
     size after reading a 7M-line run stays close to the data itself.
     """
 
-    def __init__(self, specs: dict[str, tuple[np.dtype, int]], capacity: int):
+    def __init__(self, specs: dict[str, tuple[DTypeLike, int]], capacity: int):
         self.n = 0
         self.capacity = max(capacity, 1024)
         self.arrays = {name: np.empty((self.capacity, width) if width else self.capacity, dtype=dtype)
@@ -702,7 +713,7 @@ class Columns:
         return self.arrays[name][:self.n]
 
 
-def size_hint(stream) -> int | None:
+def size_hint(stream: Any) -> int | None:
     """Expected size in bytes of the text of a stream, when cheaply known.
 
     For gzip the compressed size is scaled by 5 (runs compress 3 to 5 times):

@@ -40,7 +40,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
     parser = _parser()
     args = parser.parse_args(argv)
     try:
-        return args.handler(args, out, err)
+        status: int = args.handler(args, out, err)
+        return status
     except InputError as exc:
         print(str(exc), file=err)
         return EXIT_INVALID

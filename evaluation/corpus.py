@@ -33,7 +33,7 @@ class CorpusIds:
         return cls(K.hash_words(K.strings_to_words(ids)), example=ids[0])
 
     @classmethod
-    def read(cls, source, *, name: str | None = None) -> "CorpusIds":
+    def read(cls, source: K.Source, *, name: str | None = None) -> "CorpusIds":
         """Read a file of docids, one per line (path, bytes or binary file; ``.gz`` ok).
 
         Vectorized like the run reader, so 8.8M ids take seconds, not a list
@@ -68,7 +68,8 @@ class CorpusIds:
         if len(self.keys) == 0:
             return np.zeros(len(keys), dtype=bool)
         pos = np.minimum(np.searchsorted(self.keys, keys), len(self.keys) - 1)
-        return self.keys[pos] == keys
+        found: np.ndarray = self.keys[pos] == keys
+        return found
 
     def to_bytes(self) -> bytes:
         """Serialize (npz) for caching."""

@@ -139,7 +139,8 @@ class Qrels:
                           np.array(grades, dtype=np.int64), threshold)
 
     @classmethod
-    def _build(cls, name, qids, qidx, words, grades, threshold) -> "Qrels":
+    def _build(cls, name: str, qids: list[str], qidx: np.ndarray, words: np.ndarray, grades: np.ndarray,
+               threshold: int) -> "Qrels":
         qrels = cls(name=name, qids=qids, qidx=qidx, doc_words=words, grades=grades, threshold=threshold)
         empty = int((qrels.n_relevant_per_query == 0).sum())
         if empty:
@@ -172,7 +173,7 @@ class Qrels:
                               z["doc_words"], z["grades"], int(z["threshold"]))
 
 
-def read_qrels(source, *, name: str | None = None, threshold: int = 1) -> Qrels:
+def read_qrels(source: K.Source, *, name: str | None = None, threshold: int = 1) -> Qrels:
     """Read qrels from a path (``.gz`` ok), bytes or a binary file object.
 
     Raises ``QrelsFormatError`` with ``line: reason`` problems.

@@ -12,7 +12,7 @@ is decided by score and docid, as in trec_eval.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import BinaryIO, Iterable
+from typing import IO, Any, BinaryIO, Container, Iterable, cast
 
 import numpy as np
 
@@ -98,7 +98,7 @@ class Run:
         return out
 
 
-def read_run(source, *, name: str | None = None, max_lines: int | None = None,
+def read_run(source: K.Source, *, name: str | None = None, max_lines: int | None = None,
              max_bytes: int | None = None) -> Run:
     """Read a TREC run from a path (``.gz`` ok), bytes or a binary file object.
 
@@ -209,7 +209,7 @@ def _check_duplicates(run: Run, collector: ProblemCollector) -> None:
             return
         rows = np.flatnonzero(np.isin(keys, suspicious))
     # Exact check on the real words: the hash only proposes candidates.
-    seen: dict[tuple, int] = {}
+    seen: dict[tuple[int, bytes], int] = {}
     for r in rows.tolist():
         ident = (int(q[r]), run.doc_words[r].tobytes())
         if ident in seen:
@@ -242,7 +242,7 @@ def sniff_run(first_bytes: bytes, *, n_lines: int = 50) -> list[Problem]:
     text = b"\n".join(lines[:n_lines]) + b"\n"
     collector = ProblemCollector("<upload>", RunFormatError)
     try:
-        for chunk in K.iter_chunks(_Bytes(text), ncols=6, columns_help=RUN_COLUMNS, collector=collector):
+        for chunk in K.iter_chunks(cast(BinaryIO, _Bytes(text)), ncols=6, columns_help=RUN_COLUMNS, collector=collector):
             K.parse_scores(chunk, 4, collector)
             K.check_integers(chunk, 3, collector, _RANK_MESSAGE)
     except RunFormatError:
@@ -265,7 +265,7 @@ class _Bytes:
         return out
 
 
-def docid_scheme_ok(docids: Iterable[str], corpus_ids) -> bool:
+def docid_scheme_ok(docids: Iterable[str], corpus_ids: Container[str]) -> bool:
     """True when at least half of ``docids`` belong to the corpus (a cheap scheme check)."""
     docids = list(docids)
     if not docids:
@@ -274,7 +274,7 @@ def docid_scheme_ok(docids: Iterable[str], corpus_ids) -> bool:
     return inside * 2 >= len(docids)
 
 
-def write_run(run: Run, fileobj, *, tag: str, score_precision: ScorePrecision = DEFAULT_SCORE_PRECISION) -> None:
+def write_run(run: Run, fileobj: IO[Any], *, tag: str, score_precision: ScorePrecision = DEFAULT_SCORE_PRECISION) -> None:
     """Write a run in TREC format, ranked by score desc (in ``score_precision``) then docid desc.
 
     ``fileobj`` is a text or binary file object. Scores are written with

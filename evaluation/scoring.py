@@ -23,7 +23,7 @@ query.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable, cast
 
 import numpy as np
 
@@ -66,9 +66,9 @@ class Evaluation:
         """Ranks of the relevant documents found, one array per evaluated query."""
         return [self.rel_ranks[a:b] for a, b in zip(self.rel_offsets[:-1], self.rel_offsets[1:])]
 
-    def to_json(self, *, per_query: bool = False) -> dict:
+    def to_json(self, *, per_query: bool = False) -> dict[str, Any]:
         """``{"measures": {name: mean}, "queries": n, "warnings": [...]}`` (+ ``per_query``)."""
-        out: dict = {
+        out: dict[str, Any] = {
             "measures": {m.name: self.means[m.name] for m in self.measures},
             "queries": len(self.qids),
             "warnings": [w.to_dict() for w in self.warnings],
@@ -126,6 +126,7 @@ def evaluate(
         measures = DEFAULT_MEASURES
     elif isinstance(measures, str) or (measures and isinstance(measures[0], str)):
         measures = parse_measures(measures)
+    measures = cast(list[Measure], measures)
     if depth < 1:
         raise ValueError("depth must be at least 1")
     report = progress or (lambda _x: None)
@@ -296,7 +297,9 @@ def _sort_by_score(q: np.ndarray, s: np.ndarray, newq: np.ndarray, grouped: bool
     return (heads[:, None] + idx)[valid]
 
 
-def _apply_corpus(run, corpus, row_q, within, judged, grade, docid_example, warnings):
+def _apply_corpus(run: Run, corpus: CorpusIds, row_q: np.ndarray, within: np.ndarray, judged: np.ndarray,
+                  grade: np.ndarray, docid_example: str | None, warnings: list[Notice]
+                  ) -> tuple[np.ndarray, np.ndarray]:
     """Docids outside the corpus are non-relevant; refuse when most of them are outside."""
     considered = np.flatnonzero(within)
     inside = corpus.contains_keys(run.doc_keys[considered])
@@ -344,7 +347,7 @@ class _Context:
 
     def count_within(self, k: np.ndarray | int) -> np.ndarray:
         rq, rr = self.rel_hits()
-        cutoff = k if np.isscalar(k) else k[rq]
+        cutoff = k[rq] if isinstance(k, np.ndarray) else k
         return np.bincount(rq[rr <= cutoff], minlength=self.nq).astype(np.float64)
 
     def rel_so_far(self) -> np.ndarray:
@@ -367,7 +370,8 @@ class _Context:
 
 def _per_relevant(x: np.ndarray, n_rel: np.ndarray) -> np.ndarray:
     """x / |relevant|, 0 for a query without relevant documents (counted only with empty_queries="count")."""
-    return np.divide(x, n_rel, out=np.zeros(len(x)), where=n_rel > 0)
+    out: np.ndarray = np.divide(x, n_rel, out=np.zeros(len(x)), where=n_rel > 0)
+    return out
 
 
 def _recall(ctx: _Context, k: int) -> np.ndarray:
@@ -388,7 +392,8 @@ def _average_precision(ctx: _Context, k: int) -> np.ndarray:
 def _reciprocal_rank(ctx: _Context, k: int) -> np.ndarray:
     first = ctx.first_rank()
     ok = (first > 0) & (first <= k)
-    return np.divide(1.0, first, out=np.zeros(ctx.nq), where=ok)
+    out: np.ndarray = np.divide(1.0, first, out=np.zeros(ctx.nq), where=ok)
+    return out
 
 
 def _success(ctx: _Context, k: int) -> np.ndarray:
@@ -416,7 +421,7 @@ def _ndcg(ctx: _Context, k: int) -> np.ndarray:
     return np.divide(dcg, idcg, out=np.zeros(ctx.nq), where=idcg > 0)
 
 
-_KERNELS: dict[str, Callable[[_Context, int | None], np.ndarray]] = {
+_KERNELS: dict[str, Callable[[_Context, Any], np.ndarray]] = {
     "R": _recall,
     "P": _precision,
     "MAP": _average_precision,
