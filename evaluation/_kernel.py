@@ -26,8 +26,9 @@ import gzip
 import io
 import os
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, BinaryIO, Iterator, Union, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 import numpy as np
 
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from numpy.typing import DTypeLike
 
 #: What the readers accept: a path, the bytes themselves, or a binary file object.
-Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, BinaryIO]
+Source = str | os.PathLike[str] | bytes | bytearray | memoryview | BinaryIO
 
 CHUNK_BYTES = 4 << 20  # measured best on 7M lines (2, 4, 8 MB tried); bounds temporaries too
 PAD = 32  # zero bytes around a chunk so unaligned 8-byte gathers never overflow
@@ -464,7 +465,7 @@ def codes_for(chunk: Chunk, col: int, codes: dict[str, int], collector: ProblemC
     # New values get codes in order of first appearance, as in a grouped file.
     visit = np.argsort(first, kind="stable") if inverse is not None else np.arange(len(head_words))
     strings = words_to_strings(head_words[visit])
-    for j, s in zip(visit.tolist(), strings):
+    for j, s in zip(visit.tolist(), strings, strict=True):
         head_codes[j] = codes.setdefault(s, len(codes))
     if inverse is not None:
         head_codes = head_codes[inverse.reshape(-1)]

@@ -35,7 +35,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import BinaryIO, Union, cast
+from typing import BinaryIO, cast
 
 from evaluation.errors import InputError, Notice, Problem, ProblemCollector
 
@@ -47,7 +47,7 @@ ANSWER_FIELD = {"single": "label", "multi": "labels", "ner": "tags"}
 _TAG = re.compile(r"^(?P<prefix>[BI])-(?P<type>\S.*)$")
 _SHOWN_IDS = 5
 
-Source = Union[str, os.PathLike[str], bytes, BinaryIO]
+Source = str | os.PathLike[str] | bytes | BinaryIO
 
 
 class GoldFormatError(InputError):

@@ -16,7 +16,8 @@ import argparse
 import importlib
 import json
 import sys
-from typing import Callable, Sequence, TextIO
+from collections.abc import Callable, Sequence
+from typing import TextIO
 
 from .cli_tasks import add_subcommands as add_task_subcommands
 from .conventions import DEFAULT_EMPTY_QUERIES, DEFAULT_SCORE_PRECISION, EMPTY_QUERIES, SCORE_PRECISIONS

@@ -11,7 +11,7 @@ nothing. The fused run keeps the top ``depth`` documents per query.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -11,8 +11,9 @@ is decided by score and docid, as in trec_eval.
 
 from __future__ import annotations
 
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
-from typing import IO, Any, BinaryIO, Container, Iterable, cast
+from typing import IO, Any, BinaryIO, cast
 
 import numpy as np
 
@@ -67,12 +68,12 @@ class Run:
     def to_dict(self) -> dict[str, dict[str, float]]:
         """``{qid: {docid: score}}``, the shape pytrec_eval takes."""
         out: dict[str, dict[str, float]] = {q: {} for q in self.qids}
-        for code, docid, score in zip(self.qcode.tolist(), self.docids(), self.scores.tolist()):
+        for code, docid, score in zip(self.qcode.tolist(), self.docids(), self.scores.tolist(), strict=True):
             out[self.qids[code]][docid] = score
         return out
 
     @classmethod
-    def from_dict(cls, d: dict[str, dict[str, float]], *, name: str = "<dict>", tag: str = "run") -> "Run":
+    def from_dict(cls, d: dict[str, dict[str, float]], *, name: str = "<dict>", tag: str = "run") -> Run:
         """Build a run from ``{qid: {docid: score}}``."""
         qids = list(d)
         qcode, docids, scores = [], [], []
@@ -93,7 +94,7 @@ class Run:
                            + [-K.compared_scores(self.scores, score_precision), self.qcode])
         out: dict[str, list[tuple[str, float]]] = {}
         docids = self.docids(order)
-        for code, docid, score in zip(self.qcode[order].tolist(), docids, self.scores[order].tolist()):
+        for code, docid, score in zip(self.qcode[order].tolist(), docids, self.scores[order].tolist(), strict=True):
             out.setdefault(self.qids[code], []).append((docid, score))
         return out
 

@@ -22,15 +22,17 @@ query.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, cast
+from typing import Any, cast
 
 import numpy as np
 
 from . import _kernel as K
 from . import incomplete
-from .conventions import (DEFAULT_EMPTY_QUERIES, DEFAULT_SCORE_PRECISION, EmptyQueries, ScorePrecision,
-                          empty_queries as check_empty_queries, score_precision as check_score_precision)
+from .conventions import DEFAULT_EMPTY_QUERIES, DEFAULT_SCORE_PRECISION, EmptyQueries, ScorePrecision
+from .conventions import empty_queries as check_empty_queries
+from .conventions import score_precision as check_score_precision
 from .corpus import CorpusIds
 from .errors import Notice, Problem, RunFormatError, counted
 from .measures import DEFAULT_MEASURES, Measure, parse_measures
@@ -64,7 +66,7 @@ class Evaluation:
     @property
     def relevant_ranks(self) -> list[np.ndarray]:
         """Ranks of the relevant documents found, one array per evaluated query."""
-        return [self.rel_ranks[a:b] for a, b in zip(self.rel_offsets[:-1], self.rel_offsets[1:])]
+        return [self.rel_ranks[a:b] for a, b in zip(self.rel_offsets[:-1], self.rel_offsets[1:], strict=True)]
 
     def to_json(self, *, per_query: bool = False) -> dict[str, Any]:
         """``{"measures": {name: mean}, "queries": n, "warnings": [...]}`` (+ ``per_query``)."""
@@ -135,7 +137,7 @@ def evaluate(
     # Queries: run codes -> qrels index -> evaluated position.
     q_of_code = np.array([-1 if qrels.query_index(q) is None else qrels.query_index(q) for q in run.qids],
                          dtype=np.int32)
-    unknown = [q for q, i in zip(run.qids, q_of_code.tolist()) if i < 0]
+    unknown = [q for q, i in zip(run.qids, q_of_code.tolist(), strict=True) if i < 0]
     if unknown:
         shown = ", ".join(repr(q) for q in unknown[:5])
         more = "…" if len(unknown) > 5 else ""
@@ -157,7 +159,8 @@ def evaluate(
     in_run[q_of_code[q_of_code >= 0]] = True
     missing = int((~in_run[evaluated]).sum())
     if missing:
-        warnings.append(Notice("missing_queries", f"the run has no rows for {missing} of the {counted(len(qids), 'evaluated query', 'evaluated queries')}; "
+        of_evaluated = counted(len(qids), "evaluated query", "evaluated queries")
+        warnings.append(Notice("missing_queries", f"the run has no rows for {missing} of the {of_evaluated}; "
                                f"{'it scores' if missing == 1 else 'they score'} 0 on every measure", missing))
     report(0.05)
 

@@ -29,8 +29,9 @@ import numpy as np
 import pytrec_eval
 
 from . import reference
-from .conventions import (DEFAULT_EMPTY_QUERIES, DEFAULT_SCORE_PRECISION, EmptyQueries, ScorePrecision,
-                          empty_queries as check_empty_queries, score_precision as check_score_precision)
+from .conventions import DEFAULT_EMPTY_QUERIES, DEFAULT_SCORE_PRECISION, EmptyQueries, ScorePrecision
+from .conventions import empty_queries as check_empty_queries
+from .conventions import score_precision as check_score_precision
 from .corpus import CorpusIds
 from .measures import Measure
 from .qrels import Qrels
@@ -193,7 +194,7 @@ def _batches_of_run(run: Run, rows: int) -> Iterator[dict[str, dict[str, float]]
         batch: dict[str, dict[str, float]] = {}
         for i in range(start, stop):
             sel = order[bounds[i]:bounds[i + 1]]
-            batch[run.qids[int(codes[bounds[i]])]] = dict(zip(run.docids(sel), run.scores[sel].tolist()))
+            batch[run.qids[int(codes[bounds[i]])]] = dict(zip(run.docids(sel), run.scores[sel].tolist(), strict=True))
         yield batch
         start = stop
 
