@@ -26,12 +26,19 @@ import gzip
 import io
 import os
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import BinaryIO, Iterator
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 import numpy as np
 
 from .errors import ProblemCollector
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
+
+#: What the readers accept: a path, the bytes themselves, or a binary file object.
+Source = str | os.PathLike[str] | bytes | bytearray | memoryview | BinaryIO
 
 CHUNK_BYTES = 4 << 20  # measured best on 7M lines (2, 4, 8 MB tried); bounds temporaries too
 PAD = 32  # zero bytes around a chunk so unaligned 8-byte gathers never overflow
@@ -47,7 +54,7 @@ _POW10_I = 10 ** np.arange(19, dtype=np.int64)
 # ---------------------------------------------------------------- sources
 
 
-def open_source(source, name: str | None) -> tuple[BinaryIO, str, bool]:
+def open_source(source: Source, name: str | None) -> tuple[BinaryIO, str, bool]:
     """Open a path, bytes or binary file object; gunzip by magic bytes.
 
     Returns (stream, display name, whether we own the stream).
@@ -69,7 +76,7 @@ def open_source(source, name: str | None) -> tuple[BinaryIO, str, bool]:
     if isinstance(head, str):
         raise TypeError("open the file in binary mode ('rb'): runs and qrels are read as bytes")
     if head == b"\x1f\x8b":
-        return gzip.GzipFile(fileobj=raw, mode="rb"), display, True
+        return cast(BinaryIO, gzip.GzipFile(fileobj=raw, mode="rb")), display, True
     return raw, display, own
 
 
@@ -111,7 +118,7 @@ def _peek(stream: BinaryIO, n: int) -> tuple[BinaryIO, bytes]:
     except (OSError, ValueError, AttributeError):
         pass
     data = stream.read(n)
-    return _Prepended(data, stream), data
+    return cast(BinaryIO, _Prepended(data, stream)), data
 
 
 def sniff_content(head: bytes) -> str | None:
@@ -142,16 +149,21 @@ def sniff_content(head: bytes) -> str | None:
 class Chunk:
     """Whole lines of a file, tokenized; rows are data lines with ``ncols`` columns."""
 
-    buf: bytes  # PAD zeros, a newline sentinel, the lines, PAD zeros
+    buf: bytearray  # PAD zeros, a newline sentinel, the lines, PAD zeros; beyond len(b): stale bytes
     b: np.ndarray  # uint8 view of buf
     w8: np.ndarray  # unaligned little-endian uint64 view: w8[i] = bytes i..i+7
     starts: np.ndarray  # (rows, ncols) token start offsets into buf
     ends: np.ndarray  # (rows, ncols) token end offsets (exclusive)
     line_no: np.ndarray  # (rows,) 1-based line numbers
 
+    def contains(self, byte: bytes) -> bool:
+        """Whether the chunk's text holds ``byte``."""
+        return self.buf.find(byte, 0, len(self.b)) >= 0
+
     def lengths(self, col: int) -> np.ndarray:
         """Token lengths of a column."""
-        return self.ends[:, col] - self.starts[:, col]
+        lengths: np.ndarray = self.ends[:, col] - self.starts[:, col]
+        return lengths
 
     def token(self, row: int, col: int) -> str:
         """One token as text (for messages)."""
@@ -159,7 +171,7 @@ class Chunk:
         return raw.decode("utf-8", "replace")
 
 
-def _line_text(buf: bytes, nl: np.ndarray, i: int, limit: int = 80) -> str:
+def _line_text(buf: bytearray, nl: np.ndarray, i: int, limit: int = 80) -> str:
     raw = buf[nl[i] + 1:nl[i + 1]].rstrip(b"\r")
     text = raw.decode("utf-8", "replace")
     return text if len(text) <= limit else text[:limit] + "…"
@@ -179,64 +191,92 @@ def iter_chunks(
 
     Blank lines and lines whose first token starts with ``#`` are skipped.
     Lines with the wrong number of columns are reported, not yielded.
+
+    The file is read into one buffer, reused for every chunk (``readinto``
+    when the stream has it): a chunk, and its ``buf``, ``b`` and ``w8``, are
+    valid only until the next one is asked for. Fresh memory per chunk cost
+    the kernel more time zeroing pages than the tokenizer took.
     """
     chunk_bytes = chunk_bytes or CHUNK_BYTES
-    carry = b"\n"
+    buf = bytearray(2 * PAD + 1 + chunk_bytes)
+    buf[PAD] = 10  # text held in buf[PAD:PAD + n]: a newline sentinel, then the carried partial line
+    n = 1
+    readinto = getattr(stream, "readinto", None)
     base_line = 0  # lines completed before the current chunk
     total = 0
     first = True
     utf8_reported = False
     eof = False
     while not eof:
+        if PAD + n + chunk_bytes + PAD > len(buf):
+            bigger = bytearray(PAD + n + chunk_bytes + PAD)
+            bigger[:PAD + n] = buf[:PAD + n]
+            buf = bigger
         try:
-            data = stream.read(chunk_bytes)
+            if readinto is not None:
+                with memoryview(buf) as view:
+                    got = readinto(view[PAD + n:PAD + n + chunk_bytes]) or 0
+            else:
+                data = stream.read(chunk_bytes)
+                got = len(data)
+                buf[PAD + n:PAD + n + got] = data
         except (EOFError, gzip.BadGzipFile, zlib.error) as exc:  # only a gzip stream raises these
             collector.add(None, f"the gzip file is truncated or corrupt ({exc}); compress the run again "
                                 "with `gzip run.txt`, or send the plain text file")
             collector.raise_now()
         if first:
             first = False
-            if data.startswith(UTF8_BOM):
-                data = data[3:]
-            reason = sniff_content(data[:65536])
+            if buf[PAD + 1:PAD + 4] == UTF8_BOM:
+                buf[PAD + 1:PAD + 1 + got - 3] = buf[PAD + 4:PAD + 1 + got]
+                got -= 3
+            reason = sniff_content(bytes(buf[PAD + 1:PAD + 1 + min(got, 65536)]))
             if reason:
                 collector.add(1, reason)
                 collector.raise_now()
-        total += len(data)
+        total += got
         if max_bytes is not None and total > max_bytes:
             collector.add(None, f"the file is larger than {max_bytes:,} bytes (uncompressed); split it or cut it to the dataset's depth")
             collector.raise_now()
-        if not data:
+        if not got:
             eof = True
-            if len(carry) <= 1:
+            if n <= 1:
                 break
-            text = carry + b"\n"
+            buf[PAD + n] = 10
+            cut = n  # the text is the carried line and a newline
             carry = b"\n"
         else:
-            text = carry + data
-            cut = text.rfind(b"\n")
+            end = n + got
+            cut = buf.rfind(b"\n", PAD, PAD + end) - PAD
             if cut <= 0:
-                carry = text
-                if len(carry) > MAX_LINE_BYTES:
+                n = end
+                if n > MAX_LINE_BYTES:
                     collector.add(base_line + 1, f"line is longer than {MAX_LINE_BYTES:,} bytes; this is not a TREC file")
                     collector.raise_now()
                 continue
-            carry = text[cut:]
-            text = text[:cut + 1]
-        if not utf8_reported and not text.isascii():
+            carry = bytes(buf[PAD + cut:PAD + end])
+        length = PAD + cut + 1 + PAD  # the text buf[PAD:PAD + cut + 1] starts and ends with a newline
+        buf[PAD + cut + 1:length] = bytes(PAD)
+        b = np.frombuffer(buf, dtype=np.uint8, count=length)
+        if not utf8_reported and int(b.max()) >= 128:
+            text = bytes(buf[PAD:PAD + cut + 1])
             try:
                 text.decode("utf-8")
             except UnicodeDecodeError as exc:
                 utf8_reported = True
                 line = base_line + text.count(b"\n", 1, exc.start) + 1
                 collector.add(line, f"this line is not UTF-8 text (byte 0x{text[exc.start]:02x}); save the file as UTF-8")
-        chunk, nlines = _tokenize(text, ncols, columns_help, base_line, collector)
+            del text
+        chunk, nlines = _tokenize(buf, b, ncols, columns_help, base_line, collector)
+        del b
         base_line += nlines
         if max_lines is not None and base_line > max_lines:
             collector.add(max_lines + 1, f"the file has more than {max_lines:,} lines, the limit for this dataset")
             collector.raise_now()
         if chunk is not None:
             yield chunk
+            del chunk
+        buf[PAD:PAD + len(carry)] = carry
+        n = len(carry)
 
 
 # Column counts that usually mean another kind of file was sent.
@@ -247,12 +287,13 @@ _COLUMN_HINTS = {
 }
 
 
-def _tokenize(text: bytes, ncols: int, columns_help: str, base_line: int,
+def _tokenize(buf: bytearray, b: np.ndarray, ncols: int, columns_help: str, base_line: int,
               collector: ProblemCollector) -> tuple[Chunk | None, int]:
-    """Tokenize ``text`` (starts and ends with a newline). Returns (chunk, number of lines)."""
-    buf = bytes(PAD) + text + bytes(PAD)
-    b = np.frombuffer(buf, dtype=np.uint8)
-    w8 = np.ndarray(shape=(len(buf) - 7,), dtype="<u8", buffer=buf, offset=0, strides=(1,))
+    """Tokenize ``b`` = ``buf[:len(b)]``: PAD zeros, text starting and ending with a newline, PAD zeros.
+
+    Returns (chunk, number of lines).
+    """
+    w8 = np.ndarray(shape=(len(b) - 7,), dtype="<u8", buffer=buf, offset=0, strides=(1,))
     fast = _tokenize_single_separators(buf, b, w8, ncols, base_line)
     if fast is not None:
         return fast
@@ -304,7 +345,7 @@ def _tokenize(text: bytes, ncols: int, columns_help: str, base_line: int,
     return Chunk(buf, b, w8, starts[idx], ends[idx], base_line + good.astype(np.int64) + 1), nlines
 
 
-def _tokenize_single_separators(buf: bytes, b: np.ndarray, w8: np.ndarray, ncols: int,
+def _tokenize_single_separators(buf: bytearray, b: np.ndarray, w8: np.ndarray, ncols: int,
                                 base_line: int) -> tuple[Chunk, int] | None:
     """The usual file, tokenized in one pass: every line holds ``ncols`` tokens, one separator byte apart.
 
@@ -388,14 +429,15 @@ def compared_scores(scores: np.ndarray, precision: str = "float32") -> np.ndarra
 
 def _clip8(x: np.ndarray) -> np.ndarray:
     """``min(max(x, 0), 8)``, cheaper than ``np.clip``."""
-    out = np.maximum(x, 0)
+    out: np.ndarray = np.maximum(x, 0)
     np.minimum(out, 8, out=out)
     return out
 
 
 def low_mask(lengths: np.ndarray) -> np.ndarray:
     """Masks keeping the first ``min(length, 8)`` bytes of a little-endian word."""
-    return _LOW_MASKS[_clip8(lengths)]
+    masks: np.ndarray = _LOW_MASKS[_clip8(lengths)]
+    return masks
 
 
 def codes_for(chunk: Chunk, col: int, codes: dict[str, int], collector: ProblemCollector | None,
@@ -423,11 +465,12 @@ def codes_for(chunk: Chunk, col: int, codes: dict[str, int], collector: ProblemC
     # New values get codes in order of first appearance, as in a grouped file.
     visit = np.argsort(first, kind="stable") if inverse is not None else np.arange(len(head_words))
     strings = words_to_strings(head_words[visit])
-    for j, s in zip(visit.tolist(), strings):
+    for j, s in zip(visit.tolist(), strings, strict=True):
         head_codes[j] = codes.setdefault(s, len(codes))
     if inverse is not None:
         head_codes = head_codes[inverse.reshape(-1)]
-    return head_codes[np.cumsum(change) - 1]
+    row_codes: np.ndarray = head_codes[np.cumsum(change) - 1]
+    return row_codes
 
 
 _ONES = np.uint64(0x0101010101010101)
@@ -439,7 +482,8 @@ _PLUS76 = np.uint64(0x7676767676767676)
 
 def _zero_byte_flags(x: np.ndarray) -> np.ndarray:
     """0x80 in every byte of ``x`` that is zero, 0 elsewhere (exact, no carries)."""
-    return ~(((x & _LOW7) + _LOW7) | x | _LOW7)
+    flags: np.ndarray = ~(((x & _LOW7) + _LOW7) | x | _LOW7)
+    return flags
 
 
 def _byte_flags(w: np.ndarray, byte: int) -> np.ndarray:
@@ -496,7 +540,7 @@ def parse_scores(chunk: Chunk, col: int, collector: ProblemCollector, label: str
     dot_hi = _byte_flags(hi, 46) & ~pad_hi
     dot_lo = _byte_flags(lo, 46) & ~pad_lo
     n_dot = np.bitwise_count(dot_hi) + np.bitwise_count(dot_lo)
-    if b"-" in chunk.buf:
+    if chunk.contains(b"-"):
         minus_hi = _byte_flags(hi, 45) & ~pad_hi
         minus_lo = _byte_flags(lo, 45) & ~pad_lo
         # The only place a minus may sit: the token's first byte.
@@ -546,7 +590,8 @@ def parse_scores(chunk: Chunk, col: int, collector: ProblemCollector, label: str
                 collector.add(int(chunk.line_no[i]), f"the {label} {token!r} {what}; use a finite number")
                 v = 0.0
         values[i] = v
-    return values
+    parsed: np.ndarray = values
+    return parsed
 
 
 def check_integers(chunk: Chunk, col: int, collector: ProblemCollector, message: str) -> None:
@@ -556,7 +601,7 @@ def check_integers(chunk: Chunk, col: int, collector: ProblemCollector, message:
     k = np.minimum(L, 8)
     w = chunk.w8[s] & _LOW_MASKS[k]
     pad = _HIGHS & ~_LOW_MASKS[k]
-    if b"-" in chunk.buf:
+    if chunk.contains(b"-"):
         pad |= _byte_flags(w, 45) & np.uint64(0x80) & np.where(L > 1, _HIGHS, np.uint64(0))  # a leading minus
     ok = (_nondigit_flags(w) & ~pad) == 0
     ok &= L <= 8
@@ -634,7 +679,7 @@ class Columns:
     size after reading a 7M-line run stays close to the data itself.
     """
 
-    def __init__(self, specs: dict[str, tuple[np.dtype, int]], capacity: int):
+    def __init__(self, specs: dict[str, tuple[DTypeLike, int]], capacity: int):
         self.n = 0
         self.capacity = max(capacity, 1024)
         self.arrays = {name: np.empty((self.capacity, width) if width else self.capacity, dtype=dtype)
@@ -669,7 +714,7 @@ class Columns:
         return self.arrays[name][:self.n]
 
 
-def size_hint(stream) -> int | None:
+def size_hint(stream: Any) -> int | None:
     """Expected size in bytes of the text of a stream, when cheaply known.
 
     For gzip the compressed size is scaled by 5 (runs compress 3 to 5 times):

@@ -64,7 +64,7 @@ class SystemAggregate:
     n_cells: int = 0
     parts: dict[str, float | None] = field(default_factory=dict)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         """JSON-friendly form."""
         return {
             "method": self.method,
@@ -182,7 +182,7 @@ def aggregate_table(
     validate_table(scores, method=method)
     columns = list(cells) if cells is not None else _union_cells(scores)
     present = {
-        system: {c: float(row[c]) for c in columns if row.get(c) is not None} for system, row in scores.items()
+        system: {c: float(v) for c in columns if (v := row.get(c)) is not None} for system, row in scores.items()
     }
 
     ranks: dict[str, dict[str, float]] = {}

@@ -35,7 +35,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import BinaryIO, Union
+from typing import BinaryIO, cast
 
 from evaluation.errors import InputError, Notice, Problem, ProblemCollector
 
@@ -47,7 +47,7 @@ ANSWER_FIELD = {"single": "label", "multi": "labels", "ner": "tags"}
 _TAG = re.compile(r"^(?P<prefix>[BI])-(?P<type>\S.*)$")
 _SHOWN_IDS = 5
 
-Source = Union[str, os.PathLike, bytes, BinaryIO]
+Source = str | os.PathLike[str] | bytes | BinaryIO
 
 
 class GoldFormatError(InputError):
@@ -68,7 +68,7 @@ class LabelScore:
     support: int  # gold occurrences (examples, or entities for NER)
     predicted: int  # predicted occurrences
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         return {
             "precision": self.precision,
             "recall": self.recall,
@@ -91,7 +91,7 @@ class ClassificationResult:
     # innermost level of the LEXTREME aggregate for multilingual datasets.
     per_language: dict[str, float] = field(default_factory=dict)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         """JSON-friendly form, as ``python -m evaluation classify --json`` prints it."""
         return {
             "task": self.task,
@@ -106,7 +106,7 @@ class ClassificationResult:
 # --------------------------------------------------------------------------- the measures
 
 
-def scores_from_counts(tp: Counter, fp: Counter, fn: Counter) -> tuple[float, dict[str, LabelScore]]:
+def scores_from_counts(tp: Counter[str], fp: Counter[str], fn: Counter[str]) -> tuple[float, dict[str, LabelScore]]:
     """Macro-F1 and per-label scores from per-label true positives, false positives and false negatives.
 
     Every task reduces to these counts; the labels averaged over are those with
@@ -128,9 +128,9 @@ def scores_from_counts(tp: Counter, fp: Counter, fn: Counter) -> tuple[float, di
 def single_label_f1(gold: Sequence[str], pred: Sequence[str]) -> tuple[float, dict[str, LabelScore]]:
     """Macro-F1 of aligned single-label answers (sklearn ``f1_score(average="macro", zero_division=0)``)."""
     _same_length(gold, pred)
-    tp: Counter = Counter()
-    fp: Counter = Counter()
-    fn: Counter = Counter()
+    tp: Counter[str] = Counter()
+    fp: Counter[str] = Counter()
+    fn: Counter[str] = Counter()
     for g, p in zip(gold, pred, strict=True):
         if g == p:
             tp[g] += 1
@@ -145,9 +145,9 @@ def multi_label_f1(
 ) -> tuple[float, dict[str, LabelScore]]:
     """Macro-F1 of aligned label sets: per-label F1 over the binarized columns, then their mean."""
     _same_length(gold, pred)
-    tp: Counter = Counter()
-    fp: Counter = Counter()
-    fn: Counter = Counter()
+    tp: Counter[str] = Counter()
+    fp: Counter[str] = Counter()
+    fn: Counter[str] = Counter()
     for g, p in zip(gold, pred, strict=True):
         gs, ps = set(g), set(p)
         tp.update(gs & ps)
@@ -195,9 +195,9 @@ def orphan_inside_tags(tags: Sequence[str]) -> int:
 def ner_f1(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> tuple[float, dict[str, LabelScore]]:
     """Entity-level macro-F1 of aligned BIO tag sequences (seqeval ``f1_score(average="macro")``, default mode)."""
     _same_length(gold, pred)
-    tp: Counter = Counter()
-    fp: Counter = Counter()
-    fn: Counter = Counter()
+    tp: Counter[str] = Counter()
+    fp: Counter[str] = Counter()
+    fn: Counter[str] = Counter()
     for g, p in zip(gold, pred, strict=True):
         if len(g) != len(p):
             raise ValueError(f"a sequence has {len(g)} gold tags but {len(p)} predicted tags")
@@ -208,7 +208,7 @@ def ner_f1(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> tupl
     return scores_from_counts(tp, fp, fn)
 
 
-def _same_length(gold: Sequence, pred: Sequence) -> None:
+def _same_length(gold: Sequence[object], pred: Sequence[object]) -> None:
     if len(gold) != len(pred):
         raise ValueError(f"{len(gold)} gold answers but {len(pred)} predictions")
 
@@ -278,7 +278,7 @@ def read_gold(
         first_line[doc_id] = lineno
         answers[doc_id] = answer
         if task == "ner":
-            orphans += orphan_inside_tags(answer)
+            orphans += orphan_inside_tags(cast(Sequence[str], answer))
     if not answers and not problems:
         problems.add(None, f'no examples: expected one JSON object per line, e.g. {_example(task)}')
     problems.raise_if_any()
@@ -340,7 +340,7 @@ def read_predictions(source: Source, *, gold: GoldSet, name: str | None = None) 
                     "give one tag per token",
                 )
                 continue
-            orphans += orphan_inside_tags(answer)  # type: ignore[arg-type]
+            orphans += orphan_inside_tags(cast(Sequence[str], answer))
         first_line[doc_id] = lineno
         answers[doc_id] = answer
     if not problems:
@@ -433,7 +433,7 @@ def _read_lines(source: Source, name: str | None, error_class: type[InputError])
     return str(path), data.split(b"\n")
 
 
-def _json_objects(lines: list[bytes], problems: ProblemCollector) -> Iterator[tuple[int, dict]]:
+def _json_objects(lines: list[bytes], problems: ProblemCollector) -> Iterator[tuple[int, dict[str, object]]]:
     """Yield ``(line number, object)`` for every non-blank line, recording lines that are not JSON objects."""
     for lineno, raw in enumerate(lines, start=1):
         raw = raw.rstrip(b"\r")
@@ -467,7 +467,7 @@ def _json_type(value: object) -> str:
     return "number"
 
 
-def _read_id(obj: dict, lineno: int, problems: ProblemCollector) -> str | None:
+def _read_id(obj: dict[str, object], lineno: int, problems: ProblemCollector) -> str | None:
     """The line's id as a string; ints are accepted (``7`` and ``"7"`` are the same id)."""
     if "id" not in obj:
         problems.add(lineno, 'no "id" field; every line needs the id of the example it answers')
@@ -484,7 +484,7 @@ def _read_id(obj: dict, lineno: int, problems: ProblemCollector) -> str | None:
 
 
 def _read_answer(
-    obj: dict, task: str, lineno: int, problems: ProblemCollector, labels: frozenset[str] | None
+    obj: dict[str, object], task: str, lineno: int, problems: ProblemCollector, labels: frozenset[str] | None
 ) -> object | None:
     """The line's answer for ``task`` (a label, a label list or a tag list), or None after recording why not."""
     key = ANSWER_FIELD[task]

@@ -16,7 +16,8 @@ import argparse
 import importlib
 import json
 import sys
-from typing import Callable, Sequence, TextIO
+from collections.abc import Callable, Sequence
+from typing import TextIO
 
 from .cli_classify import add_subcommands as add_task_subcommands
 from .conventions import DEFAULT_EMPTY_QUERIES, DEFAULT_SCORE_PRECISION, EMPTY_QUERIES, SCORE_PRECISIONS
@@ -40,7 +41,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
     parser = _parser()
     args = parser.parse_args(argv)
     try:
-        return args.handler(args, out, err)
+        status: int = args.handler(args, out, err)
+        return status
     except InputError as exc:
         print(str(exc), file=err)
         return EXIT_INVALID

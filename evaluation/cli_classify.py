@@ -22,7 +22,7 @@ EXIT_OK = 0
 EXIT_INVALID = 2
 
 
-def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
+def add_subcommands(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``classify`` and ``aggregate`` to a parser's subcommands.
 
     Each sets ``func(args) -> exit code`` and, for ``evaluation.cli``'s
@@ -145,7 +145,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m evaluation")
     add_subcommands(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(argv)
-    return args.func(args)
+    status: int = args.func(args)
+    return status
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ def compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     rows: list[dict[str, Any]] = []
     for m in evals[0].measures:
         base = evals[0].per_query[m.name]
-        for path, ev in zip(args.run[1:], evals[1:]):
+        for path, ev in zip(args.run[1:], evals[1:], strict=True):
             other = ev.per_query[m.name]
             diff = other - base
             rows.append({
@@ -50,7 +50,7 @@ def compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 "p_randomization": randomization_test(other, base, n_resamples=args.resamples, seed=args.seed),
                 "p_ttest": paired_ttest(other, base),
             })
-    for row, adj in zip(rows, holm([r["p_randomization"] for r in rows])):
+    for row, adj in zip(rows, holm([r["p_randomization"] for r in rows]), strict=True):
         row["p_randomization_holm"] = adj
     if args.json:
         json.dump({"queries": len(evals[0].qids), "comparisons": rows}, out, indent=2)

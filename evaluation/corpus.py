@@ -9,7 +9,7 @@ most 8 bytes, such as BSARD's ``1234`` or ``CivC::11``; for longer ids a false
 from __future__ import annotations
 
 import io
-from typing import Iterable
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -25,7 +25,7 @@ class CorpusIds:
         self.example = example
 
     @classmethod
-    def from_iterable(cls, docids: Iterable[str]) -> "CorpusIds":
+    def from_iterable(cls, docids: Iterable[str]) -> CorpusIds:
         """Build from docid strings; the first one becomes the scheme example."""
         ids = list(docids)
         if not ids:
@@ -33,7 +33,7 @@ class CorpusIds:
         return cls(K.hash_words(K.strings_to_words(ids)), example=ids[0])
 
     @classmethod
-    def read(cls, source, *, name: str | None = None) -> "CorpusIds":
+    def read(cls, source: K.Source, *, name: str | None = None) -> CorpusIds:
         """Read a file of docids, one per line (path, bytes or binary file; ``.gz`` ok).
 
         Vectorized like the run reader, so 8.8M ids take seconds, not a list
@@ -68,7 +68,8 @@ class CorpusIds:
         if len(self.keys) == 0:
             return np.zeros(len(keys), dtype=bool)
         pos = np.minimum(np.searchsorted(self.keys, keys), len(self.keys) - 1)
-        return self.keys[pos] == keys
+        found: np.ndarray = self.keys[pos] == keys
+        return found
 
     def to_bytes(self) -> bytes:
         """Serialize (npz) for caching."""
@@ -77,7 +78,7 @@ class CorpusIds:
         return buf.getvalue()
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> "CorpusIds":
+    def from_bytes(cls, data: bytes) -> CorpusIds:
         """Inverse of ``to_bytes``."""
         with np.load(io.BytesIO(data), allow_pickle=False) as z:
             return cls(z["keys"], example=str(z["example"]) or None)

@@ -10,6 +10,7 @@ contents of hidden qrels: only counts and identifiers taken from the run.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NoReturn
 
 #: Parsing stops after this many problems: enough to show a pattern, few
 #: enough to read.
@@ -72,7 +73,7 @@ class Notice:
     message: str
     count: int = 0
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         """JSON-friendly form."""
         return {"code": self.code, "message": self.message, "count": self.count}
 
@@ -94,7 +95,7 @@ class ProblemCollector:
         if len(self.problems) >= MAX_PROBLEMS:
             self.raise_now()
 
-    def raise_now(self) -> None:
+    def raise_now(self) -> NoReturn:
         """Raise the collected problems (sorted by line)."""
         problems = sorted(self.problems, key=lambda p: (p.line is not None, p.line or 0))
         raise self.error_class(self.path, problems)

@@ -11,7 +11,7 @@ nothing. The fused run keeps the top ``depth`` documents per query.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -32,7 +32,8 @@ def rrf(runs: list[Run], *, k: int = 60, depth: int = 1000,
         raise ValueError("k must be ≥ 0")
 
     def contribution(run: Run, rank: np.ndarray, keep: np.ndarray) -> np.ndarray:
-        return 1.0 / (k + rank[keep].astype(np.float64))
+        out: np.ndarray = 1.0 / (k + rank[keep].astype(np.float64))
+        return out
 
     return _fuse(runs, depth, contribution, name=f"rrf(k={k})", score_precision=score_precision)
 
@@ -54,7 +55,8 @@ def combsum(runs: list[Run], *, depth: int = 1000,
         np.minimum.at(lo, q, s)
         np.maximum.at(hi, q, s)
         span = (hi - lo)[q]
-        return np.divide(s - lo[q], span, out=np.ones_like(s), where=span > 0)
+        out: np.ndarray = np.divide(s - lo[q], span, out=np.ones_like(s), where=span > 0)
+        return out
 
     return _fuse(runs, depth, contribution, name="combsum", score_precision=score_precision)
 

@@ -95,7 +95,7 @@ def parse_measure(name: str) -> Measure:
     text = name.strip().replace("\u2032", "'")  # the prime of the papers (nDCG′) is the apostrophe
     m = _NAME.match(text)
     family = FAMILIES.get(m.group("family")) if m else None
-    if family is None:
+    if m is None or family is None:
         known = ", ".join(f"{f}@k" if FAMILIES[f].takes_k else f for f in FAMILIES)
         raise ValueError(f"unknown measure {name!r}; known measures: {known} (k a positive integer, e.g. R@100)")
     k_text = m.group("k")
@@ -107,7 +107,10 @@ def parse_measure(name: str) -> Measure:
     if k is not None and k < 1:
         raise ValueError(f"the cutoff of measure {name!r} must be at least 1")
     label = f"{family.family}@{k}" if k is not None else family.family
-    fill = (lambda s: s.format(k=k)) if k is not None else (lambda s: s)
+
+    def fill(text: str) -> str:
+        return text.format(k=k) if k is not None else text
+
     return Measure(name=label, family=family.family, k=k, formula=family.formula,
                    trec_eval=fill(family.trec_eval), citation=family.citation,
                    description=fill(family.description))

@@ -120,12 +120,12 @@ class Qrels:
     def to_dict(self) -> dict[str, dict[str, int]]:
         """``{qid: {docid: grade}}``."""
         out: dict[str, dict[str, int]] = {q: {} for q in self.qids}
-        for i, d, g in zip(self.qidx.tolist(), K.words_to_strings(self.doc_words), self.grades.tolist()):
+        for i, d, g in zip(self.qidx.tolist(), K.words_to_strings(self.doc_words), self.grades.tolist(), strict=True):
             out[self.qids[i]][d] = g
         return out
 
     @classmethod
-    def from_dict(cls, d: dict[str, dict[str, int]], *, name: str = "<dict>", threshold: int = 1) -> "Qrels":
+    def from_dict(cls, d: dict[str, dict[str, int]], *, name: str = "<dict>", threshold: int = 1) -> Qrels:
         """Build qrels from ``{qid: {docid: grade}}``."""
         qids = sorted(d)
         qidx, docids, grades = [], [], []
@@ -139,7 +139,8 @@ class Qrels:
                           np.array(grades, dtype=np.int64), threshold)
 
     @classmethod
-    def _build(cls, name, qids, qidx, words, grades, threshold) -> "Qrels":
+    def _build(cls, name: str, qids: list[str], qidx: np.ndarray, words: np.ndarray, grades: np.ndarray,
+               threshold: int) -> Qrels:
         qrels = cls(name=name, qids=qids, qidx=qidx, doc_words=words, grades=grades, threshold=threshold)
         empty = int((qrels.n_relevant_per_query == 0).sum())
         if empty:
@@ -149,7 +150,7 @@ class Qrels:
                 f"graded {threshold} or more; {'it is' if empty == 1 else 'they are'} left out of every average", empty))
         return qrels
 
-    def with_threshold(self, threshold: int) -> "Qrels":
+    def with_threshold(self, threshold: int) -> Qrels:
         """The same judgments with another relevance threshold."""
         return Qrels._build(self.name, self.qids, self.qidx, self.doc_words, self.grades, threshold)
 
@@ -163,7 +164,7 @@ class Qrels:
         return buf.getvalue()
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> "Qrels":
+    def from_bytes(cls, data: bytes) -> Qrels:
         """Inverse of ``to_bytes``."""
         with np.load(io.BytesIO(data), allow_pickle=False) as z:
             if int(z["version"]) != _FORMAT_VERSION:
@@ -172,7 +173,7 @@ class Qrels:
                               z["doc_words"], z["grades"], int(z["threshold"]))
 
 
-def read_qrels(source, *, name: str | None = None, threshold: int = 1) -> Qrels:
+def read_qrels(source: K.Source, *, name: str | None = None, threshold: int = 1) -> Qrels:
     """Read qrels from a path (``.gz`` ok), bytes or a binary file object.
 
     Raises ``QrelsFormatError`` with ``line: reason`` problems.

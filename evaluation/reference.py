@@ -15,10 +15,12 @@ Inputs are assumed valid: the core refuses malformed files before this runs.
 from __future__ import annotations
 
 import gzip
+import io
 import math
 import os
 import struct
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import IO
 
 from .conventions import EmptyQueries, ScorePrecision
 from .measures import Measure
@@ -27,22 +29,29 @@ PlainQrels = dict[str, dict[str, int]]
 PlainRun = dict[str, dict[str, float]]
 
 
-def _lines(path: str | os.PathLike[str] | bytes) -> Iterator[list[str]]:
-    """Tokenized data lines of a text file or bytes (gzip by magic bytes; BOM, blank and # lines skipped)."""
+def _open_text(path: str | os.PathLike[str] | bytes) -> io.TextIOWrapper:
+    """A text stream over a file or bytes, gunzipped by magic bytes, BOM dropped, lines ending at ``\\n`` only."""
+    stream: IO[bytes] | gzip.GzipFile
     if isinstance(path, bytes):
-        data = path
+        data = io.BytesIO(path)
+        stream = gzip.GzipFile(fileobj=data, mode="rb") if path[:2] == b"\x1f\x8b" else data
     else:
         with open(path, "rb") as f:
-            data = f.read()
-    if data[:2] == b"\x1f\x8b":
-        data = gzip.decompress(data)
-    text = data.decode("utf-8")
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    for line in text.splitlines():
-        parts = line.split()
-        if parts and not parts[0].startswith("#"):
-            yield parts
+            magic = f.read(2)
+        stream = gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
+    return io.TextIOWrapper(stream, encoding="utf-8-sig", newline="\n")
+
+
+def _lines(path: str | os.PathLike[str] | bytes) -> Iterator[list[str]]:
+    """Tokenized data lines of a text file or bytes (gzip by magic bytes; BOM, blank and # lines skipped).
+
+    Read line by line, so a 7M-line run never sits in memory as text.
+    """
+    with _open_text(path) as text:
+        for line in text:
+            parts = line.split()
+            if parts and not parts[0].startswith("#"):
+                yield parts
 
 
 def read_plain_qrels(path: str | os.PathLike[str] | bytes) -> PlainQrels:
@@ -59,6 +68,24 @@ def read_plain_run(path: str | os.PathLike[str] | bytes) -> PlainRun:
     for q, _q0, d, _rank, s, _tag in _lines(path):
         out.setdefault(q, {})[d] = float(s)
     return out
+
+
+def iter_plain_run(path: str | os.PathLike[str] | bytes) -> Iterator[tuple[str, dict[str, float]]]:
+    """A run file's consecutive lines of one query at a time: ``(qid, {docid: score})``.
+
+    A grouped file (the usual) gives each query once; in an ungrouped one a
+    query comes back later with more rows, which the caller must merge.
+    """
+    qid: str | None = None
+    docs: dict[str, float] = {}
+    for q, _q0, d, _rank, s, _tag in _lines(path):
+        if q != qid:
+            if qid is not None:
+                yield qid, docs
+            qid, docs = q, {}
+        docs[d] = float(s)
+    if qid is not None:
+        yield qid, docs
 
 
 def as_float32(x: float) -> float:

@@ -11,8 +11,9 @@ is decided by score and docid, as in trec_eval.
 
 from __future__ import annotations
 
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
-from typing import BinaryIO, Iterable
+from typing import IO, Any, BinaryIO, cast
 
 import numpy as np
 
@@ -67,12 +68,12 @@ class Run:
     def to_dict(self) -> dict[str, dict[str, float]]:
         """``{qid: {docid: score}}``, the shape pytrec_eval takes."""
         out: dict[str, dict[str, float]] = {q: {} for q in self.qids}
-        for code, docid, score in zip(self.qcode.tolist(), self.docids(), self.scores.tolist()):
+        for code, docid, score in zip(self.qcode.tolist(), self.docids(), self.scores.tolist(), strict=True):
             out[self.qids[code]][docid] = score
         return out
 
     @classmethod
-    def from_dict(cls, d: dict[str, dict[str, float]], *, name: str = "<dict>", tag: str = "run") -> "Run":
+    def from_dict(cls, d: dict[str, dict[str, float]], *, name: str = "<dict>", tag: str = "run") -> Run:
         """Build a run from ``{qid: {docid: score}}``."""
         qids = list(d)
         qcode, docids, scores = [], [], []
@@ -93,12 +94,12 @@ class Run:
                            + [-K.compared_scores(self.scores, score_precision), self.qcode])
         out: dict[str, list[tuple[str, float]]] = {}
         docids = self.docids(order)
-        for code, docid, score in zip(self.qcode[order].tolist(), docids, self.scores[order].tolist()):
+        for code, docid, score in zip(self.qcode[order].tolist(), docids, self.scores[order].tolist(), strict=True):
             out.setdefault(self.qids[code], []).append((docid, score))
         return out
 
 
-def read_run(source, *, name: str | None = None, max_lines: int | None = None,
+def read_run(source: K.Source, *, name: str | None = None, max_lines: int | None = None,
              max_bytes: int | None = None) -> Run:
     """Read a TREC run from a path (``.gz`` ok), bytes or a binary file object.
 
@@ -209,7 +210,7 @@ def _check_duplicates(run: Run, collector: ProblemCollector) -> None:
             return
         rows = np.flatnonzero(np.isin(keys, suspicious))
     # Exact check on the real words: the hash only proposes candidates.
-    seen: dict[tuple, int] = {}
+    seen: dict[tuple[int, bytes], int] = {}
     for r in rows.tolist():
         ident = (int(q[r]), run.doc_words[r].tobytes())
         if ident in seen:
@@ -242,7 +243,7 @@ def sniff_run(first_bytes: bytes, *, n_lines: int = 50) -> list[Problem]:
     text = b"\n".join(lines[:n_lines]) + b"\n"
     collector = ProblemCollector("<upload>", RunFormatError)
     try:
-        for chunk in K.iter_chunks(_Bytes(text), ncols=6, columns_help=RUN_COLUMNS, collector=collector):
+        for chunk in K.iter_chunks(cast(BinaryIO, _Bytes(text)), ncols=6, columns_help=RUN_COLUMNS, collector=collector):
             K.parse_scores(chunk, 4, collector)
             K.check_integers(chunk, 3, collector, _RANK_MESSAGE)
     except RunFormatError:
@@ -265,7 +266,7 @@ class _Bytes:
         return out
 
 
-def docid_scheme_ok(docids: Iterable[str], corpus_ids) -> bool:
+def docid_scheme_ok(docids: Iterable[str], corpus_ids: Container[str]) -> bool:
     """True when at least half of ``docids`` belong to the corpus (a cheap scheme check)."""
     docids = list(docids)
     if not docids:
@@ -274,7 +275,7 @@ def docid_scheme_ok(docids: Iterable[str], corpus_ids) -> bool:
     return inside * 2 >= len(docids)
 
 
-def write_run(run: Run, fileobj, *, tag: str, score_precision: ScorePrecision = DEFAULT_SCORE_PRECISION) -> None:
+def write_run(run: Run, fileobj: IO[Any], *, tag: str, score_precision: ScorePrecision = DEFAULT_SCORE_PRECISION) -> None:
     """Write a run in TREC format, ranked by score desc (in ``score_precision``) then docid desc.
 
     ``fileobj`` is a text or binary file object. Scores are written with

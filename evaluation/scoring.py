@@ -22,15 +22,17 @@ query.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, cast
 
 import numpy as np
 
 from . import _kernel as K
 from . import incomplete
-from .conventions import (DEFAULT_EMPTY_QUERIES, DEFAULT_SCORE_PRECISION, EmptyQueries, ScorePrecision,
-                          empty_queries as check_empty_queries, score_precision as check_score_precision)
+from .conventions import DEFAULT_EMPTY_QUERIES, DEFAULT_SCORE_PRECISION, EmptyQueries, ScorePrecision
+from .conventions import empty_queries as check_empty_queries
+from .conventions import score_precision as check_score_precision
 from .corpus import CorpusIds
 from .errors import Notice, Problem, RunFormatError, counted
 from .measures import DEFAULT_MEASURES, Measure, parse_measures
@@ -64,11 +66,11 @@ class Evaluation:
     @property
     def relevant_ranks(self) -> list[np.ndarray]:
         """Ranks of the relevant documents found, one array per evaluated query."""
-        return [self.rel_ranks[a:b] for a, b in zip(self.rel_offsets[:-1], self.rel_offsets[1:])]
+        return [self.rel_ranks[a:b] for a, b in zip(self.rel_offsets[:-1], self.rel_offsets[1:], strict=True)]
 
-    def to_json(self, *, per_query: bool = False) -> dict:
+    def to_json(self, *, per_query: bool = False) -> dict[str, Any]:
         """``{"measures": {name: mean}, "queries": n, "warnings": [...]}`` (+ ``per_query``)."""
-        out: dict = {
+        out: dict[str, Any] = {
             "measures": {m.name: self.means[m.name] for m in self.measures},
             "queries": len(self.qids),
             "warnings": [w.to_dict() for w in self.warnings],
@@ -126,6 +128,7 @@ def evaluate(
         measures = DEFAULT_MEASURES
     elif isinstance(measures, str) or (measures and isinstance(measures[0], str)):
         measures = parse_measures(measures)
+    measures = cast(list[Measure], measures)
     if depth < 1:
         raise ValueError("depth must be at least 1")
     report = progress or (lambda _x: None)
@@ -134,7 +137,7 @@ def evaluate(
     # Queries: run codes -> qrels index -> evaluated position.
     q_of_code = np.array([-1 if qrels.query_index(q) is None else qrels.query_index(q) for q in run.qids],
                          dtype=np.int32)
-    unknown = [q for q, i in zip(run.qids, q_of_code.tolist()) if i < 0]
+    unknown = [q for q, i in zip(run.qids, q_of_code.tolist(), strict=True) if i < 0]
     if unknown:
         shown = ", ".join(repr(q) for q in unknown[:5])
         more = "…" if len(unknown) > 5 else ""
@@ -156,7 +159,8 @@ def evaluate(
     in_run[q_of_code[q_of_code >= 0]] = True
     missing = int((~in_run[evaluated]).sum())
     if missing:
-        warnings.append(Notice("missing_queries", f"the run has no rows for {missing} of the {counted(len(qids), 'evaluated query', 'evaluated queries')}; "
+        of_evaluated = counted(len(qids), "evaluated query", "evaluated queries")
+        warnings.append(Notice("missing_queries", f"the run has no rows for {missing} of the {of_evaluated}; "
                                f"{'it scores' if missing == 1 else 'they score'} 0 on every measure", missing))
     report(0.05)
 
@@ -296,7 +300,9 @@ def _sort_by_score(q: np.ndarray, s: np.ndarray, newq: np.ndarray, grouped: bool
     return (heads[:, None] + idx)[valid]
 
 
-def _apply_corpus(run, corpus, row_q, within, judged, grade, docid_example, warnings):
+def _apply_corpus(run: Run, corpus: CorpusIds, row_q: np.ndarray, within: np.ndarray, judged: np.ndarray,
+                  grade: np.ndarray, docid_example: str | None, warnings: list[Notice]
+                  ) -> tuple[np.ndarray, np.ndarray]:
     """Docids outside the corpus are non-relevant; refuse when most of them are outside."""
     considered = np.flatnonzero(within)
     inside = corpus.contains_keys(run.doc_keys[considered])
@@ -344,7 +350,7 @@ class _Context:
 
     def count_within(self, k: np.ndarray | int) -> np.ndarray:
         rq, rr = self.rel_hits()
-        cutoff = k if np.isscalar(k) else k[rq]
+        cutoff = k[rq] if isinstance(k, np.ndarray) else k
         return np.bincount(rq[rr <= cutoff], minlength=self.nq).astype(np.float64)
 
     def rel_so_far(self) -> np.ndarray:
@@ -367,7 +373,8 @@ class _Context:
 
 def _per_relevant(x: np.ndarray, n_rel: np.ndarray) -> np.ndarray:
     """x / |relevant|, 0 for a query without relevant documents (counted only with empty_queries="count")."""
-    return np.divide(x, n_rel, out=np.zeros(len(x)), where=n_rel > 0)
+    out: np.ndarray = np.divide(x, n_rel, out=np.zeros(len(x)), where=n_rel > 0)
+    return out
 
 
 def _recall(ctx: _Context, k: int) -> np.ndarray:
@@ -388,7 +395,8 @@ def _average_precision(ctx: _Context, k: int) -> np.ndarray:
 def _reciprocal_rank(ctx: _Context, k: int) -> np.ndarray:
     first = ctx.first_rank()
     ok = (first > 0) & (first <= k)
-    return np.divide(1.0, first, out=np.zeros(ctx.nq), where=ok)
+    out: np.ndarray = np.divide(1.0, first, out=np.zeros(ctx.nq), where=ok)
+    return out
 
 
 def _success(ctx: _Context, k: int) -> np.ndarray:
@@ -416,7 +424,7 @@ def _ndcg(ctx: _Context, k: int) -> np.ndarray:
     return np.divide(dcg, idcg, out=np.zeros(ctx.nq), where=idcg > 0)
 
 
-_KERNELS: dict[str, Callable[[_Context, int | None], np.ndarray]] = {
+_KERNELS: dict[str, Callable[[_Context, Any], np.ndarray]] = {
     "R": _recall,
     "P": _precision,
     "MAP": _average_precision,

@@ -8,8 +8,8 @@ All random procedures are seeded, so a page shows the same p-value every time.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
-from typing import Iterator, Sequence
 
 import numpy as np
 from scipy import stats as _scipy_stats

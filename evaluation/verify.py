@@ -22,14 +22,16 @@ caller decides (a worker fails the scoring as the service's fault).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import pytrec_eval
 
 from . import reference
-from .conventions import (DEFAULT_EMPTY_QUERIES, DEFAULT_SCORE_PRECISION, EmptyQueries, ScorePrecision,
-                          empty_queries as check_empty_queries, score_precision as check_score_precision)
+from .conventions import DEFAULT_EMPTY_QUERIES, DEFAULT_SCORE_PRECISION, EmptyQueries, ScorePrecision
+from .conventions import empty_queries as check_empty_queries
+from .conventions import score_precision as check_score_precision
 from .corpus import CorpusIds
 from .measures import Measure
 from .qrels import Qrels
@@ -37,6 +39,7 @@ from .runs import Run
 from .scoring import Evaluation
 
 TOLERANCE = 1e-9
+BATCH_ROWS = 200_000  # rows of the run held as Python objects at a time
 
 #: trec_eval's name for each family pytrec_eval computes (``{k}`` the cutoff).
 TREC_EVAL_NAMES = {"R": "recall", "P": "P", "MAP": "map_cut", "nDCG": "ndcg_cut", "Success": "success"}
@@ -98,19 +101,32 @@ def verify(qrels: QrelsInput, run: RunInput, evaluation: Evaluation, *, depth: i
     method = method or ("pytrec_eval" if score_precision == "float32" else "plain")
     if method == "pytrec_eval" and score_precision != "float32":
         raise ValueError("pytrec_eval ranks scores in single precision; verify float64 with method='plain'")
+    if method not in ("pytrec_eval", "plain"):
+        raise ValueError(f"unknown verification method {method!r}; use pytrec_eval or plain")
     plain_qrels = _as_plain_qrels(qrels)
-    plain_run = _as_plain_run(run)
     in_corpus = corpus.__contains__ if corpus is not None else None
     measures = evaluation.measures
-    if method == "pytrec_eval":
-        expected = _pytrec_eval_values(plain_qrels, plain_run, measures, depth=depth, threshold=threshold,
+
+    def second(judged: dict[str, dict[str, int]], docs: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+        """The second implementation's values for the queries of ``judged`` (``docs``: their rows)."""
+        if method == "pytrec_eval":
+            return _pytrec_eval_values(judged, docs, measures, depth=depth, threshold=threshold,
                                        empty_queries=empty_queries, in_corpus=in_corpus)
-    elif method == "plain":
-        expected = reference.per_query(plain_qrels, plain_run, measures, depth=depth, threshold=threshold,
-                                       score_precision=score_precision, empty_queries=empty_queries,
-                                       in_corpus=in_corpus)
-    else:
-        raise ValueError(f"unknown verification method {method!r}; use pytrec_eval or plain")
+        return reference.per_query(judged, docs, measures, depth=depth, threshold=threshold,
+                                   score_precision=score_precision, empty_queries=empty_queries,
+                                   in_corpus=in_corpus)
+
+    # Query by query, a batch of about BATCH_ROWS rows at a time: a 7M-line run as one
+    # {qid: {docid: score}} dict took 2.2 GB; only the per-query values are kept.
+    wanted = set(reference.evaluated_queries(plain_qrels, threshold, empty_queries))
+    expected: dict[str, dict[str, float]] = {}
+    for batch in _run_batches(run):
+        judged = {q: plain_qrels[q] for q in batch if q in wanted}
+        if judged:
+            expected.update(second(judged, {q: batch[q] for q in judged}))
+    missing = {q: plain_qrels[q] for q in wanted if q not in expected}  # queries the run lacks: no rows
+    if missing:
+        expected.update(second(missing, {}))
     return Verification(method, len(evaluation.qids) * len(measures),
                         compare(evaluation, expected, tolerance=tolerance))
 
@@ -141,12 +157,75 @@ def _as_plain_qrels(qrels: QrelsInput) -> dict[str, dict[str, int]]:
     return reference.read_plain_qrels(qrels)
 
 
-def _as_plain_run(run: RunInput) -> dict[str, dict[str, float]]:
+def _run_batches(run: RunInput, rows: int | None = None) -> Iterator[dict[str, dict[str, float]]]:
+    """A run as ``{qid: {docid: score}}`` batches of whole queries, about ``rows`` rows each.
+
+    Each query is in exactly one batch. A file is read line by line; a query
+    whose lines come back after its batch was given (an ungrouped file) is
+    left out of the first pass and read again, alone, in a second pass.
+    """
     if isinstance(run, Run):
-        return run.to_dict()
-    if isinstance(run, Mapping):
-        return {q: dict(d) for q, d in run.items()}
-    return reference.read_plain_run(run)
+        yield from _batches_of_run(run, rows or BATCH_ROWS)
+    elif isinstance(run, Mapping):
+        batch: dict[str, dict[str, float]] = {}
+        size = 0
+        for q, d in run.items():
+            batch[q] = dict(d)
+            size += len(d)
+            if size >= (rows or BATCH_ROWS):
+                yield batch
+                batch, size = {}, 0
+        if batch:
+            yield batch
+    else:
+        yield from _batches_of_file(run, rows or BATCH_ROWS)
+
+
+def _batches_of_run(run: Run, rows: int) -> Iterator[dict[str, dict[str, float]]]:
+    order = np.argsort(run.qcode, kind="stable")
+    codes = run.qcode[order]
+    heads = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1]))) if len(codes) else np.zeros(0, int)
+    bounds = np.append(heads, len(codes)).tolist()
+    start = 0
+    while start < len(heads):
+        stop = start + 1
+        while stop < len(heads) and bounds[stop] - bounds[start] < rows:
+            stop += 1
+        batch: dict[str, dict[str, float]] = {}
+        for i in range(start, stop):
+            sel = order[bounds[i]:bounds[i + 1]]
+            batch[run.qids[int(codes[bounds[i]])]] = dict(zip(run.docids(sel), run.scores[sel].tolist(), strict=True))
+        yield batch
+        start = stop
+
+
+def _batches_of_file(path: str | os.PathLike[str] | bytes, rows: int) -> Iterator[dict[str, dict[str, float]]]:
+    given: set[str] = set()
+    split: set[str] = set()
+    batch: dict[str, dict[str, float]] = {}
+    size = 0
+    for q, docs in reference.iter_plain_run(path):
+        if q in given or q in split:
+            split.add(q)
+            continue
+        if q in batch:  # back within the same batch: merge
+            batch[q].update(docs)
+        else:
+            if size >= rows:
+                given.update(batch)
+                yield batch
+                batch, size = {}, 0
+            batch[q] = docs
+        size += len(docs)
+    given.update(batch)
+    if batch:
+        yield batch
+    if split:
+        again: dict[str, dict[str, float]] = {q: {} for q in split}
+        for q, docs in reference.iter_plain_run(path):
+            if q in again:
+                again[q].update(docs)
+        yield again
 
 
 # ---------------------------------------------------------------- pytrec_eval

@@ -144,3 +144,31 @@ def test_evaluation_values_are_unchanged_by_verification():
     before = {k: v.copy() for k, v in ev.per_query.items()}
     verify(qrels, run, ev)
     assert all(np.array_equal(before[k], ev.per_query[k]) for k in before)
+
+
+def test_it_checks_a_run_a_few_queries_at_a_time_even_ungrouped(tmp_path, monkeypatch):
+    """Batches of whole queries (a 7M-line run is never one dict); a query whose lines come back later is read again."""
+    import evaluation.verify as verify_module
+
+    qrels_text = b"".join(f"q{i} 0 d{j} {j % 3}\n".encode() for i in range(6) for j in range(4))
+    lines = [f"q{i} Q0 d{j} {j} {10 - j}.5 t\n" for i in range(6) for j in range(5)]
+    lines = lines[3:20] + lines[22:] + lines[20:22] + lines[:3]  # q4 and q0 come back, q0 after its batch
+    (tmp_path / "run").write_text("".join(lines))
+    qrels, run = read_qrels(qrels_text), read_run(tmp_path / "run")
+    ev = evaluate(qrels, run, MEASURES)
+    monkeypatch.setattr(verify_module, "BATCH_ROWS", 4)
+    seen = []
+    batches = verify_module._run_batches(str(tmp_path / "run"))
+    for batch in batches:
+        seen.append(sorted(batch))
+    assert max(len(b) for b in seen) <= 2 and sorted(q for b in seen for q in b if q not in ("q0", "q4")) == \
+        ["q1", "q2", "q3", "q5"]
+    assert seen[-1] == ["q0"]  # q0 came back after its batch: read again whole (q4 came back within its batch)
+    assert ev.qids[0] == "q0"
+    tampered = {name: values.copy() for name, values in ev.per_query.items()}
+    tampered["R@5"][0] += 0.25  # q0
+    for source in (str(tmp_path / "run"), run, run.to_dict()):
+        for method in ("pytrec_eval", "plain"):
+            assert verify(qrels, source, ev, method=method).ok
+            bad = verify(qrels, source, dataclasses.replace(ev, per_query=tampered), method=method)
+            assert bad.disagreement is not None and (bad.disagreement.qid, bad.disagreement.measure) == ("q0", "R@5")
