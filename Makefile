@@ -24,7 +24,7 @@ check-types: venv
 	$(PY) -m mypy
 
 # Lint and import order, the import contracts (pyproject.toml), no missing migration, the core's tests
-# without Django. (.ci/run runs this; it runs check-types too once the metric core is mypy-clean.)
+# without Django. (.ci/run runs `make check`: these and check-types.)
 check-code: venv venv-core
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -107,21 +107,21 @@ def krippendorff_alpha(units: Iterable[Sequence[int]], *, metric: str = "ordinal
     d_expected = float((np.outer(n_c, n_c) * delta).sum()) / (n - 1)
     if d_expected == 0:
         return math.nan
-    return 1.0 - d_observed / d_expected
+    return float(1.0 - d_observed / d_expected)
 
 
 def _distance(metric: str, values: np.ndarray, n_c: np.ndarray) -> np.ndarray:
     """Squared distances δ²(c, k) between grade values."""
     if metric == "nominal":
-        return 1.0 - np.eye(len(values))
+        return np.asarray(1.0 - np.eye(len(values)))
     if metric == "interval":
-        return (values[:, None] - values[None, :]) ** 2
+        return np.asarray((values[:, None] - values[None, :]) ** 2)
     # Ordinal: (Σ_{g between c and k} n_g − (n_c + n_k) / 2)².
     cum = np.cumsum(n_c)
     i, j = np.indices((len(values), len(values)))
     lo, hi = np.minimum(i, j), np.maximum(i, j)
     between = cum[hi] - np.where(lo > 0, cum[lo - 1], 0.0)
-    return (between - (n_c[i] + n_c[j]) / 2.0) ** 2
+    return np.asarray((between - (n_c[i] + n_c[j]) / 2.0) ** 2)
 
 
 # ---------------------------------------------------------------- per pair, per query, overall
@@ -176,7 +176,8 @@ def alpha_per_query(judgments: Judgments, *, metric: str = "ordinal",
                     scale: Sequence[int] | None = None) -> dict[str, float]:
     """α per query, items being (qid, docid) pairs."""
     by_query: dict[str, list[list[int]]] = {}
-    for (qid, _docid), grades in units_of(judgments).items():
+    for item, grades in units_of(judgments).items():
+        qid = str(item[0])  # type: ignore[index]  # items are (qid, docid) pairs here
         by_query.setdefault(qid, []).append(grades)
     return {q: krippendorff_alpha(u, metric=metric, scale=scale) for q, u in sorted(by_query.items())}
 

@@ -49,7 +49,7 @@ def bpref(hq: np.ndarray, hg: np.ndarray, *, nq: int, n_rel: np.ndarray, n_nonre
     some = above > 0  # then N ≥ 1 and R ≥ 1, so denom ≥ 1
     term[some] = 1.0 - np.minimum(above[some], R[some]) / denom[some]
     total = np.bincount(q, weights=term, minlength=nq)
-    return np.divide(total, n_rel, out=np.zeros(nq), where=n_rel > 0)
+    return np.asarray(np.divide(total, n_rel, out=np.zeros(nq), where=n_rel > 0))
 
 
 def judged_nonrelevant_per_query(qidx: np.ndarray, grades: np.ndarray, n_queries: int, threshold: int) -> np.ndarray:

@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import IO, Any
 
 from . import _kernel as K
 from .errors import ProblemCollector, QrelsFormatError
@@ -37,12 +39,12 @@ class JudgmentFormatError(QrelsFormatError):
     """A judgments file that does not fit its pool."""
 
 
-def write_pool_trec(pool: Pool, fileobj) -> None:
+def write_pool_trec(pool: Pool, fileobj: IO[str] | IO[bytes]) -> None:
     """Write ``qid 0 docid -1`` per pooled document, in judging order."""
     _write(fileobj, "".join(f"{e.qid} 0 {e.docid} -1\n" for e in pool))
 
 
-def write_pool_csv(pool: Pool, fileobj) -> None:
+def write_pool_csv(pool: Pool, fileobj: IO[str] | IO[bytes]) -> None:
     """Write the pool as CSV with an empty ``grade`` column."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
@@ -53,7 +55,8 @@ def write_pool_csv(pool: Pool, fileobj) -> None:
     _write(fileobj, buf.getvalue())
 
 
-def _write(fileobj, text: str) -> None:
+def _write(fileobj: Any, text: str) -> None:
+    # A text stream takes str; a binary one (an HTTP response, a gzip file) takes UTF-8 bytes.
     try:
         fileobj.write(text)
     except TypeError:
@@ -71,7 +74,7 @@ class JudgmentFile:
         return sum(len(d) for d in self.grades.values())
 
 
-def read_judgments(source, pool: Pool, *, grades: range = range(0, 4), name: str | None = None) -> JudgmentFile:
+def read_judgments(source: K.Source, pool: Pool, *, grades: range = range(0, 4), name: str | None = None) -> JudgmentFile:
     """Read judgments (TREC qrels lines or the pool's CSV) and check them against ``pool``.
 
     ``grades`` is the allowed scale. Raises ``JudgmentFormatError`` with
@@ -133,7 +136,7 @@ def read_judgments(source, pool: Pool, *, grades: range = range(0, 4), name: str
     return JudgmentFile(out, waiting)
 
 
-def _trec_rows(text: str, collector: ProblemCollector):
+def _trec_rows(text: str, collector: ProblemCollector) -> Iterator[tuple[int, str, str, str]]:
     """(line, qid, docid, grade) per data line of a qrels-style file; bad lines go to ``collector``."""
     for i, raw in enumerate(text.splitlines(), start=1):
         tokens = raw.split()
@@ -145,7 +148,7 @@ def _trec_rows(text: str, collector: ProblemCollector):
         yield i, tokens[0], tokens[2], tokens[3]
 
 
-def _csv_rows(text: str, collector: ProblemCollector):
+def _csv_rows(text: str, collector: ProblemCollector) -> Iterator[tuple[int, str, str, str]]:
     """(line, qid, docid, grade) per CSV record; bad records go to ``collector``."""
     reader = csv.reader(io.StringIO(text))
     header = [h.strip().lower() for h in next(reader)]

@@ -37,8 +37,10 @@ precision, then docid descending) and cut at ``depth``.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -85,7 +87,7 @@ class Pool:
     def __len__(self) -> int:
         return sum(len(v) for v in self.entries.values())
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[PoolEntry]:
         for qid in self.entries:
             yield from self.entries[qid]
 
@@ -129,7 +131,7 @@ class Pool:
             raise ValueError("the cost per judgment must be ≥ 0 and the overlap share between 0 and 1")
         return len(self) * (1.0 + overlap_share) * per_judgment
 
-    def statistics(self, *, per_judgment: float = 0.0, overlap_share: float = 0.0) -> dict:
+    def statistics(self, *, per_judgment: float = 0.0, overlap_share: float = 0.0) -> dict[str, Any]:
         """Everything a curator needs before starting, as a JSON-friendly dict."""
         return {
             "method": self.method, "depth": self.depth, "documents": len(self),
@@ -164,7 +166,8 @@ def judged_pairs(qrels: Qrels | None) -> set[tuple[str, str]]:
     return {(q, d) for q, docs in qrels.to_dict().items() for d, g in docs.items() if g >= 0}
 
 
-def _prepare(runs: Mapping[str, Run], depth: int, qids: Iterable[str] | None):
+def _prepare(runs: Mapping[str, Run], depth: int,
+             qids: Iterable[str] | None) -> tuple[list[str], dict[str, dict[str, list[str]]], list[str]]:
     if not runs:
         raise ValueError("a pool needs at least one run")
     names = list(runs)
@@ -182,7 +185,7 @@ def _prepare(runs: Mapping[str, Run], depth: int, qids: Iterable[str] | None):
     return names, tops, qids
 
 
-def _ranks_of(names, tops, qid) -> dict[str, dict[str, int]]:
+def _ranks_of(names: list[str], tops: dict[str, dict[str, list[str]]], qid: str) -> dict[str, dict[str, int]]:
     """docid -> {run: rank} for one query, runs in the given order."""
     out: dict[str, dict[str, int]] = {}
     for name in names:
@@ -308,7 +311,7 @@ def mtf_pool(runs: Mapping[str, Run], budget_per_query: int, grade_of: Callable[
     entries: dict[str, list[PoolEntry]] = {}
     for q in qids:
         ranked = {n: tops[n].get(q, []) for n in names}
-        steps = mtf_order(ranked, lambda d, q=q: grade_of(q, d), budget=budget_per_query,
+        steps = mtf_order(ranked, functools.partial(grade_of, q), budget=budget_per_query,
                           threshold=threshold, skip=[d for (qq, d) in done if qq == q])
         ranks = _ranks_of(names, tops, q)
         entries[q] = [PoolEntry(q, s.docid, float(i), ranks[s.docid]) for i, s in enumerate(steps, start=1)]

@@ -28,11 +28,15 @@ from typing import Any, cast
 
 import numpy as np
 
-from . import _kernel as K
-from . import incomplete
-from .conventions import DEFAULT_EMPTY_QUERIES, DEFAULT_SCORE_PRECISION, EmptyQueries, ScorePrecision
-from .conventions import empty_queries as check_empty_queries
-from .conventions import score_precision as check_score_precision
+from . import _kernel as K, incomplete
+from .conventions import (
+    DEFAULT_EMPTY_QUERIES,
+    DEFAULT_SCORE_PRECISION,
+    EmptyQueries,
+    ScorePrecision,
+    empty_queries as check_empty_queries,
+    score_precision as check_score_precision,
+)
 from .corpus import CorpusIds
 from .errors import Notice, Problem, RunFormatError, counted
 from .measures import DEFAULT_MEASURES, Measure, parse_measures

@@ -29,9 +29,14 @@ import numpy as np
 import pytrec_eval
 
 from . import reference
-from .conventions import DEFAULT_EMPTY_QUERIES, DEFAULT_SCORE_PRECISION, EmptyQueries, ScorePrecision
-from .conventions import empty_queries as check_empty_queries
-from .conventions import score_precision as check_score_precision
+from .conventions import (
+    DEFAULT_EMPTY_QUERIES,
+    DEFAULT_SCORE_PRECISION,
+    EmptyQueries,
+    ScorePrecision,
+    empty_queries as check_empty_queries,
+    score_precision as check_score_precision,
+)
 from .corpus import CorpusIds
 from .measures import Measure
 from .qrels import Qrels
