@@ -21,7 +21,7 @@ from django.utils.html import format_html
 from evaluation.errors import Problem
 from leaderboard.importers import (
     FORMATS,
-    TASK_FORMATS,
+    PREDICTION_FORMATS,
     ImportRefused,
     files_from_uploads,
     parse_beir,
@@ -206,7 +206,7 @@ class ImportForm(forms.Form):
     """The files of one release, as the command line takes them."""
 
     format = forms.ChoiceField(
-        choices=[(f, f) for f in FORMATS + TASK_FORMATS],
+        choices=[(f, f) for f in FORMATS + PREDICTION_FORMATS],
         help_text="bsard: articles_fr.csv and questions_fr_*.csv · beir: corpus.jsonl, queries.jsonl, "
         "qrels/<split>.tsv · trec: the topics, qrels and corpus-ids files below · classification "
         "(classification and NER datasets): one split's JSONL or CSV file in Files, with Split and Hidden",
@@ -244,7 +244,7 @@ class ImportForm(forms.Form):
             for name in ("split", "topics", "qrels"):
                 if not data.get(name):
                     self.add_error(name, "Needed for the trec format.")
-        elif fmt in TASK_FORMATS:
+        elif fmt in PREDICTION_FORMATS:
             if not data.get("split"):
                 self.add_error("split", f"Needed for the {fmt} format.")
             if len(data.get("files") or []) != 1:
@@ -257,7 +257,7 @@ class ImportForm(forms.Form):
         """The parsed release (raises ImportRefused with file:line: reason lines)."""
         data = self.cleaned_data
         limit = settings.LEXBOARD_MAX_DECOMPRESSED_BYTES
-        if data["format"] in TASK_FORMATS:
+        if data["format"] in PREDICTION_FORMATS:
             upload = data["files"][0]
             task = dataset.task if dataset is not None else "single"
             if task == Dataset.Task.RETRIEVAL:

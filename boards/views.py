@@ -13,7 +13,7 @@ from django.templatetags.static import static
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_safe
 
-from evaluation.measures import DEFAULT_MEASURES
+from evaluation.measures import DEFAULT_MEASURES, macro_f1_description
 from leaderboard.selectors import DatasetNotFound, SplitNotFound, dataset_for_page, measure_info, split_for_page
 
 from . import exports
@@ -28,19 +28,6 @@ from .selectors import (
 )
 from .significance import significance_context
 
-_MACRO_F1 = {
-    "single": "The unweighted mean over labels of each label's F1 = 2·TP / (2·TP + FP + FN); every label in the "
-              "gold or the predictions counts, so a rare label weighs as much as a frequent one.",
-    "multi": "The unweighted mean over labels of each label's F1 = 2·TP / (2·TP + FP + FN), each example's label "
-             "set compared with the gold set; a rare label weighs as much as a frequent one.",
-    "ner": "The unweighted mean over entity types of each type's F1 on whole entities: a predicted entity counts "
-           "only when its type, first and last token all match (seqeval's default mode).",
-}
-
-
-_LANGUAGE_NAMES = {"fr": "French", "de": "German", "it": "Italian", "nl": "Dutch", "en": "English", "el": "Greek",
-                   "es": "Spanish", "pt": "Portuguese", "pl": "Polish", "ro": "Romanian", "sv": "Swedish"}
-
 
 def _measure_info(dataset) -> list[dict[str, str]]:
     """The dataset's measures with their definitions; macro-F1 and macro-F1/<language> explained here.
@@ -50,16 +37,9 @@ def _measure_info(dataset) -> list[dict[str, str]]:
     of them read like an unfinished page.
     """
     info = measure_info(list(dataset.measures or []))
-    general = _MACRO_F1.get(dataset.task)
     for m in info:
-        if m["description"] or m["formula"] or not general:
-            continue
-        if m["name"] == "macro-F1":
-            m["description"] = general
-        elif m["name"].startswith("macro-F1/"):
-            code = m["name"].split("/", 1)[1]
-            language = f"{_LANGUAGE_NAMES[code]} ({code})" if code in _LANGUAGE_NAMES else code
-            m["description"] = f"macro-F1 over the {language} examples only."
+        if not (m["description"] or m["formula"]):
+            m["description"] = macro_f1_description(m["name"], dataset.task)
     return info
 
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evaluation.measures import MACRO_F1, language_measure
 from leaderboard.importers import parse_classification
 from leaderboard.models import Dataset, Split
 from submissions.services import release_import
@@ -46,7 +47,7 @@ PER_LANGUAGE = 600
 TRAIN_PER_LANGUAGE = 400
 SPLIT_HIDDEN = {"train": False, "test": True}
 BASELINE_SPLIT = "test"
-MEASURES = ["macro-F1", *(f"macro-F1/{language}" for language in LANGUAGES)]
+MEASURES = [MACRO_F1, *(language_measure(language) for language in LANGUAGES)]
 
 #: Areas and how often they occur (civil most: the majority class).
 AREAS = (("civil", 0.32), ("labour", 0.22), ("criminal", 0.19), ("administrative", 0.15), ("tax", 0.12))
@@ -292,7 +293,7 @@ def areas_dataset_get_or_create(*, benchmark):
             ),
             "license": "CC0 1.0 (generated data)",
             "measures": list(MEASURES),
-            "primary_measure": "macro-F1",
+            "primary_measure": MACRO_F1,
             "display": Dataset.Display.PERCENT,
             "order": 1,
             "citation": (

@@ -615,20 +615,6 @@ def check_integers(chunk: Chunk, col: int, collector: ProblemCollector, message:
             collector.add(int(chunk.line_no[i]), message.format(token=token))
 
 
-def parse_integers(chunk: Chunk, col: int, collector: ProblemCollector, message: str) -> np.ndarray:
-    """Parse a column of integers (small tables: qrels grades)."""
-    out = np.zeros(len(chunk.line_no), dtype=np.int64)
-    for i in range(len(out)):
-        token = chunk.token(i, col)
-        try:
-            if "_" in token or "+" in token or not token.isascii():
-                raise ValueError
-            out[i] = int(token)
-        except (ValueError, OverflowError):
-            collector.add(int(chunk.line_no[i]), message.format(token=token))
-    return out
-
-
 # ---------------------------------------------------------------- identifiers
 
 

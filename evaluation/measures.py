@@ -135,3 +135,53 @@ DEFAULT_MEASURES: list[Measure] = parse_measures(
     "R@10,R@100,R@1000,P@10,P@100,MAP@10,MAP@100,MAP@1000,MRR@10,MRR@100,MRR@1000,"
     "nDCG@10,nDCG@100,nDCG@1000,RP,Success@10"
 )
+
+
+# --- Classification and NER: macro-F1 (LEXTREME's measure) -------------------------------------------------
+#
+# Not a ranking measure, so not a ``Measure``: a task's score is ``macro-F1`` over all examples, plus
+# ``macro-F1/<language>`` over one language's examples when the gold answers carry languages. The maths is in
+# ``classification``; the names and what they mean are declared here, with the ranking measures.
+
+#: The score every classification and NER task is ranked by.
+MACRO_F1 = "macro-F1"
+
+#: What macro-F1 means for each kind of task (``Dataset.task`` values).
+MACRO_F1_DEFINITIONS: dict[str, str] = {
+    "single": "The unweighted mean over labels of each label's F1 = 2·TP / (2·TP + FP + FN); every label in the "
+              "gold or the predictions counts, so a rare label weighs as much as a frequent one.",
+    "multi": "The unweighted mean over labels of each label's F1 = 2·TP / (2·TP + FP + FN), each example's label "
+             "set compared with the gold set; a rare label weighs as much as a frequent one.",
+    "ner": "The unweighted mean over entity types of each type's F1 on whole entities: a predicted entity counts "
+           "only when its type, first and last token all match (seqeval's default mode).",
+}
+
+_LANGUAGE_NAMES = {"fr": "French", "de": "German", "it": "Italian", "nl": "Dutch", "en": "English", "el": "Greek",
+                   "es": "Spanish", "pt": "Portuguese", "pl": "Polish", "ro": "Romanian", "sv": "Swedish"}
+
+
+def language_measure(language: str) -> str:
+    """The score name of one language's macro-F1, e.g. ``macro-F1/fr``."""
+    return f"{MACRO_F1}/{language}"
+
+
+def is_macro_f1_name(name: object) -> bool:
+    """``macro-F1`` or ``macro-F1/<language>`` (one word after the slash), the scores of classification tasks."""
+    if name == MACRO_F1:
+        return True
+    prefix, _, language = str(name).partition("/")
+    return prefix == MACRO_F1 and bool(language) and not any(c.isspace() or c == "/" for c in language)
+
+
+def macro_f1_description(name: str, kind: str) -> str:
+    """What the score ``name`` (``macro-F1`` or ``macro-F1/<language>``) means for a task of ``kind``; "" if unknown."""
+    general = MACRO_F1_DEFINITIONS.get(kind, "")
+    if not general:
+        return ""
+    if name == MACRO_F1:
+        return general
+    if name.startswith(f"{MACRO_F1}/"):
+        code = name.split("/", 1)[1]
+        language = f"{_LANGUAGE_NAMES[code]} ({code})" if code in _LANGUAGE_NAMES else code
+        return f"macro-F1 over the {language} examples only."
+    return ""

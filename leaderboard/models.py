@@ -14,7 +14,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.urls import reverse
 
-from evaluation.measures import parse_measure
+from evaluation.measures import is_macro_f1_name, parse_measure
 
 from .page_generation import page_generation_bump
 
@@ -45,14 +45,6 @@ class Benchmark(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("leaderboard:benchmark", args=[self.slug])
-
-
-def _is_macro_f1_name(name) -> bool:
-    """``macro-F1`` or ``macro-F1/<language>`` (one word after the slash), the scores of classification tasks."""
-    if name == "macro-F1":
-        return True
-    prefix, _, language = str(name).partition("/")
-    return prefix == "macro-F1" and bool(language) and not any(c.isspace() or c == "/" for c in language)
 
 
 class Dataset(models.Model):
@@ -113,7 +105,7 @@ class Dataset(models.Model):
         else:
             # Classification and NER results hold macro-F1 and one macro-F1 per language, nothing else:
             # any other name would be a column that stays empty forever.
-            wrong = [name for name in self.measures or [] if not _is_macro_f1_name(name)]
+            wrong = [name for name in self.measures or [] if not is_macro_f1_name(name)]
             if wrong:
                 errors["measures"] = (
                     f"{', '.join(map(str, wrong))}: a {self.get_task_display()} dataset is scored by macro-F1; "

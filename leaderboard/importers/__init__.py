@@ -34,11 +34,11 @@ from .trec import parse_trec
 
 FORMATS = ("bsard", "beir", "trec")
 #: Formats of datasets that are not retrieval (classification, NER): one split per file.
-TASK_FORMATS = ("classification",)
+PREDICTION_FORMATS = ("classification",)
 
 __all__ = [
     "FORMATS",
-    "TASK_FORMATS",
+    "PREDICTION_FORMATS",
     "ClassificationData",
     "classification_import",
     "dataset_import",

@@ -40,10 +40,9 @@ from evaluation.classification import (
     read_predictions,
 )
 from evaluation.errors import Notice, Problem, QrelsFormatError
+from evaluation.measures import MACRO_F1, language_measure
 from leaderboard.models import Dataset, QrelsVersion, Split
 
-#: The measure every non-retrieval task is scored by (LEXTREME's).
-MACRO_F1 = "macro-F1"
 #: How many first lines of an upload the request checks.
 SNIFF_LINES = 50
 
@@ -53,11 +52,6 @@ EXAMPLES = {
     Dataset.Task.NER: '{"id": "s-1", "tags": ["B-PER", "I-PER", "O"]}',
 }
 
-
-
-def language_measure(language: str) -> str:
-    """The score name of one language's macro-F1, e.g. ``macro-F1/fr``."""
-    return f"{MACRO_F1}/{language}"
 
 
 # --- the cheap check, in the request -----------------------------------------------------

@@ -6,7 +6,8 @@ import json
 
 from django import template
 
-from submissions.services.predictions import ANSWER_FIELD, MACRO_F1, dataset_labels
+from evaluation.measures import MACRO_F1
+from submissions.services.predictions import ANSWER_FIELD, dataset_labels
 
 register = template.Library()
 

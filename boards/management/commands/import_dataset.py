@@ -24,9 +24,10 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from evaluation.measures import MACRO_F1
 from leaderboard.importers import (
     FORMATS,
-    TASK_FORMATS,
+    PREDICTION_FORMATS,
     ImportRefused,
     files_from_directory,
     parse_beir,
@@ -45,7 +46,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("directory", nargs="?", help="the release folder (bsard and beir formats)")
-        parser.add_argument("--format", required=True, choices=FORMATS + TASK_FORMATS)
+        parser.add_argument("--format", required=True, choices=FORMATS + PREDICTION_FORMATS)
         parser.add_argument("--dataset", required=True, metavar="SLUG")
         parser.add_argument(
             "--hidden",
@@ -101,7 +102,7 @@ class Command(BaseCommand):
                 docid_example=opts["docid_example"],
                 **self._task_defaults(opts),
             )
-            if created and opts["format"] in TASK_FORMATS:
+            if created and opts["format"] in PREDICTION_FORMATS:
                 # dataset_get_or_create makes retrieval datasets; this one takes predictions.
                 dataset.task = opts["task"]
                 dataset.save(update_fields=["task"])
@@ -122,14 +123,14 @@ class Command(BaseCommand):
     @staticmethod
     def _task_defaults(opts) -> dict:
         """With --create, a classification dataset is scored by macro-F1."""
-        if opts["format"] not in TASK_FORMATS:
+        if opts["format"] not in PREDICTION_FORMATS:
             return {}
-        return {"measures": ["macro-F1"], "primary_measure": "macro-F1"}
+        return {"measures": [MACRO_F1], "primary_measure": MACRO_F1}
 
     def _parse(self, opts):
         fmt = opts["format"]
         try:
-            if fmt in TASK_FORMATS:
+            if fmt in PREDICTION_FORMATS:
                 missing = [f"--{k}" for k in ("task", "split", "file") if not opts[k]]
                 if missing:
                     raise CommandError(f"--format {fmt} needs {', '.join(missing)}")
