@@ -51,9 +51,9 @@ trap cleanup INT TERM EXIT
 pids+=($!)
 "$VENV/bin/celery" -A lexboard beat --loglevel=INFO &
 pids+=($!)
-# Threads give keep-alive and overlap database waits (docs/performance.md).
-"$VENV/bin/gunicorn" lexboard.wsgi:application --bind "127.0.0.1:$PORT" --workers 3 --threads 4 \
-  --access-logfile - &
+# Threads give keep-alive, overlap database waits and outlast slow clients
+# (scripts/gunicorn.conf.py, docs/performance.md).
+"$VENV/bin/gunicorn" lexboard.wsgi:application --config scripts/gunicorn.conf.py --bind "127.0.0.1:$PORT" &
 pids+=($!)
 
 echo "==> Lexboard is at http://127.0.0.1:$PORT  (Ctrl-C stops web, worker and beat)"
