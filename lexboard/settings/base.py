@@ -142,6 +142,32 @@ STORAGES = {
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 
+# --- Files in S3-compatible object storage (optional) ---------------------------
+# With LEXBOARD_S3_BUCKET set, uploaded runs ("private") and media go to the
+# bucket instead of local folders, so web and workers on several machines share
+# nothing but the database, the broker and the bucket (docs/deploy.md).
+# Credentials come the usual boto3 way (AWS_ACCESS_KEY_ID and
+# AWS_SECRET_ACCESS_KEY in the environment, or an instance role).
+LEXBOARD_S3_BUCKET = env_str("LEXBOARD_S3_BUCKET", "")
+if LEXBOARD_S3_BUCKET:
+    _s3 = {
+        "bucket_name": LEXBOARD_S3_BUCKET,
+        "endpoint_url": env_str("LEXBOARD_S3_ENDPOINT_URL", "") or None,
+        "region_name": env_str("LEXBOARD_S3_REGION", "") or None,
+        # "path" for servers that have no per-bucket host names (MinIO, moto, Ceph without wildcard DNS).
+        "addressing_style": env_str("LEXBOARD_S3_ADDRESSING_STYLE", "") or None,
+        "default_acl": "private",
+        "file_overwrite": False,
+        # Never a public URL: runs are read by the workers through the storage API only.
+        "querystring_auth": True,
+    }
+    STORAGES = {
+        **STORAGES,
+        # Runs and anything derived from hidden labels: private objects.
+        "private": {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": {**_s3, "location": "private"}},
+        "default": {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": {**_s3, "location": "media"}},
+    }
+
 # --- Uploads and limits ---------------------------------------------------------
 LEXBOARD_MAX_UPLOAD_BYTES = env_int("LEXBOARD_MAX_UPLOAD_BYTES", 200 * 1024 * 1024)
 LEXBOARD_MAX_DECOMPRESSED_BYTES = env_int("LEXBOARD_MAX_DECOMPRESSED_BYTES", 1024 * 1024 * 1024)

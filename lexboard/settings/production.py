@@ -92,32 +92,8 @@ STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "whitenoise.storage.Compresse
 WHITENOISE_MANIFEST_STRICT = False
 
 # --- Files in S3-compatible object storage (optional) ------------------------------
-# With LEXBOARD_S3_BUCKET set, uploaded runs ("private") and media go to the
-# bucket instead of local folders, so web and workers on several machines
-# share them. Needs `pip install "django-storages[s3]"` (docs/deploy.md).
-# Credentials come the usual boto3 way (AWS_ACCESS_KEY_ID and
-# AWS_SECRET_ACCESS_KEY in the environment, or an instance role).
-LEXBOARD_S3_BUCKET = env_str("LEXBOARD_S3_BUCKET", "")
-if LEXBOARD_S3_BUCKET:
-    try:
-        import storages.backends.s3  # noqa: F401
-    except ImportError:
-        raise ImproperlyConfigured(
-            "LEXBOARD_S3_BUCKET is set but django-storages is not installed: pip install \"django-storages[s3]\""
-        ) from None
-    _s3 = {
-        "bucket_name": LEXBOARD_S3_BUCKET,
-        "endpoint_url": env_str("LEXBOARD_S3_ENDPOINT_URL", "") or None,
-        "region_name": env_str("LEXBOARD_S3_REGION", "") or None,
-        "default_acl": "private",
-        "file_overwrite": False,
-    }
-    STORAGES = {
-        **STORAGES,
-        # Runs and anything derived from hidden labels: private objects, never a public URL.
-        "private": {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": {**_s3, "location": "private"}},
-        "default": {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": {**_s3, "location": "media"}},
-    }
+# LEXBOARD_S3_BUCKET and friends switch runs and media to a bucket; read by the
+# base settings, so tests and every process use the same switch (docs/deploy.md).
 
 # --- Email --------------------------------------------------------------------------
 # Password-reset mail must really leave: SMTP unless told otherwise.
