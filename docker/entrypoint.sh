@@ -19,6 +19,8 @@ wait_for_db() {
 
 case "$role" in
   web)
+    # The control socket's default lives in the home folder (/app), which the
+    # app user may not write: it goes to the container's /tmp instead.
     wait_for_db --migrate
     exec gunicorn lexboard.wsgi:application \
       --bind "0.0.0.0:${PORT:-8000}" \
@@ -26,6 +28,7 @@ case "$role" in
       --threads "${GUNICORN_THREADS:-4}" \
       --timeout "${GUNICORN_TIMEOUT:-60}" \
       --forwarded-allow-ips "${FORWARDED_ALLOW_IPS:-*}" \
+      --control-socket "${GUNICORN_CONTROL_SOCKET:-/tmp/gunicorn.ctl}" \
       --access-logfile - \
       "$@"
     ;;

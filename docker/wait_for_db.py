@@ -1,5 +1,9 @@
 """Wait until the database answers; with --migrate, apply migrations under a lock.
 
+With --migrate and ``LEXBOARD_S3_CREATE_BUCKET=1`` it also creates the
+object-storage bucket when it does not exist yet (a fresh MinIO or test S3
+server); against AWS, create the bucket yourself and leave this off.
+
 Run by docker/entrypoint.sh before every role, so a container that starts
 before PostgreSQL is ready waits instead of crashing in a restart loop. The
 PostgreSQL advisory lock lets several web replicas start at once without two
@@ -13,6 +17,35 @@ import sys
 import time
 
 MIGRATION_LOCK_ID = 7_146_291_005  # any constant shared by every web container of the deployment
+
+
+def ensure_bucket(*, deadline: float) -> bool:
+    """Create the bucket of the "private" storage if missing, waiting for the server to answer."""
+    from botocore.exceptions import BotoCoreError, ClientError
+    from django.conf import settings
+    from django.core.files.storage import storages
+
+    if not settings.LEXBOARD_S3_BUCKET:
+        print("wait_for_db: LEXBOARD_S3_CREATE_BUCKET=1 but LEXBOARD_S3_BUCKET is empty", file=sys.stderr)
+        return False
+    bucket = storages["private"].bucket
+    while True:
+        try:
+            bucket.meta.client.head_bucket(Bucket=bucket.name)
+            return True
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in ("404", "NoSuchBucket"):
+                bucket.create()
+                print(f"wait_for_db: created the bucket {bucket.name}", file=sys.stderr)
+                return True
+            error = exc
+        except BotoCoreError as exc:  # the server is not up yet
+            error = exc
+        if time.monotonic() > deadline:
+            print(f"wait_for_db: the object storage did not answer: {error}", file=sys.stderr)
+            return False
+        print("wait_for_db: waiting for the object storage...", file=sys.stderr)
+        time.sleep(2)
 
 
 def main(argv: list[str]) -> int:
@@ -38,6 +71,10 @@ def main(argv: list[str]) -> int:
             print("wait_for_db: waiting for the database...", file=sys.stderr)
             connection.close()
             time.sleep(2)
+
+    if "--migrate" in argv and os.environ.get("LEXBOARD_S3_CREATE_BUCKET") == "1":
+        if not ensure_bucket(deadline=time.monotonic() + patience):
+            return 1
 
     if "--migrate" in argv:
         postgres = connection.vendor == "postgresql"

@@ -1,6 +1,7 @@
 """docker/: the compose file's services, health checks, volumes and commands; .env.example covers every setting.
 
-No Docker engine runs here. When the `docker compose` plugin is installed,
+What the files say, read as YAML. tests/deploy builds and starts them with
+podman (marker ``deploy``). When the `docker compose` plugin is installed,
 `docker compose config` validates the file too (it needs no engine).
 """
 
@@ -17,6 +18,12 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 DOCKER = ROOT / "docker"
 APP_SERVICES = {"web": "web", "worker": "worker", "beat": "beat"}
+VARIABLE = re.compile(r"\$\{(\w+):-([^}]*)\}")
+
+
+def default(value: str) -> str:
+    """``${NAME:-default}`` as compose reads it with NAME unset."""
+    return VARIABLE.sub(lambda m: m.group(2), value)
 
 
 @pytest.fixture(scope="module")
@@ -24,23 +31,58 @@ def compose() -> dict:
     return yaml.safe_load((DOCKER / "compose.yml").read_text())
 
 
-def test_it_defines_web_worker_beat_postgres_and_redis(compose):
-    assert set(compose["services"]) == {"web", "worker", "beat", "postgres", "redis"}
-    assert compose["services"]["postgres"]["image"].startswith("postgres:16")
-    assert compose["services"]["redis"]["image"].startswith("redis:7")
+def test_it_defines_proxy_web_worker_beat_postgres_and_redis(compose):
+    assert set(compose["services"]) == {"proxy", "web", "worker", "beat", "postgres", "redis"}
+    assert default(compose["services"]["postgres"]["image"]) == "postgres:16"
+    assert default(compose["services"]["redis"]["image"]) == "redis:7"
+    assert default(compose["services"]["proxy"]["image"]).startswith("nginx:")
+
+
+def test_every_image_is_a_variable_whose_default_is_the_official_image(compose):
+    for name, service in compose["services"].items():
+        match = VARIABLE.fullmatch(service["image"])
+        assert match and match.group(1).startswith("LEXBOARD_"), f"{name}: {service['image']}"
+    assert default(compose["services"]["web"]["build"]["args"]["PYTHON_IMAGE"]) == "python:3.11-slim"
+
+
+def test_only_the_proxy_is_published_and_it_buffers_with_timeouts(compose):
+    published = {name for name, service in compose["services"].items() if service.get("ports")}
+    assert published == {"proxy"}
+    assert default(compose["services"]["proxy"]["ports"][0]) == "127.0.0.1:8000:80"
+    mount = compose["services"]["proxy"]["volumes"][0]
+    source, target = mount.split(":")[:2]
+    assert target == "/etc/nginx/conf.d/default.conf"
+    conf = (DOCKER / source).read_text()
+    for directive in ("client_header_timeout", "client_body_timeout", "send_timeout", "proxy_request_buffering on",
+                      "proxy_buffering on", "client_max_body_size", "proxy_set_header X-Forwarded-Proto $scheme",
+                      "proxy_pass http://lexboard_web"):
+        assert directive in conf, directive
+    assert "server web:8000" in conf
+
+
+def test_the_object_storage_override_adds_a_server_and_a_worker_with_no_volume():
+    override = yaml.safe_load((DOCKER / "compose.s3.yml").read_text())
+    services = override["services"]
+    assert default(services["s3"]["image"]).startswith("motoserver/moto:")
+    remote = services["remote-worker"]
+    assert remote["command"] == ["worker"] and "volumes" not in remote
+    for name in ("web", "worker", "beat", "remote-worker"):
+        env = services[name]["environment"]
+        assert default(env["LEXBOARD_S3_BUCKET"]) and default(env["LEXBOARD_S3_ENDPOINT_URL"]) == "http://s3:5000"
 
 
 def test_it_runs_each_app_role_from_one_image_built_from_the_repository(compose):
     for name, role in APP_SERVICES.items():
         service = compose["services"][name]
         assert service["command"] == [role]
-        assert service["image"] == "lexboard:latest"
+        assert default(service["image"]) == "lexboard:latest"
         context = (DOCKER / service["build"]["context"]).resolve()
         assert context == ROOT
         assert (context / service["build"]["dockerfile"]).is_file()
 
 
 def test_it_gives_every_service_a_health_check(compose):
+    assert "curl" in compose["services"]["proxy"]["healthcheck"]["test"]
     for name, service in compose["services"].items():
         test = service.get("healthcheck", {}).get("test")
         assert test, f"{name} has no health check"
@@ -72,14 +114,15 @@ def test_it_keeps_media_data_and_database_in_named_volumes(compose):
 def test_it_takes_settings_from_the_env_file_next_to_the_example(compose):
     for name in (*APP_SERVICES, "postgres"):
         env_files = compose["services"][name]["env_file"]
-        assert [(DOCKER / f).resolve() for f in env_files] == [ROOT / ".env"]
+        assert [(DOCKER / default(f)).resolve() for f in env_files] == [ROOT / ".env"]
     assert (ROOT / ".env.example").is_file()
     assert compose["services"]["web"]["environment"]["DJANGO_SETTINGS_MODULE"] == "lexboard.settings.production"
 
 
 def test_it_builds_a_slim_non_root_image_with_static_files_collected():
     dockerfile = (DOCKER / "Dockerfile").read_text()
-    assert re.search(r"^FROM python:3\.11-slim\s*$", dockerfile, re.M)
+    assert re.search(r"^ARG PYTHON_IMAGE=python:3\.11-slim\s*$", dockerfile, re.M)
+    assert re.findall(r"^FROM (\S+)", dockerfile, re.M) == ["${PYTHON_IMAGE}", "${PYTHON_IMAGE}"]
     assert "pip install" in dockerfile and "requirements.txt" in dockerfile
     assert "collectstatic --noinput" in dockerfile
     users = re.findall(r"^USER (\S+)", dockerfile, re.M)
