@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Does requirements.txt alone run the site on PostgreSQL + Redis? (The README's
+# "PostgreSQL and Redis instead" and the image's install step.)
+#
+# Builds a virtualenv from requirements.txt only (no dev requirements), starts
+# web (gunicorn as `make run` does), a Celery worker and Celery beat on the
+# Redis broker and a fresh PostgreSQL database, uploads one run with the
+# project's client and waits until the worker has scored it. Then stops
+# everything and drops the database.
+#
+#   scripts/smoke-runtime.sh
+#   SMOKE_PG=postgres://postgres@127.0.0.1:5432 SMOKE_REDIS=redis://127.0.0.1:6379 scripts/smoke-runtime.sh
+#
+# Uses Redis databases 10 (broker) and 11 (cache) and a queue of its own.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3.11}
+PG=${SMOKE_PG:-postgres://postgres@127.0.0.1:5432}
+REDIS=${SMOKE_REDIS:-redis://127.0.0.1:6379}
+VENV=${SMOKE_VENV:-var/smoke-venv}
+DB="lexboard_smoke_$$"
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/lexboard-smoke.XXXXXX")"
+t0=$(date +%s)
+say() { echo "[smoke $(( $(date +%s) - t0 ))s] $*"; }
+
+if [ ! -x "$VENV/bin/python" ] || [ requirements.txt -nt "$VENV/.installed" ]; then
+  say "virtualenv from requirements.txt only in $VENV"
+  rm -rf "$VENV"
+  "$PYTHON" -m venv "$VENV"
+  "$VENV/bin/python" -m pip install --quiet -r requirements.txt
+  touch "$VENV/.installed"
+fi
+PY="$VENV/bin/python"
+
+export DJANGO_SETTINGS_MODULE=lexboard.settings
+export DEBUG=0
+export LEXBOARD_VAR_DIR="$WORK/var"
+export DATABASE_URL="$PG/$DB"
+export CELERY_BROKER_URL="$REDIS/10"
+export CACHE_URL="$REDIS/11"
+export LEXBOARD_QUEUE="lexboard-smoke-$$"
+export LEXBOARD_RELEASE="smoke-$$"
+PORT=$("$PY" -c "import socket; s=socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
+
+pids=()
+cleanup() {
+  local code=$?
+  trap - EXIT INT TERM
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  if [ $code -ne 0 ]; then
+    for log in "$WORK"/*.log; do echo "--- $log"; tail -n 30 "$log"; done
+  fi
+  "$PY" -c "import psycopg,sys; c=psycopg.connect(sys.argv[1], autocommit=True); c.execute(f'DROP DATABASE IF EXISTS \"{sys.argv[2]}\" WITH (FORCE)')" \
+    "$PG/postgres" "$DB" 2>/dev/null || true
+  rm -rf "$WORK"
+  exit $code
+}
+trap cleanup EXIT INT TERM
+
+"$PY" -c "import psycopg,sys; c=psycopg.connect(sys.argv[1], autocommit=True); c.execute(f'CREATE DATABASE \"{sys.argv[2]}\"')" \
+  "$PG/postgres" "$DB"
+say "database $DB; migrating, loading the demo dataset"
+"$PY" manage.py migrate --noinput >/dev/null
+"$PY" manage.py load_demo --no-baselines >/dev/null
+"$PY" manage.py load_demo --export "$WORK/demo" >/dev/null
+"$PY" manage.py shell -c "from django.contrib.auth import get_user_model; get_user_model().objects.create_user('smoke', 'smoke@example.org', 'a long smoke password 42')" >/dev/null
+TOKEN=$("$PY" manage.py create_api_token smoke 2>/dev/null)
+
+"$VENV/bin/celery" -A lexboard worker --loglevel=INFO --concurrency=1 --hostname="smoke-$$@%h" >"$WORK/worker.log" 2>&1 &
+pids+=($!)
+"$VENV/bin/celery" -A lexboard beat --loglevel=INFO --schedule "$WORK/beat-schedule" >"$WORK/beat.log" 2>&1 &
+pids+=($!)
+"$VENV/bin/gunicorn" lexboard.wsgi:application --config scripts/gunicorn.conf.py --bind "127.0.0.1:$PORT" \
+  >"$WORK/web.log" 2>&1 &
+pids+=($!)
+
+for _ in $(seq 120); do
+  if "$PY" -c "import json,sys,urllib.request; b=json.load(urllib.request.urlopen(sys.argv[1], timeout=5)); sys.exit(b != {'database': 'ok', 'broker': 'ok'})" \
+      "http://127.0.0.1:$PORT/healthz" 2>/dev/null; then break; fi
+  sleep 1
+done
+say "web, worker and beat started; /healthz ok on the Redis broker"
+
+"$PY" -m submissions.client submit --url "http://127.0.0.1:$PORT" --token "$TOKEN" --dataset demo --split test \
+  --run "$WORK/demo/runs/bm25.test.trec" --system-name "smoke BM25" --wait --timeout 300
+grep -q "Scheduler: Sending due task\|beat: Starting" "$WORK/beat.log" || { echo "beat did not start"; exit 1; }
+for pid in "${pids[@]}"; do kill -0 "$pid" || { echo "a process died"; exit 1; }; done
+say "scored by the worker; requirements.txt alone runs web, worker and beat on PostgreSQL + Redis"
