@@ -3,6 +3,7 @@
     .venv/bin/python bench/bench_throughput.py                 # fresh stack, 1 Celery worker x concurrency 2
     .venv/bin/python bench/bench_throughput.py --celery-workers 2 --concurrency 1
     .venv/bin/python bench/bench_throughput.py --url http://127.0.0.1:8765 -n 100
+    .venv/bin/python bench/bench_throughput.py --scale 1,2,4 -n 60   # 1, 2, 4 worker processes, same runs
 
 The runs (222 queries × 1,000 documents each, all different) are uploaded
 through the API by ``--uploaders`` parallel clients as fast as the web
@@ -15,12 +16,20 @@ queue ahead of it, and the scoring order follows the arrival order
 (``max overtaken`` counts by how many places a later arrival was started
 before an earlier one). The split's daily and total caps are lifted for the
 bench user by ``seed_bench`` (0 = no limit), and the stack's upload rate too.
+
+``--scale 1,2,4`` repeats the measure on a fresh stack for each number of
+Celery worker processes (each with concurrency 1, as separate worker machines
+would run), with the same submissions, queued while the workers are paused
+(SIGSTOP) and scored once they resume: the scoring rate of each against the
+single worker's, how far adding workers helps on this machine.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -78,29 +87,17 @@ def max_overtaken(rows: list[dict]) -> int:
     return max((start_rank[r["id"]] - i for i, r in enumerate(rows)), default=0)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    stack_arguments(parser, celery_workers=1, concurrency=2)
-    parser.add_argument("-n", "--submissions", type=int, default=100)
-    parser.add_argument("--uploaders", type=int, default=4, help="Parallel API clients (default 4).")
-    parser.add_argument("--queries", type=int, default=222)
-    parser.add_argument("--depth", type=int, default=1000)
-    parser.add_argument("--gzip", action="store_true", help="Upload gzip-compressed runs (default: plain text).")
-    parser.add_argument("--timeout", type=float, default=1800)
-    parser.add_argument("--out", type=Path, default=BASE_DIR / "var" / "bench-results" / "throughput.json")
-    parser.add_argument("--smoke", action="store_true", help="Tiny run (6 runs of 5 queries x 20) for tests.")
-    args = parser.parse_args(argv)
-    if args.smoke:
-        args.out = args.out.with_name(args.out.stem + "-smoke.json")
-        args.submissions, args.queries, args.depth, args.entries = 6, 5, 20, 5
+def measure(args, runs: list[bytes], filename: str, *, backlog: bool = False) -> tuple[dict, list[dict]]:
+    """Upload ``runs`` to a stack made from ``args``, wait until all are scored; the summary and the rows.
 
-    log(f"making {args.submissions} runs of {args.queries} x {args.depth} lines")
-    runs = [synthetic_run(n_queries=args.queries, depth=args.depth, seed=100 + i) for i in range(args.submissions)]
-    if args.gzip:
-        runs = [gzipped(r) for r in runs]
-    filename = "run.txt.gz" if args.gzip else "run.txt"
-
+    ``backlog``: the workers are paused (SIGSTOP) while the runs are uploaded
+    and resumed once all are queued, so the scoring rate is the workers' own,
+    not the upload rate.
+    """
     with stack_from_args(args) as state:
+        paused = state.get("celery_pids", []) if backlog else []
+        for pid in paused:
+            os.killpg(pid, signal.SIGSTOP)
         t0 = time.time()
         with ThreadPoolExecutor(args.uploaders) as pool:
             created = list(pool.map(
@@ -108,6 +105,9 @@ def main(argv: list[str] | None = None) -> int:
                 enumerate(runs),
             ))
         t_uploaded = time.time()
+        for pid in paused:
+            os.killpg(pid, signal.SIGCONT)
+        t_resumed = time.time()
         ids = [c["id"] for c in created]
         log(f"{len(ids)} uploads accepted in {t_uploaded - t0:.1f}s; waiting for the workers")
         deadline = time.monotonic() + args.timeout
@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     waits = [r["started"] - r["created"] for r in rows]
     scoring = [r["scoring"] for r in rows]
     span = last_scored - first_created
-    per_minute = len(rows) / (last_scored - first_started) * 60
+    per_minute = len(rows) / (last_scored - (t_resumed if paused else first_started)) * 60
     summary = {
         "submissions": len(rows),
         "workers": f"{args.celery_workers} process(es) x concurrency {args.concurrency}",
@@ -145,7 +145,65 @@ def main(argv: list[str] | None = None) -> int:
         "max_overtaken": max_overtaken(rows),
         "retried": sum(1 for r in rows if r["attempts"] > 1),
         "client_saw_all_done_s": t_done - t0,
+        "resumed_to_last_scored_s": last_scored - t_resumed,
     }
+    return summary, rows
+
+
+def scale(args, runs: list[bytes], filename: str) -> int:
+    """The same submissions on a fresh stack per worker count; scoring rate against one worker's."""
+    counts = [int(n) for n in args.scale.split(",")]
+    results = []
+    for count in counts:
+        args.celery_workers, args.concurrency = count, 1
+        log(f"--- {count} worker process(es)")
+        summary, _ = measure(args, runs, filename, backlog=True)
+        results.append(summary)
+    base = results[0]["submissions_per_minute"]
+    print(f"Scale-out: {len(runs)} submissions of {args.queries} x {args.depth} lines queued while the workers "
+          f"were paused, then N Celery worker processes x concurrency 1 ({MACHINE_NOTE})\n")
+    print(markdown_table(
+        ["worker processes", "submissions per minute", f"vs {counts[0]}", "resumed → last scored",
+         "scoring time median / p90", "retried"],
+        [[count, f"{r['submissions_per_minute']:.0f}", f"{r['submissions_per_minute'] / base:.2f}x",
+          f"{r['resumed_to_last_scored_s']:.1f} s", f"{r['scoring_median_s']:.2f} / {r['scoring_p90_s']:.2f} s",
+          r["retried"]] for count, r in zip(counts, results, strict=True)],
+    ))
+    out = args.out.with_name(args.out.stem + "-scale.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"machine": MACHINE_NOTE, "counts": counts, "summaries": results}, indent=2))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    stack_arguments(parser, celery_workers=1, concurrency=2)
+    parser.add_argument("-n", "--submissions", type=int, default=100)
+    parser.add_argument("--uploaders", type=int, default=4, help="Parallel API clients (default 4).")
+    parser.add_argument("--queries", type=int, default=222)
+    parser.add_argument("--depth", type=int, default=1000)
+    parser.add_argument("--gzip", action="store_true", help="Upload gzip-compressed runs (default: plain text).")
+    parser.add_argument("--timeout", type=float, default=1800)
+    parser.add_argument("--out", type=Path, default=BASE_DIR / "var" / "bench-results" / "throughput.json")
+    parser.add_argument("--smoke", action="store_true", help="Tiny run (6 runs of 5 queries x 20) for tests.")
+    parser.add_argument("--scale", help="Worker process counts to compare, e.g. 1,2,4 (each with concurrency 1).")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.out = args.out.with_name(args.out.stem + "-smoke.json")
+        args.submissions, args.queries, args.depth, args.entries = 6, 5, 20, 5
+
+    log(f"making {args.submissions} runs of {args.queries} x {args.depth} lines")
+    runs = [synthetic_run(n_queries=args.queries, depth=args.depth, seed=100 + i) for i in range(args.submissions)]
+    if args.gzip:
+        runs = [gzipped(r) for r in runs]
+    filename = "run.txt.gz" if args.gzip else "run.txt"
+
+    if args.scale:
+        return scale(args, runs, filename)
+    summary, rows = measure(args, runs, filename)
+    per_minute = summary["submissions_per_minute"]
+    first_created = min(r["created"] for r in rows)
+    last_scored = max(r["scored"] for r in rows)
     print(f"Throughput: {len(rows)} submissions of {args.queries} x {args.depth} lines arriving together, "
           f"{summary['workers']} ({MACHINE_NOTE})\n")
     print(markdown_table(["measure", "value"], [

@@ -288,7 +288,10 @@ def stack_from_args(args):
                   celery_workers=args.celery_workers, concurrency=args.concurrency, entries=args.entries,
                   broker_db=args.broker_db, cache_db=args.cache_db)
     with stack:
-        yield stack.state()
+        state = stack.state()
+        # The Celery worker processes (each the leader of its process group), for scripts that pause them.
+        state["celery_pids"] = [proc.pid for proc in stack.processes if "celery" in proc.args]
+        yield state
 
 
 # --- HTTP -----------------------------------------------------------------------------------

@@ -13,27 +13,23 @@ import os
 import re
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from submissions.client import Client
+from tests.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKER = ROOT / "docker"
 IMAGE = "localhost/lexboard:deploytest"
 SCORE_TIMEOUT = 300
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def podman_environment() -> dict[str, str]:
@@ -230,3 +226,22 @@ def wait_scored(stack: Stack, ids: list[int]) -> list[list]:
             return rows
         assert time.monotonic() < deadline, f"not all scored after {SCORE_TIMEOUT}s: {rows}\n{stack.logs()}"
         time.sleep(3)
+
+
+@contextmanager
+def running_stack(name: str, folder: Path, *, files: list[str] | None = None, services: tuple[str, ...] = ()):
+    """``up -d`` (the given services, or all), wait for /healthz through the proxy; ``down --volumes`` after."""
+    port = free_port()
+    site = Stack(name=f"{name}-{os.getpid()}", env_file=write_env_file(folder / "site.env", port=port), port=port,
+                 files=files or ["docker/compose.yml"])
+    t0 = time.monotonic()
+    try:
+        site.compose("up", "-d", "--no-build", "--pull", "never", *services)
+        body = site.wait_healthz()
+        say(f"{name}: up, /healthz answered {body} through the proxy {time.monotonic() - t0:.0f}s after `up`")
+        yield site
+    finally:
+        t0 = time.monotonic()
+        site.down()
+        say(f"{name}: down --volumes in {time.monotonic() - t0:.0f}s")
+        assert site.volumes() == []

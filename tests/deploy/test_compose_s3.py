@@ -8,7 +8,6 @@ reach a worker through the bucket. Taken down with its volumes.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import time
 
@@ -16,29 +15,18 @@ import pytest
 
 from submissions.client import Client
 
-from .stack import SCORE_TIMEOUT, Stack, free_port, prepare_site, say, upload, write_env_file
+from .stack import SCORE_TIMEOUT, prepare_site, running_stack, say, upload
 
 pytestmark = [pytest.mark.deploy, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
 def s3_stack(project_image, tmp_path_factory):
-    port = free_port()
-    folder = tmp_path_factory.mktemp("s3-stack")
-    site = Stack(name=f"lexboard-deploy-s3-{os.getpid()}", env_file=write_env_file(folder / "site.env", port=port),
-                 port=port, files=["docker/compose.yml", "docker/compose.s3.yml"])
-    t0 = time.monotonic()
-    try:
-        # Everything but the worker sharing web's volumes: runs reach `remote-worker` through the bucket only.
-        site.compose("up", "-d", "--no-build", "--pull", "never", "proxy", "web", "beat", "remote-worker")
-        body = site.wait_healthz()
-        say(f"S3 stack up: /healthz {body} {time.monotonic() - t0:.0f}s after `up`")
+    # Everything but the worker sharing web's volumes: runs reach `remote-worker` through the bucket only.
+    with running_stack("lexboard-deploy-s3", tmp_path_factory.mktemp("s3-stack"),
+                       files=["docker/compose.yml", "docker/compose.s3.yml"],
+                       services=("proxy", "web", "beat", "remote-worker")) as site:
         yield site
-    finally:
-        t0 = time.monotonic()
-        site.down()
-        say(f"S3 stack down --volumes in {time.monotonic() - t0:.0f}s")
-        assert site.volumes() == []
 
 
 def test_with_object_storage_a_worker_without_volumes_scores_a_run_from_the_bucket(s3_stack, demo_runs, tmp_path):

@@ -11,7 +11,6 @@ With object storage: test_compose_s3.py. Each stack is taken down with its volum
 
 from __future__ import annotations
 
-import os
 import subprocess
 import time
 
@@ -19,28 +18,15 @@ import pytest
 
 from submissions.client import Client
 
-from .stack import SCORE_TIMEOUT, Stack, build_image, free_port, prepare_site, say, upload, wait_scored, write_env_file
+from .stack import SCORE_TIMEOUT, build_image, prepare_site, running_stack, say, upload, wait_scored
 
 pytestmark = [pytest.mark.deploy, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
 def stack(project_image, tmp_path_factory):
-    port = free_port()
-    folder = tmp_path_factory.mktemp("stack")
-    site = Stack(name=f"lexboard-deploy-{os.getpid()}", env_file=write_env_file(folder / "site.env", port=port),
-                 port=port)
-    t0 = time.monotonic()
-    try:
-        site.compose("up", "-d", "--no-build", "--pull", "never")
-        body = site.wait_healthz()
-        say(f"compose up: /healthz answered {body} through the proxy {time.monotonic() - t0:.0f}s after `up`")
+    with running_stack("lexboard-deploy", tmp_path_factory.mktemp("stack")) as site:
         yield site
-    finally:
-        t0 = time.monotonic()
-        site.down()
-        say(f"compose down --volumes in {time.monotonic() - t0:.0f}s")
-        assert site.volumes() == []
 
 
 def test_a_run_uploaded_through_the_proxy_is_scored_by_the_composed_worker_and_beat_is_healthy(

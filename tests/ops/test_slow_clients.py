@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.ports import free_port
+
 pytestmark = [pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,11 +31,6 @@ TRICKLERS = 16
 TRICKLE_SECONDS = 30
 ANSWER_WITHIN = 5.0
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def healthz(base: str) -> int:

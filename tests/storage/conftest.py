@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -23,14 +22,11 @@ from dataclasses import dataclass
 
 import pytest
 
+from tests.ports import free_port
+
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "lexboard-test", "AWS_SECRET_ACCESS_KEY": "lexboard-test-secret",
                "AWS_DEFAULT_REGION": "us-east-1"}
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @dataclass
