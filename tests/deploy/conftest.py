@@ -41,7 +41,7 @@ def pytest_collection_modifyitems(config, items):
     if reason is None:
         return
     for item in items:
-        if "deploy" in item.keywords:
+        if item.get_closest_marker("deploy"):
             item.add_marker(pytest.mark.skip(reason=reason))
 
 
