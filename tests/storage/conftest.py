@@ -113,10 +113,39 @@ def s3_run_storage(s3_bucket, private_data_dir):
 
 
 @pytest.fixture
-def s3_worker(worker_factory, s3_bucket, tmp_path):
+def s3_queue(worker_queue):
+    """A queue of these tests' own for the duration: the session's worker (local files) must not take their tasks."""
+    from django.conf import settings
+
+    from lexboard.celery import app
+
+    def send_to(name: str) -> None:
+        settings.CELERY_TASK_DEFAULT_QUEUE = name
+        app.conf.task_default_queue = name
+        for cached in ("queues", "default_queue", "router"):
+            app.amqp.__dict__.pop(cached, None)
+
+    queue = f"{worker_queue}-s3-{uuid.uuid4().hex[:8]}"
+    send_to(queue)
+    try:
+        yield queue
+    finally:
+        send_to(worker_queue)
+
+
+@pytest.fixture
+def s3_worker(django_db_setup, django_db_blocker, s3_bucket, s3_queue, tmp_path):
     """A real worker reading runs from the bucket only: its own data folder is empty and stays so."""
+    from django.db import connection
+
+    from tests.fixtures_worker import database_url, start_worker
+
+    with django_db_blocker.unblock():
+        url = database_url(connection.settings_dict)
     empty = tmp_path / "worker-data-folder"
     empty.mkdir()
-    worker = worker_factory(extra_env={**s3_bucket.settings_env(), "LEXBOARD_DATA_DIR": str(empty)})
+    worker = start_worker(database=url, queue=s3_queue, data_dir=empty, log_path=tmp_path / "s3-worker.log",
+                          extra_env={**s3_bucket.settings_env(), "LEXBOARD_DATA_DIR": str(empty)})
     worker.data_dir = empty
-    return worker
+    yield worker
+    worker.stop()
