@@ -67,7 +67,7 @@ def s3_endpoint(tmp_path_factory):
         except OSError:
             if process.poll() is not None or time.monotonic() > deadline:
                 process.kill()
-                raise RuntimeError(f"moto's server did not start:\n{log_path.read_text(errors='replace')[-3000:]}")
+                raise RuntimeError(f"moto's server did not start:\n{log_path.read_text(errors='replace')[-3000:]}") from None
             time.sleep(0.2)
     yield endpoint
     process.terminate()

@@ -18,8 +18,9 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from leaderboard.models import Split
-from leaderboard.services import qrels_version_add, qrels_version_publish_and_rescore
+from leaderboard.services import qrels_version_add
 from submissions.models import Result, Submission
+from submissions.services import qrels_version_publish_and_rescore
 from tests.rescoring.conftest import NEW_QRELS, RUNS, expected_means
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
