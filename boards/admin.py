@@ -110,7 +110,7 @@ class DatasetAdmin(admin.ModelAdmin):
         "name", "slug", "benchmark", "language", "task", "primary_measure", "display", "n_splits",
         "n_documents", "is_published",
     )
-    list_filter = ("benchmark", "task", "display", "is_published", "language")
+    list_filter = ("benchmark", "task", "display", "score_precision", "empty_queries", "is_published", "language")
     search_fields = ("slug", "name", "description", "citation")
     list_select_related = ("benchmark", "corpus")
     prepopulated_fields = {"slug": ("name",)}
@@ -120,7 +120,7 @@ class DatasetAdmin(admin.ModelAdmin):
         (None, {"fields": ("benchmark", ("slug", "name"), ("language", "task"), "description", "is_published", "order")}),
         ("Scoring", {"fields": (
             "measures", "primary_measure", "display", "relevance_threshold", "depth", "docid_example",
-            "category_min_queries",
+            "category_min_queries", ("score_precision", "empty_queries"),
         )}),
         ("Reference", {"fields": ("citation", "homepage", "license")}),
     )

@@ -60,6 +60,14 @@ class Dataset(models.Model):
         PERCENT = "percent", "percent (51.33)"
         FRACTION = "fraction", "fraction (0.5133)"
 
+    class ScorePrecision(models.TextChoices):
+        FLOAT32 = "float32", "float32: scores compared in single precision (trec_eval ≤ 9.x, pytrec_eval)"
+        FLOAT64 = "float64", "float64: scores compared in double precision (trec_eval 10)"
+
+    class EmptyQueries(models.TextChoices):
+        OMIT = "omit", "omit: queries with no relevant document are left out of every average"
+        COUNT = "count", "count: they count as 0 in every average (trec_eval -c)"
+
     benchmark = models.ForeignKey(Benchmark, on_delete=models.PROTECT, related_name="datasets")
     slug = models.SlugField(unique=True)
     name = models.CharField(max_length=200)
@@ -77,6 +85,14 @@ class Dataset(models.Model):
     measures = models.JSONField(default=list, help_text='Measure names, e.g. ["R@100", "MAP@100"]')
     primary_measure = models.CharField(max_length=32)
     display = models.CharField(max_length=10, choices=Display.choices, default=Display.FRACTION)
+    score_precision = models.CharField(
+        max_length=8, choices=ScorePrecision.choices, default=ScorePrecision.FLOAT32,
+        help_text="How run scores are compared when ranking: match the trec_eval version the dataset's paper used",
+    )
+    empty_queries = models.CharField(
+        max_length=8, choices=EmptyQueries.choices, default=EmptyQueries.OMIT,
+        help_text="Judged queries with no relevant document: left out of the averages, or counted as 0",
+    )
     category_min_queries = models.PositiveIntegerField(
         default=10, help_text="On hidden splits, categories with fewer queries are not shown"
     )

@@ -41,6 +41,8 @@ _DATASET_FIELDS = (
     "measures",
     "primary_measure",
     "display",
+    "score_precision",
+    "empty_queries",
     "category_min_queries",
     "order",
 )

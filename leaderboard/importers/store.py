@@ -119,7 +119,11 @@ def dataset_import(*, dataset: Dataset, data, user=None, note: str = "", dry_run
                     f"{count(len(no_relevant), 'judged query', 'judged queries')} "
                     f"{plural(len(no_relevant), 'has', 'have')} no relevant document (grade ≥ {threshold})"
                     f"{_examples(no_relevant, split.hidden)}; "
-                    f"{plural(len(no_relevant), 'it is', 'they are')} left out of every average"
+                    + (f"{plural(len(no_relevant), 'it counts', 'they count')} as 0 in every average "
+                       "(the dataset's empty-query convention is count, as trec_eval -c)"
+                       if dataset.empty_queries == Dataset.EmptyQueries.COUNT else
+                       f"{plural(len(no_relevant), 'it is', 'they are')} left out of every average "
+                       "(the dataset's empty-query convention is omit; choose count to count them as 0)")
                 )
             unjudged = [q for q in file_qids if q not in qrels]
             if unjudged:

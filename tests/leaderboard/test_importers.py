@@ -199,9 +199,20 @@ def test_it_imports_a_beir_folder(dataset):
     assert dev.current_qrels.n_judgments == 5 and test.current_qrels.n_relevant == 6
     warnings = report.warnings
     # q10 is judged 0 only; CivC::9 (dev) is not in the corpus.
-    assert "split test: 1 judged query has no relevant document (grade ≥ 1); it is left out of every average" in warnings
+    assert ("split test: 1 judged query has no relevant document (grade ≥ 1); it is left out of every average "
+            "(the dataset's empty-query convention is omit; choose count to count them as 0)") in warnings
     assert "split dev: 1 judgment names a document that is not in the corpus" in warnings
     assert not any("q10" in w for w in warnings)  # the hidden split gets counts only
+
+
+def test_the_empty_query_warning_follows_the_dataset_convention(dataset):
+    dataset.empty_queries = Dataset.EmptyQueries.COUNT
+    dataset.save()
+
+    report = import_beir(dataset=dataset, files=files_from_directory(DATA / "beir"))
+
+    assert ("split test: 1 judged query has no relevant document (grade ≥ 1); it counts as 0 in every average "
+            "(the dataset's empty-query convention is count, as trec_eval -c)") in report.warnings
 
     again = import_beir(dataset=dataset, files=files_from_directory(DATA / "beir"))
     assert not again.changed
