@@ -48,6 +48,8 @@ BATCH_ROWS = 200_000  # rows of the run held as Python objects at a time
 
 #: trec_eval's name for each family pytrec_eval computes (``{k}`` the cutoff).
 TREC_EVAL_NAMES = {"R": "recall", "P": "P", "MAP": "map_cut", "nDCG": "ndcg_cut", "Success": "success"}
+#: The families both second implementations compute (the incomplete-judgment measures have no trec_eval twin).
+VERIFIABLE_FAMILIES = frozenset(TREC_EVAL_NAMES) | {"MRR", "RP"}
 
 QrelsInput = Qrels | Mapping[str, Mapping[str, int]] | str | os.PathLike[str] | bytes
 RunInput = Run | Mapping[str, Mapping[str, float]] | str | os.PathLike[str] | bytes
@@ -305,4 +307,4 @@ def _unjudge_outside(docs: dict[str, float], judged: Mapping[str, int],
     return renamed
 
 
-__all__ = ["Disagreement", "Verification", "TOLERANCE", "compare", "verify"]
+__all__ = ["Disagreement", "Verification", "TOLERANCE", "VERIFIABLE_FAMILIES", "compare", "verify"]

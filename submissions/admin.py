@@ -14,6 +14,23 @@ from . import services
 from .models import ApiToken, Profile, Result, StatusEvent, Submission
 
 
+class ScoresDisagreeFilter(admin.SimpleListFilter):
+    """Submissions whose double-entry check failed (the core and the second implementation disagreed)."""
+
+    title = "scores disagree"
+    parameter_name = "scores_disagree"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "scores disagree"), ("no", "no disagreement")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "yes":
+            return queryset.filter(scores_disagree__isnull=False)
+        if self.value() == "no":
+            return queryset.filter(scores_disagree__isnull=True)
+        return queryset
+
+
 class StatusEventInline(admin.TabularInline):
     model = StatusEvent
     extra = 0
@@ -28,7 +45,7 @@ class ResultInline(admin.TabularInline):
     model = Result
     extra = 0
     can_delete = False
-    fields = ("qrels_version", "primary_score", "n_queries", "scores", "duration_seconds", "created_at")
+    fields = ("qrels_version", "primary_score", "n_queries", "scores", "verified_by", "duration_seconds", "created_at")
     readonly_fields = fields
 
     def has_add_permission(self, request, obj=None) -> bool:
@@ -39,21 +56,37 @@ class ResultInline(admin.TabularInline):
 class SubmissionAdmin(admin.ModelAdmin):
     list_display = (
         "id", "system_name", "user", "split", "status", "failure_kind", "visibility", "is_baseline",
-        "hidden_by_curator", "attempts", "created_at",
+        "hidden_by_curator", "attempts", "disagreement_flag", "created_at",
     )
-    list_filter = ("status", "failure_kind", "split", "is_baseline", "visibility", "hidden_by_curator")
+    list_filter = ("status", "failure_kind", ScoresDisagreeFilter, "split", "is_baseline", "visibility",
+                   "hidden_by_curator")
     search_fields = ("system_name", "user__username", "user__email", "team", "sha256")
     list_select_related = ("user", "split__dataset")
     date_hierarchy = "created_at"
     raw_id_fields = ("user", "replaces")
     filter_horizontal = ("fusion_of",)
     readonly_fields = (
-        "status", "failure_kind", "error", "warnings", "progress", "attempts", "heartbeat_at", "enqueued_at",
+        "status", "failure_kind", "error", "disagreement", "warnings", "progress", "attempts", "heartbeat_at", "enqueued_at",
         "scoring_started_at", "scored_at", "created_at", "updated_at", "run_file", "original_name", "file_size",
         "sha256",
     )
+    exclude = ("scores_disagree",)  # shown, read-only, as "disagreement"
     inlines = [ResultInline, StatusEventInline]
     actions = ["rescore", "hide", "unhide"]
+
+    @admin.display(description="scores disagree", boolean=True)
+    def disagreement_flag(self, obj: Submission) -> bool:
+        return obj.scores_disagree is not None
+
+    @admin.display(description="scores disagree")
+    def disagreement(self, obj: Submission) -> str:
+        """The first differing query of a failed double entry, with both values (curators only)."""
+        d = obj.scores_disagree
+        if not d:
+            return "–"
+        second = "pytrec_eval" if d.get("method") == "pytrec_eval" else "the plain reference implementation"
+        return (f"scores disagree on qrels v{d.get('qrels_version')}: first differing query {d.get('qid')!r}, "
+                f"{d.get('measure')}: the core gives {d.get('core')!r}, {second} {d.get('reference')!r}")
 
     @admin.action(description="Rescore the selected submissions (scored or failed ones)")
     def rescore(self, request, queryset: QuerySet[Submission]) -> None:
@@ -81,14 +114,15 @@ class SubmissionAdmin(admin.ModelAdmin):
 
 @admin.register(Result)
 class ResultAdmin(admin.ModelAdmin):
-    list_display = ("id", "submission", "qrels_version", "primary_score", "n_queries", "duration_seconds", "created_at")
-    list_filter = ("qrels_version__split",)
+    list_display = ("id", "submission", "qrels_version", "primary_score", "n_queries", "verified_by",
+                    "duration_seconds", "created_at")
+    list_filter = ("qrels_version__split", "verified_by")
     list_select_related = ("submission", "qrels_version__split__dataset")
     raw_id_fields = ("submission",)
     # The per-query blob is derived from hidden labels and is binary: never shown.
     exclude = ("per_query",)
     readonly_fields = ("submission", "qrels_version", "scores", "primary_score", "n_queries", "warnings",
-                       "duration_seconds", "created_at")
+                       "verified_by", "duration_seconds", "created_at")
 
     def get_queryset(self, request):
         return super().get_queryset(request).defer("per_query")

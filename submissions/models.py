@@ -102,6 +102,11 @@ class Submission(models.Model):
     failure_kind = models.CharField(max_length=10, choices=FailureKind.choices, default="", blank=True)
     error = models.JSONField(default=dict, blank=True, help_text='{"message": ..., "details": [{"line", "reason"}]}')
     warnings = models.JSONField(default=list, blank=True)
+    scores_disagree = models.JSONField(
+        null=True, blank=True, default=None,
+        help_text="Set when the metric core and the second implementation disagreed: the first differing "
+                  "query, measure and both values (curators only)",
+    )
     progress = models.FloatField(default=0.0)
     attempts = models.PositiveIntegerField(default=0)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
@@ -206,6 +211,7 @@ class Submission(models.Model):
             scored_at=timezone.now(),
             failure_kind="",
             error={},
+            scores_disagree=None,
         )
 
     def mark_failed(self, *, kind: str, message: str, details: list[dict] | None = None) -> bool:
@@ -269,6 +275,11 @@ class Result(models.Model):
     per_query = models.BinaryField(default=b"")
     warnings = models.JSONField(default=list, blank=True)
     duration_seconds = models.FloatField(default=0.0)
+    verified_by = models.CharField(
+        max_length=16, blank=True, default="",
+        help_text="The second implementation whose per-query values agreed with the core's: "
+                  "pytrec_eval or plain (empty: not verified, e.g. classification)",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

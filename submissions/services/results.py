@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import io
 import logging
@@ -20,14 +21,13 @@ from evaluation.errors import InputError, QrelsFormatError
 from evaluation.measures import parse_measure
 from evaluation.qrels import read_qrels
 from evaluation.runs import read_run
-from evaluation.scoring import evaluate, recall_curve
+from evaluation.scoring import Evaluation, evaluate, recall_curve
+from evaluation.verify import VERIFIABLE_FAMILIES, Disagreement, verify
 from leaderboard.models import Corpus, Dataset, QrelsVersion, Split
 
 from ..models import Result, Submission
 from .fusion import fused_run_ensure
 from .predictions import read_stored_predictions, score_for_task
-
-logger = logging.getLogger(__name__)
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +48,23 @@ class ComputedResult:
     warnings: list[dict]
     duration_seconds: float
     failed: bool = False
+    verified_by: str = ""  # the second implementation that agreed: "pytrec_eval" or "plain"
+
+
+class ScoresDisagree(Exception):
+    """The core and the second implementation gave different per-query values: our fault, nothing is stored."""
+
+    def __init__(self, disagreement: Disagreement, method: str, version: QrelsVersion):
+        super().__init__(f"scores disagree on qrels v{version.version} ({method}): {disagreement}")
+        self.disagreement = disagreement
+        self.method = method
+        self.version = version
+
+    def to_dict(self) -> dict:
+        """What curators see: the first differing query, the measure, both values, which check."""
+        d = self.disagreement
+        return {"qid": d.qid, "measure": d.measure, "core": d.core, "reference": d.reference,
+                "method": self.method, "qrels_version": self.version.version}
 
 
 #: The warning code of a failure marker: a rescoring on a pending version that could not be done.
@@ -118,15 +135,19 @@ def result_compute(*, dataset: Dataset, version: QrelsVersion, run,
     started = time.monotonic()
     qrels = _qrels_cached(version.pk, version.sha256, dataset.relevance_threshold)
     measures = [parse_measure(name) for name in dataset.measures]
+    corpus = corpus_ids_for(dataset=dataset)
     evaluation = evaluate(
         qrels,
         run,
         measures,
         depth=dataset.depth,
-        corpus=corpus_ids_for(dataset=dataset),
+        corpus=corpus,
         docid_example=dataset.docid_example or None,
         progress=progress,
+        score_precision=dataset.score_precision,
+        empty_queries=dataset.empty_queries,
     )
+    verified_by = _double_entry(qrels, run, evaluation, dataset=dataset, version=version, corpus=corpus)
     names = [m.name for m in measures]
     scores = {name: float(evaluation.means[name]) for name in names}
     return ComputedResult(
@@ -137,7 +158,26 @@ def result_compute(*, dataset: Dataset, version: QrelsVersion, run,
         per_query=per_query_pack(evaluation, names),
         warnings=[w.to_dict() for w in evaluation.warnings],
         duration_seconds=time.monotonic() - started,
+        verified_by=verified_by,
     )
+
+
+def _double_entry(qrels, run, evaluation: Evaluation, *, dataset: Dataset, version: QrelsVersion,
+                  corpus: CorpusIds | None) -> str:
+    """Recompute every per-query value with the second implementation; its name, or ScoresDisagree.
+
+    Only the measures both implementations have are checked (bpref, MAP' and
+    nDCG' have no trec_eval twin); with none of them, nothing is verified ("").
+    """
+    checked = [m for m in evaluation.measures if m.family in VERIFIABLE_FAMILIES]
+    if not checked:
+        return ""
+    check = verify(qrels, run, dataclasses.replace(evaluation, measures=checked), depth=dataset.depth,
+                   threshold=dataset.relevance_threshold, score_precision=dataset.score_precision,
+                   empty_queries=dataset.empty_queries, corpus=corpus)
+    if check.disagreement is not None:
+        raise ScoresDisagree(check.disagreement, check.method, version)
+    return check.method
 
 
 def result_store(*, submission: Submission, computed: ComputedResult) -> Result:
@@ -156,6 +196,7 @@ def result_store(*, submission: Submission, computed: ComputedResult) -> Result:
             "per_query": computed.per_query,
             "warnings": computed.warnings,
             "duration_seconds": computed.duration_seconds,
+            "verified_by": computed.verified_by,
         },
     )
     return result

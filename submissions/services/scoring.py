@@ -48,6 +48,7 @@ from .fusion import FusionFailed
 from .queue import enqueue_after_commit, send_rescoring_after_commit
 from .rescoring import bump_caches_after_commit, split_finish_rescoring, split_lock
 from .results import (
+    ScoresDisagree,
     failure_marker,
     input_error_message,
     read_stored_run,
@@ -55,8 +56,6 @@ from .results import (
     result_store,
 )
 from .uploads import problems_to_details
-
-logger = logging.getLogger(__name__)
 
 logger = logging.getLogger(__name__)
 
@@ -112,6 +111,30 @@ def _fail(submission_id: int, attempt: int, *, kind: str, message: str, details:
             row.mark_failed(kind=kind, message=message, details=details)
 
 
+def _fail_disagreement(submission_id: int, attempt: int, exc: ScoresDisagree) -> None:
+    """Two implementations disagree: fail as a service error (no quota used), flag it for the curators.
+
+    Not retried: the same run on the same judgments gives the same numbers.
+    The user's message names no query (on a hidden split that would be a
+    per-query fact); the flag in the admin has the first differing query.
+    """
+    d = exc.disagreement
+    logger.error("submission %s: scores disagree on qrels v%s: query %r, %s: core %r, %s %r", submission_id,
+                 exc.version.version, d.qid, d.measure, d.core, exc.method, d.reference)
+    with transaction.atomic():
+        row = _locked_attempt(submission_id, attempt)
+        if row is None:
+            return
+        row.scores_disagree = exc.to_dict()
+        row.save(update_fields=["scores_disagree"])
+        row.mark_failed(
+            kind=Submission.FailureKind.SERVICE,
+            message=("Our two independent computations of your scores disagree, so nothing was stored. This is "
+                     "our fault and does not count against your quota; the curators have been told and will "
+                     "rescore it."),
+        )
+
+
 def _retry_or_fail(submission_id: int, attempt: int, *, reason: str) -> None:
     """After our own error: queue again with a delay, or give up as a service failure."""
     with transaction.atomic():
@@ -153,6 +176,8 @@ def submission_score(submission_id: int, *, progress: Callable[[float], None] | 
     heartbeat.start()
     try:
         _score_claimed(submission, attempt, heartbeat, progress)
+    except ScoresDisagree as exc:  # the double entry failed: ours, nothing stored, the curators look
+        _fail_disagreement(submission.pk, attempt, exc)
     except FusionFailed as exc:  # a part of a fusion cannot be read: ours, not the user's
         _fail(submission.pk, attempt, kind=Submission.FailureKind.SERVICE, message=exc.message)
     except QrelsFormatError:
