@@ -49,6 +49,7 @@ import numpy as np
 from django.core.cache import cache
 from scipy.special import erfc
 
+from evaluation.power import PowerAnalysis, power_analysis
 from evaluation.stats import EXACT_MAX_N, holm, randomization_tests
 from leaderboard.models import Split
 from submissions.models import Result
@@ -310,6 +311,18 @@ def leaderboard_significance(*, split: Split, measure: str | None = None) -> Sig
     cached = cache.get(key)
     if cached is not None:
         return cached or None
+    entries = _public_entries(split, measure)
+    significance = compute_significance(entries=entries, measure=measure) if len(entries) >= 2 else None
+    cache.set(key, significance or False, CACHE_SECONDS)
+    return significance
+
+
+def _public_entries(split: Split, measure: str) -> list[tuple[int, bool, np.ndarray]]:
+    """[(submission id, is baseline, per-query vector of ``measure``)] of the public board, in rank order.
+
+    The scored public rows and baselines an anonymous visitor sees, aligned on
+    the same queries (the current qrels version).
+    """
     rows = [r for r in leaderboard_rows(split=split, user=None, sort=measure)
             if r.kind in ("scored", "baseline") and r.rank is not None and r.submission_id is not None]
     result_ids = dict(
@@ -329,9 +342,48 @@ def leaderboard_significance(*, split: Split, measure: str | None = None) -> Sig
         if qids != reference_qids:
             continue  # not scored on the same queries (cannot happen on one qrels version); no marker
         entries.append((row.submission_id, row.kind == "baseline", vector))
-    significance = compute_significance(entries=entries, measure=measure) if len(entries) >= 2 else None
-    cache.set(key, significance or False, CACHE_SECONDS)
-    return significance
+    return entries
+
+
+def leaderboard_power(*, split: Split) -> PowerAnalysis | None:
+    """Statistical power of the split on its primary measure, from the public board's per-query values.
+
+    Topic-set-size design (Sakai 2016, :mod:`evaluation.power`): the minimum
+    difference the paired t-test detects at α = 0.05 with power 0.8 on the
+    split's topics, and the topics needed for 1 and 2 points. Cached like the
+    markers (a new score bumps ``cache_version``). None with fewer than two
+    scored entries or two topics. Only aggregates over every entry and topic
+    leave this function, so it is shown on hidden splits too.
+    """
+    measure = split.dataset.primary_measure
+    key = f"lexboard:power:v1:{split.pk}:{split.cache_version}:{split.current_qrels_id}:{measure}"
+    cached = cache.get(key)
+    if cached is not None:
+        return cached or None
+    entries = _public_entries(split, measure)
+    analysis = None
+    if len(entries) >= 2 and len(entries[0][2]) >= 2:
+        analysis = power_analysis(np.stack([vector for _, _, vector in entries]))
+    cache.set(key, analysis or False, CACHE_SECONDS)
+    return analysis
+
+
+def power_context(*, split: Split | None) -> dict:
+    """What the dataset page shows about the split's power (``power`` is None when it cannot be computed)."""
+    if split is None or split.dataset.task != split.dataset.Task.RETRIEVAL or split.current_qrels_id is None:
+        return {"power": None}
+    analysis = leaderboard_power(split=split)
+    if analysis is None:
+        return {"power": None}
+    dataset = split.dataset
+    percent = dataset.display == dataset.Display.PERCENT
+    return {"power": {
+        "analysis": analysis,
+        "measure": dataset.primary_measure,
+        "min_detectable": dataset.format_value(analysis.min_detectable) + (" points" if percent else ""),
+        "needed": [(f"{round(100 * d):g} point{'s' if round(100 * d) != 1 else ''}"
+                    + ("" if percent else f" ({d:g})"), f"{n:,}") for d, n in analysis.topics_needed.items()],
+    }}
 
 
 def significance_context(*, split: Split | None, rows: list, sort: str, sig: str | None) -> dict:

@@ -26,7 +26,7 @@ from .selectors import (
     leaderboard_rows,
     resolve_sort,
 )
-from .significance import significance_context
+from .significance import power_context, significance_context
 
 
 def _measure_info(dataset) -> list[dict[str, str]]:
@@ -110,6 +110,8 @@ def dataset(request, slug: str):
         "export_formats": [("csv", "CSV"), ("json", "JSON"), ("tex", "LaTeX")],
         # Significance markers and tiers: ?sig=MEASURE, default the ranked-by measure.
         **significance_context(split=split, rows=rows, sort=measure, sig=request.GET.get("sig")),
+        # How small a difference of the primary measure this split can detect (Sakai 2016).
+        **power_context(split=split),
     }
     return render(request, "leaderboard/dataset.html", context)
 

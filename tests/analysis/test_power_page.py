@@ -1,0 +1,55 @@
+"""Statistical power on the dataset page: from the scored public entries, cached like the markers."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from boards.significance import leaderboard_power
+from evaluation.power import power_analysis
+from submissions.selectors import load_per_query
+
+
+def test_the_dataset_page_shows_the_minimum_detectable_difference_and_topics_needed(client, scored, alice, bob,
+                                                                                     analysis_dataset):
+    runs = [scored("dev", alice, "perfect"), scored("dev", bob, "random", seed=1), scored("dev", bob, "shifted")]
+    split = analysis_dataset.splits.get(name="dev")
+    vectors = [load_per_query(run.results.get())["R@10"] for run in runs]
+    expected = power_analysis(np.stack(vectors))
+
+    analysis = leaderboard_power(split=split)
+
+    assert analysis.n_systems == 3 and analysis.n_topics == len(vectors[0])
+    assert analysis.min_detectable == expected.min_detectable
+    assert analysis.topics_needed == expected.topics_needed
+    html = client.get(analysis_dataset.get_absolute_url() + "?split=dev").content.decode()
+    assert f"the smallest difference in R@10 a paired test detects at α = 0.05 with power 0.8 is <strong>" \
+           f"{expected.min_detectable:.4f}</strong>" in html
+    n1, n2 = expected.topics_needed[0.01], expected.topics_needed[0.02]
+    assert f"Detecting 1 point (0.01) needs <strong>{n1:,}</strong> topics, 2 points (0.02) needs " \
+           f"<strong>{n2:,}</strong> topics" in html
+    assert "Topic set size design" in html and "Sakai" in html
+
+
+def test_power_is_cached_per_split_version_and_recomputed_after_a_new_score(
+        scored, alice, bob, analysis_dataset, django_assert_max_num_queries):
+    scored("test", alice, "perfect")
+    scored("test", bob, "random", seed=2)
+    split = analysis_dataset.splits.get(name="test")
+    first = leaderboard_power(split=split)
+    with django_assert_max_num_queries(0):
+        assert leaderboard_power(split=split) == first
+    scored("test", bob, "shifted")
+    split.refresh_from_db()
+    assert leaderboard_power(split=split).n_systems == 3
+
+
+def test_a_split_with_one_scored_entry_shows_no_power(client, scored, alice, analysis_dataset):
+    scored("dev", alice, "perfect")
+    assert leaderboard_power(split=analysis_dataset.splits.get(name="dev")) is None
+    assert "Statistical power" not in client.get(analysis_dataset.get_absolute_url() + "?split=dev").content.decode()
+
+
+def test_private_entries_do_not_count(scored, alice, bob, analysis_dataset):
+    scored("dev", alice, "perfect")
+    scored("dev", bob, "random", seed=1, visibility="private")
+    assert leaderboard_power(split=analysis_dataset.splits.get(name="dev")) is None
