@@ -19,9 +19,16 @@ stale and nothing is invalidated by hand. Two ways to build it:
   and no database query. When the counter is missing (Redis flushed or evicted
   it) it restarts from the clock, so an old entry never matches again.
 * **Per-process cache (the embedded default, locmem)** — a counter bumped in
-  the worker would not reach the web processes, so the key is a digest of
+  the worker would not reach the web processes, so the tag is a digest of
   every row the page shows, read from the database
   (``boards.selectors.*_page_cache_key``, 3 or 4 queries).
+
+**One render per page generation.** When a new score makes a page stale, the
+first request takes the page's render lock (``cache.add``: SET NX in Redis)
+and renders it; requests arriving meanwhile are served the previous page
+(stale while revalidate, for the few hundred milliseconds of one render)
+instead of all rendering the same page at once. A request alone is never
+served a stale page: it finds the lock free and renders.
 
 Each page is stored twice, plain and gzip-compressed (compressed once, when
 stored), and served compressed to clients that accept it, as browsers do.
@@ -37,6 +44,7 @@ from __future__ import annotations
 import gzip
 import logging
 import re
+import time
 from collections.abc import Callable
 from functools import wraps
 
@@ -55,6 +63,11 @@ logger = logging.getLogger(__name__)
 
 #: Long enough to matter under load; the key does the invalidation.
 PAGE_CACHE_SECONDS = 60 * 60
+#: A page's render lock: longer than any render, short enough that a dead renderer does not freeze the page.
+LOCK_SECONDS = 10
+#: With no previous page to serve, how long a request waits for another's render before rendering itself.
+COLD_WAIT_SECONDS = 2.0
+COLD_POLL_SECONDS = 0.02
 _ACCEPTS_GZIP = re.compile(r"\bgzip\b")
 
 
@@ -82,13 +95,41 @@ def _cacheable_response(request: HttpRequest, response: HttpResponse) -> bool:
     )
 
 
+def _from_cache(entry: tuple, gzip_ok: bool) -> HttpResponse:
+    _tag, content, content_type = entry
+    response = HttpResponse(content, content_type=content_type)
+    if gzip_ok:
+        response["Content-Encoding"] = "gzip"
+    patch_vary_headers(response, ["Accept-Encoding"])
+    return response
+
+
+def _wait_for_render(wanted: str) -> tuple | None:
+    """Poll for a page another request is rendering (a cold cache: no previous page to serve)."""
+    deadline = time.monotonic() + COLD_WAIT_SECONDS
+    while time.monotonic() < deadline:
+        time.sleep(COLD_POLL_SECONDS)
+        entry = cache.get(wanted)
+        if entry is not None:
+            return entry
+    return None
+
+
 def anonymous_page_cache(key_func: Callable[..., str | None], *, name: str):
     """Serve the view's response from the cache for anonymous visitors.
 
-    ``name`` tells pages apart under the generation key; ``key_func(request,
-    *args, **kwargs)`` builds the database-digest key when the cache is
-    per-process, and returns None when it cannot name the page (e.g. no such
-    dataset): then the view runs and answers as usual (its 404 included).
+    ``name`` tells pages apart; ``key_func(request, *args, **kwargs)`` builds
+    the database-digest tag when the cache is per-process, and returns None
+    when it cannot name the page (e.g. no such dataset): then the view runs
+    and answers as usual (its 404 included).
+
+    One render per page generation: when the stored page is stale, the
+    request that takes the page's render lock (``cache.add``, atomic in
+    Redis) renders it; requests arriving meanwhile get the previous page
+    instead of rendering it too (stale while revalidate). With no previous
+    page at all they wait up to ``COLD_WAIT_SECONDS`` for the render, then
+    render themselves. The lock expires by itself after ``LOCK_SECONDS`` if
+    its holder dies.
     """
 
     def decorator(view):
@@ -97,40 +138,47 @@ def anonymous_page_cache(key_func: Callable[..., str | None], *, name: str):
             if not _cacheable_request(request):
                 return view(request, *args, **kwargs)
             gzip_ok = bool(_ACCEPTS_GZIP.search(request.META.get("HTTP_ACCEPT_ENCODING", "")))
+            # One key per page, its entry tagged with what it was rendered from: the page generation
+            # (shared cache) or the digest of the rows it shows (per-process cache).
+            key = f"lexboard:page:v4:{name}:{request.get_full_path()}"
+            wanted = key + ":gz" if gzip_ok else key
             if shared_cache():
-                # One key per page, its entry tagged with the generation it was rendered in:
-                # the counter and the page come back in one round trip.
-                key = f"lexboard:page:v3:{name}:{request.get_full_path()}"
-                wanted = key + ":gz" if gzip_ok else key
+                # The counter and the page come back in one round trip.
                 found = cache.get_many([GENERATION_KEY, wanted])
                 tag = found.get(GENERATION_KEY)
                 if tag is None:
                     tag = page_generation()
             else:
-                key = key_func(request, *args, **kwargs)  # the key itself is the version
-                if key is None:
+                tag = key_func(request, *args, **kwargs)
+                if tag is None:
                     return view(request, *args, **kwargs)
-                wanted = key + ":gz" if gzip_ok else key
-                found, tag = {wanted: cache.get(wanted)}, 0
+                found = {wanted: cache.get(wanted)}
             cached = found.get(wanted)
             if cached is not None and cached[0] == tag:
-                _tag, content, content_type = cached
-                response = HttpResponse(content, content_type=content_type)
-                if gzip_ok:
-                    response["Content-Encoding"] = "gzip"
-                patch_vary_headers(response, ["Accept-Encoding"])
-                return response
-            response = view(request, *args, **kwargs)
-            if hasattr(response, "render") and not getattr(response, "is_rendered", True):
-                response.render()  # DRF and template responses render after the view returns
-            if _cacheable_response(request, response):
-                content_type = response["Content-Type"]
-                # Tagged with the generation read *before* rendering: a score stored meanwhile makes it stale.
-                # Compressed once here rather than per request: a 300 KB leaderboard is 10x smaller in gzip.
-                cache.set_many({key: (tag, response.content, content_type),
-                                key + ":gz": (tag, gzip.compress(response.content, 6), content_type)},
-                               PAGE_CACHE_SECONDS)
-                patch_vary_headers(response, ["Accept-Encoding"])
+                return _from_cache(cached, gzip_ok)
+            lock = key + ":render"
+            locked = cache.add(lock, 1, LOCK_SECONDS)
+            if not locked:
+                # Someone is rendering this page now: the previous page, or (cold cache) wait for theirs.
+                if cached is None:
+                    cached = _wait_for_render(wanted)
+                if cached is not None:
+                    return _from_cache(cached, gzip_ok)
+            try:
+                response = view(request, *args, **kwargs)
+                if hasattr(response, "render") and not getattr(response, "is_rendered", True):
+                    response.render()  # DRF and template responses render after the view returns
+                if _cacheable_response(request, response):
+                    content_type = response["Content-Type"]
+                    # Tagged with the generation read *before* rendering: a score stored meanwhile makes it
+                    # stale. Compressed once here rather than per request: a 300 KB leaderboard is 10x smaller.
+                    cache.set_many({key: (tag, response.content, content_type),
+                                    key + ":gz": (tag, gzip.compress(response.content, 6), content_type)},
+                                   PAGE_CACHE_SECONDS)
+                    patch_vary_headers(response, ["Accept-Encoding"])
+            finally:
+                if locked:
+                    cache.delete(lock)
             return response
 
         return wrapped

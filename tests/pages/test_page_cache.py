@@ -171,3 +171,99 @@ def test_it_bumps_the_generation_again_when_the_transaction_commits(cache_kind, 
             page_generation_bump()
             assert page_generation() == first + 1  # at once: new renders start on the new generation
     assert page_generation() == first + 2  # and after the commit: a render in between is stale too
+
+
+class _SlowPage:
+    """A page view that counts its renders and, when asked, blocks inside the render until released."""
+
+    def __init__(self):
+        import threading
+
+        self.renders = 0
+        self.tag = "digest-1"  # what the per-process cache's key function reads
+        self.entered = threading.Event()
+        self.release = threading.Event()
+        self.release.set()
+
+    def view(self, request):
+        from django.http import HttpResponse
+
+        self.renders += 1
+        version = self.renders
+        self.entered.set()
+        assert self.release.wait(10)
+        return HttpResponse(f"render {version}")
+
+
+def _serve(slow: _SlowPage):
+    from django.contrib.auth.models import AnonymousUser
+    from django.test import RequestFactory
+
+    from boards.page_cache import anonymous_page_cache
+
+    cached_view = anonymous_page_cache(lambda request: slow.tag, name=f"slow-{uuid.uuid4().hex}")(slow.view)
+
+    def get():
+        request = RequestFactory().get("/slow/")
+        request.user = AnonymousUser()
+        return cached_view(request).content.decode()
+
+    return get
+
+
+def _stale(slow: _SlowPage) -> None:
+    """A score lands: the page generation moves (shared cache) and the rows' digest changes (per-process)."""
+    from leaderboard.page_generation import page_generation_bump
+
+    page_generation_bump()
+    slow.tag = "digest-2"
+
+
+def test_a_stale_page_is_rendered_once_while_a_concurrent_request_gets_the_previous_one(cache_kind):
+    import threading
+
+    slow = _SlowPage()
+    get = _serve(slow)
+    assert get() == "render 1"
+    _stale(slow)
+    slow.release.clear()
+    slow.entered.clear()
+    first: list[str] = []
+    renderer = threading.Thread(target=lambda: first.append(get()))
+    renderer.start()
+    assert slow.entered.wait(10)  # the first request is rendering the new page
+
+    assert get() == "render 1"  # the second gets the previous page and renders nothing
+
+    slow.release.set()
+    renderer.join(10)
+    assert first == ["render 2"] and slow.renders == 2
+    assert get() == "render 2"  # the new page, from the cache
+    assert slow.renders == 2
+
+
+def test_concurrent_requests_on_a_cold_cache_wait_for_the_one_render(cache_kind):
+    import threading
+
+    slow = _SlowPage()
+    get = _serve(slow)
+    slow.release.clear()
+    answers: list[str] = []
+    threads = [threading.Thread(target=lambda: answers.append(get())) for _ in range(2)]
+    threads[0].start()
+    assert slow.entered.wait(10)
+    threads[1].start()  # finds the render lock taken and no previous page: waits for the render
+    threads[1].join(0.3)  # (give it the time to get there; without the lock it would be rendering now)
+    slow.release.set()
+    for t in threads:
+        t.join(10)
+
+    assert answers == ["render 1", "render 1"] and slow.renders == 1
+
+
+def test_a_request_alone_after_a_score_gets_the_new_page_at_once(cache_kind):
+    slow = _SlowPage()
+    get = _serve(slow)
+    assert get() == "render 1"
+    _stale(slow)
+    assert get() == "render 2"  # nobody else rendering: never the stale page
