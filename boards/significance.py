@@ -377,13 +377,24 @@ def power_context(*, split: Split | None) -> dict:
         return {"power": None}
     dataset = split.dataset
     percent = dataset.display == dataset.Display.PERCENT
+    smallest, needed = analysis.min_detectable, analysis.topics_needed
+    if split.hidden:
+        # Coarser on a hidden split (docs/metrics.md): 0.1 point, topics to 2 significant digits.
+        smallest = round(smallest, 3)
+        needed = {d: _two_digits(n) for d, n in needed.items()}
     return {"power": {
         "analysis": analysis,
         "measure": dataset.primary_measure,
-        "min_detectable": dataset.format_value(analysis.min_detectable) + (" points" if percent else ""),
+        "min_detectable": dataset.format_value(smallest) + (" points" if percent else ""),
         "needed": [(f"{round(100 * d):g} point{'s' if round(100 * d) != 1 else ''}"
-                    + ("" if percent else f" ({d:g})"), f"{n:,}") for d, n in analysis.topics_needed.items()],
+                    + ("" if percent else f" ({d:g})"), f"{n:,}") for d, n in needed.items()],
     }}
+
+
+def _two_digits(n: int) -> int:
+    """``n`` rounded to two significant digits (6,544 → 6,500)."""
+    scale = 10 ** max(len(str(n)) - 2, 0)
+    return int(round(n / scale) * scale)
 
 
 def significance_context(*, split: Split | None, rows: list, sort: str, sig: str | None) -> dict:

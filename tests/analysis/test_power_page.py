@@ -53,3 +53,17 @@ def test_private_entries_do_not_count(scored, alice, bob, analysis_dataset):
     scored("dev", alice, "perfect")
     scored("dev", bob, "random", seed=1, visibility="private")
     assert leaderboard_power(split=analysis_dataset.splits.get(name="dev")) is None
+
+
+def test_a_hidden_split_shows_coarser_figures(client, scored, alice, bob, analysis_dataset):
+    scored("test", alice, "perfect")
+    scored("test", bob, "random", seed=2)
+    split = analysis_dataset.splits.get(name="test")
+    analysis = leaderboard_power(split=split)
+
+    html = client.get(analysis_dataset.get_absolute_url() + "?split=test").content.decode()
+
+    assert f"is <strong>{round(analysis.min_detectable, 3):.4f}</strong>" in html
+    n1 = analysis.topics_needed[0.01]
+    scale = 10 ** max(len(str(n1)) - 2, 0)
+    assert f"Detecting 1 point (0.01) needs <strong>{int(round(n1 / scale) * scale):,}</strong> topics" in html
