@@ -41,9 +41,9 @@ def bsard_like(seed: int = 0) -> tuple[bytes, bytes]:
     return text, synthetic_run(qrels=qrels, seed=seed)
 
 
-def cpu(fn) -> tuple[float, object]:
+def cpu(fn, *args, **kwargs) -> tuple[float, object]:
     start = time.process_time()
-    out = fn()
+    out = fn(*args, **kwargs)
     return time.process_time() - start, out
 
 
@@ -58,10 +58,10 @@ def main(argv: list[str] | None = None) -> int:
     for precision in ("float32", "float64"):
         parse, core, check = [], [], []
         for _ in range(args.repeat):
-            parse.append(cpu(lambda: read_run(run_text))[0])
-            t, evaluation = cpu(lambda: evaluate(qrels, run, measures, score_precision=precision))
+            parse.append(cpu(read_run, run_text)[0])
+            t, evaluation = cpu(evaluate, qrels, run, measures, score_precision=precision)
             core.append(t)
-            t, verification = cpu(lambda: verify(qrels, run, evaluation, score_precision=precision))
+            t, verification = cpu(verify, qrels, run, evaluation, score_precision=precision)
             assert verification.ok, verification.disagreement
             check.append(t)
         p, c, v = statistics.median(parse), statistics.median(core), statistics.median(check)
