@@ -25,6 +25,7 @@ from .queue import (
     send_rescoring_after_commit,
 )
 from .results import (
+    ScoresDisagree,
     failure_marker,
     is_failure_marker,
     read_stored_run,
@@ -216,6 +217,10 @@ def submission_rescore_on(*, submission_id: int, qrels_version_id: int) -> str:
             computed = result_compute(dataset=split.dataset, version=version, run=read_stored_run(submission))
         except (OperationalError, InterfaceError):
             raise
+        except ScoresDisagree as exc:  # the double entry failed: a failure marker, and the curators' flag
+            logger.error("submission %s: %s", submission_id, exc)
+            Submission.objects.filter(pk=submission_id).update(scores_disagree=exc.to_dict())
+            computed = failure_marker(version, exc, task=split.dataset.task)
         except Exception as exc:
             logger.warning("submission %s cannot be rescored on %s", submission_id, version, exc_info=True)
             computed = failure_marker(version, exc, task=split.dataset.task)

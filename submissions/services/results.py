@@ -209,7 +209,10 @@ def failure_marker(version: QrelsVersion, exc: Exception | None, *, task: str = 
     The reason is ``reason`` when given, else said from the exception ``exc``.
     """
     if not reason:
-        if isinstance(exc, QrelsFormatError):
+        if isinstance(exc, ScoresDisagree):
+            reason = (f"the two independent computations of the scores on qrels v{version.version} disagree; "
+                      "the curators have been told")
+        elif isinstance(exc, QrelsFormatError):
             reason = f"the judgments of qrels v{version.version} cannot be read"
         elif isinstance(exc, InputError):
             reason = input_error_message(exc, task=task)

@@ -358,3 +358,27 @@ def test_a_rescoring_whose_worker_keeps_dying_is_given_up_and_does_not_hold_up_t
     assert test_split.current_qrels == v2  # switched; the submission goes through the ordinary scoring path
     assert sends(callbacks, "scoring") == 1
     assert Submission.objects.get(pk=subs["BM25"].pk).status == Submission.Status.QUEUED
+
+
+def test_a_rescoring_whose_two_computations_disagree_leaves_a_marker_and_flags_the_submission(
+    test_split, make_submission, django_capture_on_commit_callbacks, monkeypatch
+):
+    from evaluation import verify as verify_module
+
+    subs = score_all(test_split, make_submission, ["BM25", "Dense"])
+    v2, _, _ = stage_v2(test_split, django_capture_on_commit_callbacks)
+    real = verify_module._pytrec_eval_values
+
+    def off_by_a_bit(qrels, run, measures, **kwargs):  # the second implementation moves one value
+        values = real(qrels, run, measures, **kwargs)
+        if "q2" in values:
+            values["q2"][measures[0].name] += 0.25
+        return values
+
+    monkeypatch.setattr(verify_module, "_pytrec_eval_values", off_by_a_bit)
+
+    assert services.submission_rescore_on(submission_id=subs["BM25"].pk, qrels_version_id=v2.pk) == "failed"
+    marker = Result.objects.get(submission=subs["BM25"], qrels_version=v2)
+    assert services.is_failure_marker(marker) and "disagree" in marker.warnings[0]["message"]
+    flag = Submission.objects.get(pk=subs["BM25"].pk).scores_disagree
+    assert flag["qid"] == "q2" and flag["qrels_version"] == v2.version
