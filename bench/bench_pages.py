@@ -205,6 +205,8 @@ def main(argv: list[str] | None = None) -> int:
                 failures.append(f"{r['target']} at c=64: p99 {r['p99_ms']:.0f} ms with scores landing")
             if "landed" in r and not r["landed"]:
                 failures.append(f"{r['target']} at c={r['connections']}: no score landed during the run")
+        if not r["requests"]:
+            failures.append(f"{r['target']} at c={r['connections']}: no answer at all within wrk's 5 s timeout")
         if r["non2xx"] or r["socket_errors"]:
             failures.append(f"{r['target']} at c={r['connections']}: {r['non2xx']} non-2xx, "
                             f"{r['socket_errors']} socket errors")
