@@ -128,3 +128,23 @@ def test_kill_9_during_scoring_heals_and_scores_every_submission_exactly_once(
     assert len(ids) == 4
     _assert_scored_exactly_once(ids, scoring, started)
     assert "starting it again" in scoring.log() or target == "pool"
+
+
+def test_a_solo_worker_past_its_memory_limit_exits_after_its_task_and_is_started_again(
+    transactional_db, worker_factory, client, alice, tiny_dataset
+):
+    # 1 KiB: every scoring process is "too big", so the worker leaves after each task.
+    worker = worker_factory(supervised=True, extra_env={"LEXBOARD_WORKER_MAX_MEMORY_KB": "1"})
+    split = tiny_dataset.splits.get(name="test")
+    split.daily_limit = 0
+    split.save()
+    client.force_login(alice)
+    for name in ("a.txt", "b.txt"):
+        assert post_run(client, split, GOOD_RUN, name=name).status_code == 302
+    for pk in Submission.objects.values_list("pk", flat=True):
+        assert wait_until_final(pk, worker, timeout=120).status == Submission.Status.SCORED
+        assert Result.objects.filter(submission_id=pk).count() == 1
+    deadline = time.monotonic() + 60
+    while "exited with status 0; starting it again" not in worker.log():
+        assert time.monotonic() < deadline, worker.log()[-3000:]
+        time.sleep(0.5)
