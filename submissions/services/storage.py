@@ -91,13 +91,12 @@ def files_remove_expired(*, now=None) -> int:
     now = now or timezone.now()
     before = now - timedelta(days=days)
     final = [Submission.Status.SCORED, Submission.Status.FAILED]
+    input_failed = Q(status=Submission.Status.FAILED, failure_kind=Submission.FailureKind.INPUT)
     expired = (
         Submission.objects.filter(file_removed_at__isnull=True, status__in=final)
+        .filter(Q(withdrawn_at__lt=before) | input_failed)  # the candidates, before their histories are read
         .annotate(last_failed=Max("events__at", filter=Q(events__status=Submission.Status.FAILED)))
-        .filter(
-            Q(withdrawn_at__lt=before)
-            | Q(status=Submission.Status.FAILED, failure_kind=Submission.FailureKind.INPUT, last_failed__lt=before)
-        )
+        .filter(Q(withdrawn_at__lt=before) | (input_failed & Q(last_failed__lt=before)))
     )
     removed = 0
     for pk, name in expired.values_list("pk", "run_file"):
