@@ -2,7 +2,8 @@
 # Container entry point: wait for the database, then start one role.
 #   web     migrate (under a lock, so several web replicas may start at once), then gunicorn
 #   worker  celery worker (scores submissions)
-#   beat    celery beat (the periodic sweep); run exactly ONE beat per deployment
+#   sweep   a small celery worker that runs only the sweep (its own queue)
+#   beat    celery beat (sends the periodic sweep); run exactly ONE beat per deployment
 #   manage  any manage.py command, e.g. `manage createsuperuser`
 # Anything else is run as given (e.g. `sh`).
 set -eu
@@ -39,6 +40,17 @@ case "$role" in
       --concurrency "${LEXBOARD_WORKER_CONCURRENCY:-2}" \
       --max-memory-per-child "${LEXBOARD_WORKER_MAX_MEMORY_KB:-1500000}" \
       --hostname "worker@%h" \
+      "$@"
+    ;;
+  sweep)
+    # The sweep's own small worker (docs/operations.md): it repairs the scoring
+    # workers, so it consumes only the sweep queue and never waits behind them.
+    wait_for_db
+    exec celery -A lexboard worker \
+      --loglevel "${LOG_LEVEL:-INFO}" \
+      --pool solo \
+      -Q "${LEXBOARD_SWEEP_QUEUE:-${LEXBOARD_QUEUE:-lexboard}-sweep}" \
+      --hostname "sweep@%h" \
       "$@"
     ;;
   beat)

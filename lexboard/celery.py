@@ -1,11 +1,31 @@
 """The Celery application: configured from Django settings (``CELERY_*``)."""
 
 import os
+import resource
 
+from billiard.process import current_process
 from celery import Celery
+from celery.signals import task_postrun
+from celery.worker import state as worker_state
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lexboard.settings")
 
 app = Celery("lexboard")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@task_postrun.connect
+def replace_a_grown_solo_worker(**_kwargs) -> None:
+    """``--max-memory-per-child`` for a worker that is its own pool (``--pool solo``, as ``make run`` starts it).
+
+    Prefork replaces a pool process that grew past
+    ``worker_max_memory_per_child`` KiB after its task; a solo worker has no
+    pool process, so after its task it shuts down warmly instead, and
+    ``scripts/supervise.sh`` starts a fresh one.
+    """
+    limit = app.conf.worker_max_memory_per_child
+    if not limit or current_process().name != "MainProcess":
+        return
+    if resource.getrusage(resource.RUSAGE_SELF).ru_maxrss > limit:
+        worker_state.should_stop = 0  # a warm shutdown once this task is acknowledged

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Install, migrate, load the demo, create a local admin, then run gunicorn, a
-# Celery worker and Celery beat in the foreground. Ctrl-C stops all three.
+# Install, migrate, load the demo, create a local admin, then run gunicorn, the
+# Celery workers (scoring and sweep) and Celery beat in the foreground. Ctrl-C stops them all.
 # Safe to run again: every step is idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,12 +44,24 @@ cleanup() {
 }
 trap cleanup INT TERM EXIT
 
-# A scoring process that grew past 1.5 GB (a 7M-line run needs ~0.7 GB) is
-# replaced after its task: see docs/performance.md.
-"$VENV/bin/celery" -A lexboard worker --loglevel=INFO --concurrency=2 --hostname="worker@%h" \
-  --max-memory-per-child=1500000 &
+# The workers and beat each run under scripts/supervise.sh, which starts them
+# again when they die (kill -9, out of memory): docs/operations.md, "A worker
+# that heals". Scoring: LEXBOARD_WORKER_CONCURRENCY solo workers (default 2); a
+# solo worker is its own pool, so there is no pool process to lose (prefork's
+# replacements wedged on the filesystem broker after kill -9 of its pool). One
+# that grew past LEXBOARD_WORKER_MAX_MEMORY_KB (a 7M-line run needs ~0.7 GB) exits
+# after its task and is started again: see docs/performance.md.
+for i in $(seq 1 "${LEXBOARD_WORKER_CONCURRENCY:-2}"); do
+  scripts/supervise.sh "$VENV/bin/celery" -A lexboard worker --loglevel=INFO --pool=solo \
+    --hostname="worker$i@%h" &
+  pids+=($!)
+done
+# The sweep has a queue and a small worker of its own: it repairs the scoring
+# workers, so it must not wait behind them.
+scripts/supervise.sh "$VENV/bin/celery" -A lexboard worker --loglevel=INFO --pool=solo \
+  -Q "${LEXBOARD_SWEEP_QUEUE:-${LEXBOARD_QUEUE:-lexboard}-sweep}" --hostname="sweep@%h" &
 pids+=($!)
-"$VENV/bin/celery" -A lexboard beat --loglevel=INFO &
+scripts/supervise.sh "$VENV/bin/celery" -A lexboard beat --loglevel=INFO &
 pids+=($!)
 # Threads give keep-alive, overlap database waits and outlast slow clients
 # (scripts/gunicorn.conf.py, docs/performance.md).

@@ -11,6 +11,7 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 
 from . import services
+from .errors import ActionRefused
 from .models import ApiToken, Profile, Result, StatusEvent, Submission
 
 
@@ -68,7 +69,7 @@ class SubmissionAdmin(admin.ModelAdmin):
     readonly_fields = (
         "status", "failure_kind", "error", "disagreement", "warnings", "progress", "attempts", "heartbeat_at", "enqueued_at",
         "scoring_started_at", "scored_at", "created_at", "updated_at", "run_file", "original_name", "file_size",
-        "sha256",
+        "sha256", "file_removed_at",
     )
     exclude = ("scores_disagree",)  # shown, read-only, as "disagreement"
     inlines = [ResultInline, StatusEventInline]
@@ -90,10 +91,17 @@ class SubmissionAdmin(admin.ModelAdmin):
 
     @admin.action(description="Rescore the selected submissions (scored or failed ones)")
     def rescore(self, request, queryset: QuerySet[Submission]) -> None:
-        count = sum(1 for submission in queryset if services.submission_rescore(submission=submission))
-        skipped = queryset.count() - count
+        count, removed = 0, 0
+        for submission in queryset:
+            try:
+                count += services.submission_rescore(submission=submission)
+            except ActionRefused:
+                removed += 1
+        skipped = queryset.count() - count - removed
         self.message_user(request, f"{count} submission(s) queued for rescoring"
-                          + (f"; {skipped} skipped (queued or scoring already)." if skipped else "."),
+                          + (f"; {skipped} skipped (queued or scoring already)" if skipped else "")
+                          + (f"; {removed} refused (their file was removed after the retention period)"
+                             if removed else "") + ".",
                           messages.SUCCESS)
 
     @admin.action(description="Hide the selected submissions from leaderboards")

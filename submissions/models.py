@@ -88,6 +88,9 @@ class Submission(models.Model):
     original_name = models.CharField(max_length=300, blank=True)
     file_size = models.BigIntegerField(default=0)
     sha256 = models.CharField(max_length=64, blank=True)
+    # Set when the sweep removed the file after the retention period (withdrawn or failed
+    # submissions, submissions/services/storage.py); the row, results and history stay.
+    file_removed_at = models.DateTimeField(null=True, blank=True)
 
     # Fusion of other submissions (the run file is then the fused run).
     fusion_of = models.ManyToManyField("self", symmetrical=False, blank=True, related_name="fused_into")
@@ -129,6 +132,14 @@ class Submission(models.Model):
     def get_absolute_url(self) -> str:
         return reverse("submissions:detail", args=[self.pk])
 
+    @property
+    def file_removed_note(self) -> str:
+        """For pages: "file removed after N days" once the sweep removed the file, else ""."""
+        if self.file_removed_at is None:
+            return ""
+        days = settings.LEXBOARD_FILE_RETENTION_DAYS
+        return f"file removed after {days} days ({self.file_removed_at:%Y-%m-%d})"
+
     # --- who sees what ------------------------------------------------------------
 
     @property
@@ -153,14 +164,15 @@ class Submission(models.Model):
 
     # --- the life cycle: each transition is one conditional UPDATE ----------------
 
-    def _transition(self, from_statuses: list[str], *, message: str = "", **fields: Any) -> bool:
+    def _transition(self, from_statuses: list[str], *, message: str = "", only_if: dict | None = None,
+                    **fields: Any) -> bool:
         """Move this row if, and only if, it is still in one of ``from_statuses``.
 
         The UPDATE ... WHERE status IN (...) is the lock: of two workers that
         received the same message, exactly one sees "1 row updated".
         """
         fields.setdefault("updated_at", timezone.now())
-        updated = Submission.objects.filter(pk=self.pk, status__in=from_statuses).update(**fields)
+        updated = Submission.objects.filter(pk=self.pk, status__in=from_statuses, **(only_if or {})).update(**fields)
         if updated:
             for name, value in fields.items():
                 if not isinstance(value, models.expressions.Combinable):
@@ -229,9 +241,10 @@ class Submission(models.Model):
         )
 
     def reset_for_rescore(self) -> bool:
-        """scored/failed → queued, when new qrels are published or a curator asks."""
+        """scored/failed → queued, when new qrels are published or a curator asks (never once the file is removed)."""
         return self._transition(
             [self.Status.SCORED, self.Status.FAILED],
+            only_if={"file_removed_at__isnull": True},
             status=self.Status.QUEUED,
             progress=0.0,
             failure_kind="",

@@ -128,7 +128,8 @@ def detail(request: HttpRequest, submission_id: int) -> HttpResponse:
         ],
         # A publication being rescored: these scores stay on the current version until the switch.
         "pending_qrels": submission.split.pending_qrels if submission.split.pending_qrels_id else None,
-        "resubmit_form": ResubmitForm() if is_owner and submission.status == Submission.Status.FAILED else None,
+        "resubmit_form": ResubmitForm() if is_owner and submission.status == Submission.Status.FAILED
+        and submission.file_removed_at is None else None,
         "status_json": _status_payload(submission),
         # Analyses: aggregates on every split, per-query rows on dev/train only (hidden splits never show them).
         **submission_analysis(submission=submission, result=found.result, vectors=found.per_query),

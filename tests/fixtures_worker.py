@@ -92,6 +92,15 @@ class WorkerProcess:
             self._log.close()
             self._log = None
 
+    def children(self) -> list[int]:
+        """The pids of this process's children (under ``scripts/supervise.sh``: the supervised command)."""
+        return process_children(self.process.pid)
+
+    @staticmethod
+    def children_of(pid: int) -> list[int]:
+        """The pids of another process's children (e.g. the pool processes of a prefork worker)."""
+        return process_children(pid)
+
     def restart(self) -> None:
         """Start the same worker again (after a kill), in this same handle."""
         self.stop()
@@ -99,11 +108,26 @@ class WorkerProcess:
         self.process, self._log = fresh.process, fresh._log
 
 
+def process_children(pid: int) -> list[int]:
+    """The pids of a process's direct children (Linux /proc)."""
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except OSError:
+        return []
+    return [int(child) for child in text.split()]
+
+
 def start_worker(
     *, database: str, queue: str, data_dir: Path, log_path: Path, pool: str = "solo", concurrency: int = 1,
-    extra_env: dict | None = None,
+    extra_env: dict | None = None, queues: list[str] | None = None, supervised: bool = False,
+    beat: bool = False,
 ) -> WorkerProcess:
-    """Start ``celery -A lexboard worker`` and wait until it says it is ready."""
+    """Start ``celery -A lexboard worker`` (or ``beat``) and wait until it says it is ready.
+
+    ``queues`` are the queues it consumes (default: ``queue``); ``supervised``
+    runs it under ``scripts/supervise.sh`` as ``make run`` does, which starts
+    it again when it dies.
+    """
     from django.conf import settings
 
     env = {
@@ -116,12 +140,23 @@ def start_worker(
         "PYTHONUNBUFFERED": "1",
         **(extra_env or {}),
     }
-    command = [
-        sys.executable, "-m", "celery", "-A", "lexboard", "worker",
-        "--pool", pool, "--concurrency", str(concurrency),
-        "-Q", queue, "--hostname", f"e2e-{uuid.uuid4().hex[:8]}@%h",
-        "--loglevel", "INFO", "--without-gossip", "--without-mingle", "--without-heartbeat",
-    ]
+    if beat:
+        command = [
+            sys.executable, "-m", "celery", "-A", "lexboard", "beat", "--loglevel", "INFO",
+            "--schedule", str(log_path.with_suffix(".schedule")),
+        ]
+        ready = b"beat: Starting..."
+    else:
+        command = [
+            sys.executable, "-m", "celery", "-A", "lexboard", "worker",
+            "--pool", pool, "--concurrency", str(concurrency),
+            "-Q", ",".join(queues or [queue]), "--hostname", f"e2e-{uuid.uuid4().hex[:8]}@%h",
+            "--loglevel", "INFO", "--without-gossip", "--without-mingle", "--without-heartbeat",
+        ]
+        ready = b" ready."
+    if supervised:
+        command = [str(BASE_DIR / "scripts" / "supervise.sh"), *command]
+        env["SUPERVISE_DELAY"] = env.get("SUPERVISE_DELAY", "1")
     offset = log_path.stat().st_size if log_path.exists() else 0  # a restart appends to the same log
     log = open(log_path, "ab")  # noqa: SIM115 (closed by WorkerProcess.stop)
     process = subprocess.Popen(
@@ -130,14 +165,15 @@ def start_worker(
     worker = WorkerProcess(
         process=process, log_path=log_path, queue=queue, _log=log,
         _start_kwargs={"database": database, "queue": queue, "data_dir": data_dir, "log_path": log_path,
-                       "pool": pool, "concurrency": concurrency, "extra_env": extra_env},
+                       "pool": pool, "concurrency": concurrency, "extra_env": extra_env, "queues": queues,
+                       "supervised": supervised, "beat": beat},
     )
     deadline = time.monotonic() + READY_TIMEOUT
     while time.monotonic() < deadline:
         if not worker.alive:
             worker.stop()
-            raise RuntimeError(f"the Celery worker exited at start:\n{worker.log()[-4000:]}")
-        if b" ready." in log_path.read_bytes()[offset:]:
+            raise RuntimeError(f"the Celery process exited at start:\n{worker.log()[-4000:]}")
+        if ready in log_path.read_bytes()[offset:]:
             return worker
         time.sleep(0.2)
     worker.stop()

@@ -176,6 +176,12 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 LEXBOARD_LOGIN_RATE = env_str("LEXBOARD_LOGIN_RATE", "10/m")
 LEXBOARD_UPLOAD_RATE = env_str("LEXBOARD_UPLOAD_RATE", "30/h")
+# Storage has a bound (submissions/services/storage.py, docs/operations.md): the bytes
+# one user's files may take on disk (0 = no quota), and the days after which the sweep
+# removes the files of withdrawn submissions and of those that failed because of
+# their file (0 = keep them forever). The rows, scores and histories stay.
+LEXBOARD_STORAGE_QUOTA_BYTES = env_int("LEXBOARD_STORAGE_QUOTA_BYTES", 2 * 1024 * 1024 * 1024)
+LEXBOARD_FILE_RETENTION_DAYS = env_int("LEXBOARD_FILE_RETENTION_DAYS", 30)
 
 # --- Celery -------------------------------------------------------------------
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://")
@@ -207,6 +213,9 @@ CELERY_TASK_DEFAULT_QUEUE = env_str("LEXBOARD_QUEUE", "lexboard")
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A scoring process that grew past this many KiB is replaced after its task
+# (prefork), or exits and is started again (solo, lexboard/celery.py).
+CELERY_WORKER_MAX_MEMORY_PER_CHILD = env_int("LEXBOARD_WORKER_MAX_MEMORY_KB", 1_500_000)
 CELERY_TASK_SOFT_TIME_LIMIT = LEXBOARD_SCORING_SOFT_LIMIT
 CELERY_TASK_TIME_LIMIT = LEXBOARD_SCORING_HARD_LIMIT
 CELERY_TASK_IGNORE_RESULT = True
@@ -214,10 +223,17 @@ CELERY_TASK_ALWAYS_EAGER = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+# The sweep has a queue of its own, consumed by a separate small worker
+# (scripts/run.sh, docker/compose.yml), so it still runs when the scoring
+# worker it repairs is dead or wedged (docs/operations.md).
+LEXBOARD_SWEEP_QUEUE = env_str("LEXBOARD_SWEEP_QUEUE", f"{CELERY_TASK_DEFAULT_QUEUE}-sweep")
+CELERY_TASK_ROUTES = {"evaluation.tasks.sweep_submissions": {"queue": LEXBOARD_SWEEP_QUEUE}}
 CELERY_BEAT_SCHEDULE = {
     "sweep-submissions": {
         "task": "evaluation.tasks.sweep_submissions",  # the registered name (submissions/tasks.py)
         "schedule": float(LEXBOARD_SWEEP_INTERVAL),
+        # Sweeps beat sent while the sweep worker was down are dropped, not run in a burst.
+        "options": {"queue": LEXBOARD_SWEEP_QUEUE, "expires": float(LEXBOARD_SWEEP_INTERVAL)},
     },
 }
 

@@ -104,6 +104,8 @@ def fusion_check(*, user, parts: list[Submission], method: str, k: int) -> None:
     for part in parts:
         if part.status != Submission.Status.SCORED:
             raise FusionRefused(f"#{part.pk} is not scored ({part.status}); only scored runs can be fused.")
+        if part.file_removed_at is not None:
+            raise FusionRefused(f"#{part.pk} cannot be fused: its {part.file_removed_note}.")
     quota = submission_quota(user=user, split=split)
     if not quota.allowed:
         raise FusionRefused(quota.message + " A fusion counts as a submission.", status=429)

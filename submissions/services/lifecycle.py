@@ -18,6 +18,7 @@ from ..models import Result, Submission
 from ..selectors import rescoring_targets, rescoring_waiting
 from .queue import enqueue_after_commit, send_rescoring_after_commit
 from .rescoring import requeue_service_failures, split_lock
+from .storage import file_removed_refusal
 from .uploads import METADATA_FIELDS, clean_metadata, submission_create
 
 logger = logging.getLogger(__name__)
@@ -69,6 +70,9 @@ def submission_resubmit(*, submission: Submission, upload: UploadedFile) -> Subm
     """A corrected file as a new submission with the same metadata, linked to the old one."""
     if submission.withdrawn_at is not None:
         raise ActionRefused("This submission is withdrawn; make a new submission instead.")
+    removed = file_removed_refusal(submission)
+    if removed:
+        raise ActionRefused(removed.replace("it cannot be scored again", "it cannot be resubmitted"))
     metadata = {name: getattr(submission, name) for name in METADATA_FIELDS}
     return submission_create(
         user=submission.user,
@@ -81,7 +85,14 @@ def submission_resubmit(*, submission: Submission, upload: UploadedFile) -> Subm
 
 
 def submission_rescore(*, submission: Submission) -> bool:
-    """Score one scored or failed submission again (a curator's action)."""
+    """Score one scored or failed submission again (a curator's action).
+
+    Refused (``ActionRefused``) once the sweep removed its file.
+    """
+    submission.refresh_from_db(fields=["file_removed_at"])
+    removed = file_removed_refusal(submission)
+    if removed:
+        raise ActionRefused(removed)
     with transaction.atomic():
         ok = submission.reset_for_rescore()
         if ok:

@@ -70,7 +70,7 @@ def requeue_service_failures(split_id: int) -> int:
     count = 0
     failed = Submission.objects.filter(
         split_id=split_id, status=Submission.Status.FAILED, failure_kind=Submission.FailureKind.SERVICE,
-        withdrawn_at__isnull=True,
+        withdrawn_at__isnull=True, file_removed_at__isnull=True,
     )
     for submission in failed:
         if submission.reset_for_rescore():

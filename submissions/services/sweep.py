@@ -16,8 +16,7 @@ from leaderboard.models import Split
 from ..models import Submission
 from .queue import enqueue_after_commit, submission_enqueue
 from .rescoring import split_finish_rescoring, split_rescoring_resend
-
-logger = logging.getLogger(__name__)
+from .storage import files_remove_expired
 
 logger = logging.getLogger(__name__)
 
@@ -27,6 +26,10 @@ logger = logging.getLogger(__name__)
 
 def submissions_sweep(*, now=None) -> dict[str, int]:
     """Repair what a lost message or a dead worker left behind; run by Celery beat.
+
+    Beat sends it to a queue of its own (``LEXBOARD_SWEEP_QUEUE``), consumed by
+    a small worker that does nothing else, so the sweep runs while the scoring
+    worker it repairs is dead or stuck.
 
     * queued rows never sent (``enqueued_at`` null, older than a short grace)
       or sent more than ``LEXBOARD_QUEUED_RESEND_SECONDS`` ago are sent again
@@ -38,7 +41,10 @@ def submissions_sweep(*, now=None) -> dict[str, int]:
     * splits with a pending qrels version are switched when every scored
       submission has a result on it (e.g. the last missing one was
       withdrawn), else their missing rescorings are re-sent when no progress
-      was made for ``LEXBOARD_QUEUED_RESEND_SECONDS`` (``split_rescoring_resend``).
+      was made for ``LEXBOARD_QUEUED_RESEND_SECONDS`` (``split_rescoring_resend``);
+    * the files of withdrawn and failed submissions older than
+      ``LEXBOARD_FILE_RETENTION_DAYS`` are removed, their rows kept
+      (``files_remove_expired``).
 
     So a submission whose worker was killed is scored again within about
     stale + sweep interval seconds (3 minutes with the defaults).
@@ -91,6 +97,10 @@ def submissions_sweep(*, now=None) -> dict[str, int]:
             resent = split_rescoring_resend(split=split, now=now)
             if resent:
                 counts["rescoring_resent"] = counts.get("rescoring_resent", 0) + resent
+    # Storage has a bound: files of withdrawn and failed submissions past the retention period.
+    removed = files_remove_expired(now=now)
+    if removed:
+        counts["files_removed"] = removed
     if any(counts.values()):
         logger.info("sweep: %s", counts)
     return counts

@@ -34,6 +34,7 @@ from ..selectors import submission_quota
 from .predictions import EXAMPLES, predictions_head_problems
 from .queue import submission_enqueue
 from .results import corpus_ids_for
+from .storage import storage_refusal
 
 logger = logging.getLogger(__name__)
 
@@ -291,6 +292,8 @@ def submission_create(
         raise UploadRefused("Give the system a name.", [{"line": None, "reason": "system_name: required"}])
     if not is_baseline:
         _check_quota(user=user, split=split)  # early, to spare a long check of a file that cannot be taken
+        if refusal := storage_refusal(user=user, incoming_bytes=upload.size or 0):  # storage.py: bytes stored
+            raise QuotaExceeded(refusal, [{"line": None, "reason": refusal}])
     inspected = upload_inspect(upload=upload, dataset=split.dataset)
 
     original_name = (getattr(upload, "name", "") or "run.txt").replace("\\", "/").rsplit("/", 1)[-1][:300]

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from evaluation import cli
@@ -216,3 +217,15 @@ def test_a_fusion_is_scored_by_a_real_worker(transactional_db, celery_worker_pro
         time.sleep(0.25)
     assert fusion.status == "scored", (fusion.error, celery_worker_process.log()[-3000:])
     assert set(fusion.results.get().scores) == {"R@10", "MAP@10", "nDCG@10"}
+
+
+def test_fusion_refuses_a_run_whose_file_was_removed_after_the_retention_period(scored, alice):
+    a = scored("test", alice, "perfect")
+    b = scored("test", alice, "shifted")
+    Submission.objects.filter(pk=b.pk).update(file_removed_at=timezone.now())
+    api = APIClient()
+    api.force_authenticate(alice)
+    response = api.post(reverse("api:fusions"), {"submissions": [a.pk, b.pk]}, format="json")
+    assert response.status_code == 400
+    assert f"#{b.pk} cannot be fused: its file removed after" in response.json()["error"]["message"]
+    assert Submission.objects.filter(user=alice).count() == 2

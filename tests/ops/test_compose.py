@@ -17,7 +17,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKER = ROOT / "docker"
-APP_SERVICES = {"web": "web", "worker": "worker", "beat": "beat"}
+APP_SERVICES = {"web": "web", "worker": "worker", "sweep": "sweep", "beat": "beat"}
 VARIABLE = re.compile(r"\$\{(\w+):-([^}]*)\}")
 
 
@@ -31,8 +31,8 @@ def compose() -> dict:
     return yaml.safe_load((DOCKER / "compose.yml").read_text())
 
 
-def test_it_defines_proxy_web_worker_beat_postgres_and_redis(compose):
-    assert set(compose["services"]) == {"proxy", "web", "worker", "beat", "postgres", "redis"}
+def test_it_defines_proxy_web_worker_sweep_beat_postgres_and_redis(compose):
+    assert set(compose["services"]) == {"proxy", "web", "worker", "sweep", "beat", "postgres", "redis"}
     assert default(compose["services"]["postgres"]["image"]) == "postgres:16"
     assert default(compose["services"]["redis"]["image"]) == "redis:7"
     assert default(compose["services"]["proxy"]["image"]).startswith("nginx:")
@@ -66,7 +66,7 @@ def test_the_object_storage_override_adds_a_server_and_a_worker_with_no_volume()
     assert default(services["s3"]["image"]).startswith("motoserver/moto:")
     remote = services["remote-worker"]
     assert remote["command"] == ["worker"] and "volumes" not in remote
-    for name in ("web", "worker", "beat", "remote-worker"):
+    for name in ("web", "worker", "sweep", "beat", "remote-worker"):
         env = services[name]["environment"]
         assert default(env["LEXBOARD_S3_BUCKET"]) and default(env["LEXBOARD_S3_ENDPOINT_URL"]) == "http://s3:5000"
 
@@ -138,6 +138,7 @@ def test_it_migrates_on_web_only_and_starts_gunicorn_and_celery():
     assert "--migrate" not in cases["worker"] and "celery -A lexboard worker" in cases["worker"]
     assert "--migrate" not in cases["beat"] and "celery -A lexboard beat" in cases["beat"]
     assert "--enable-remote-control" in cases["beat"]  # what its health check pings
+    assert "celery -A lexboard worker" in cases["sweep"] and "LEXBOARD_SWEEP_QUEUE" in cases["sweep"]
 
 
 def test_it_keeps_secrets_and_local_state_out_of_the_image():
