@@ -10,6 +10,7 @@ from django.db import transaction
 from django.db.models import Max
 
 from .models import Benchmark, Corpus, Dataset, QrelsVersion, Split
+from .signals import qrels_published
 
 
 def canonical_qrels_text(qrels_dict: dict[str, dict[str, int]]) -> str:
@@ -84,11 +85,14 @@ def qrels_version_publish(*, split: Split, version: QrelsVersion) -> None:
     For a split's first version (nothing is scored yet) and for tests. Scored
     submissions without a result on ``version`` leave the leaderboard until
     rescored; curators publish with ``submissions.services.qrels_version_publish_and_rescore``.
+    Sends ``qrels_published``: the runs waiting for judgments are queued (after commit).
     """
     Split.objects.filter(pk=split.pk).update(current_qrels=version, pending_qrels=None)
     split.current_qrels = version
     split.pending_qrels = None
     split.bump_cache_version()
+    # Runs sent before the judgments existed are scored now (submissions/receivers.py).
+    qrels_published.send(sender=Split, split=split, version=version)
 
 
 

@@ -1,0 +1,126 @@
+"""Runs sent before a split's judgments exist are scored when the judgments are published, by every path.
+
+A curator opens a split for runs before judgments (the TREC way); a run is
+uploaded and the real worker finds no judgments ("it will be scored when the
+curators publish them"). Then the judgments arrive through one of the four
+ways a curator publishes: the admin's import form, the admin's "publish"
+action, ``import_dataset --publish``, and the importer's first version
+(``import_trec`` called below the submissions side). Each time the same
+worker must score the waiting run, with exactly what the metric core gives.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
+from django.urls import reverse
+
+from leaderboard.importers import import_trec
+from leaderboard.models import Benchmark, Dataset, Split, Topic
+from leaderboard.services import corpus_set, qrels_version_add
+from submissions.models import Submission
+from submissions.services import submission_create
+
+from .conftest import expected_means, upload
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+TREC = Path(__file__).resolve().parent.parent / "data" / "import" / "trec"
+TIMEOUT = 90
+RUN = "".join(f"{q} Q0 doc{q} 1 2.0 mine\n{q} Q0 doc1{q} 2 1.0 mine\n" for q in range(1, 7))
+QRELS = {str(q): {f"doc{q}": 1, f"doc1{q}": 0} for q in range(1, 6)}
+
+
+@pytest.fixture
+def waiting(transactional_db, celery_worker_process, alice):
+    """A split opened for runs before judgments, and a run the worker could not score yet."""
+    bench = Benchmark.objects.create(slug="trecish", name="TREC-ish")
+    ds = Dataset.objects.create(
+        benchmark=bench, slug="trecish", name="TREC-ish", docid_example="doc1",
+        measures=["R@10", "nDCG@10"], primary_measure="nDCG@10",
+    )
+    corpus_set(dataset=ds, ids=[f"doc{i}" for i in range(1, 21)])
+    split = Split.objects.create(dataset=ds, name="test", kind="test", hidden=True, open_before_judgments=True)
+    for line in (TREC / "topics.tsv").read_text().splitlines():
+        qid, text, category = line.split("\t")
+        Topic.objects.create(split=split, qid=qid, text=text, category=category)
+    submission = submission_create(
+        user=alice, split=split, upload=upload(RUN, "mine.trec"),
+        metadata={"system_name": "Mine", "family": "other", "visibility": "private"},
+    )
+    wait_for(submission, Submission.Status.FAILED, celery_worker_process)
+    row = Submission.objects.get(pk=submission.pk)
+    assert row.failure_kind == Submission.FailureKind.SERVICE
+    assert "will be scored when the curators publish them" in row.error["message"]
+    return split, submission
+
+
+def wait_for(submission, status: str, worker) -> Submission:
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline:
+        row = Submission.objects.get(pk=submission.pk)
+        if row.status == status:
+            return row
+        assert worker.alive, f"the worker died:\n{worker.log()[-3000:]}"
+        time.sleep(0.2)
+    raise AssertionError(f"submission {submission.pk} is {row.status} ({row.error}), not {status}, "
+                         f"after {TIMEOUT}s; worker log:\n{worker.log()[-3000:]}")
+
+
+def assert_scored_on_current(split, submission, worker) -> None:
+    row = wait_for(submission, Submission.Status.SCORED, worker)
+    split = Split.objects.get(pk=split.pk)
+    assert split.current_qrels is not None
+    result = row.results.get(qrels_version=split.current_qrels)
+    assert result.scores == pytest.approx(expected_means(split, split.current_qrels, RUN), abs=1e-12)
+
+
+def test_the_admin_import_scores_the_waiting_run(waiting, client, staff, celery_worker_process):
+    split, submission = waiting
+    client.force_login(staff)
+    response = client.post(
+        reverse("admin:leaderboard_dataset_import", args=[split.dataset.pk]),
+        {
+            "format": "trec", "split": "test", "hidden": "on", "note": "",
+            "topics": SimpleUploadedFile("topics.tsv", (TREC / "topics.tsv").read_bytes()),
+            "qrels": SimpleUploadedFile("test.qrels", (TREC / "test.qrels").read_bytes()),
+        },
+    )
+    assert response.status_code == 200 and b"published" in response.content
+    assert_scored_on_current(split, submission, celery_worker_process)
+
+
+def test_the_admin_publish_action_scores_the_waiting_run(waiting, client, staff, celery_worker_process):
+    split, submission = waiting
+    version, _ = qrels_version_add(split=split, qrels=QRELS, publish=False)
+    assert Split.objects.get(pk=split.pk).current_qrels is None
+    client.force_login(staff)
+    response = client.post(
+        reverse("admin:leaderboard_qrelsversion_changelist"), {"action": "publish", "_selected_action": [version.pk]}
+    )
+    assert response.status_code == 302
+    assert_scored_on_current(split, submission, celery_worker_process)
+
+
+def test_import_dataset_publish_scores_the_waiting_run(waiting, celery_worker_process):
+    split, submission = waiting
+    call_command(
+        "import_dataset", format="trec", dataset="trecish", split="test", hidden=True, publish=True,
+        topics=str(TREC / "topics.tsv"), qrels=str(TREC / "test.qrels"),
+    )
+    assert_scored_on_current(split, submission, celery_worker_process)
+
+
+def test_the_importers_first_version_scores_the_waiting_run(waiting, celery_worker_process):
+    split, submission = waiting
+    import_trec(
+        dataset=split.dataset, split="test", hidden=True,
+        topics=("topics.tsv", (TREC / "topics.tsv").read_bytes()),
+        qrels=("test.qrels", (TREC / "test.qrels").read_bytes()),
+    )
+    assert_scored_on_current(split, submission, celery_worker_process)
+
