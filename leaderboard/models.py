@@ -188,6 +188,12 @@ class Split(models.Model):
     kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.TEST)
     hidden = models.BooleanField(default=False, help_text="Labels hidden: aggregates only, submissions capped")
     accepts_submissions = models.BooleanField(default=True)
+    open_before_judgments = models.BooleanField(
+        default=False,
+        help_text="Take runs before the judgments are published (the TREC way: judged after the runs are in); "
+        "they wait and are scored when the judgments are published. Otherwise a split without judgments "
+        "refuses uploads.",
+    )
     daily_limit = models.PositiveIntegerField(default=5, help_text="Submissions per user per day (0 = no limit)")
     total_limit = models.PositiveIntegerField(default=100, help_text="Submissions per user in total (0 = no limit)")
     current_qrels = models.ForeignKey(
@@ -211,6 +217,16 @@ class Split(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("leaderboard:dataset", args=[self.dataset.slug]) + f"?split={self.name}"
+
+    @property
+    def open_for_uploads(self) -> bool:
+        """Whether an upload can be taken now: open, and judged or opened for runs before judgments."""
+        return self.accepts_submissions and (self.current_qrels_id is not None or self.open_before_judgments)
+
+    @property
+    def waits_for_judgments(self) -> bool:
+        """Open for runs that will be scored only when the judgments are published."""
+        return self.current_qrels_id is None and self.open_before_judgments
 
     def bump_cache_version(self) -> None:
         """Make cached leaderboard pages of this split stale (an atomic increment)."""
