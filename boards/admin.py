@@ -77,7 +77,8 @@ class BenchmarkAdmin(admin.ModelAdmin):
 class SplitInline(admin.TabularInline):
     model = Split
     fields = (
-        "name", "kind", "hidden", "accepts_submissions", "daily_limit", "total_limit", "current_qrels_display",
+        "name", "kind", "hidden", "accepts_submissions", "open_before_judgments", "daily_limit", "total_limit",
+        "current_qrels_display",
     )
     readonly_fields = ("current_qrels_display",)
     extra = 0
@@ -318,8 +319,8 @@ class SplitAdmin(admin.ModelAdmin):
     list_select_related = ("dataset", "current_qrels", "pending_qrels")
     readonly_fields = ("current_qrels_display", "rescoring", "cache_version")
     fields = (
-        "dataset", "name", "kind", "hidden", "accepts_submissions", "daily_limit", "total_limit",
-        "current_qrels_display", "rescoring", "cache_version",
+        "dataset", "name", "kind", "hidden", "accepts_submissions", "open_before_judgments", "daily_limit",
+        "total_limit", "current_qrels_display", "rescoring", "cache_version",
     )
     inlines = [QrelsVersionInline]
 

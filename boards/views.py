@@ -104,7 +104,8 @@ def dataset(request, slug: str):
         "has_baseline": any(r.kind == "baseline" for r in rows),
         "has_private": any(r.is_private for r in rows),
         # Compare needs two entries with a submission behind them (not rows reported in papers).
-        "n_comparable": sum(1 for r in rows if r.submission_id),
+        # Only retrieval runs can be compared query by query (and fused): no dead-end button elsewhere.
+        "n_comparable": sum(1 for r in rows if r.submission_id) if dataset.task == "retrieval" else 0,
         # New judgments being rescored: the table stays on the current version until the switch.
         "pending_qrels": split.pending_qrels if split is not None and split.pending_qrels_id else None,
         "export_formats": [("csv", "CSV"), ("json", "JSON"), ("tex", "LaTeX")],

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
+from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -64,10 +66,14 @@ def _throttled(request: HttpRequest, form) -> bool:
     return True
 
 
-@login_required
 def upload(request: HttpRequest, dataset_slug: str) -> HttpResponse:
     """Upload a run for a dataset split (``?split=NAME``, default: the hidden test split)."""
     split = _split_for_upload(dataset_slug, request.GET.get("split") or request.POST.get("split"))
+    if not request.user.is_authenticated:
+        # The log-in page says why it is there (not a bare form).
+        what = "a run" if split.dataset.task == "retrieval" else "predictions"
+        messages.info(request, f"Log in to upload {what} to {split.dataset.name} ({split.name} split).")
+        return redirect_to_login(request.get_full_path())
     if request.method == "POST":
         form = UploadForm(request.POST, request.FILES)
         if form.is_valid() and not _throttled(request, form):
@@ -163,6 +169,7 @@ def mine(request: HttpRequest) -> HttpResponse:
     # An empty page says where one can upload: the splits that take submissions, one link each.
     open_splits = [] if rows else list(
         Split.objects.filter(dataset__is_published=True, accepts_submissions=True)
+        .filter(Q(current_qrels__isnull=False) | Q(open_before_judgments=True))
         .select_related("dataset").order_by("dataset__name", "-hidden", "name")
     )
     return render(request, "submissions/mine.html", {"rows": rows, "open_splits": open_splits})

@@ -52,6 +52,12 @@ def prose(text):
     return mark_safe(linebreaks(escaped, autoescape=False))
 
 
+@register.filter(is_safe=True)
+def code_spans(text):
+    """One line of a message (an error, a warning) with its `code` spans as <code>; everything else escaped."""
+    return mark_safe(_CODE_SPAN.sub(r"<code>\1</code>", escape(text or "")))
+
+
 @register.filter
 def pvalue(p) -> str:
     """A p-value to four places; below that "< 0.0001" rather than a "0.0000" that reads as impossible."""
