@@ -50,7 +50,7 @@ METADATA_OPTIONS = [
     ("--llm-calls-per-query", "llm_calls_per_query", "LLM calls per query"),
     ("--llm-tokens-per-query", "llm_tokens_per_query", "LLM tokens per query"),
     ("--hardware", "hardware", "hardware used, e.g. 1x A100"),
-    ("--visibility", "visibility", "public, anonymous or private"),
+    ("--visibility", "visibility", "public, anonymous or private (default: private, only you see it)"),
 ]
 
 
@@ -334,6 +334,8 @@ def main(argv: list[str] | None = None, *, out=None, err=None) -> int:
             elif not args.wait:
                 print(json.dumps(created), file=out)
             print(f"accepted: submission {submission_id} is {created.get('status')}: {created.get('url')}", file=err)
+            if created.get("visibility_note"):
+                print(f"  {created['visibility_note']}", file=err)
             if not args.wait:
                 return EXIT_OK
         else:

@@ -22,7 +22,8 @@ METADATA_HELP = {
     "llm_calls_per_query": "Average number of LLM calls per query.",
     "llm_tokens_per_query": "Average LLM tokens (prompt + completion) per query.",
     "hardware": "e.g. 1× A100 80GB, or CPU only.",
-    "visibility": "Private entries are seen only by you; anonymous ones hide your name on the leaderboard.",
+    "visibility": "Does this entry go on the public leaderboard? Private (the default) entries are seen only by "
+    "you — use it for sanity checks; anonymous ones are public without your name. You can change this later.",
 }
 
 
@@ -32,6 +33,7 @@ METADATA_LABELS = {
     "code_url": "Code URL",
     "llm_calls_per_query": "LLM calls per query",
     "llm_tokens_per_query": "LLM tokens per query",
+    "visibility": "On the public leaderboard?",
 }
 
 

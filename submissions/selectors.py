@@ -72,6 +72,21 @@ def counted_submissions(*, user, split: Split) -> QuerySet[Submission]:
     )
 
 
+def submission_ordinal(*, submission: Submission) -> int | None:
+    """How many submissions its owner had made to its test split when it was sent, this one included.
+
+    Counted like the quota (every upload but baselines and the service's own failures), so a reader
+    sees how many tries a test score took. None on dev and train splits, and for baselines.
+    """
+    if submission.split.kind != Split.Kind.TEST or submission.is_baseline:
+        return None
+    return (
+        counted_submissions(user=submission.user, split=submission.split)
+        .filter(created_at__lte=submission.created_at, pk__lte=submission.pk)
+        .count()
+    )
+
+
 def submission_quota(*, user, split: Split, now: datetime | None = None) -> QuotaStatus:
     """The user's quota on the split, rolling 24 hours for the daily limit."""
     now = now or timezone.now()

@@ -88,7 +88,7 @@ def upload(request: HttpRequest, dataset_slug: str) -> HttpResponse:
                 return redirect(submission)
         status = 400
     else:
-        form = UploadForm(initial={"visibility": Submission.Visibility.PUBLIC})
+        form = UploadForm(initial={"visibility": Submission.Visibility.PRIVATE})  # private first
         status = 200
     context = {"form": form, **_upload_context(split, request.user)}
     return render(request, "submissions/upload.html", context, status=status)
@@ -126,6 +126,7 @@ def detail(request: HttpRequest, submission_id: int) -> HttpResponse:
         "per_query": found.per_query if not submission.split.hidden else {},
         "scores": scores,
         "events": selectors.submission_events(submission=submission),
+        "ordinal": selectors.submission_ordinal(submission=submission),
         # Scores on every qrels version it was scored on: older judgments' numbers stay visible.
         "result_history": [
             {"version": r.qrels_version.version, "at": r.created_at, "primary": dataset.format_value(r.primary_score),

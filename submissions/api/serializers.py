@@ -72,6 +72,10 @@ class SubmissionCreatedSerializer(serializers.Serializer):
     status = serializers.CharField()
     url = serializers.URLField(help_text="Poll this URL for the status and the scores.")
     page = serializers.URLField(help_text="The submission's page on the site.")
+    visibility = serializers.CharField(help_text="public, anonymous or private (the default when not given).")
+    visibility_note = serializers.CharField(
+        required=False, help_text="Present when `visibility` was not sent: says the entry is private by default."
+    )
 
 
 class SubmissionSerializer(serializers.ModelSerializer):

@@ -33,6 +33,12 @@ from ..throttling import UploadRateThrottle
 from .errors import ApiError, error_body
 from .serializers import SubmissionCreatedSerializer, SubmissionCreateInput, SubmissionSerializer, _error
 
+#: Said in the response when an upload did not choose its visibility.
+VISIBILITY_DEFAULT_NOTE = (
+    "private by default: only you see this entry. Send visibility=public (or anonymous) to put it on the "
+    "public leaderboard, or change it later on its page."
+)
+
 # --- the error shape, for the schema ------------------------------------------------
 
 
@@ -104,6 +110,10 @@ class SubmissionListCreate(JsonView):
         split = _split_or_error(values.pop("dataset"), values.pop("split", "") or None, user=request.user)
         upload = values.pop("run_file")
         metadata = {name: values[name] for name in METADATA_FIELDS if name in values}
+        # Private first: a sanity check must not land on the public board unasked.
+        visibility_defaulted = "visibility" not in metadata
+        if visibility_defaulted:
+            metadata["visibility"] = Submission.Visibility.PRIVATE
         try:
             submission = submission_create(user=request.user, split=split, upload=upload, metadata=metadata)
         except QuotaExceeded as exc:
@@ -123,7 +133,10 @@ class SubmissionListCreate(JsonView):
             "status": submission.status,
             "url": url,
             "page": request.build_absolute_uri(submission.get_absolute_url()),
+            "visibility": submission.visibility,
         }
+        if visibility_defaulted:
+            body["visibility_note"] = VISIBILITY_DEFAULT_NOTE
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": url})
 
     @extend_schema(
