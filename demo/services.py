@@ -138,6 +138,7 @@ def demo_dataset_get_or_create() -> tuple[Dataset, bool]:
             "language": "fr",
             "description": DESCRIPTION,
             "license": "CC0 1.0 (generated data)",
+            "files_downloadable": True,  # generated data: the corpus is offered on the page and the API
             "docid_example": "1234",
             "measures": list(MEASURES),
             "primary_measure": PRIMARY_MEASURE,
@@ -193,7 +194,8 @@ def _import_data(data: DemoData):
             for q in data.questions_of(name)
         ]
         splits.append(SplitData(name=name, hidden=HIDDEN[name], topics=topics, qrels=data.qrels(name)))
-    return ImportData(format="demo", corpus_ids=data.corpus_ids(), splits=splits)
+    documents = [{"_id": str(a.id), "title": a.reference, "text": a.text} for a in data.articles]
+    return ImportData(format="demo", corpus_ids=data.corpus_ids(), splits=splits, corpus_documents=documents)
 
 
 def demo_load(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import json
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -77,6 +78,11 @@ class Dataset(models.Model):
     citation = models.TextField(blank=True, help_text="BibTeX")
     homepage = models.URLField(blank=True)
     license = models.CharField(max_length=200, blank=True)
+    files_downloadable = models.BooleanField(
+        default=False,
+        help_text="Offer the corpus for download on the dataset page and the API (only when the license allows "
+        "redistribution). Topics, public judgments and baseline runs are offered either way.",
+    )
     docid_example = models.CharField(
         max_length=100, blank=True, help_text="An example document id, e.g. 1234 (BSARD) or CivC::11 (GreekBarRetrieval)"
     )
@@ -155,6 +161,8 @@ class Corpus(models.Model):
 
     dataset = models.OneToOneField(Dataset, on_delete=models.CASCADE, related_name="corpus")
     ids_gz = models.BinaryField()
+    # The documents themselves (JSON Lines of {"_id", "title", "text"}, gzip), when the release had their text.
+    documents_gz = models.BinaryField(null=True, blank=True, editable=False)
     n_documents = models.PositiveIntegerField(default=0)
     sha256 = models.CharField(max_length=64)
     updated_at = models.DateTimeField(auto_now=True)
@@ -173,6 +181,16 @@ class Corpus(models.Model):
     def ids(self) -> list[str]:
         text = gzip.decompress(bytes(self.ids_gz)).decode()
         return text.split("\n") if text else []
+
+    @staticmethod
+    def pack_documents(documents: list[dict]) -> bytes:
+        """The documents as gzip JSON Lines (``_id``, ``title``, ``text``); equal documents, equal bytes."""
+        lines = "".join(
+            json.dumps({"_id": d["_id"], "title": d.get("title", ""), "text": d.get("text", "")}, ensure_ascii=False)
+            + "\n"
+            for d in documents
+        )
+        return gzip.compress(lines.encode(), compresslevel=6, mtime=0)
 
 
 class Split(models.Model):

@@ -23,15 +23,24 @@ def canonical_qrels_text(qrels_dict: dict[str, dict[str, int]]) -> str:
     return "".join(lines)
 
 
-def corpus_set(*, dataset: Dataset, ids: list[str]) -> tuple[Corpus, bool]:
-    """Store the dataset's docids; returns (corpus, changed)."""
+def corpus_set(*, dataset: Dataset, ids: list[str], documents: list[dict] | None = None) -> tuple[Corpus, bool]:
+    """Store the dataset's docids and, when the release has them, its documents (compressed); returns (corpus, changed).
+
+    ``documents`` are ``{"_id", "title", "text"}`` dicts (what participants download); without them
+    the documents stored before are kept when the ids did not change, dropped when they did.
+    """
     blob, digest = Corpus.pack(ids)
+    docs_blob = Corpus.pack_documents(documents) if documents else None
     corpus = Corpus.objects.filter(dataset=dataset).first()
     if corpus is not None and corpus.sha256 == digest:
-        return corpus, False
+        if docs_blob is None or (corpus.documents_gz is not None and bytes(corpus.documents_gz) == docs_blob):
+            return corpus, False
+        Corpus.objects.filter(pk=corpus.pk).update(documents_gz=docs_blob)
+        corpus.documents_gz = docs_blob
+        return corpus, True
     n = len(set(ids))
     corpus, _ = Corpus.objects.update_or_create(
-        dataset=dataset, defaults={"ids_gz": blob, "sha256": digest, "n_documents": n}
+        dataset=dataset, defaults={"ids_gz": blob, "sha256": digest, "n_documents": n, "documents_gz": docs_blob}
     )
     return corpus, True
 

@@ -103,6 +103,8 @@ class ImportData:
     splits: list[SplitData]
     notices: list[str] = field(default_factory=list)
     corpus_source: str = ""
+    #: The documents' text when the release has it ({"_id", "title", "text"}), kept for participants to download.
+    corpus_documents: list[dict] | None = None
 
 
 def decode_text(data: bytes, problems: Problems) -> str | None:

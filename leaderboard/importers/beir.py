@@ -38,7 +38,7 @@ def _jsonl(path: str, data: bytes, problems: Problems):
         yield n, obj
 
 
-def _corpus(path: str, data: bytes, problems: Problems) -> list[str]:
+def _corpus(path: str, data: bytes, problems: Problems, documents: list[dict] | None = None) -> list[str]:
     seen: dict[str, int] = {}
     for n, obj in _jsonl(path, data, problems):
         docid = str(obj["_id"]).strip()
@@ -49,6 +49,10 @@ def _corpus(path: str, data: bytes, problems: Problems) -> list[str]:
             problems.add(n, f'document "_id" {docid} is already on line {seen[docid]} — ids must be unique')
             continue
         seen[docid] = n
+        if documents is not None:
+            title, text = obj.get("title"), obj.get("text")
+            documents.append({"_id": docid, "title": title if isinstance(title, str) else "",
+                              "text": text if isinstance(text, str) else ""})
     if not seen and not problems:
         problems.add(None, "holds no document")
     return list(seen)
@@ -144,12 +148,13 @@ def parse_beir(files: Mapping[str, bytes], *, hidden: Iterable[str] = ("test",))
         return found
 
     corpus_ids: list[str] | None = None
+    documents: list[dict] = []
     queries: dict[str, TopicRow] | None = None
     if found := need("corpus.jsonl"):
         p = Problems(found[0])
         all_problems.append(p)
         try:
-            corpus_ids = _corpus(*found, p)
+            corpus_ids = _corpus(*found, p, documents)
         except Problems.Full:
             pass
     if found := need("queries.jsonl"):
@@ -197,4 +202,5 @@ def parse_beir(files: Mapping[str, bytes], *, hidden: Iterable[str] = ("test",))
     missing = sorted(hidden - {s.name for s in splits})
     if missing:
         notices.append(f"no qrels file for the hidden split(s) {', '.join(missing)}")
-    return ImportData(format="beir", corpus_ids=corpus_ids, splits=splits, notices=notices, corpus_source="corpus.jsonl")
+    return ImportData(format="beir", corpus_ids=corpus_ids, splits=splits, notices=notices, corpus_source="corpus.jsonl",
+                      corpus_documents=documents or None)

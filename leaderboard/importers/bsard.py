@@ -66,7 +66,7 @@ def _rows(text: str, path: str, required: list[str], problems: Problems):
         yield start, dict(zip(header, row, strict=True))
 
 
-def _articles(path: str, data: bytes, problems: Problems) -> list[str]:
+def _articles(path: str, data: bytes, problems: Problems, documents: list[dict] | None = None) -> list[str]:
     text = decode_text(data, problems)
     if text is None:
         return []
@@ -81,6 +81,8 @@ def _articles(path: str, data: bytes, problems: Problems) -> list[str]:
             problems.add(line, f"article id {docid} is already on line {ids[docid]} — ids must be unique")
             continue
         ids[docid] = line
+        if documents is not None:
+            documents.append({"_id": docid, "title": (row.get("reference") or "").strip(), "text": row["article"]})
     if not ids and not problems:
         problems.add(None, "holds no article")
     return list(ids)
@@ -149,6 +151,7 @@ def parse_bsard(files: Mapping[str, bytes]) -> ImportData:
     """Parse a BSARD release folder; raise :class:`ImportRefused` listing every bad line."""
     all_problems: list[Problems] = []
     corpus_ids: list[str] | None = None
+    documents: list[dict] = []
     found = pick(files, ARTICLES)
     if found is None:
         p = Problems(ARTICLES)
@@ -159,7 +162,7 @@ def parse_bsard(files: Mapping[str, bytes]) -> ImportData:
         p = Problems(path)
         all_problems.append(p)
         try:
-            corpus_ids = _articles(path, data, p)
+            corpus_ids = _articles(path, data, p, documents)
         except Problems.Full:
             pass
     corpus = set(corpus_ids) if corpus_ids and not any(all_problems) else None
@@ -180,4 +183,5 @@ def parse_bsard(files: Mapping[str, bytes]) -> ImportData:
         p.add(None, "no questions file — expected questions_fr_train.csv and/or questions_fr_test.csv")
         all_problems.append(p)
     refuse_if_any(all_problems)
-    return ImportData(format="bsard", corpus_ids=corpus_ids, splits=splits, corpus_source=ARTICLES)
+    return ImportData(format="bsard", corpus_ids=corpus_ids, splits=splits, corpus_source=ARTICLES,
+                      corpus_documents=documents or None)

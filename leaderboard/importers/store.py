@@ -50,7 +50,7 @@ def dataset_import(*, dataset: Dataset, data, user=None, note: str = "", dry_run
         corpus_ids: set[str] | None = None
         if data.corpus_ids is not None:
             had = Corpus.objects.filter(dataset=dataset).exists()
-            corpus, changed = corpus_set(dataset=dataset, ids=data.corpus_ids)
+            corpus, changed = corpus_set(dataset=dataset, ids=data.corpus_ids, documents=data.corpus_documents)
             report.corpus_documents = corpus.n_documents
             report.corpus_status = ("replaced" if had else "new") if changed else "unchanged"
             corpus_ids = set(data.corpus_ids)

@@ -124,9 +124,10 @@ def parse_topics(name: str, data: bytes, problems: Problems) -> list[TopicRow]:
     return topics
 
 
-def _corpus_ids(name: str, data: bytes, problems: Problems) -> list[str]:
+def _corpus_ids(name: str, data: bytes, problems: Problems, documents: list[dict] | None = None) -> list[str]:
+    """Document ids, one per line; or a BEIR corpus.jsonl, whose text is then kept in ``documents``."""
     if name.lower().endswith(".jsonl"):
-        return _corpus(name, data, problems)
+        return _corpus(name, data, problems, documents)
     text = decode_text(data, problems)
     if text is None:
         return []
@@ -172,10 +173,11 @@ def parse_trec(
     except InputError as exc:
         errors.append(exc)
     ids: list[str] | None = None
+    documents: list[dict] = []
     if corpus_ids is not None:
         cp = Problems(corpus_ids[0])
         try:
-            ids = _corpus_ids(corpus_ids[0], corpus_ids[1], cp)
+            ids = _corpus_ids(corpus_ids[0], corpus_ids[1], cp, documents)
         except Problems.Full:
             pass
         if (err := cp.error()) is not None:
@@ -186,6 +188,7 @@ def parse_trec(
         name=split, hidden=hidden, topics=topic_rows, qrels=qrels_dict, sources=[topics[0], qrels[0]]
     )
     return ImportData(
-        format="trec", corpus_ids=ids, splits=[data], corpus_source=corpus_ids[0] if corpus_ids else ""
+        format="trec", corpus_ids=ids, splits=[data], corpus_source=corpus_ids[0] if corpus_ids else "",
+        corpus_documents=documents or None,
     )
 
