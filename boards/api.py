@@ -17,11 +17,13 @@ from rest_framework import permissions, serializers
 from rest_framework.response import Response
 
 from leaderboard.models import Dataset, Split
+from leaderboard.selectors import DatasetNotFound, dataset_for_page
 from submissions.api.errors import ApiError
 from submissions.api.serializers import _error
 from submissions.api.submissions import JsonView, _split_or_error
 from submissions.models import Submission
 
+from .downloads import dataset_files
 from .selectors import leaderboard_rows, resolve_sort
 
 
@@ -176,6 +178,56 @@ class LeaderboardView(JsonView):
                 "entries": [row.to_dict() for row in rows],
             }
         )
+
+
+class DatasetFileSerializer(serializers.Serializer):
+    """One downloadable file of a dataset (gzip)."""
+
+    name = serializers.CharField()
+    kind = serializers.ChoiceField(choices=["corpus", "topics", "qrels", "gold", "baseline"])
+    split = serializers.CharField(help_text="The split it belongs to; empty for the corpus.")
+    description = serializers.CharField()
+    size = serializers.IntegerField(help_text="Bytes of the gzip file.")
+    sha256 = serializers.CharField(help_text="Of the gzip file as served.")
+    url = serializers.SerializerMethodField()
+
+    def get_url(self, obj) -> str:
+        path = reverse("leaderboard:dataset_file", args=[self.context["dataset"].slug, obj.name])
+        request = self.context.get("request")
+        return request.build_absolute_uri(path) if request is not None else path
+
+
+class DatasetFilesView(JsonView):
+    """What a participant downloads: the corpus (when its license allows), topics, public judgments, baselines."""
+
+    permission_classes = [permissions.AllowAny]
+
+    @extend_schema(
+        operation_id="dataset_files",
+        summary="A dataset's downloadable files",
+        responses={
+            200: inline_serializer("DatasetFiles", {
+                "dataset": serializers.CharField(),
+                "license": serializers.CharField(),
+                "corpus_downloadable": serializers.BooleanField(),
+                "files": DatasetFileSerializer(many=True),
+            }),
+            404: _error("No such dataset."),
+        },
+        tags=["datasets"],
+    )
+    def get(self, request, slug: str):
+        try:
+            dataset = dataset_for_page(slug, user=request.user)
+        except DatasetNotFound as exc:
+            raise ApiError(f"No dataset {slug!r}; see GET /api/v1/datasets/.", status_code=404) from exc
+        files = dataset_files(dataset)
+        return Response({
+            "dataset": dataset.slug,
+            "license": dataset.license,
+            "corpus_downloadable": dataset.files_downloadable,
+            "files": DatasetFileSerializer(files, many=True, context={"request": request, "dataset": dataset}).data,
+        })
 
 
 @functools.cache

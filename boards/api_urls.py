@@ -18,6 +18,7 @@ urlpatterns = [
     # Cached for anonymous readers like the leaderboard pages (boards/page_cache.py, docs/performance.md).
     path("datasets/<slug:slug>/leaderboard", anonymous_page_cache(api_leaderboard_page_key, name="api-leaderboard")(
         api.LeaderboardView.as_view()), name="leaderboard"),
+    path("datasets/<slug:slug>/files", api.DatasetFilesView.as_view(), name="dataset_files"),
     path("compare/", analysis.CompareView.as_view(), name="compare"),
     path("fusions/", analysis.FusionCreate.as_view(), name="fusions"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),

@@ -6,7 +6,7 @@ selector, render. Nothing here computes a score.
 
 from __future__ import annotations
 
-from django.http import Http404, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
 from django.shortcuts import render
 from django.template import loader
 from django.templatetags.static import static
@@ -17,6 +17,7 @@ from evaluation.measures import DEFAULT_MEASURES, macro_f1_description
 from leaderboard.selectors import DatasetNotFound, SplitNotFound, dataset_for_page, measure_info, split_for_page
 
 from . import exports
+from .downloads import dataset_file_chunks, dataset_files
 from .page_cache import anonymous_page_cache
 from .selectors import (
     benchmark_for_page,
@@ -109,6 +110,8 @@ def dataset(request, slug: str):
         # New judgments being rescored: the table stays on the current version until the switch.
         "pending_qrels": split.pending_qrels if split is not None and split.pending_qrels_id else None,
         "export_formats": [("csv", "CSV"), ("json", "JSON"), ("tex", "LaTeX")],
+        # The "Participate" section: the files to download and the rules.
+        "files": dataset_files(dataset),
         # Significance markers and tiers: ?sig=MEASURE, default the ranked-by measure.
         **significance_context(split=split, rows=rows, sort=measure, sig=request.GET.get("sig")),
         # How small a difference of the primary measure this split can detect (Sakai 2016).
@@ -123,6 +126,21 @@ _CONTENT_TYPES = {
     "tex": "application/x-tex; charset=utf-8",
     "bib": "application/x-bibtex; charset=utf-8",
 }
+
+
+@require_safe
+def dataset_file(request, slug: str, name: str):
+    """One of the dataset's files (corpus, topics, public judgments, a baseline run), streamed as gzip."""
+    try:
+        dataset = dataset_for_page(slug, user=request.user)
+    except DatasetNotFound as exc:
+        raise Http404(str(exc)) from exc
+    chunks = dataset_file_chunks(dataset, name)
+    if chunks is None:
+        raise Http404(f"{dataset.name} offers no file named {name}; the dataset page lists its files.")
+    response = StreamingHttpResponse(chunks, content_type="application/gzip")
+    response["Content-Disposition"] = f'attachment; filename="{dataset.slug}-{name}"'
+    return response
 
 
 @require_safe
