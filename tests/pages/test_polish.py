@@ -90,7 +90,7 @@ def test_it_labels_the_upload_form_in_plain_english(client, split_dev, alice):
         assert f">{label}<" in html, label
     assert "Paper url" not in html and "Llm calls" not in html
     # The radio buttons are a group with a legend (a <label> cannot name them all).
-    assert "<legend>Visibility" in html
+    assert "<legend>On the public leaderboard?" in html
 
 
 @pytest.mark.django_db
