@@ -84,7 +84,11 @@ def upload(request: HttpRequest, dataset_slug: str) -> HttpResponse:
             except UploadRefused as exc:
                 _refusal_to_form(form, exc)
             else:
-                messages.success(request, "Your run was received and is queued for scoring.")
+                if split.waits_for_judgments:
+                    messages.success(request, "Your run was received. The split's judgments are not published yet: "
+                                              "it waits and is scored when the curators publish them.")
+                else:
+                    messages.success(request, "Your run was received and is queued for scoring.")
                 return redirect(submission)
         status = 400
     else:

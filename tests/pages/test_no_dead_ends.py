@@ -68,3 +68,17 @@ def test_backticks_in_messages_render_as_code_and_nothing_else_does():
         Context({"m": "write `qid Q0 docid rank score tag` <b>here</b>"})
     )
     assert out == "write <code>qid Q0 docid rank score tag</code> &lt;b&gt;here&lt;/b&gt;"
+
+
+def test_an_upload_to_a_split_waiting_for_judgments_says_it_waits(client, unjudged, alice, private_run_storage):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    Split.objects.filter(pk=unjudged.pk).update(open_before_judgments=True)
+    client.force_login(alice)
+    response = client.post(
+        reverse("submissions:upload", args=[unjudged.dataset.slug]) + "?split=blind",
+        {"run": SimpleUploadedFile("run.trec", b"q1 Q0 d1 1 1.0 x\n"), "system_name": "X", "family": "lexical",
+         "visibility": "private", "split": "blind"},
+        follow=True,
+    )
+    assert "it waits and is scored when the curators publish them" in response.content.decode()
