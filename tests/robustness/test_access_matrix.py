@@ -199,6 +199,10 @@ ACCESS: dict[str, Callable[[World], list[tuple[str, Expect]]]] = {
     "leaderboard:dataset": lambda w: [(reverse("leaderboard:dataset", args=["matrix"]) + q, ALL_200)
                                       for q in ("", "?split=test", "?split=dev", "?split=test&sort=MAP@100")],
     "leaderboard:export": _exports,
+    "leaderboard:dataset_file": lambda w: [
+        (reverse("leaderboard:dataset_file", args=["matrix", "topics-test.tsv.gz"]), ALL_200),
+        (reverse("leaderboard:dataset_file", args=["matrix", "qrels-test.txt.gz"]), {A: 404, O: 404, X: 404, S: 404}),
+    ],
     "leaderboard:docs": lambda w: public(reverse("leaderboard:docs")),
     # A redirect to the static icon, for everyone.
     "leaderboard:favicon": lambda w: [(reverse("leaderboard:favicon"), {A: 302, O: 302, X: 302, S: 302})],
@@ -234,6 +238,8 @@ ACCESS: dict[str, Callable[[World], list[tuple[str, Expect]]]] = {
     "api:submissions": lambda w: [(reverse("api:submissions") + "?mine=1", {A: 401, O: 200, X: 200, S: 200})],
     "api:submission": per_submission("api:submission"),
     "api:datasets": lambda w: public(reverse("api:datasets")),
+    # The participant's files: the topics of every split (and public judgments) for everyone; unknown names 404.
+    "api:dataset_files": lambda w: public(reverse("api:dataset_files", args=["matrix"])),
     "api:leaderboard": lambda w: [(reverse("api:leaderboard", args=["matrix"]) + q, ALL_200)
                                   for q in ("", "?split=test", "?split=dev")],
     "api:compare": _api_compare,
