@@ -67,7 +67,8 @@ def wait_for(submission, status: str, worker) -> Submission:
             return row
         assert worker.alive, f"the worker died:\n{worker.log()[-3000:]}"
         time.sleep(0.2)
-    raise AssertionError(f"submission {submission.pk} is {row.status} ({row.error}), not {status}, "
+    events = list(row.events.values_list("status", "message"))
+    raise AssertionError(f"submission {submission.pk} is {row.status} {events} ({row.error}), not {status}, "
                          f"after {TIMEOUT}s; worker log:\n{worker.log()[-3000:]}")
 
 
