@@ -12,13 +12,13 @@ import functools
 from django.db.models import Prefetch
 from django.shortcuts import render
 from django.urls import reverse
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import permissions, serializers
 from rest_framework.response import Response
 
 from leaderboard.models import Dataset, Split
 from submissions.api.errors import ApiError
-from submissions.api.serializers import _error
+from submissions.api.serializers import error_responses
 from submissions.api.submissions import JsonView, _split_or_error
 from submissions.models import Submission
 
@@ -128,7 +128,14 @@ class DatasetList(JsonView):
     @extend_schema(
         operation_id="dataset_list",
         summary="Datasets, their splits and measures",
-        responses={200: DatasetSerializer(many=True)},
+        responses={200: DatasetSerializer(many=True), **error_responses()},
+        examples=[OpenApiExample("One dataset", response_only=True, status_codes=["200"], value=[{
+            "slug": "bsard", "name": "BSARD", "benchmark": "lexglue-fr", "language": "fr", "task": "retrieval",
+            "page": "https://lexboard.example/d/bsard/", "docid_example": "1234", "depth": 100,
+            "measures": ["R@100", "nDCG@10"], "primary_measure": "R@100", "default_split": "test",
+            "splits": [{"name": "test", "kind": "test", "hidden": True, "accepts_submissions": True, "daily_limit": 5,
+                        "total_limit": None, "qrels_version": 1, "n_topics": 222,
+                        "leaderboard": "https://lexboard.example/api/v1/datasets/bsard/leaderboard?split=test"}]}])],
         tags=["datasets"],
     )
     def get(self, request):
@@ -152,7 +159,14 @@ class LeaderboardView(JsonView):
             OpenApiParameter("split", str, description="Split name; default: the dataset's hidden test split."),
             OpenApiParameter("sort", str, description="Rank by this measure; default: the primary measure."),
         ],
-        responses={200: LeaderboardSerializer, 400: _error("Unknown measure."), 404: _error("No such dataset or split.")},
+        responses={200: LeaderboardSerializer,
+                   **error_responses(e400="Unknown measure.", e404="No such dataset or split.")},
+        examples=[OpenApiExample("A leaderboard", response_only=True, status_codes=["200"], value={
+            "dataset": "bsard", "split": "test", "hidden": True, "qrels_version": 1, "measures": ["R@100", "nDCG@10"],
+            "primary_measure": "R@100", "sort": "R@100", "entries": [{
+                "rank": 1, "kind": "scored", "submission_id": 42, "system": "BM25", "owner": "alice",
+                "family": "lexical", "paper_url": "", "code_url": "", "date": "2026-01-05",
+                "scores": {"R@100": 0.61, "nDCG@10": 0.42}, "is_private": False}]})],
         tags=["datasets"],
     )
     def get(self, request, slug: str):
