@@ -157,7 +157,9 @@ class LeaderboardView(JsonView):
         summary="A dataset's leaderboard",
         parameters=[
             OpenApiParameter("split", str, description="Split name; default: the dataset's hidden test split."),
-            OpenApiParameter("sort", str, description="Rank by this measure; default: the primary measure."),
+            OpenApiParameter("sort", str, description=(
+                "Rank by this measure, one of the dataset's `measures`; default: the primary measure. "
+                "The schema lists the measures of all datasets; one the dataset lacks is a 400.")),
         ],
         responses={200: LeaderboardSerializer,
                    **error_responses(e400="Unknown measure.", e404="No such dataset or split.")},
@@ -172,7 +174,7 @@ class LeaderboardView(JsonView):
     def get(self, request, slug: str):
         split = _split_or_error(slug, request.query_params.get("split") or None, user=request.user)
         dataset = split.dataset
-        sort = request.query_params.get("sort") or None
+        sort = request.query_params.get("sort")  # absent: the primary measure; empty or unknown: a 400
         if sort is not None and sort not in (dataset.measures or []):
             raise ApiError(
                 f"{dataset.name} has no measure {sort!r}; sort by one of: {', '.join(dataset.measures)}."
@@ -190,6 +192,24 @@ class LeaderboardView(JsonView):
                 "entries": [row.to_dict() for row in rows],
             }
         )
+
+
+def schema_measure_enums(result: dict, generator, request, public) -> dict:
+    """Postprocessing hook of the schema: ``sort`` and ``measure`` list the measures of the published datasets.
+
+    A parameter's value set depends on the dataset (a path or query value), which
+    OpenAPI cannot tie together; the union of all datasets' measures is the
+    closest true statement, and each operation's description says the rest.
+    """
+    measures = sorted({m for ms in Dataset.objects.filter(is_published=True).values_list("measures", flat=True)
+                       for m in ms or []})
+    if not measures:
+        return result
+    for path_, name in (("/api/v1/datasets/{slug}/leaderboard", "sort"), ("/api/v1/compare/", "measure")):
+        for parameter in result.get("paths", {}).get(path_, {}).get("get", {}).get("parameters", []):
+            if parameter["name"] == name:
+                parameter["schema"] = {"type": "string", "enum": measures}
+    return result
 
 
 @functools.cache

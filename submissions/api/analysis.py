@@ -34,7 +34,8 @@ from .errors import ApiError
 from .serializers import error_responses
 from .submissions import JsonView
 
-COMPARE_IDS = re.compile(r"^[1-9][0-9]{0,18},[1-9][0-9]{0,18}$")
+#: Two different ids, comma-separated (a run is not compared with itself).
+COMPARE_IDS = re.compile(r"^(?!([1-9][0-9]{0,18}),\1$)[1-9][0-9]{0,18},[1-9][0-9]{0,18}$")
 
 
 @extend_schema_field({"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": MAX_ID},
@@ -72,10 +73,13 @@ class CompareView(JsonView):
         parameters=[
             OpenApiParameter("submissions", {"type": "string", "pattern": COMPARE_IDS.pattern}, required=True,
                              description="Two ids, comma-separated: `12,15`."),
-            OpenApiParameter("measure", str, description="A measure of the dataset; default: its primary one."),
+            OpenApiParameter("measure", str, description=(
+                "One of the dataset's `measures` (`GET /api/v1/datasets/`); default: its primary one. "
+                "The schema lists the measures of all datasets; one the dataset lacks is a 400.")),
         ],
-        responses={200: CompareSerializer, **error_responses(e400="Not two comparable submissions, or an unknown measure.",
-                                                             e404="A submission is not visible to you.")},
+        responses={200: CompareSerializer, **error_responses(e400="Not two ids, or a measure the dataset lacks.",
+                                                             e404="A submission is not visible to you.",
+                                                             e409="Not comparable: another split, or not scored yet.")},
         examples=[OpenApiExample("Two runs", response_only=True, status_codes=["200"], value={
             "measure": "R@100", "a": 12, "b": 15, "mean_a": 0.61, "mean_b": 0.55, "p_randomization": 0.03,
             "p_ttest": 0.04, "wins": 30, "ties": 10, "losses": 14})],
@@ -85,7 +89,8 @@ class CompareView(JsonView):
         raw = request.query_params.get("submissions", "")
         try:
             if not COMPARE_IDS.fullmatch(raw):
-                raise CompareRefused(f"{raw!r} is not two submission ids; give them comma-separated: ?submissions=12,15.")
+                raise CompareRefused(f"{raw!r}: give exactly two different submission ids, comma-separated: "
+                                     "?submissions=12,15.")
             ids = parse_ids([raw])
             if len(ids) != 2:
                 raise CompareRefused("Give exactly two submission ids: ?submissions=12,15.")
@@ -95,11 +100,16 @@ class CompareView(JsonView):
             a, b = visible_submissions(ids=ids, user=request.user)
         except CompareRefused as exc:
             raise ApiError(exc.message, status_code=status.HTTP_404_NOT_FOUND) from None
-        measure = request.query_params.get("measure") or a.split.dataset.primary_measure
+        dataset = a.split.dataset
+        measure = request.query_params.get("measure", dataset.primary_measure)
+        if measure not in (dataset.measures or []):
+            raise ApiError(f"{dataset.name} has no measure {measure!r}; choose one of: {', '.join(dataset.measures)}.",
+                           details=[{"line": None, "reason": f"measure: not one of {', '.join(dataset.measures)}"}])
         try:
             body = compare_two(a=a, b=b, measure=measure)
         except CompareRefused as exc:
-            raise ApiError(exc.message) from None
+            # Both exist and are visible, but their state does not allow it (another split, not scored yet).
+            raise ApiError(exc.message, status_code=status.HTTP_409_CONFLICT) from None
         return Response(body)
 
 

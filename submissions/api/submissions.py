@@ -177,7 +177,8 @@ class SubmissionListCreate(JsonView):
         tags=["submissions"],
     )
     def get(self, request):
-        query = SubmissionListQuery(data=request.query_params)
+        # A plain dict, not the QueryDict: DRF would read `?status=` from a form as "not given".
+        query = SubmissionListQuery(data=request.query_params.dict())
         query.is_valid(raise_exception=True)  # an unknown status or a negative limit is a 400, not an empty list
         qs = _submissions().filter(user=request.user).order_by("-created_at", "-pk")
         if query.validated_data.get("dataset"):
