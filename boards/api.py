@@ -9,17 +9,18 @@ from __future__ import annotations
 
 import functools
 
+from django.db import DatabaseError
 from django.db.models import Prefetch
 from django.shortcuts import render
 from django.urls import reverse
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import permissions, serializers
 from rest_framework.response import Response
 
 from leaderboard.models import Dataset, Split
 from leaderboard.selectors import DatasetNotFound, dataset_for_page
 from submissions.api.errors import ApiError
-from submissions.api.serializers import _error
+from submissions.api.serializers import error_responses
 from submissions.api.submissions import JsonView, _split_or_error
 from submissions.models import Submission
 
@@ -130,7 +131,14 @@ class DatasetList(JsonView):
     @extend_schema(
         operation_id="dataset_list",
         summary="Datasets, their splits and measures",
-        responses={200: DatasetSerializer(many=True)},
+        responses={200: DatasetSerializer(many=True), **error_responses()},
+        examples=[OpenApiExample("One dataset", response_only=True, status_codes=["200"], value=[{
+            "slug": "bsard", "name": "BSARD", "benchmark": "lexglue-fr", "language": "fr", "task": "retrieval",
+            "page": "https://lexboard.example/d/bsard/", "docid_example": "1234", "depth": 100,
+            "measures": ["R@100", "nDCG@10"], "primary_measure": "R@100", "default_split": "test",
+            "splits": [{"name": "test", "kind": "test", "hidden": True, "accepts_submissions": True, "daily_limit": 5,
+                        "total_limit": None, "qrels_version": 1, "n_topics": 222,
+                        "leaderboard": "https://lexboard.example/api/v1/datasets/bsard/leaderboard?split=test"}]}])],
         tags=["datasets"],
     )
     def get(self, request):
@@ -152,15 +160,24 @@ class LeaderboardView(JsonView):
         summary="A dataset's leaderboard",
         parameters=[
             OpenApiParameter("split", str, description="Split name; default: the dataset's hidden test split."),
-            OpenApiParameter("sort", str, description="Rank by this measure; default: the primary measure."),
+            OpenApiParameter("sort", str, description=(
+                "Rank by this measure, one of the dataset's `measures`; default: the primary measure. "
+                "The schema lists the measures of all datasets; one the dataset lacks is a 400.")),
         ],
-        responses={200: LeaderboardSerializer, 400: _error("Unknown measure."), 404: _error("No such dataset or split.")},
+        responses={200: LeaderboardSerializer,
+                   **error_responses(e400="Unknown measure.", e404="No such dataset or split.")},
+        examples=[OpenApiExample("A leaderboard", response_only=True, status_codes=["200"], value={
+            "dataset": "bsard", "split": "test", "hidden": True, "qrels_version": 1, "measures": ["R@100", "nDCG@10"],
+            "primary_measure": "R@100", "sort": "R@100", "entries": [{
+                "rank": 1, "kind": "scored", "submission_id": 42, "system": "BM25", "owner": "alice",
+                "family": "lexical", "paper_url": "", "code_url": "", "date": "2026-01-05",
+                "scores": {"R@100": 0.61, "nDCG@10": 0.42}, "is_private": False}]})],
         tags=["datasets"],
     )
     def get(self, request, slug: str):
         split = _split_or_error(slug, request.query_params.get("split") or None, user=request.user)
         dataset = split.dataset
-        sort = request.query_params.get("sort") or None
+        sort = request.query_params.get("sort")  # absent: the primary measure; empty or unknown: a 400
         if sort is not None and sort not in (dataset.measures or []):
             raise ApiError(
                 f"{dataset.name} has no measure {sort!r}; sort by one of: {', '.join(dataset.measures)}."
@@ -212,7 +229,7 @@ class DatasetFilesView(JsonView):
                 "corpus_downloadable": serializers.BooleanField(),
                 "files": DatasetFileSerializer(many=True),
             }),
-            404: _error("No such dataset."),
+            **error_responses(e404="No such dataset."),
         },
         tags=["datasets"],
     )
@@ -228,6 +245,27 @@ class DatasetFilesView(JsonView):
             "corpus_downloadable": dataset.files_downloadable,
             "files": DatasetFileSerializer(files, many=True, context={"request": request, "dataset": dataset}).data,
         })
+
+
+def schema_measure_enums(result: dict, generator, request, public) -> dict:
+    """Postprocessing hook of the schema: ``sort`` and ``measure`` list the measures of the published datasets.
+
+    A parameter's value set depends on the dataset (a path or query value), which
+    OpenAPI cannot tie together; the union of all datasets' measures is the
+    closest true statement, and each operation's description says the rest.
+    """
+    try:
+        measures = sorted({m for ms in Dataset.objects.filter(is_published=True).values_list("measures", flat=True)
+                           for m in ms or []})
+    except DatabaseError:  # `manage.py spectacular` without a migrated database: the schema without the lists
+        return result
+    if not measures:
+        return result
+    for path_, name in (("/api/v1/datasets/{slug}/leaderboard", "sort"), ("/api/v1/compare/", "measure")):
+        for parameter in result.get("paths", {}).get(path_, {}).get("get", {}).get("parameters", []):
+            if parameter["name"] == name:
+                parameter["schema"] = {"type": "string", "enum": measures}
+    return result
 
 
 @functools.cache

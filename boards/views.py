@@ -10,11 +10,13 @@ from django.http import Http404, HttpResponse, HttpResponseRedirect, StreamingHt
 from django.shortcuts import render
 from django.template import loader
 from django.templatetags.static import static
+from django.views import defaults
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_safe
 
 from evaluation.measures import DEFAULT_MEASURES, macro_f1_description
 from leaderboard.selectors import DatasetNotFound, SplitNotFound, dataset_for_page, measure_info, split_for_page
+from submissions.api.errors import api_error_response, is_api_path
 
 from . import exports
 from .downloads import dataset_file_chunks, dataset_files
@@ -189,6 +191,8 @@ def favicon(request):
 
 
 def page_not_found(request, exception=None):
+    if is_api_path(request):
+        return api_error_response(404, "Nothing here: GET /api/v1/schema/ lists the API's URLs.")
     message = ""
     if exception is not None and exception.args and isinstance(exception.args[0], str):
         message = exception.args[0]
@@ -196,5 +200,20 @@ def page_not_found(request, exception=None):
 
 
 def server_error(request):
+    if is_api_path(request):
+        return api_error_response(500, "Something went wrong on our side; the error was logged. Please try again later.")
     # No request context: whatever broke the page may break a context processor too.
     return HttpResponse(loader.get_template("500.html").render({}), status=500)
+
+
+def bad_request(request, exception=None):
+    """Django's own refusals outside a view (a malformed request, a body over the size cap)."""
+    if is_api_path(request):
+        return api_error_response(400, "The request is malformed and was not processed.")
+    return defaults.bad_request(request, exception)
+
+
+def permission_denied(request, exception=None):
+    if is_api_path(request):
+        return api_error_response(403, "You may not do this.")
+    return defaults.permission_denied(request, exception)

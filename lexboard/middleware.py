@@ -129,6 +129,7 @@ def service_unavailable_response(request: HttpRequest) -> HttpResponse:
                 "error": {
                     "code": "service_unavailable",
                     "message": "The database is not answering; nothing was changed. Retry in a minute.",
+                    "details": [],
                 }
             },
             status=503,

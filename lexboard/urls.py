@@ -12,5 +12,7 @@ urlpatterns = [
     path("", include("boards.urls")),
 ]
 
+handler400 = "boards.views.bad_request"
+handler403 = "boards.views.permission_denied"
 handler404 = "boards.views.page_not_found"
 handler500 = "boards.views.server_error"

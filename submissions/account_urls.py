@@ -3,6 +3,8 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
+from lexboard import converters  # noqa: F401  (registers <id:...>: ids out of range are a 404)
+
 from . import account_views as views
 
 app_name = "accounts"
@@ -13,7 +15,7 @@ urlpatterns = [
     path("logout/", views.LogoutView.as_view(), name="logout"),
     path("profile/", views.profile, name="profile"),
     path("tokens/", views.token_create, name="token_create"),
-    path("tokens/<int:token_id>/revoke/", views.token_revoke, name="token_revoke"),
+    path("tokens/<id:token_id>/revoke/", views.token_revoke, name="token_revoke"),
     path("password/change/", views.PasswordChangeView.as_view(), name="password_change"),
     path(
         "password/change/done/",

@@ -20,6 +20,7 @@ from evaluation.runs import read_run
 from evaluation.stats import holm, paired_ttest, randomization_test, randomization_tests
 from leaderboard import plots
 from leaderboard.models import Dataset
+from lexboard.converters import MAX_ID
 
 from .analysis import _topics, category_table, min_group_size, per_query_allowed
 from .models import Result, Submission
@@ -321,7 +322,7 @@ def parse_ids(values: list[str]) -> list[int]:
             part = part.strip().lstrip("#")
             if not part:
                 continue
-            if not part.isdigit():
+            if not (part.isascii() and part.isdigit()) or not 1 <= int(part) <= MAX_ID:
                 raise CompareRefused(f"{part!r} is not a submission id; give numbers, e.g. ?ids=12,15.")
             ids.append(int(part))
     return ids

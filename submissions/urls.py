@@ -2,6 +2,8 @@
 
 from django.urls import path
 
+from lexboard import converters  # noqa: F401  (registers <id:...>: ids out of range are a 404)
+
 from . import views, views_analysis
 
 app_name = "submissions"
@@ -9,14 +11,14 @@ app_name = "submissions"
 urlpatterns = [
     path("new/<slug:dataset_slug>/", views.upload, name="upload"),
     path("mine/", views.mine, name="mine"),
-    path("<int:submission_id>/", views.detail, name="detail"),
-    path("<int:submission_id>/status.json", views.status, name="status"),
-    path("<int:submission_id>/edit/", views.edit, name="edit"),
-    path("<int:submission_id>/visibility/", views.visibility, name="visibility"),
-    path("<int:submission_id>/withdraw/", views.withdraw, name="withdraw"),
-    path("<int:submission_id>/resubmit/", views.resubmit, name="resubmit"),
+    path("<id:submission_id>/", views.detail, name="detail"),
+    path("<id:submission_id>/status.json", views.status, name="status"),
+    path("<id:submission_id>/edit/", views.edit, name="edit"),
+    path("<id:submission_id>/visibility/", views.visibility, name="visibility"),
+    path("<id:submission_id>/withdraw/", views.withdraw, name="withdraw"),
+    path("<id:submission_id>/resubmit/", views.resubmit, name="resubmit"),
     # Analyses: submissions/views_analysis.py
     path("compare/", views_analysis.compare, name="compare"),
     path("fusion/", views_analysis.fusion, name="fusion"),
-    path("<int:submission_id>/per-query.csv", views_analysis.per_query_csv, name="per_query_csv"),
+    path("<id:submission_id>/per-query.csv", views_analysis.per_query_csv, name="per_query_csv"),
 ]

@@ -13,7 +13,7 @@ BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = env_path("LEXBOARD_VAR_DIR", BASE_DIR / "var")
 
 SECRET_KEY = env_str("SECRET_KEY", "dev-only-insecure-key-change-me-in-production-0123456789")
-DEBUG = env_bool("DEBUG", True)
+DEBUG = env_bool("DEBUG", False)  # the site's own 404/500 pages unless a developer asks: DEBUG=1
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
@@ -253,6 +253,19 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Upload TREC runs to legal IR benchmarks and read leaderboards.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Request bodies get their own components: a file is `format: binary` in a multipart body,
+    # read-only fields are left out of what a client sends (a generated client can upload).
+    "COMPONENT_SPLIT_REQUEST": True,
+    # `<id:...>` (lexboard/converters.py): a database id, 1 ... 2^63-1.
+    "PATH_CONVERTER_OVERRIDES": {"id": {"type": "integer", "minimum": 1, "maximum": 2**63 - 1}},
+    # Clients authenticate with a token; the session (the site's own pages) is not part of the contract.
+    "AUTHENTICATION_WHITELIST": ["submissions.authentication.ApiTokenAuthentication"],
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "boards.api.schema_measure_enums"],
+    "ENUM_NAME_OVERRIDES": {
+        "SubmissionStatusEnum": "submissions.models.Submission.Status",
+        "VisibilityEnum": "submissions.models.Submission.Visibility",
+        "FamilyEnum": "submissions.models.Submission.Family",
+    },
 }
 
 LOGGING = {

@@ -10,19 +10,39 @@ and scores it. Errors leave through
 
 from __future__ import annotations
 
+import re
+
 from django.urls import reverse
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_field,
+    inline_serializer,
+)
 from rest_framework import permissions, serializers, status
 from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 
+from lexboard.converters import MAX_ID
+
 from ..compare import CompareRefused, compare_two, parse_ids, visible_submissions
 from ..models import Submission
-from ..services.fusion import DEFAULT_K, MAX_PARTS, MIN_PARTS, FusionRefused, fusion_create
+from ..services.fusion import DEFAULT_K, MAX_K, MAX_PARTS, MIN_PARTS, FusionRefused, fusion_create
 from ..throttling import UploadRateThrottle
 from .errors import ApiError
-from .serializers import _error
+from .serializers import error_responses
 from .submissions import JsonView
+
+#: Two different ids, comma-separated (a run is not compared with itself).
+COMPARE_IDS = re.compile(r"^(?!([1-9][0-9]{0,18}),\1$)[1-9][0-9]{0,18},[1-9][0-9]{0,18}$")
+
+
+@extend_schema_field({"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": MAX_ID},
+                      "minItems": MIN_PARTS, "maxItems": MAX_PARTS, "uniqueItems": True})
+class DistinctIdsField(serializers.ListField):
+    """Submission ids, each once (the schema says `uniqueItems`; the service refuses a repeated one)."""
+
 
 CompareSerializer = inline_serializer(
     name="Comparison",
@@ -51,16 +71,26 @@ class CompareView(JsonView):
         operation_id="compare",
         summary="Compare two submissions",
         parameters=[
-            OpenApiParameter("submissions", str, required=True, description="Two ids, comma-separated: `12,15`."),
-            OpenApiParameter("measure", str, description="A measure of the dataset; default: its primary one."),
+            OpenApiParameter("submissions", {"type": "string", "pattern": COMPARE_IDS.pattern}, required=True,
+                             description="Two ids, comma-separated: `12,15`."),
+            OpenApiParameter("measure", str, description=(
+                "One of the dataset's `measures` (`GET /api/v1/datasets/`); default: its primary one. "
+                "The schema lists the measures of all datasets; one the dataset lacks is a 400.")),
         ],
-        responses={200: CompareSerializer, 400: _error("Not two comparable submissions, or an unknown measure."),
-                   404: _error("A submission is not visible to you.")},
+        responses={200: CompareSerializer, **error_responses(e400="Not two ids, or a measure the dataset lacks.",
+                                                             e404="A submission is not visible to you.",
+                                                             e409="Not comparable: another split, or not scored yet.")},
+        examples=[OpenApiExample("Two runs", response_only=True, status_codes=["200"], value={
+            "measure": "R@100", "a": 12, "b": 15, "mean_a": 0.61, "mean_b": 0.55, "p_randomization": 0.03,
+            "p_ttest": 0.04, "wins": 30, "ties": 10, "losses": 14})],
         tags=["analyses"],
     )
     def get(self, request):
         raw = request.query_params.get("submissions", "")
         try:
+            if not COMPARE_IDS.fullmatch(raw):
+                raise CompareRefused(f"{raw!r}: give exactly two different submission ids, comma-separated: "
+                                     "?submissions=12,15.")
             ids = parse_ids([raw])
             if len(ids) != 2:
                 raise CompareRefused("Give exactly two submission ids: ?submissions=12,15.")
@@ -70,25 +100,32 @@ class CompareView(JsonView):
             a, b = visible_submissions(ids=ids, user=request.user)
         except CompareRefused as exc:
             raise ApiError(exc.message, status_code=status.HTTP_404_NOT_FOUND) from None
-        measure = request.query_params.get("measure") or a.split.dataset.primary_measure
+        dataset = a.split.dataset
+        measure = request.query_params.get("measure", dataset.primary_measure)
+        if measure not in (dataset.measures or []):
+            raise ApiError(f"{dataset.name} has no measure {measure!r}; choose one of: {', '.join(dataset.measures)}.",
+                           details=[{"line": None, "reason": f"measure: not one of {', '.join(dataset.measures)}"}])
         try:
             body = compare_two(a=a, b=b, measure=measure)
         except CompareRefused as exc:
-            raise ApiError(exc.message) from None
+            # Both exist and are visible, but their state does not allow it (another split, not scored yet).
+            raise ApiError(exc.message, status_code=status.HTTP_409_CONFLICT) from None
         return Response(body)
 
 
 class FusionInput(serializers.Serializer):
-    submissions = serializers.ListField(child=serializers.IntegerField(min_value=1), min_length=MIN_PARTS,
+    submissions = DistinctIdsField(child=serializers.IntegerField(min_value=1, max_value=MAX_ID),
+                                        min_length=MIN_PARTS,
                                         max_length=MAX_PARTS, help_text="2 to 5 submission ids of one split.")
     method = serializers.ChoiceField(choices=["rrf", "combsum"], default="rrf")
-    k = serializers.IntegerField(default=DEFAULT_K, min_value=0, help_text="RRF constant (default 60).")
+    k = serializers.IntegerField(default=DEFAULT_K, min_value=0, max_value=MAX_K,
+                                 help_text=f"RRF constant (default {DEFAULT_K}, at most {MAX_K:,}).")
     system_name = serializers.CharField(required=False, allow_blank=True, max_length=120)
 
 
 class FusionCreatedSerializer(serializers.Serializer):
     id = serializers.IntegerField()
-    status = serializers.CharField()
+    status = serializers.ChoiceField(choices=Submission.Status.choices)
     url = serializers.URLField(help_text="Poll this URL (like any submission) for the status and the scores.")
 
 
@@ -106,9 +143,12 @@ class FusionCreate(JsonView):
         operation_id="fusion_create",
         summary="Fuse runs",
         request=FusionInput,
-        responses={202: FusionCreatedSerializer, 400: _error("The fusion cannot be made; the message says why."),
-                   401: _error("No valid token."), 404: _error("A submission is not available to fuse."),
-                   429: _error("Too many requests, or the split's quota is reached (a fusion counts).")},
+        responses={202: FusionCreatedSerializer,
+                   **error_responses(403, 413, e400="The fusion cannot be made; the message says why.",
+                                     e401="No valid token.", e404="A submission is not available to fuse.",
+                                     e429="Too many requests, or the split's quota is reached (a fusion counts).")},
+        examples=[OpenApiExample("Two runs fused", request_only=True,
+                                 value={"submissions": [12, 15], "method": "rrf", "k": 60, "system_name": "BM25 + dense"})],
         tags=["analyses"],
     )
     def post(self, request):

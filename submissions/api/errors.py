@@ -13,9 +13,9 @@ import logging
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation
 from django.db import InterfaceError, OperationalError
-from django.http import Http404
+from django.http import Http404, JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -41,6 +41,19 @@ class ApiError(exceptions.APIException):
 
 def error_body(message: str, details: list[dict] | None = None) -> dict[str, Any]:
     return {"error": {"message": message, "details": [_detail(d) for d in details or []]}}
+
+
+API_PREFIX = "/api/"
+
+
+def is_api_path(request) -> bool:
+    """Whether a request is for the API: its errors are JSON in the one shape, whoever makes them."""
+    return request.path_info.startswith(API_PREFIX)
+
+
+def api_error_response(status_code: int, message: str) -> JsonResponse:
+    """An error in the one shape outside a DRF view (the site-wide 400/403/404/500 handlers under /api/)."""
+    return JsonResponse(error_body(message), status=status_code)
 
 
 def _detail(item: Any) -> dict[str, Any]:
@@ -86,6 +99,13 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
             status=status.HTTP_503_SERVICE_UNAVAILABLE,
             headers={"Retry-After": "60"},
         )
+    if isinstance(exc, RequestDataTooBig):
+        return Response(
+            error_body("The request body is larger than the server accepts; send a smaller one."),
+            status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        )
+    if isinstance(exc, SuspiciousOperation):
+        exc = exceptions.ParseError("The request is malformed and was not processed.")
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, PermissionDenied):

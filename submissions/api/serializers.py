@@ -38,6 +38,31 @@ def _error(description: str) -> OpenApiResponse:
     return OpenApiResponse(ErrorSerializer, description=description)
 
 
+# What each status means whatever the operation; an operation names its own 400/404 and so on.
+_ERROR_MEANING = {
+    400: "A parameter or field was refused; `details` names each problem.",
+    401: "The token sent is not valid (or none was sent where one is required).",
+    403: "Not allowed for this account.",
+    404: "Not found, or not visible to you.",
+    409: "The request conflicts with the object's state.",
+    413: "The request body is larger than the server accepts.",
+    429: "Too many requests in a short time; `Retry-After` says when to try again.",
+    503: "The database is not answering; nothing was changed. `Retry-After` says when to try again.",
+}
+
+
+def error_responses(*codes: int, **described: str) -> dict[int, OpenApiResponse]:
+    """The error answers of an operation, all in the one error shape.
+
+    ``codes`` take the general meaning; ``described`` (``e404="No such dataset."``) a specific one.
+    401 (a bad token is refused even on public operations) and 503 (database away) are always there.
+    """
+    out = {code: _error(_ERROR_MEANING[code]) for code in sorted({401, 503, *codes})}
+    for key, description in described.items():
+        out[int(key.removeprefix("e"))] = _error(description)
+    return dict(sorted(out.items()))
+
+
 class SubmissionCreateInput(serializers.ModelSerializer):
     """The multipart form of an upload: where it goes, the file, and what the system is."""
 
@@ -60,8 +85,9 @@ class SubmissionCreateInput(serializers.ModelSerializer):
         model = Submission
         fields = ["dataset", "split", "run_file", *METADATA_FIELDS]
         # The same words as the upload form ("Paper URL", not the field name's "Paper url").
+        # A multipart form has no null: an optional number is left out, not sent as "null".
         extra_kwargs = {
-            name: {"help_text": help_text, "label": METADATA_LABELS.get(name) or None}
+            name: {"help_text": help_text, "label": METADATA_LABELS.get(name) or None, "allow_null": False}
             for name, help_text in METADATA_HELP.items()
             if name in METADATA_FIELDS
         }
@@ -69,7 +95,7 @@ class SubmissionCreateInput(serializers.ModelSerializer):
 
 class SubmissionCreatedSerializer(serializers.Serializer):
     id = serializers.IntegerField()
-    status = serializers.CharField()
+    status = serializers.ChoiceField(choices=Submission.Status.choices)
     url = serializers.URLField(help_text="Poll this URL for the status and the scores.")
     page = serializers.URLField(help_text="The submission's page on the site.")
     visibility = serializers.CharField(help_text="public, anonymous or private (the default when not given).")

@@ -15,7 +15,7 @@ from __future__ import annotations
 from django.db.models import Prefetch
 from django.urls import reverse
 from django.utils import timezone
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiExample, extend_schema, inline_serializer
 from rest_framework import permissions, serializers, status
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -23,15 +23,16 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from leaderboard.models import Split
+from leaderboard.models import Dataset, Split
 from leaderboard.selectors import DatasetNotFound, SplitNotFound, dataset_for_page, split_for_page
+from lexboard.converters import MAX_ID
 
 from ..errors import QuotaExceeded, UploadRefused
 from ..models import Result, Submission
 from ..services import METADATA_FIELDS, submission_create
 from ..throttling import UploadRateThrottle
 from .errors import ApiError, error_body
-from .serializers import SubmissionCreatedSerializer, SubmissionCreateInput, SubmissionSerializer, _error
+from .serializers import SubmissionCreatedSerializer, SubmissionCreateInput, SubmissionSerializer, error_responses
 
 #: Said in the response when an upload did not choose its visibility.
 VISIBILITY_DEFAULT_NOTE = (
@@ -75,6 +76,21 @@ class SubmissionPagination(LimitOffsetPagination):
     max_limit = 200
 
 
+class SubmissionListQuery(serializers.Serializer):
+    """The query of ``GET /api/v1/submissions/``: every value is checked, none is ignored."""
+
+    mine = serializers.BooleanField(
+        required=False, help_text="Your own submissions (the only list there is): `1`, `true` or absent."
+    )
+    dataset = serializers.SlugField(required=False, help_text="Only this dataset's (slug); an unknown one is a 404.")
+    status = serializers.ChoiceField(choices=Submission.Status.choices, required=False)
+    limit = serializers.IntegerField(
+        required=False, min_value=1, max_value=SubmissionPagination.max_limit,
+        help_text=f"At most this many (default {SubmissionPagination.default_limit}).",
+    )
+    offset = serializers.IntegerField(required=False, min_value=0, max_value=MAX_ID)
+
+
 class SubmissionListCreate(JsonView):
     """``POST`` uploads a run; ``GET ?mine=1`` lists the caller's own submissions."""
 
@@ -96,11 +112,21 @@ class SubmissionListCreate(JsonView):
         request={"multipart/form-data": SubmissionCreateInput},
         responses={
             202: SubmissionCreatedSerializer,
-            400: _error("The file or a field was refused; `details` names the lines."),
-            401: _error("No valid token."),
-            404: _error("No such dataset."),
-            429: _error("Too many uploads, or the split's quota is reached."),
+            **error_responses(
+                403, 413,
+                e400="The file or a field was refused; `details` names the lines.",
+                e401="No valid token.",
+                e404="No such dataset or split.",
+                e429="Too many uploads, or the split's quota is reached (`retry_at`, `Retry-After`).",
+            ),
         },
+        examples=[
+            OpenApiExample(
+                "Accepted", response_only=True, status_codes=["202"],
+                value={"id": 42, "status": "queued", "url": "https://lexboard.example/api/v1/submissions/42/",
+                       "page": "https://lexboard.example/submissions/42/"},
+            )
+        ],
         tags=["submissions"],
     )
     def post(self, request):
@@ -142,13 +168,7 @@ class SubmissionListCreate(JsonView):
     @extend_schema(
         operation_id="submission_list",
         summary="Your submissions",
-        parameters=[
-            OpenApiParameter("mine", bool, description="Your own submissions (the only list there is)."),
-            OpenApiParameter("dataset", str, description="Only this dataset's (slug)."),
-            OpenApiParameter("status", str, enum=[s.value for s in Submission.Status]),
-            OpenApiParameter("limit", int, description="At most this many (default 50, at most 200)."),
-            OpenApiParameter("offset", int),
-        ],
+        parameters=[SubmissionListQuery],
         responses={
             200: inline_serializer(
                 name="SubmissionPage",
@@ -159,16 +179,26 @@ class SubmissionListCreate(JsonView):
                     "results": SubmissionSerializer(many=True),
                 },
             ),
-            401: _error("No valid token."),
+            **error_responses(400, e401="No valid token.", e404="No such dataset."),
         },
+        examples=[
+            OpenApiExample(
+                "One page", response_only=True, status_codes=["200"],
+                value={"count": 0, "next": None, "previous": None, "results": []},
+            )
+        ],
         tags=["submissions"],
     )
     def get(self, request):
+        # A plain dict, not the QueryDict: DRF would read `?status=` from a form as "not given".
+        query = SubmissionListQuery(data=request.query_params.dict())
+        query.is_valid(raise_exception=True)  # an unknown status or a negative limit is a 400, not an empty list
         qs = _submissions().filter(user=request.user).order_by("-created_at", "-pk")
-        if request.query_params.get("dataset"):
-            qs = qs.filter(split__dataset__slug=request.query_params["dataset"])
-        if request.query_params.get("status"):
-            qs = qs.filter(status=request.query_params["status"])
+        if query.validated_data.get("dataset"):
+            dataset = _dataset_or_error(query.validated_data["dataset"], user=request.user)
+            qs = qs.filter(split__dataset=dataset)
+        if query.validated_data.get("status"):
+            qs = qs.filter(status=query.validated_data["status"])
         paginator = SubmissionPagination()
         page = paginator.paginate_queryset(qs, request, view=self)
         return paginator.get_paginated_response(
@@ -184,7 +214,17 @@ class SubmissionDetail(JsonView):
     @extend_schema(
         operation_id="submission_retrieve",
         summary="Status and scores of a submission",
-        responses={200: SubmissionSerializer, 404: _error("No such submission, or not yours to see.")},
+        responses={200: SubmissionSerializer, **error_responses(e404="No such submission, or not yours to see.")},
+        examples=[
+            OpenApiExample(
+                "Scored", response_only=True, status_codes=["200"],
+                value={"id": 42, "url": "https://lexboard.example/api/v1/submissions/42/",
+                       "page": "https://lexboard.example/submissions/42/", "status": "scored", "progress": 100,
+                       "dataset": "bsard", "split": "test", "system_name": "BM25", "visibility": "public",
+                       "qrels_version": 1, "scores": {"R@100": 0.61}, "warnings": [], "error": None,
+                       "created_at": "2026-01-05T10:00:00Z", "scored_at": "2026-01-05T10:01:00Z"},
+            )
+        ],
         tags=["submissions"],
     )
     def get(self, request, pk: int):
@@ -198,15 +238,19 @@ class SubmissionDetail(JsonView):
 # --- the docs page -------------------------------------------------------------------------
 
 
-def _split_or_error(slug: str, split_name: str | None, *, user) -> Split:
-    """The split a request names, or an API error (404 for the dataset, 400 for a wrong split name)."""
+def _dataset_or_error(slug: str, *, user) -> Dataset:
     try:
-        dataset = dataset_for_page(slug, user=user)
+        return dataset_for_page(slug, user=user)
     except DatasetNotFound:
         raise ApiError(
             f"There is no dataset called {slug!r}. GET /api/v1/datasets/ lists them.",
             status_code=status.HTTP_404_NOT_FOUND,
         ) from None
+
+
+def _split_or_error(slug: str, split_name: str | None, *, user) -> Split:
+    """The split a request names, or an API error (404 for the dataset or the split)."""
+    dataset = _dataset_or_error(slug, user=user)
     try:
         split = split_for_page(dataset, split_name)
     except SplitNotFound as exc:

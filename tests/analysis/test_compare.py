@@ -68,7 +68,8 @@ def test_the_compare_api_explains_bad_requests(scored, alice):
     assert response.status_code == 400 and "exactly two" in response.json()["error"]["message"]
     b = scored("dev", alice, "shifted")
     response = APIClient().get(reverse("api:compare"), {"submissions": f"{a.pk},{b.pk}"})
-    assert response.status_code == 400 and "same dataset split" in response.json()["error"]["message"]
+    # Both exist and are visible: their state is what forbids it (another split), a conflict.
+    assert response.status_code == 409 and "same dataset split" in response.json()["error"]["message"]
     c = scored("test", alice, "random")
     response = APIClient().get(reverse("api:compare"), {"submissions": f"{a.pk},{c.pk}", "measure": "P@7"})
     assert response.status_code == 400 and "no measure 'P@7'" in response.json()["error"]["message"]

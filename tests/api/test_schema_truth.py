@@ -1,0 +1,79 @@
+"""The OpenAPI schema at /api/v1/schema/ states what the server enforces (issue #20, item 1)."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def schema(client):
+    response = client.get("/api/v1/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+    assert response.status_code == 200
+    return response.json() if response["Content-Type"].endswith("json") else yaml.safe_load(response.content)
+
+
+def _component(schema, ref: str) -> dict:
+    return schema["components"]["schemas"][ref.rsplit("/", 1)[-1]]
+
+
+def _enum(schema, prop: dict) -> set:
+    """The values of an enum property, through ``$ref`` / ``allOf`` / ``oneOf``."""
+    if "enum" in prop:
+        return set(prop["enum"])
+    if "$ref" in prop:
+        return _enum(schema, _component(schema, prop["$ref"]))
+    return set().union(*(_enum(schema, p) for p in prop.get("allOf", []) + prop.get("oneOf", [])))
+
+
+def _operations(schema):
+    for path, item in schema["paths"].items():
+        for method, op in item.items():
+            yield method, path, op
+
+
+def test_the_upload_is_a_binary_file_in_a_multipart_body(schema):
+    body = schema["paths"]["/api/v1/submissions/"]["post"]["requestBody"]
+    assert body["required"] is True
+    form = _component(schema, body["content"]["multipart/form-data"]["schema"]["$ref"])
+    assert form["properties"]["run_file"] == {**form["properties"]["run_file"], "type": "string", "format": "binary"}
+    assert {"dataset", "run_file", "system_name"} <= set(form["required"])
+    assert form["properties"]["system_name"].get("minLength") == 1
+    assert form["properties"]["dataset"].get("minLength") == 1
+    for name, prop in form["properties"].items():
+        assert not prop.get("nullable"), f"{name}: a multipart form has no null"
+    assert _enum(schema, form["properties"]["family"]) >= {"lexical", "dense", "hybrid", "llm", "other"}
+    assert _enum(schema, form["properties"]["visibility"]) >= {"public", "private"}
+
+
+def test_the_bounds_and_patterns_are_stated(schema):
+    compare = {p["name"]: p for p in schema["paths"]["/api/v1/compare/"]["get"]["parameters"]}
+    assert compare["submissions"]["required"] and compare["submissions"]["schema"]["pattern"]
+    fusion = _component(
+        schema, schema["paths"]["/api/v1/fusions/"]["post"]["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+    )
+    ids = fusion["properties"]["submissions"]
+    assert ids["uniqueItems"] and ids["minItems"] == 2 and ids["maxItems"] == 5
+    assert ids["items"]["maximum"] == 2**63 - 1
+    assert fusion["properties"]["k"]["maximum"] == 10_000
+    listing = {p["name"]: p for p in schema["paths"]["/api/v1/submissions/"]["get"]["parameters"]}
+    assert listing["limit"]["schema"]["minimum"] == 1 and listing["limit"]["schema"]["maximum"] == 200
+    assert "queued" in _enum(schema, listing["status"]["schema"])
+    detail = schema["paths"]["/api/v1/submissions/{id}/"]["get"]["parameters"][0]["schema"]
+    assert detail["maximum"] == 2**63 - 1 and detail["minimum"] == 1
+
+
+def test_every_operation_states_its_errors_in_the_one_shape_and_has_an_example(schema):
+    for method, path, op in _operations(schema):
+        codes = set(op["responses"])
+        assert {"401", "503"} <= codes, (method, path, codes)
+        for code, response in op["responses"].items():
+            if code.startswith(("4", "5")):
+                assert response["content"]["application/json"]["schema"]["$ref"].endswith("/Error"), (path, code)
+        examples = [m.get("examples") for r in op["responses"].values() for m in r.get("content", {}).values()]
+        examples += [m.get("examples") for m in op.get("requestBody", {}).get("content", {}).values()]
+        assert any(examples), (method, path)
+    upload = schema["paths"]["/api/v1/submissions/"]["post"]["responses"]
+    assert {"400", "401", "403", "404", "413", "429", "503"} <= set(upload)
