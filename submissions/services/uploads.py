@@ -104,7 +104,7 @@ class InspectedUpload:
 
 
 #: The gzip ratio is judged only past this much content (tiny files compress oddly).
-RATIO_GRACE_BYTES = 8 * 1024 * 1024
+RATIO_GRACE_BYTES = 1024 * 1024
 _RAW_READ = 64 * 1024
 
 
@@ -129,6 +129,11 @@ class _ContentStream:
         self.head = bytearray()
         self.complete = True
         self.ended = False
+
+    def _used(self) -> int:
+        """Compressed bytes inflated so far (read ahead but not yet inflated does not count)."""
+        d = self.inflater
+        return self.consumed - (len(d.unconsumed_tail) + len(d.unused_data) if d is not None else 0)
 
     def _raw(self, n: int) -> bytes:
         data = self.upload.read(n)
@@ -180,9 +185,9 @@ class _ContentStream:
                 "Keep at most the dataset's depth of documents per query, or split the run.",
                 [{"line": None, "reason": f"decompressed size exceeds {_human_bytes(self.cap)}"}],
             )
-        if self.inflater is not None and self.produced > RATIO_GRACE_BYTES and self.produced > self.max_ratio * self.consumed:
+        if self.inflater is not None and self.produced > RATIO_GRACE_BYTES and self.produced > self.max_ratio * self._used():
             raise UploadRefused(
-                f"The gzip file expands more than {self.max_ratio} times ({_human_bytes(self.consumed)} became "
+                f"The gzip file expands more than {self.max_ratio} times ({_human_bytes(self._used())} became "
                 f"{_human_bytes(self.produced)} before the check stopped); runs compress about 5 to 10 times. "
                 "This is not a run file (a compression bomb, or mostly blank lines): remove the padding and upload again.",
                 [{"line": None, "reason": f"gzip expansion ratio above {self.max_ratio}"}],

@@ -122,7 +122,7 @@ def test_parallel_gzip_bombs_leave_the_site_answering(live_site, transactional_d
 
     # The worker still scores a good run afterwards.
     status, body = _upload(live_site.url, tokens[0], GOOD_RUN, "good.txt", "after the storm")
-    assert status == 201, body[:500]
+    assert status == 202, body[:500]
     submission = Submission.objects.get(user__username="bomber0")
     deadline = time.monotonic() + 120
     while submission.status not in (Submission.Status.SCORED, Submission.Status.FAILED):
