@@ -245,3 +245,15 @@ def test_a_withdrawn_entry_does_not_block_the_same_content(alice, dev_split):
     first = create(alice, dev_split, FULL_RUN)
     services.submission_withdraw(submission=first)
     assert create(alice, dev_split, FULL_RUN).pk != first.pk
+
+
+def test_an_exempt_entry_is_marked_on_the_leaderboard(client, staff, test_split):
+    test_split.min_coverage = 1.0
+    test_split.save()
+    exempt = create(staff, test_split, GOOD_RUN, is_baseline=True, coverage_exempt=True)
+    held = create(staff, test_split, FULL_RUN.replace(" sys\n", " other\n"), is_baseline=True,
+                  metadata={"system_name": "Held"})
+    for submission in (exempt, held):
+        services.submission_score(submission.pk)
+    body = client.get("/d/tiny/?split=test").content.decode()
+    assert body.count("exempt from the coverage rule") == 1, body
