@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('submissions', '0002_submission_replaces'),
+        ('submissions', '0004_merge_20261201_1641'),
     ]
 
     operations = [
