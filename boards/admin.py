@@ -320,7 +320,7 @@ class SplitAdmin(admin.ModelAdmin):
     readonly_fields = ("current_qrels_display", "rescoring", "cache_version")
     fields = (
         "dataset", "name", "kind", "hidden", "accepts_submissions", "open_before_judgments", "daily_limit",
-        "total_limit", "current_qrels_display", "rescoring", "cache_version",
+        "total_limit", ("min_coverage", "min_docs_per_topic"), "current_qrels_display", "rescoring", "cache_version",
     )
     inlines = [QrelsVersionInline]
 

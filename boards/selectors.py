@@ -54,6 +54,7 @@ class LeaderboardRow:
     notes: str = ""
     used_training_data: bool | None = None
     is_anonymous: bool = False
+    coverage_exempt: bool = False  # not held to the hidden split's coverage rule (shown as such)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -106,6 +107,7 @@ def _submission_row(result, *, private: bool = False) -> LeaderboardRow:
         team="" if anonymous else sub.team,
         used_training_data=sub.used_training_data,
         is_anonymous=anonymous,
+        coverage_exempt=sub.coverage_exempt,
     )
 
 

@@ -255,6 +255,65 @@ def sniff_run(first_bytes: bytes, *, n_lines: int = 50) -> list[Problem]:
     return problems
 
 
+@dataclass
+class RunScan:
+    """What one streaming pass over a run learnt, without keeping its rows.
+
+    ``docs_per_topic``: rows per query id, in order of first appearance.
+    ``n_lines``: lines read (blank and comment lines included); ``n_rows``: data rows.
+    """
+
+    docs_per_topic: dict[str, int]
+    n_lines: int
+    n_rows: int
+
+
+def scan_run(stream: BinaryIO, *, max_lines: int | None = None, max_bytes: int | None = None,
+             max_line_bytes: int | None = None, max_qid_bytes: int | None = None,
+             max_docid_bytes: int | None = None) -> RunScan:
+    """Check a whole run in one streaming pass, in bounded memory (one chunk and one count per query).
+
+    The format checks of :func:`read_run` that need no memory of earlier rows
+    (columns, UTF-8, scores, ranks, caps on lines and bytes), plus caps on the
+    length of a data line, a query id and a document id. Not checked here: a
+    (query, document) pair twice, which needs every row. Raises
+    ``RunFormatError`` with up to 20 ``line: reason`` problems; a file without
+    a data row (empty, only blank lines or only ``#`` comments) is one of them.
+    """
+    collector = ProblemCollector("<upload>", RunFormatError)
+    codes: dict[str, int] = {}
+    counts = np.zeros(0, dtype=np.int64)
+    n_rows = n_lines = 0
+    caps = [(0, max_qid_bytes, "query id"), (2, max_docid_bytes, "document id")]
+    for chunk in K.iter_chunks(stream, ncols=6, columns_help=RUN_COLUMNS, collector=collector,
+                               max_lines=max_lines, max_bytes=max_bytes):
+        n_lines = int(chunk.line_no[-1])
+        if max_line_bytes is not None:
+            width = chunk.ends[:, -1] - chunk.starts[:, 0]
+            for i in np.flatnonzero(width > max_line_bytes)[:5]:
+                collector.add(int(chunk.line_no[i]), f"the line is {int(width[i]):,} bytes long; run lines have at "
+                                                     f"most {max_line_bytes:,} bytes ({RUN_COLUMNS})")
+        for col, cap, label in caps:
+            if cap is None:
+                continue
+            length = chunk.lengths(col)
+            for i in np.flatnonzero(length > cap)[:5]:
+                collector.add(int(chunk.line_no[i]), f"the {label} {chunk.token(int(i), col)[:40]!r}… is "
+                                                     f"{int(length[i]):,} bytes long; a {label} has at most {cap} bytes")
+        q = K.codes_for(chunk, 0, codes, collector, "query id")
+        K.parse_scores(chunk, 4, collector)
+        K.check_integers(chunk, 3, collector, _RANK_MESSAGE)
+        if len(codes) > len(counts):
+            counts = np.concatenate((counts, np.zeros(len(codes) - len(counts) + 1024, dtype=np.int64)))
+        counts[:len(codes)] += np.bincount(q, minlength=len(codes))
+        n_rows += len(q)
+    if not n_rows and not collector:
+        collector.add(1, "the file holds no run line (it is empty, or only blank lines and # comments); "
+                            f"a run has one line per document: {RUN_COLUMNS}")
+    collector.raise_if_any()
+    return RunScan(docs_per_topic={qid: int(counts[i]) for qid, i in codes.items()}, n_lines=n_lines, n_rows=n_rows)
+
+
 class _Bytes:
     def __init__(self, data: bytes):
         self.data = data

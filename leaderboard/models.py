@@ -12,6 +12,7 @@ import json
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.urls import reverse
 
@@ -214,6 +215,16 @@ class Split(models.Model):
     )
     daily_limit = models.PositiveIntegerField(default=5, help_text="Submissions per user per day (0 = no limit)")
     total_limit = models.PositiveIntegerField(default=100, help_text="Submissions per user in total (0 = no limit)")
+    # The coverage rule of hidden splits (checked at upload, over the whole file): a run
+    # must rank documents for this share of the split's topics, and, when set, at least
+    # this many documents for each topic it covers.
+    min_coverage = models.FloatField(
+        default=0.9, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text="Hidden splits: share of the topics a run must rank documents for (0.9 = 90%)",
+    )
+    min_docs_per_topic = models.PositiveIntegerField(
+        default=0, help_text="Hidden splits: fewest documents per covered topic (0 = no minimum)",
+    )
     current_qrels = models.ForeignKey(
         "QrelsVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -53,23 +53,42 @@ class ResultInline(admin.TabularInline):
         return False
 
 
+class CopiesPublicEntryFilter(admin.SimpleListFilter):
+    """Uploads whose content is identical to another user's public entry (found at upload)."""
+
+    title = "copies another user's public entry"
+    parameter_name = "copies_public"
+
+    def lookups(self, request, model_admin):
+        return (("yes", "yes"), ("no", "no"))
+
+    def queryset(self, request, queryset):
+        if self.value() == "yes":
+            return queryset.filter(duplicate_of__isnull=False)
+        if self.value() == "no":
+            return queryset.filter(duplicate_of__isnull=True)
+        return queryset
+
+
 @admin.register(Submission)
 class SubmissionAdmin(admin.ModelAdmin):
     list_display = (
         "id", "system_name", "user", "split", "status", "failure_kind", "visibility", "is_baseline",
         "hidden_by_curator", "attempts", "disagreement_flag", "created_at",
     )
-    list_filter = ("status", "failure_kind", ScoresDisagreeFilter, "split", "is_baseline", "visibility",
-                   "hidden_by_curator")
+    list_filter = (
+        "status", "failure_kind", ScoresDisagreeFilter, "split", "is_baseline", "visibility", "hidden_by_curator",
+        "coverage_exempt", CopiesPublicEntryFilter,
+    )
     search_fields = ("system_name", "user__username", "user__email", "team", "sha256")
     list_select_related = ("user", "split__dataset")
     date_hierarchy = "created_at"
-    raw_id_fields = ("user", "replaces")
+    raw_id_fields = ("user", "replaces", "duplicate_of")
     filter_horizontal = ("fusion_of",)
     readonly_fields = (
         "status", "failure_kind", "error", "disagreement", "warnings", "progress", "attempts", "heartbeat_at", "enqueued_at",
         "scoring_started_at", "scored_at", "created_at", "updated_at", "run_file", "original_name", "file_size",
-        "sha256", "file_removed_at",
+        "sha256", "file_removed_at", "content_sha256",
     )
     exclude = ("scores_disagree",)  # shown, read-only, as "disagreement"
     inlines = [ResultInline, StatusEventInline]

@@ -279,7 +279,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m submissions.client",
         description="Upload runs to a Lexboard site and read their scores.",
-        epilog="Exit codes: 0 scored/accepted, 1 scoring failed, 2 usage or HTTP error, 3 timed out waiting.",
+        epilog="Exit codes: 0 scored/accepted, 1 scoring failed, 2 refused (the reasons are printed), usage or HTTP error, "
+               "3 timed out waiting.",
     )
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--url", default=os.environ.get("LEXBOARD_URL"), help="the site, e.g. https://lexboard.example (or $LEXBOARD_URL)")

@@ -91,6 +91,19 @@ class Submission(models.Model):
     # Set when the sweep removed the file after the retention period (withdrawn or failed
     # submissions, submissions/services/storage.py); the row, results and history stay.
     file_removed_at = models.DateTimeField(null=True, blank=True)
+    # sha256 of the decompressed content, to find the same run sent twice (blank when the
+    # file was larger than the upload check's in-request budget).
+    content_sha256 = models.CharField(max_length=64, blank=True, db_index=True)
+    # Larger than the upload check's in-request budget: the worker checks the rest of the file.
+    checked_in_worker = models.BooleanField(default=False)
+    # The same content as another user's public entry: accepted, shown to curators.
+    duplicate_of = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text="Another user's public entry with identical content, found at upload",
+    )
+    # Not held to a hidden split's coverage rule (a curator's baseline or a reported
+    # system's partial run); shown on the leaderboard.
+    coverage_exempt = models.BooleanField(default=False)
 
     # Fusion of other submissions (the run file is then the fused run).
     fusion_of = models.ManyToManyField("self", symmetrical=False, blank=True, related_name="fused_into")

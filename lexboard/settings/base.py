@@ -172,6 +172,15 @@ if LEXBOARD_S3_BUCKET:
 LEXBOARD_MAX_UPLOAD_BYTES = env_int("LEXBOARD_MAX_UPLOAD_BYTES", 200 * 1024 * 1024)
 LEXBOARD_MAX_DECOMPRESSED_BYTES = env_int("LEXBOARD_MAX_DECOMPRESSED_BYTES", 1024 * 1024 * 1024)
 LEXBOARD_MAX_RUN_LINES = env_int("LEXBOARD_MAX_RUN_LINES", 10_000_000)
+# The upload check's budget inside the request (see submissions/services/uploads.py):
+# decompressed bytes it scans (the rest of a larger file is checked by the worker),
+# the largest gzip ratio it inflates past its first few MB, the longest run line,
+# query id and document id it takes.
+LEXBOARD_UPLOAD_SCAN_BYTES = env_int("LEXBOARD_UPLOAD_SCAN_BYTES", 128 * 1024 * 1024)
+LEXBOARD_MAX_GZIP_RATIO = env_int("LEXBOARD_MAX_GZIP_RATIO", 100)
+LEXBOARD_MAX_LINE_BYTES = env_int("LEXBOARD_MAX_LINE_BYTES", 1024)
+LEXBOARD_MAX_QID_BYTES = env_int("LEXBOARD_MAX_QID_BYTES", 100)
+LEXBOARD_MAX_DOCID_BYTES = env_int("LEXBOARD_MAX_DOCID_BYTES", 200)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 LEXBOARD_LOGIN_RATE = env_str("LEXBOARD_LOGIN_RATE", "10/m")

@@ -55,7 +55,7 @@ from .results import (
     result_compute,
     result_store,
 )
-from .uploads import problems_to_details
+from .uploads import problems_to_details, stored_run_refusal
 
 logger = logging.getLogger(__name__)
 
@@ -225,6 +225,11 @@ def _score_claimed(submission: Submission, attempt: int, heartbeat: _Heartbeat,
     pending = split.pending_qrels if split.pending_qrels_id not in (None, version.pk) else None
     share = 0.6 if pending is None else 0.3
     run = read_stored_run(submission)
+    refusal = stored_run_refusal(submission=submission, run=run)
+    if refusal is not None:  # a file larger than the upload check's in-request budget
+        _fail(submission.pk, attempt, kind=Submission.FailureKind.INPUT, message=refusal.message,
+              details=refusal.details)
+        return
     report(0.3)
     current = result_compute(
         dataset=dataset, version=version, run=run, progress=lambda f, *rest: report(0.3 + share * float(f))

@@ -11,22 +11,23 @@ service, files refused by the cheap checks and curators' baselines.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import logging
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
-from evaluation.errors import Problem
-from evaluation.runs import sniff_run
-from leaderboard.models import Dataset, Split
+from evaluation.errors import Problem, RunFormatError
+from evaluation.ladder import coverage_check
+from evaluation.runs import Run, RunScan, scan_run
+from leaderboard.models import Dataset, Split, Topic
 
 from ..errors import QuotaExceeded, UploadRefused
 from ..models import Submission
@@ -35,8 +36,6 @@ from .predictions import EXAMPLES, predictions_head_problems
 from .queue import submission_enqueue
 from .results import corpus_ids_for
 from .storage import storage_refusal
-
-logger = logging.getLogger(__name__)
 
 logger = logging.getLogger(__name__)
 
@@ -78,6 +77,14 @@ def problems_to_details(problems: list[Problem]) -> list[dict]:
     return [{"line": p.line, "reason": p.reason} for p in problems]
 
 # --- the cheap checks ------------------------------------------------------------
+#
+# The budget of one request: the file is read once, as a stream. A gzip file is
+# inflated by at most one read at a time and refused once it expands more than
+# LEXBOARD_MAX_GZIP_RATIO times past its first RATIO_GRACE_BYTES (a bomb costs a
+# few MB of inflation, not its size). At most LEXBOARD_UPLOAD_SCAN_BYTES of
+# content are checked in the request, in one pass (format, caps, coverage,
+# identical content); a larger file gets the same checks over its whole length
+# from the worker (``submissions.services.scoring``), before it is scored.
 
 
 @dataclass(frozen=True)
@@ -88,47 +95,107 @@ class InspectedUpload:
     sha256: str
     compressed: bool
     decompressed_size: int
+    #: sha256 of the decompressed content; blank when only part of it was read.
+    content_sha256: str = ""
+    #: the whole content was checked in the request (False: the worker checks the rest).
+    complete: bool = True
+    #: rows per query id (retrieval runs), over the part that was read.
+    docs_per_topic: dict[str, int] = field(default_factory=dict)
 
 
-def _read_head_and_size(upload: UploadedFile, *, compressed: bool) -> tuple[bytes, int]:
-    """The first ``SNIFF_BYTES`` of the content and its full (decompressed) size.
+#: The gzip ratio is judged only past this much content (tiny files compress oddly).
+RATIO_GRACE_BYTES = 1024 * 1024
+_RAW_READ = 64 * 1024
 
-    A gzip file is decompressed in bounded chunks and refused as soon as it
-    passes ``LEXBOARD_MAX_DECOMPRESSED_BYTES``: a gzip bomb costs at most the
-    cap in CPU and one chunk in memory, never its full size.
+
+class _ContentStream:
+    """An upload's content (inflated when gzip) as a stream, within the request's budget.
+
+    ``read`` returns whole lines once the budget is reached and then ends the
+    stream, setting ``complete = False``. The sha256 of what was read and its
+    first ``SNIFF_BYTES`` are kept on the way.
     """
-    upload.seek(0)
-    if not compressed:
-        head = upload.read(SNIFF_BYTES)
+
+    def __init__(self, upload: UploadedFile, *, compressed: bool, budget: int):
         upload.seek(0)
-        return head, upload.size
-    cap = settings.LEXBOARD_MAX_DECOMPRESSED_BYTES
-    head = bytearray()
-    total = 0
-    try:
-        with gzip.GzipFile(fileobj=upload, mode="rb") as gz:
-            while True:
-                chunk = gz.read(1 << 20)
-                if not chunk:
-                    break
-                total += len(chunk)
-                if total > cap:
-                    raise UploadRefused(
-                        f"The gzip file decompresses to more than {_human_bytes(cap)}, the limit. "
-                        "Keep at most the dataset's depth of documents per query, or split the run.",
-                        [{"line": None, "reason": f"decompressed size exceeds {_human_bytes(cap)}"}],
-                    )
-                if len(head) < SNIFF_BYTES:
-                    head += chunk[: SNIFF_BYTES - len(head)]
-    except (EOFError, gzip.BadGzipFile, zlib.error, OSError) as exc:
-        raise UploadRefused(
-            "The file starts like gzip but cannot be decompressed (it is truncated or corrupt). "
-            "Compress it again with `gzip run.txt`, or upload the plain text file.",
-            [{"line": None, "reason": f"gzip: {exc}"}],
-        ) from None
-    finally:
-        upload.seek(0)
-    return bytes(head), total
+        self.upload = upload
+        self.inflater = zlib.decompressobj(31) if compressed else None
+        self.budget = budget
+        self.cap = settings.LEXBOARD_MAX_DECOMPRESSED_BYTES
+        self.max_ratio = settings.LEXBOARD_MAX_GZIP_RATIO
+        self.consumed = 0
+        self.produced = 0
+        self.digest = hashlib.sha256()
+        self.head = bytearray()
+        self.complete = True
+        self.ended = False
+
+    def _used(self) -> int:
+        """Compressed bytes inflated so far (read ahead but not yet inflated does not count)."""
+        d = self.inflater
+        return self.consumed - (len(d.unconsumed_tail) + len(d.unused_data) if d is not None else 0)
+
+    def _raw(self, n: int) -> bytes:
+        data = self.upload.read(n)
+        self.consumed += len(data)
+        return data
+
+    def _inflate(self, n: int) -> bytes:
+        d = self.inflater
+        assert d is not None
+        while True:
+            if d.eof:  # the end of one gzip member: another may follow (``cat a.gz b.gz``)
+                src = d.unused_data or self._raw(_RAW_READ)
+                if not src:
+                    return b""
+                d = self.inflater = zlib.decompressobj(31)
+            elif d.unconsumed_tail:
+                src = d.unconsumed_tail
+            else:
+                src = self._raw(_RAW_READ)
+                if not src:
+                    raise EOFError("the compressed data ends before its end marker")
+            out = d.decompress(src, n)
+            if out:
+                return out
+
+    def read(self, n: int = -1) -> bytes:
+        if self.ended:
+            return b""
+        n = n if n and n > 0 else 1 << 20
+        try:
+            out = self._inflate(n) if self.inflater is not None else self._raw(n)
+        except (EOFError, zlib.error) as exc:
+            raise _gzip_refusal(exc) from None
+        if not out:
+            self.ended = True
+            return b""
+        if self.produced + len(out) > self.budget:
+            # Stop at a line end, so the checks see whole lines only.
+            keep = self.budget - self.produced
+            cut = out.find(b"\n", keep)
+            cut = cut if cut >= 0 else out.rfind(b"\n", 0, keep)
+            out = out[:cut + 1]
+            self.ended = True
+            self.complete = False
+        self.produced += len(out)
+        if self.produced > self.cap:
+            raise UploadRefused(
+                f"The file decompresses to more than {_human_bytes(self.cap)}, the limit. "
+                "Keep at most the dataset's depth of documents per query, or split the run.",
+                [{"line": None, "reason": f"decompressed size exceeds {_human_bytes(self.cap)}"}],
+            )
+        if self.inflater is not None and self.produced > RATIO_GRACE_BYTES and self.produced > self.max_ratio * self._used():
+            raise UploadRefused(
+                f"The gzip file expands more than {self.max_ratio} times ({_human_bytes(self._used())} became "
+                f"{_human_bytes(self.produced)} before the check stopped); runs compress about 5 to 10 times. "
+                "This is not a run file (a compression bomb, or mostly blank lines): remove the padding and upload again.",
+                [{"line": None, "reason": f"gzip expansion ratio above {self.max_ratio}"}],
+            )
+        self.digest.update(out)
+        if len(self.head) < SNIFF_BYTES:
+            self.head += out[: SNIFF_BYTES - len(self.head)]
+        return out
 
 
 def _complete_lines(head: bytes, *, whole: bool) -> bytes:
@@ -191,11 +258,42 @@ def _check_prediction_head(head: bytes, *, dataset: Dataset) -> None:
         )
 
 
-def upload_inspect(*, upload: UploadedFile, dataset: Dataset) -> InspectedUpload:
-    """Run the cheap checks on an upload; raise ``UploadRefused`` or describe the file.
+def _gzip_refusal(exc: BaseException) -> UploadRefused:
+    return UploadRefused(
+        "The file starts like gzip but cannot be decompressed (it is truncated or corrupt). "
+        "Compress it again with `gzip run.txt`, or upload the plain text file.",
+        [{"line": None, "reason": f"gzip: {exc}"}],
+    )
 
-    Size cap, gzip (by magic bytes) with a cap on the decompressed size, the
-    first lines parse, and the docid scheme matches the dataset's corpus.
+
+def run_scan(stream) -> RunScan:
+    """The whole-file checks of a run, in one pass over ``stream``; ``UploadRefused`` names the lines."""
+    try:
+        return scan_run(
+            stream,
+            max_lines=settings.LEXBOARD_MAX_RUN_LINES,
+            max_bytes=settings.LEXBOARD_MAX_DECOMPRESSED_BYTES,
+            max_line_bytes=settings.LEXBOARD_MAX_LINE_BYTES,
+            max_qid_bytes=settings.LEXBOARD_MAX_QID_BYTES,
+            max_docid_bytes=settings.LEXBOARD_MAX_DOCID_BYTES,
+        )
+    except RunFormatError as exc:
+        problems = sorted(exc.problems, key=lambda p: (p.line is not None, p.line or 0))
+        count = f"{len(problems)} problems" if len(problems) > 1 else "a problem"
+        raise UploadRefused(
+            f"The run has {count} (listed with their line numbers). Fix them and upload again; "
+            "a run has one line per document: qid Q0 docid rank score tag.",
+            problems_to_details(problems),
+        ) from None
+
+
+def upload_inspect(*, upload: UploadedFile, dataset: Dataset) -> InspectedUpload:
+    """Run the cheap checks on an upload in one bounded pass; raise ``UploadRefused`` or describe the file.
+
+    Size cap, gzip (by magic bytes) inflated as a stream with a ratio cap, then,
+    for a run, every line within the request's budget: columns, scores, ranks,
+    caps on the line, query id and document id lengths, at least one run line;
+    the docid scheme of the first lines against the dataset's corpus.
     """
 
     size = upload.size or 0
@@ -210,27 +308,35 @@ def upload_inspect(*, upload: UploadedFile, dataset: Dataset) -> InspectedUpload
         )
     upload.seek(0)
     compressed = upload.read(2) == GZIP_MAGIC
-    head, total = _read_head_and_size(upload, compressed=compressed)
-    if total == 0:
-        raise UploadRefused("The file is empty once decompressed. Upload a TREC run.")
-    if dataset.task != Dataset.Task.RETRIEVAL:
-        _check_prediction_head(_complete_lines(head, whole=total <= len(head)), dataset=dataset)
-    else:
-        problems = sniff_run(_complete_lines(head, whole=total <= len(head)), n_lines=SNIFF_LINES)
-        if problems:
-            count = f"{len(problems)} problems" if len(problems) > 1 else "a problem"
-            raise UploadRefused(
-                f"The first lines of the run have {count} (listed with their line numbers). "
-                "Fix them and upload again; a run has one line per document: qid Q0 docid rank score tag.",
-                problems_to_details(problems),
-            )
-        _check_docid_scheme(head, dataset=dataset)
+    stream = _ContentStream(upload, compressed=compressed, budget=settings.LEXBOARD_UPLOAD_SCAN_BYTES)
+    docs_per_topic: dict[str, int] = {}
+    try:
+        if dataset.task == Dataset.Task.RETRIEVAL:
+            docs_per_topic = run_scan(stream).docs_per_topic
+            _check_docid_scheme(bytes(stream.head), dataset=dataset)
+        else:
+            while stream.read(1 << 20):
+                pass
+            if not stream.produced:
+                raise UploadRefused("The file is empty once decompressed. Upload one JSON object per line.")
+            head = bytes(stream.head)
+            _check_prediction_head(_complete_lines(head, whole=stream.produced <= len(head)), dataset=dataset)
+    finally:
+        upload.seek(0)
 
     digest = hashlib.sha256()
     for chunk in upload.chunks():
         digest.update(chunk)
     upload.seek(0)
-    return InspectedUpload(size=size, sha256=digest.hexdigest(), compressed=compressed, decompressed_size=total)
+    return InspectedUpload(
+        size=size,
+        sha256=digest.hexdigest(),
+        compressed=compressed,
+        decompressed_size=stream.produced,
+        content_sha256=stream.digest.hexdigest() if stream.complete else "",
+        complete=stream.complete,
+        docs_per_topic=docs_per_topic,
+    )
 
 
 def clean_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
@@ -254,6 +360,92 @@ def clean_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
         ]
         raise UploadRefused("Some fields are not valid: " + "; ".join(d["reason"] for d in details), details) from None
     return {name: getattr(probe, name) for name in values}
+
+
+def _split_topics(split: Split) -> list[str]:
+    return list(Topic.objects.filter(split=split).values_list("qid", flat=True))
+
+
+def _check_queries(*, split: Split, docs_per_topic: dict[str, int], complete: bool, coverage_exempt: bool) -> None:
+    """A run must share queries with the split; on a hidden split, cover enough of them (the coverage rule).
+
+    Both are decided over the whole file; when the request read only part of
+    it (``complete`` False), a refusal waits for the worker, which reads it all.
+    """
+    topics = _split_topics(split)
+    if not topics or not docs_per_topic or not complete:
+        return
+    topic_set = set(topics)
+    if not topic_set.intersection(docs_per_topic):
+        runs_qids = set(docs_per_topic)
+        others = sorted(
+            ((len(runs_qids.intersection(_split_topics(other))), other.name)
+             for other in split.dataset.splits.exclude(pk=split.pk)),
+            reverse=True,
+        )
+        match = next((name for n, name in others if n), None)
+        hint = (f"they are {match}'s topics: did you mean {match}?" if match
+                else "did you mean another split or dataset?")
+        example = next(iter(docs_per_topic))
+        raise UploadRefused(
+            f"These queries are not in this split ({split}): none of the run's {len(docs_per_topic):,} query ids "
+            f"is one of its {len(topics):,} topics; {hint} Send the run to the split whose topics it answers.",
+            [{"line": 1, "reason": f"query id {example[:60]!r} is not a topic of {split}"}],
+        )
+    if split.hidden and not coverage_exempt:
+        coverage = coverage_check(topic_ids=topics, docs_per_topic=docs_per_topic,
+                                  min_share=split.min_coverage, min_docs=split.min_docs_per_topic)
+        if coverage.refusal:
+            raise UploadRefused(coverage.refusal, [{"line": None, "reason": coverage.refusal}])
+
+
+def stored_run_refusal(*, submission: Submission, run: Run | bytes) -> UploadRefused | None:
+    """The whole-file query checks for a run the request read only in part (the worker calls this).
+
+    None when the run may be scored; otherwise the refusal the request would
+    have given, had it read the whole file.
+    """
+    if not submission.checked_in_worker or not isinstance(run, Run):
+        return None
+    counts = np.bincount(run.qcode, minlength=len(run.qids))
+    try:
+        _check_queries(split=submission.split, docs_per_topic=dict(zip(run.qids, counts.tolist(), strict=True)),
+                       complete=True, coverage_exempt=submission.coverage_exempt)
+    except UploadRefused as exc:
+        return exc
+    return None
+
+
+def _identical_entries(*, user, split: Split, inspected: InspectedUpload) -> Submission | None:
+    """Refuse content identical to one of the user's entries on the split; return another user's public twin."""
+    if inspected.content_sha256:
+        same = Submission.objects.filter(split=split, content_sha256=inspected.content_sha256)
+    else:
+        same = Submission.objects.filter(split=split, sha256=inspected.sha256)
+    same = same.filter(withdrawn_at__isnull=True).exclude(
+        status=Submission.Status.FAILED, failure_kind=Submission.FailureKind.SERVICE
+    )
+    own = same.filter(user=user).order_by("created_at").first()
+    if own is not None:
+        raise UploadRefused(
+            f"This file has the same content as your entry #{own.pk} \u201c{own.system_name}\u201d on {split} "
+            f"(sent {own.created_at:%Y-%m-%d %H:%M} UTC): the same run is not scored twice. Open that entry, "
+            "or upload the run you meant to send.",
+            [{"line": None, "reason": f"identical to submission {own.pk}"}],
+        )
+    return (
+        same.exclude(user=user)
+        .filter(visibility__in=[Submission.Visibility.PUBLIC, Submission.Visibility.ANONYMOUS])
+        .order_by("created_at")
+        .first()
+    )
+
+
+def _check_account(*, user, split: Split) -> None:
+    # ACCOUNT POLICY: when the accounts app lands on main, refuse here with
+    # ``accounts.policy.upload_refusal(user=user, split=split)`` (verified e-mail,
+    # curator approval); until then every signed-in account may upload.
+    return None
 
 
 def _check_accepts(split: Split) -> None:
@@ -284,6 +476,7 @@ def submission_create(
     is_baseline: bool = False,
     enqueue: bool = True,
     replaces: Submission | None = None,
+    coverage_exempt: bool = False,
 ) -> Submission:
     """Check an upload cheaply, then save it and a queued submission; score it after commit.
 
@@ -299,7 +492,11 @@ def submission_create(
         _check_quota(user=user, split=split)  # early, to spare a long check of a file that cannot be taken
         if refusal := storage_refusal(user=user, incoming_bytes=upload.size or 0):  # storage.py: bytes stored
             raise QuotaExceeded(refusal, [{"line": None, "reason": refusal}])
+    _check_account(user=user, split=split)
     inspected = upload_inspect(upload=upload, dataset=split.dataset)
+    _check_queries(split=split, docs_per_topic=inspected.docs_per_topic, complete=inspected.complete,
+                   coverage_exempt=coverage_exempt)
+    duplicate_of = _identical_entries(user=user, split=split, inspected=inspected)
 
     original_name = (getattr(upload, "name", "") or "run.txt").replace("\\", "/").rsplit("/", 1)[-1][:300]
     submission = Submission(
@@ -310,6 +507,10 @@ def submission_create(
         original_name=original_name,
         file_size=inspected.size,
         sha256=inspected.sha256,
+        content_sha256=inspected.content_sha256,
+        checked_in_worker=not inspected.complete,
+        duplicate_of=duplicate_of,
+        coverage_exempt=coverage_exempt,
         **values,
     )
     # The file first, outside the transaction: copying a large file must not hold

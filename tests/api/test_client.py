@@ -195,3 +195,21 @@ def test_it_exits_1_with_the_lines_when_the_worker_fails_the_run(
     assert code == 1, out + err + celery_worker_process.log()[-3000:]
     assert "failed:" in out
     assert f"line {n_bad}" in out
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_exits_non_zero_on_every_refusal(live_server, tiny_dataset, alice_token, tmp_path):
+    """Runs that cannot mean anything: no query of the split, or the same content twice."""
+    foreign = tmp_path / "foreign.txt"
+    foreign.write_bytes(b"x1 Q0 d1 1 3.0 sys\n")
+    code, _, err = run_client("submit", "--url", live_server.url, "--token", alice_token, "--dataset", "tiny",
+                              "--split", "dev", "--run", foreign, "--system-name", "foreign")
+    assert code == 2 and "not in this split" in err
+    good = tmp_path / "good.txt"
+    good.write_bytes(run_bytes(PERFECT))
+    argv = ("submit", "--url", live_server.url, "--token", alice_token, "--dataset", "tiny", "--split", "dev",
+            "--run", good, "--system-name", "good")
+    assert run_client(*argv)[0] == 0
+    code, _, err = run_client(*argv)
+    assert code == 2 and "same content" in err
+    assert Submission.objects.count() == 1

@@ -127,9 +127,9 @@ def test_it_refuses_a_session_post_without_csrf(client, alice, tiny_dataset):
 @override_settings(LEXBOARD_UPLOAD_RATE="2/h")
 def test_it_throttles_uploads_with_429(api, alice, tiny_dataset):
     tiny_dataset.splits.update(daily_limit=0, total_limit=0)
-    for _ in range(2):
-        assert upload(api, run_bytes(PERFECT)).status_code == 202
-    response = upload(api, run_bytes(PERFECT))
+    for i in range(2):
+        assert upload(api, run_bytes(PERFECT, tag=f"sys{i}")).status_code == 202
+    response = upload(api, run_bytes(PERFECT, tag="sys3"))
     assert response.status_code == 429
     assert "Too many uploads" in assert_error_shape(response.json())["message"]
     assert int(response["Retry-After"]) > 0
@@ -208,7 +208,7 @@ def test_staff_read_private_submissions(api, tiny_dataset, staff):
 
 
 def test_it_lists_only_the_callers_own_submissions(api, tiny_dataset, bob):
-    mine = [upload(api, run_bytes(PERFECT), visibility=v).json()["id"] for v in ("public", "private")]
+    mine = [upload(api, run_bytes(PERFECT, tag=v), visibility=v).json()["id"] for v in ("public", "private")]
     theirs = _as(bob)
     upload(theirs, run_bytes(PERFECT), visibility="public")
     body = api.get(reverse("api:submissions"), {"mine": 1}).json()
@@ -227,3 +227,26 @@ def test_it_answers_json_even_to_a_browser(tiny_dataset):
     response = APIClient().get(reverse("api:datasets"), HTTP_ACCEPT="text/html,application/xhtml+xml,*/*;q=0.8")
     assert response.status_code == 200
     assert response["Content-Type"].startswith("application/json")
+
+
+def test_it_refuses_a_run_of_no_topic_of_the_split_and_the_same_content_twice(api, tiny_dataset):
+    response = upload(api, run_bytes({"x1": ["d1"], "x2": ["d2"]}), split="dev")
+    assert response.status_code == 400
+    error = assert_error_shape(response.json())
+    assert "not in this split" in error["message"]
+    assert error["details"][0]["line"] == 1
+
+    assert upload(api, run_bytes(PERFECT), split="dev").status_code == 202
+    response = upload(api, gzip.compress(run_bytes(PERFECT)), name="again.gz", split="dev")
+    assert response.status_code == 400
+    error = assert_error_shape(response.json())
+    assert "same content as your entry #" in error["message"]
+    assert Submission.objects.count() == 1
+
+
+def test_it_refuses_a_probe_of_a_hidden_split_under_the_coverage_rule(api, tiny_dataset):
+    response = upload(api, run_bytes({"q1": ["d1", "d2"]}))
+    assert response.status_code == 400
+    error = assert_error_shape(response.json())
+    assert "1 of the split's 4 topics" in error["message"]
+    assert not Submission.objects.exists()

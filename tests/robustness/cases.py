@@ -72,12 +72,12 @@ RUNS = [
     ok("runs/ok_utf8_tag.txt", "non-ASCII UTF-8 in the run tag"),
     # Refused, naming the line.
     bad("runs/latin1_tag.txt", "Latin-1 é in the tag of line 3", 3, UTF8),
-    bad("runs/latin1_late.txt", "Latin-1 é on line 80, past the lines the upload checks read", 80, UTF8, web="scoring"),
+    bad("runs/latin1_late.txt", "Latin-1 é on line 80: the upload check reads every line", 80, UTF8),
     bad("runs/five_columns.txt", "line 2 has 5 columns (no tag)", 2, COLUMNS),
     bad("runs/seven_columns.txt", "line 3 has 7 columns", 3, COLUMNS),
     bad("runs/tag_with_space.txt", "a run tag with a space (7 columns) on line 4", 4, COLUMNS),
     bad("runs/nan_score.txt", "score nan on line 3", 3, "finite number"),
-    bad("runs/nan_score_late.txt", "score NaN on line 80, past the upload checks", 80, "finite number", web="scoring"),
+    bad("runs/nan_score_late.txt", "score NaN on line 80: the upload check reads every line", 80, "finite number"),
     bad("runs/inf_score.txt", "score inf on line 2", 2, FINITE),
     bad("runs/minus_inf_score.txt", "score -inf on line 5", 5, FINITE),
     bad("runs/overflow_score.txt", "score 1e400 (overflows a double) on line 2", 2, FINITE),
@@ -102,7 +102,7 @@ RUNS = [
     # Refused as a whole: not a run at all.
     bad("runs/empty.txt", "an empty file (0 bytes)", None, "one line per document", web_hint="empty"),
     bad("runs/only_blank_lines.txt", "only blank lines", None, "one line per document", web_hint="empty"),
-    bad("runs/only_comments.txt", "only # comment lines", None, "one line per document", web="scoring"),
+    bad("runs/only_comments.txt", "only # comment lines", None, "one line per document"),
     bad("runs/binary_random.bin", "4 KB of random bytes", 1, "not UTF-8 text"),
     bad("runs/nul_bytes.txt", "a NUL byte inside line 3 (the binary check is file-wide and names line 1)", 1,
         "not UTF-8 text"),

@@ -76,7 +76,8 @@ class World:
 
 def _submit(user, split, data: bytes, name: str, visibility: str) -> Submission:
     submission = submission_create(
-        user=user, split=split, upload=SimpleUploadedFile("run.txt", data),
+        # A comment with the name: one user's identical content twice on a split is refused.
+        user=user, split=split, upload=SimpleUploadedFile("run.txt", data + f"# {name}\n".encode()),
         metadata={"system_name": name, "visibility": visibility}, enqueue=False,
     )
     return submission_score_now(submission.pk)
@@ -92,7 +93,7 @@ def world(alice, bob, staff) -> World:
     splits = {}
     for name, hidden, qrels in (("test", True, HIDDEN_QRELS), ("dev", False, DEV_QRELS)):
         split = Split.objects.create(dataset=dataset, name=name, kind=name, hidden=hidden, daily_limit=0,
-                                     total_limit=0)
+                                     total_limit=0, min_coverage=0)  # the coverage rule: tests/submissions
         for qid in qrels:
             if qid != SECRET_QID:  # judged, but no topic: only the qrels know it
                 Topic.objects.create(split=split, qid=qid, text=f"Question {qid}?", category="family")
@@ -456,7 +457,7 @@ def test_no_post_without_a_csrf_token_changes_anything(role, world):
 
 def test_the_api_refuses_a_session_post_without_csrf_but_takes_a_token(world):
     """Session auth (a browser's cookie) needs the CSRF token; a token header is not ambient, so it needs none."""
-    run = SimpleUploadedFile("run.txt", ALICE_TEST_RUN)
+    run = SimpleUploadedFile("run.txt", DEV_RUN)
     form = {"dataset": "matrix", "split": "dev", "system_name": "api", "run_file": run}
     session = client_for(O, world, csrf=True)
     before = Submission.objects.count()

@@ -101,7 +101,10 @@ def test_an_upload_is_scored_by_the_worker_with_exactly_the_command_lines_number
     assert len(rows) == 1 and rows[0].scores["R@10"] == result.scores["R@10"]
 
 
-def test_a_bad_file_fails_with_its_line_numbers(transactional_db, celery_worker_process, client, alice, tiny_dataset):
+def test_a_bad_file_fails_with_its_line_numbers(transactional_db, celery_worker_process, client, alice, tiny_dataset,
+                                                settings):
+    # Lines past the request's budget are checked by the worker (earlier ones are refused at upload).
+    settings.LEXBOARD_UPLOAD_SCAN_BYTES = 1000
     split = tiny_dataset.splits.get(name="test")
     # The first 50 lines are fine (they pass the cheap checks); lines 61 and 63 are not.
     good = "".join(f"q{100 + i} Q0 d{1 + i % 20} 1 1.0 sys\n" for i in range(60))
@@ -142,8 +145,8 @@ def test_uploads_made_while_the_broker_is_down_are_scored_once_the_sweep_resends
 
     split = tiny_dataset.splits.get(name="test")
     client.force_login(alice)
-    for _ in range(3):
-        assert post_run(client, split, GOOD_RUN).status_code == 302
+    for i in range(3):  # three distinct runs: the same content twice is refused
+        assert post_run(client, split, GOOD_RUN.replace(" sys\n", f" sys{i}\n")).status_code == 302
     assert list(Submission.objects.values_list("enqueued_at", flat=True)) == [None] * 3
 
     broker_down.restore()

@@ -24,6 +24,11 @@ from .conftest import GOOD_RUN, METADATA, gz, upload
 pytestmark = pytest.mark.django_db
 
 
+def variant(i: int) -> str:
+    """GOOD_RUN under another run tag: the same scores, other content (a user's same content twice is refused)."""
+    return GOOD_RUN.replace(" sys\n", f" sys{i}\n")
+
+
 def create(user, split, content=GOOD_RUN, name="run.txt", **kwargs) -> Submission:
     return services.submission_create(
         user=user, split=split, upload=upload(content, name), metadata={**METADATA, **kwargs.pop("metadata", {})},
@@ -134,9 +139,9 @@ def test_it_refuses_past_the_daily_limit_with_the_time_of_the_next_submission(al
     test_split.daily_limit = 2
     test_split.save()
     first = create(alice, test_split)
-    create(alice, test_split)
+    create(alice, test_split, variant(1))
     with pytest.raises(QuotaExceeded) as refused:
-        create(alice, test_split)
+        create(alice, test_split, variant(2))
     expected = first.created_at + timedelta(hours=24)
     assert refused.value.retry_at == expected
     assert expected.strftime("%Y-%m-%d %H:%M UTC") in refused.value.message
@@ -148,7 +153,7 @@ def test_the_daily_window_rolls(alice, test_split):
     test_split.save()
     old = create(alice, test_split)
     Submission.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(hours=24, minutes=1))
-    create(alice, test_split)  # the old one left the window
+    create(alice, test_split, variant(1))  # the old one left the window
 
 
 def test_it_refuses_past_the_total_limit(alice, test_split):
@@ -177,7 +182,7 @@ def test_input_failures_and_withdrawn_submissions_count(alice, test_split):
     test_split.save()
     failed = create(alice, test_split)
     failed.mark_failed(kind=Submission.FailureKind.INPUT, message="bad file")
-    withdrawn = create(alice, test_split)
+    withdrawn = create(alice, test_split, variant(1))
     services.submission_withdraw(submission=withdrawn)
     assert not submission_quota(user=alice, split=test_split).allowed
 
@@ -187,7 +192,7 @@ def test_the_quota_is_per_user_and_baselines_are_exempt(alice, bob, test_split):
     test_split.save()
     create(alice, test_split)
     create(bob, test_split)
-    create(alice, test_split, is_baseline=True)
+    create(alice, test_split, variant(1), is_baseline=True)
 
 
 # --- scoring -----------------------------------------------------------------------------------
@@ -221,7 +226,7 @@ def test_scoring_stores_every_measure_and_the_per_query_vectors(alice, test_spli
 
 def test_scoring_a_gzipped_run_gives_the_same_scores(alice, test_split):
     plain = create(alice, test_split)
-    packed = create(alice, test_split, gz(GOOD_RUN), name="run.gz")
+    packed = create(alice, test_split, gz(variant(1)), name="run.gz")
     for s in (plain, packed):
         services.submission_score(s.pk)
     assert Result.objects.get(submission=plain).scores == Result.objects.get(submission=packed).scores
@@ -253,10 +258,21 @@ def test_scoring_twice_stores_one_result(alice, test_split):
     assert Result.objects.filter(submission=submission).count() == 1
 
 
-def test_a_bad_line_after_the_first_lines_fails_with_its_line_number(alice, test_split):
-    filler = "".join(f"q{100 + i} Q0 d{1 + i % 20} 1 1.0 sys\n" for i in range(59))  # past the sniffed lines
+def test_a_bad_line_after_the_first_lines_is_refused_at_upload_with_its_line_number(alice, test_split):
+    filler = "".join(f"q{100 + i} Q0 d{1 + i % 20} 1 1.0 sys\n" for i in range(59))  # past the first lines
+    content = GOOD_RUN + filler + "q3 Q0 d20 x NaN sys\n"
+    with pytest.raises(UploadRefused) as refused:
+        create(alice, test_split, content)
+    assert refused.value.details[0]["line"] == 68
+    assert not Submission.objects.exists()
+
+
+def test_a_bad_line_past_the_request_budget_fails_in_the_worker_with_its_line_number(alice, test_split, settings):
+    settings.LEXBOARD_UPLOAD_SCAN_BYTES = 1000
+    filler = "".join(f"q{100 + i} Q0 d{1 + i % 20} 1 1.0 sys\n" for i in range(59))
     content = GOOD_RUN + filler + "q3 Q0 d20 x NaN sys\n"
     submission = create(alice, test_split, content)
+    assert submission.checked_in_worker
     services.submission_score(submission.pk)
     submission.refresh_from_db()
     assert submission.status == Submission.Status.FAILED
@@ -420,7 +436,7 @@ def test_visibility_changes(alice, test_split):
 def test_resubmitting_copies_the_metadata_and_links_the_old_submission(alice, test_split):
     failed = create(alice, test_split, metadata={"team": "UCLouvain", "params": "110M"})
     failed.mark_failed(kind="input", message="bad")
-    new = services.submission_resubmit(submission=failed, upload=upload(GOOD_RUN))
+    new = services.submission_resubmit(submission=failed, upload=upload(variant(1)))
     assert new.pk != failed.pk
     assert new.replaces == failed
     assert (new.team, new.params, new.system_name) == ("UCLouvain", "110M", "BM25")

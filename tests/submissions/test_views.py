@@ -166,7 +166,8 @@ def test_resubmitting_through_the_page(client, alice, test_split):
     submission = make(alice, test_split)
     submission.mark_failed(kind="input", message="bad")
     client.force_login(alice)
-    response = client.post(reverse("submissions:resubmit", args=[submission.pk]), {"run": upload(GOOD_RUN)})
+    corrected = GOOD_RUN.replace(" sys\n", " fixed\n")
+    response = client.post(reverse("submissions:resubmit", args=[submission.pk]), {"run": upload(corrected)})
     new = Submission.objects.exclude(pk=submission.pk).get()
     assert response["Location"] == new.get_absolute_url()
     assert new.replaces_id == submission.pk
