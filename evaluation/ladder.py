@@ -1,0 +1,178 @@
+"""Release rules for hidden splits: the Ladder and the coverage rule.
+
+A leaderboard on hidden labels answers every submission with numbers, so a
+participant who submits many crafted runs can turn it into an oracle for the
+labels: two runs that differ in one query give that query's value from the
+difference of their means. Two rules, both Django-free, keep the answers
+coarse (the reasoning, and what remains possible, is in docs/security.md):
+
+* :func:`ladder_step` — the Ladder (Blum & Hardt 2015, "The Ladder: A
+  Reliable Leaderboard for Machine Learning Competitions", ICML). A new
+  submission's score is released only when it is a significant improvement
+  over the participant's current best on the hidden topics; otherwise the
+  participant sees their best again. "Significant" is a one-sided paired
+  sign-flip randomization test on the per-query values at level ``alpha``
+  (seeded, exact for up to 13 queries), and the displayed value must also go
+  up by at least one step of the display precision. A change confined to a
+  handful of queries can never pass: with k changed queries the smallest
+  attainable p-value is 2^-k, so at alpha = 0.05 at least five queries must
+  all move the same way, and what is released is their rounded sum.
+* :func:`coverage_check` — a run on a hidden split must rank documents for a
+  share of the split's published topics (default 90%), and optionally at least
+  a number of documents for each topic it covers, or it is refused before it
+  costs a slot. A one-query run is a probe, not a system.
+
+Both take plain sequences and mappings: the server, a worker and the tests
+call them alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as _scipy_stats
+
+#: One-sided level of the Ladder's test.
+ALPHA = 0.05
+#: Display precision: scores are fractions shown with 4 decimals (or percent with 2), one step = 1e-4.
+DECIMALS = 4
+#: Sign flips of the randomization test (all 2^n when that is fewer: exact).
+N_RESAMPLES = 10_000
+SEED = 0
+#: Share of the split's topics a run must rank documents for.
+MIN_COVERAGE = 0.9
+#: Topics named in a refusal, so the message stays readable.
+EXAMPLES = 5
+
+
+def round_score(value: float, decimals: int = DECIMALS) -> float:
+    """A score as displayed (a fraction rounded to ``decimals``): what the pages and the API release."""
+    return round(float(value), decimals)
+
+
+def improvement_p_value(best: Sequence[float], new: Sequence[float], *, n_resamples: int = N_RESAMPLES,
+                        seed: int = SEED) -> float:
+    """One-sided paired randomization test of "``new`` is better than ``best``" (higher is better).
+
+    Per-query differences ``new - best`` have their signs flipped at random
+    (``scipy.stats.permutation_test``, paired samples, seeded); the p-value is
+    the share of flipped mean differences at least as large as the observed
+    one. Exact (all 2^n flips) when 2^n ≤ ``n_resamples``. 1.0 when nothing
+    differs.
+    """
+    a = np.asarray(new, dtype=np.float64)
+    b = np.asarray(best, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError("the Ladder compares two per-query vectors of the same length (one value per topic)")
+    if len(a) == 0 or not np.any(a != b):
+        return 1.0
+    result = _scipy_stats.permutation_test(
+        (a, b), lambda x, y, axis: np.mean(x - y, axis=axis), permutation_type="samples",
+        alternative="greater", n_resamples=n_resamples, vectorized=True, rng=np.random.default_rng(seed),
+    )
+    return float(result.pvalue)
+
+
+@dataclass(frozen=True)
+class LadderDecision:
+    """What a new submission on a hidden split releases.
+
+    ``released``: the new score becomes the participant's best and is shown.
+    ``shown``: the value to display (rounded), the new one when released,
+    else the current best's. ``p_value`` is for the record (logs, curators),
+    never for the participant: it is a function of per-query values.
+    """
+
+    released: bool
+    shown: float
+    p_value: float | None
+    message: str
+
+
+def ladder_step(*, best: Sequence[float] | None, new: Sequence[float], alpha: float = ALPHA,
+                decimals: int = DECIMALS, n_resamples: int = N_RESAMPLES, seed: int = SEED,
+                fmt: Callable[[float], str] | None = None) -> LadderDecision:
+    """Decide whether ``new`` (per-query values on the hidden topics) is released over ``best``.
+
+    ``best`` is the per-query vector of the participant's current best on the
+    same topics in the same order, or None for their first submission, which
+    is always released. A later one is released when its displayed (rounded)
+    mean is higher than the best's and the one-sided paired randomization
+    test gives p < ``alpha``. ``fmt`` formats a value for the message (default:
+    ``decimals`` decimals).
+    """
+    new_values = np.asarray(new, dtype=np.float64)
+    show = fmt or (lambda v: f"{v:.{decimals}f}")
+    new_shown = round_score(new_values.mean() if len(new_values) else 0.0, decimals)
+    if best is None:
+        return LadderDecision(True, new_shown, None, f"Released: your first score here, {show(new_shown)}.")
+    best_values = np.asarray(best, dtype=np.float64)
+    if best_values.shape != new_values.shape:
+        raise ValueError("the Ladder compares two per-query vectors of the same length (one value per topic)")
+    best_shown = round_score(best_values.mean() if len(best_values) else 0.0, decimals)
+    p = improvement_p_value(best_values, new_values, n_resamples=n_resamples, seed=seed)
+    if new_shown > best_shown and p < alpha:
+        return LadderDecision(True, new_shown, p, f"Released: a significant improvement over your best "
+                                                  f"({show(best_shown)}), now {show(new_shown)}.")
+    return LadderDecision(False, best_shown, p, f"Not a significant improvement over your best "
+                                                f"({show(best_shown)}); your best stays on the leaderboard.")
+
+
+# --- coverage ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How much of a split a run covers; ``refusal`` is None when the run may be scored."""
+
+    n_topics: int
+    n_covered: int
+    thin: tuple[str, ...]  # covered topics with fewer documents than asked, in the split's order
+    refusal: str | None
+
+    @property
+    def share(self) -> float:
+        return self.n_covered / self.n_topics if self.n_topics else 1.0
+
+
+def _examples(ids: Sequence[str]) -> str:
+    shown = ", ".join(ids[:EXAMPLES])
+    return shown + (f" and {len(ids) - EXAMPLES:,} more" if len(ids) > EXAMPLES else "")
+
+
+def coverage_check(*, topic_ids: Iterable[str], docs_per_topic: Mapping[str, int], min_share: float = MIN_COVERAGE,
+                   min_docs: int = 0) -> Coverage:
+    """Check that a run covers enough of a split's published topics to be scored on a hidden split.
+
+    ``topic_ids``: the split's published topics (never the qrels: which
+    topics have relevant documents is itself hidden). ``docs_per_topic``: the
+    documents the whole run ranks per topic (topics outside the split are
+    ignored). Refused when fewer than ``min_share`` of the topics have at
+    least one document, or, with ``min_docs`` > 0, when a covered topic has
+    fewer than ``min_docs``. The refusal names the rule, the counts and
+    examples of the topics to add, so the participant can fix the file.
+    """
+    topics = list(dict.fromkeys(str(t) for t in topic_ids))
+    counts = {str(q): int(n) for q, n in docs_per_topic.items()}
+    covered = [t for t in topics if counts.get(t, 0) > 0]
+    missing = [t for t in topics if counts.get(t, 0) <= 0]
+    thin = tuple(t for t in covered if min_docs > 0 and counts[t] < min_docs)
+    n, k = len(topics), len(covered)
+    needed = int(np.ceil(min_share * n - 1e-9))
+    refusal = None
+    if k < needed:
+        refusal = (
+            f"This run ranks documents for {k:,} of the split's {n:,} topics ({100 * k / n:.0f}%); runs on a "
+            f"hidden split must cover at least {100 * min_share:.0f}% of them ({needed:,} topics). Add rankings "
+            f"for the missing topics ({_examples(missing)}): scores are only released for runs over the whole "
+            "split, so that no submission can probe single questions."
+        )
+    elif thin:
+        refusal = (
+            f"{len(thin):,} of the {k:,} topics this run covers have fewer than {min_docs:,} documents "
+            f"({_examples([f'{t}: {counts[t]:,}' for t in thin])}); this split asks for at least {min_docs:,} "
+            "ranked documents per topic. Return a longer ranking for them."
+        )
+    return Coverage(n_topics=n, n_covered=k, thin=thin, refusal=refusal)

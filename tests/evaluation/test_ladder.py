@@ -1,0 +1,130 @@
+"""The Ladder and the coverage rule of hidden splits, on hand-made vectors (evaluation/ladder.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from evaluation.ladder import coverage_check, improvement_p_value, ladder_step, round_score
+
+
+def test_it_releases_the_first_submission_rounded():
+    decision = ladder_step(best=None, new=[0.5, 0.25, 0.123456])
+    assert decision.released
+    assert decision.shown == 0.2912  # mean 0.29115... shown with 4 decimals
+    assert decision.p_value is None
+
+
+def test_it_releases_a_clear_improvement():
+    best = [0.2] * 20
+    new = [0.6] * 20
+    decision = ladder_step(best=best, new=new)
+    assert decision.released
+    assert decision.shown == 0.6
+    assert decision.p_value < 0.05
+    assert "significant improvement over your best (0.2000)" in decision.message
+
+
+def test_it_refuses_a_change_in_one_query_however_large():
+    """The differencing probe: the same run with one query changed is never released, in either direction."""
+    rng = np.random.default_rng(3)
+    best = rng.random(40)
+    for value in (0.0, 1.0):
+        new = best.copy()
+        new[7] = value
+        decision = ladder_step(best=best, new=new)
+        assert not decision.released
+        assert decision.shown == round_score(best.mean())  # the participant sees their best again
+        assert decision.message == f"Not a significant improvement over your best ({best.mean():.4f}); " \
+                                   "your best stays on the leaderboard."
+
+
+def test_it_needs_five_queries_moving_the_same_way():
+    """With k changed queries the smallest one-sided p is 2^-k: four cannot pass alpha = 0.05, five can."""
+    best = np.zeros(30)
+    four = best.copy()
+    four[:4] = 1.0
+    five = best.copy()
+    five[:5] = 1.0
+    assert improvement_p_value(best, four) == pytest.approx(1 / 16, abs=0.01)
+    assert not ladder_step(best=best, new=four).released
+    assert improvement_p_value(best, five) == pytest.approx(1 / 32, abs=0.01)
+    assert ladder_step(best=best, new=five).released
+
+
+def test_it_is_exact_for_few_queries():
+    # 3 queries, all up: 1 of the 2^3 sign patterns is as large -> p = 1/8 exactly.
+    assert improvement_p_value([0.1, 0.2, 0.3], [0.2, 0.3, 0.4]) == pytest.approx(1 / 8)
+
+
+def test_it_refuses_an_improvement_too_small_to_show():
+    """Significant but invisible at the display precision: not released (the shown value must move)."""
+    best = np.full(200, 0.5)
+    new = best + 1e-6
+    assert improvement_p_value(best, new) < 0.05
+    decision = ladder_step(best=best, new=new)
+    assert not decision.released
+    assert decision.shown == 0.5
+
+
+def test_it_refuses_a_worse_run():
+    decision = ladder_step(best=[0.9] * 10, new=[0.1] * 10)
+    assert not decision.released and decision.shown == 0.9
+
+
+def test_it_is_deterministic():
+    rng = np.random.default_rng(0)
+    best, new = rng.random(300), rng.random(300)
+    assert improvement_p_value(best, new) == improvement_p_value(best, new)
+
+
+def test_it_refuses_vectors_of_different_lengths():
+    with pytest.raises(ValueError, match="same length"):
+        ladder_step(best=[0.1, 0.2], new=[0.1])
+
+
+def test_it_formats_the_message_as_the_dataset_shows_values():
+    decision = ladder_step(best=[0.5] * 10, new=[0.5] * 10, fmt=lambda v: f"{100 * v:.2f}")
+    assert "(50.00)" in decision.message
+
+
+# --- coverage ------------------------------------------------------------------------------
+
+
+TOPICS = [f"q{i}" for i in range(1, 21)]
+
+
+def test_it_accepts_a_run_over_the_whole_split():
+    coverage = coverage_check(topic_ids=TOPICS, docs_per_topic={t: 100 for t in TOPICS})
+    assert coverage.refusal is None and coverage.share == 1.0
+
+
+def test_it_refuses_a_one_query_run_naming_what_to_add():
+    coverage = coverage_check(topic_ids=TOPICS, docs_per_topic={"q3": 1000, "unknown": 50})
+    assert coverage.n_covered == 1
+    assert coverage.refusal.startswith("This run ranks documents for 1 of the split's 20 topics (5%)")
+    assert "at least 90% of them (18 topics)" in coverage.refusal
+    assert "(q1, q2, q4, q5, q6 and 14 more)" in coverage.refusal
+
+
+def test_it_accepts_exactly_the_share():
+    counts = {t: 10 for t in TOPICS[:18]}
+    assert coverage_check(topic_ids=TOPICS, docs_per_topic=counts).refusal is None
+    del counts["q18"]
+    assert coverage_check(topic_ids=TOPICS, docs_per_topic=counts).refusal is not None
+
+
+def test_it_checks_documents_per_topic_only_when_asked():
+    counts = {t: 100 for t in TOPICS}
+    counts["q5"] = 19
+    assert coverage_check(topic_ids=TOPICS, docs_per_topic=counts).refusal is None
+    coverage = coverage_check(topic_ids=TOPICS, docs_per_topic=counts, min_docs=20)
+    assert coverage.thin == ("q5",)
+    assert coverage.refusal == ("1 of the 20 topics this run covers have fewer than 20 documents (q5: 19); this "
+                                "split asks for at least 20 ranked documents per topic. Return a longer ranking "
+                                "for them.")
+
+
+def test_it_takes_a_lower_share():
+    counts = {t: 1 for t in TOPICS[:10]}
+    assert coverage_check(topic_ids=TOPICS, docs_per_topic=counts, min_share=0.5).refusal is None
