@@ -4,8 +4,8 @@ Each submission after the first is compared with the first (the reference)
 on every measure: the difference of the means, the paired randomization test
 (10,000 seeded sign flips, exact for few queries) and the paired t-test from
 :mod:`evaluation.stats`, Holm–Bonferroni over all the comparisons on the page,
-wins/ties/losses over queries, per-category differences, and how much the top
-10 documents of the two runs overlap. Per-query values (the scatter plot)
+wins/ties/losses over queries, per-category differences, and, on splits whose
+labels are public, how much the top 10 documents of the two runs overlap. Per-query values (the scatter plot)
 only on dev and train splits; on hidden splits only aggregates leave here.
 """
 
@@ -245,7 +245,8 @@ def compare(*, submissions: list[Submission], measure: str | None = None,
             "overlap": None,
             "scatter_svg": "",
         }
-        if overlap:
+        # Top-k overlap is a per-query comparison of documents: public splits only (docs/security.md).
+        if overlap and not split.hidden:
             try:
                 pair["overlap"] = top_k_overlap(_top_docs(ref.submission, OVERLAP_K),
                                                 _top_docs(other.submission, OVERLAP_K), qids=ref.qids)

@@ -88,14 +88,18 @@ def upload(request: HttpRequest, dataset_slug: str) -> HttpResponse:
     return render(request, "submissions/upload.html", context, status=status)
 
 
-def _status_payload(submission: Submission) -> dict:
+def _status_payload(submission: Submission, *, is_owner: bool) -> dict:
+    """The status JSON; why a run failed (which quotes the file) goes to its owner and staff only."""
+    error = submission.error or None
+    if error and not is_owner:
+        error = {"message": "Scoring this run failed.", "details": []}
     return {
         "id": submission.pk,
         "status": submission.status,
         "progress": round(submission.progress, 4),
         "attempts": submission.attempts,
         "updated_at": submission.updated_at.isoformat(),
-        "error": submission.error or None,
+        "error": error,
         "is_final": submission.status in (Submission.Status.SCORED, Submission.Status.FAILED),
     }
 
@@ -129,7 +133,7 @@ def detail(request: HttpRequest, submission_id: int) -> HttpResponse:
         # A publication being rescored: these scores stay on the current version until the switch.
         "pending_qrels": submission.split.pending_qrels if submission.split.pending_qrels_id else None,
         "resubmit_form": ResubmitForm() if is_owner and submission.status == Submission.Status.FAILED else None,
-        "status_json": _status_payload(submission),
+        "status_json": _status_payload(submission, is_owner=is_owner),
         # Analyses: aggregates on every split, per-query rows on dev/train only (hidden splits never show them).
         **submission_analysis(submission=submission, result=found.result, vectors=found.per_query),
     }
@@ -141,7 +145,9 @@ def detail(request: HttpRequest, submission_id: int) -> HttpResponse:
 def status(request: HttpRequest, submission_id: int) -> JsonResponse:
     """The status as JSON, polled by ``static/js/status.js``."""
     submission = selectors.submission_for_viewer(submission_id=submission_id, user=request.user)
-    return JsonResponse(_status_payload(submission))
+    user = request.user
+    is_owner = user.is_authenticated and (user.pk == submission.user_id or user.is_staff)
+    return JsonResponse(_status_payload(submission, is_owner=is_owner))
 
 
 @login_required
