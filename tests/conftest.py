@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["tests.fixtures_worker"]
+pytest_plugins = ["tests.fixtures_worker", "tests.fixtures_site"]
 
 
 @contextmanager
