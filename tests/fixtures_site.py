@@ -43,6 +43,16 @@ def _get_status(url: str) -> int:
         return 0
 
 
+def stop_server(server: subprocess.Popen) -> None:
+    """Stop a server started with ``start_new_session=True``: SIGTERM to its group, SIGKILL after 15 s."""
+    os.killpg(server.pid, signal.SIGTERM)
+    try:
+        server.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait(timeout=5)
+
+
 @dataclass
 class LiveSite:
     url: str
@@ -100,10 +110,5 @@ def live_site(django_db_setup, django_db_blocker, private_data_dir, worker_queue
             time.sleep(0.2)
         yield site
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait(timeout=5)
+        stop_server(server)
         log.close()
