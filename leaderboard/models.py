@@ -172,6 +172,11 @@ class Split(models.Model):
     kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.TEST)
     hidden = models.BooleanField(default=False, help_text="Labels hidden: aggregates only, submissions capped")
     accepts_submissions = models.BooleanField(default=True)
+    ladder = models.BooleanField(
+        "Ladder", default=True,
+        help_text="Hidden splits only: a participant's new score is shown (and ranked) only when it is a "
+                  "significant improvement over their best (docs/security.md). Off: every score is released.",
+    )
     daily_limit = models.PositiveIntegerField(default=5, help_text="Submissions per user per day (0 = no limit)")
     total_limit = models.PositiveIntegerField(default=100, help_text="Submissions per user in total (0 = no limit)")
     current_qrels = models.ForeignKey(
@@ -195,6 +200,11 @@ class Split(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("leaderboard:dataset", args=[self.dataset.slug]) + f"?split={self.name}"
+
+    @property
+    def uses_ladder(self) -> bool:
+        """The Ladder gates this split's scores: a hidden split with the option on (the default)."""
+        return self.hidden and self.ladder
 
     def bump_cache_version(self) -> None:
         """Make cached leaderboard pages of this split stale (an atomic increment)."""

@@ -28,7 +28,8 @@ class ResultInline(admin.TabularInline):
     model = Result
     extra = 0
     can_delete = False
-    fields = ("qrels_version", "primary_score", "n_queries", "scores", "duration_seconds", "created_at")
+    fields = ("qrels_version", "primary_score", "n_queries", "scores", "released", "ladder_message", "ladder_p",
+              "duration_seconds", "created_at")
     readonly_fields = fields
 
     def has_add_permission(self, request, obj=None) -> bool:
@@ -81,14 +82,15 @@ class SubmissionAdmin(admin.ModelAdmin):
 
 @admin.register(Result)
 class ResultAdmin(admin.ModelAdmin):
-    list_display = ("id", "submission", "qrels_version", "primary_score", "n_queries", "duration_seconds", "created_at")
-    list_filter = ("qrels_version__split",)
+    list_display = ("id", "submission", "qrels_version", "primary_score", "released", "ladder_p", "n_queries",
+                    "duration_seconds", "created_at")
+    list_filter = ("released", "qrels_version__split")
     list_select_related = ("submission", "qrels_version__split__dataset")
     raw_id_fields = ("submission",)
     # The per-query blob is derived from hidden labels and is binary: never shown.
     exclude = ("per_query",)
     readonly_fields = ("submission", "qrels_version", "scores", "primary_score", "n_queries", "warnings",
-                       "duration_seconds", "created_at")
+                       "released", "ladder_message", "ladder_p", "duration_seconds", "created_at")
 
     def get_queryset(self, request):
         return super().get_queryset(request).defer("per_query")
