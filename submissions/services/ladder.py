@@ -78,11 +78,13 @@ def ladder_judge(*, result: Result, submission: Submission, split: Split) -> Res
         return result
     row, _ = LadderBest.objects.get_or_create(split_id=split.pk, user_id=submission.user_id,
                                               qrels_version_id=result.qrels_version_id)
-    row = LadderBest.objects.select_for_update().select_related("result").get(pk=row.pk)
+    # Locked alone (PostgreSQL refuses FOR UPDATE on the nullable side of a join); the best read after.
+    row = LadderBest.objects.select_for_update().get(pk=row.pk)
     if row.result_id == result.pk:
         return result
+    best = Result.objects.filter(pk=row.result_id).first() if row.result_id else None
     measure = split.dataset.primary_measure
-    released, message, p = _decide(best=row.result, new=result, measure=measure)
+    released, message, p = _decide(best=best, new=result, measure=measure)
     Result.objects.filter(pk=result.pk).update(released=released, ladder_message=message, ladder_p=p)
     result.released, result.ladder_message, result.ladder_p = released, message, p
     if released:

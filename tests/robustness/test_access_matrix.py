@@ -20,9 +20,9 @@ adds it here), the URLs to try and the status each role must get. The rules:
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from django.apps import apps
@@ -561,11 +561,6 @@ BUDGET: dict[str, tuple[str, str]] = {  # key -> (the docs' view, what it reveal
     "submissions:per_query_csv": ("per-query.csv", "404 on a hidden split"),
     "api:datasets": ("/api/v1/datasets/", "constants of the split (number of topics)"),
 }
-
-
-def _budget_key(key: str) -> str | None:
-    """The BUDGET entry of a URL key; None for the admin (staff: everything) and URLs that show nothing."""
-    return key if key in BUDGET else None
 
 
 def test_every_url_declares_what_it_reveals_about_a_hidden_split_as_docs_security_says():

@@ -10,9 +10,10 @@
 
 The attacker's reading is spelled out (``recall_curve``, ``steps``, MRR@10 ×
 queries = 1 / first relevant rank), and each test asserts it finds no
-relevant document and learns no per-query fact. They pass only once the
-budget of docs/security.md is enforced (no per-query views, the coverage rule
-and the Ladder on hidden splits).
+relevant document and learns no per-query fact. Both failed before
+the budget of docs/security.md was enforced (4 of 4 relevant documents
+recovered, with one and two submissions); they pass with no per-query view
+and the Ladder on hidden splits.
 """
 
 from __future__ import annotations
@@ -23,12 +24,7 @@ import pytest
 
 from .conftest import Http, Secret, evaluated_queries, recall_curve, steps, submit
 
-pytestmark = [
-    pytest.mark.e2e, pytest.mark.slow,
-    # They run (in CI too) and must fail until the budget is enforced; strict: once they pass, drop this mark.
-    pytest.mark.xfail(strict=True, reason="hidden splits still show per-query views and release every score: "
-                                          "the budget, the coverage rule and the Ladder are not wired in yet"),
-]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 #: 0.5 px of the plot's 252 px height: far below one relevant document's step (1 / (4 × 20) = 3 px at least).
 STEP = 0.5 / 252

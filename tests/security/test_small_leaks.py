@@ -63,10 +63,10 @@ def test_another_persons_failed_run_shows_no_reason(secret, person, visitor):
 
 
 def test_the_compare_page_shows_no_overlap_on_a_hidden_split(secret, person, visitor):
-    alice = person("alice")
+    alice, bob = person("alice"), person("bob")  # each one's first run: both released by the Ladder
     first, _ = submit(alice, secret, secret.run_text(), visibility="public", system_name="one")
     reordered = {q: docs[5:] + docs[:5] for q, docs in secret.run.items()}
-    second, _ = submit(alice, secret, secret.run_text(overrides=reordered), visibility="public", system_name="two")
+    second, _ = submit(bob, secret, secret.run_text(overrides=reordered), visibility="public", system_name="two")
     page = visitor.get(f"/submissions/compare/?ids={first},{second}")
     assert page.status == 200 and f"#{second}" in page.body
     assert "overlap" not in page.body.lower() and "jaccard" not in page.body.lower()
