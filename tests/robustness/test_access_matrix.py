@@ -539,8 +539,7 @@ def test_private_entries_show_on_leaderboards_only_to_their_owner_and_never_in_e
 
 #: For every URL (the keys of ACCESS), what it shows about a hidden split; docs/security.md, "The information
 #: budget of a hidden split", has a row for each view named here (the path in backquotes), and nothing else
-#: is shown. "nothing" = the URL shows no value derived from the hidden qrels.
-NOTHING = "nothing"
+#: is shown. A URL not named here shows no value derived from the hidden qrels (accounts, docs, the schema).
 BUDGET: dict[str, tuple[str, str]] = {  # key -> (the docs' view, what it reveals)
     "leaderboard:dataset": ("/d/<slug>/", "released rows, means rounded to the display precision, markers"),
     "leaderboard:export": ("/d/<slug>/export", "the same released rows, rounded"),
