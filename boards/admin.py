@@ -77,7 +77,8 @@ class BenchmarkAdmin(admin.ModelAdmin):
 class SplitInline(admin.TabularInline):
     model = Split
     fields = (
-        "name", "kind", "hidden", "accepts_submissions", "open_before_judgments", "daily_limit", "total_limit",
+        "name", "kind", "hidden", "ladder", "accepts_submissions", "open_before_judgments", "daily_limit",
+        "total_limit",
         "current_qrels_display",
     )
     readonly_fields = ("current_qrels_display",)
@@ -311,15 +312,17 @@ class QrelsVersionInline(admin.TabularInline):
 @admin.register(Split)
 class SplitAdmin(admin.ModelAdmin):
     list_display = (
-        "__str__", "dataset", "kind", "hidden", "accepts_submissions", "daily_limit", "total_limit",
+        "__str__", "dataset", "kind", "hidden", "ladder", "accepts_submissions", "daily_limit", "total_limit",
         "current_version", "n_topics",
     )
-    list_filter = ("kind", "hidden", "accepts_submissions", "dataset__benchmark", "dataset")
+    list_filter = ("kind", "hidden", "ladder", "accepts_submissions", "dataset__benchmark", "dataset")
     search_fields = ("name", "dataset__slug", "dataset__name")
     list_select_related = ("dataset", "current_qrels", "pending_qrels")
     readonly_fields = ("current_qrels_display", "rescoring", "cache_version")
+    # How strict a hidden split is: "hidden" (no per-query view), "ladder" (scores released only as
+    # significant improvements), the quotas; docs/security.md says what each one guards against.
     fields = (
-        "dataset", "name", "kind", "hidden", "accepts_submissions", "open_before_judgments", "daily_limit",
+        "dataset", "name", "kind", "hidden", "ladder", "accepts_submissions", "open_before_judgments", "daily_limit",
         "total_limit", ("min_coverage", "min_docs_per_topic"), "current_qrels_display", "rescoring", "cache_version",
     )
     inlines = [QrelsVersionInline]

@@ -19,6 +19,9 @@ from .selectors import LeaderboardRow
 
 FIELDS = ["rank", "kind", "system", "owner", "team", "family", "date", "paper_url", "code_url", "source"]
 
+#: A cell starting with one of these is read as a formula by spreadsheet programs (OWASP, "CSV Injection").
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
 
 class ExportError(Exception):
     """An export request that cannot be honoured, with a message for the person who asked."""
@@ -46,14 +49,30 @@ def choose_measures(dataset: Dataset, requested: str | None) -> list[str]:
     return list(dict.fromkeys(chosen))
 
 
+def csv_cell(value: object) -> object:
+    """A text cell a spreadsheet shows as text: one starting like a formula gets a leading single quote.
+
+    OWASP's rule for CSV injection: a participant's team ``=HYPERLINK(...)``
+    would otherwise run as a formula in the reader's spreadsheet. Numbers are
+    written by the caller and never pass through here.
+    """
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
 def to_csv(rows: Sequence[LeaderboardRow], *, measures: list[str]) -> str:
-    """One line per entry; scores as fractions with full precision (empty when missing)."""
+    """One line per entry; scores as fractions with full precision (empty when missing).
+
+    Every text cell goes through :func:`csv_cell` (formula injection); the csv
+    module quotes a cell holding a comma, a quote or a line break, so it stays one cell.
+    """
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(FIELDS + measures)
     for row in public_only(rows):
         values = [getattr(row, f) for f in FIELDS]
-        values = ["" if v is None else (v.isoformat() if hasattr(v, "isoformat") else v) for v in values]
+        values = ["" if v is None else csv_cell(v.isoformat() if hasattr(v, "isoformat") else v) for v in values]
         scores = ["" if row.scores.get(m) is None else repr(float(row.scores[m])) for m in measures]
         writer.writerow(values + scores)
     return out.getvalue()

@@ -22,6 +22,7 @@ from django.db.models import Prefetch, Q
 from leaderboard.models import Benchmark, Dataset, ReportedResult, Split
 from leaderboard.selectors import DatasetNotFound, dataset_for_page
 from submissions.models import Result, Submission
+from submissions.selectors import budget_scores
 
 RowKind = Literal["scored", "baseline", "reported"]
 
@@ -88,7 +89,7 @@ _ROW_FIELDS = tuple(f.name for f in dataclasses.fields(LeaderboardRow))
 # --- building rows ----------------------------------------------------------------
 
 
-def _submission_row(result, *, private: bool = False) -> LeaderboardRow:
+def _submission_row(result, *, split: Split, private: bool = False) -> LeaderboardRow:
     sub = result.submission
     anonymous = sub.visibility == sub.Visibility.ANONYMOUS
     return LeaderboardRow(
@@ -102,7 +103,7 @@ def _submission_row(result, *, private: bool = False) -> LeaderboardRow:
         code_url="" if anonymous else sub.code_url,
         # The submission date: a rescore on new qrels must not make an old entry look new.
         date=sub.created_at.date() if sub.created_at else None,
-        scores={k: (float(v) if v is not None else None) for k, v in (result.scores or {}).items()},
+        scores=budget_scores(result.scores, split=split),  # rounded on hidden splits
         is_private=private,
         team="" if anonymous else sub.team,
         used_training_data=sub.used_training_data,
@@ -129,9 +130,13 @@ def _reported_row(rep: ReportedResult) -> LeaderboardRow:
 
 
 def _results_base(split: Split):
-    """Results of the split's submissions on its current qrels that a leaderboard may show."""
+    """Results of the split's submissions on its current qrels that a leaderboard may show.
+
+    On a hidden split, released results only (the Ladder: docs/security.md).
+    """
+    results = Result.objects.filter(released=True) if split.hidden else Result.objects.all()
     return (
-        Result.objects.filter(
+        results.filter(
             qrels_version_id=split.current_qrels_id,
             submission__split_id=split.pk,
             submission__status=Submission.Status.SCORED,
@@ -152,7 +157,7 @@ def _public_submission_rows(split: Split) -> list[LeaderboardRow]:
         Q(submission__is_baseline=True)
         | Q(submission__visibility__in=[Submission.Visibility.PUBLIC, Submission.Visibility.ANONYMOUS])
     )
-    return [_submission_row(r) for r in results]
+    return [_submission_row(r, split=split) for r in results]
 
 
 def _reported_rows(split: Split) -> list[LeaderboardRow]:
@@ -175,7 +180,7 @@ def _private_rows(split: Split, user) -> list[LeaderboardRow]:
         submission__visibility=Submission.Visibility.PRIVATE,
         submission__is_baseline=False,
     )
-    return [_submission_row(r, private=True) for r in results]
+    return [_submission_row(r, split=split, private=True) for r in results]
 
 
 def rank_rows(rows: list[LeaderboardRow], *, measure: str) -> list[LeaderboardRow]:

@@ -16,7 +16,9 @@ coarse (the reasoning, and what remains possible, is in docs/security.md):
   up by at least one step of the display precision. A change confined to a
   handful of queries can never pass: with k changed queries the smallest
   attainable p-value is 2^-k, so at alpha = 0.05 at least five queries must
-  all move the same way, and what is released is their rounded sum.
+  all move the same way, and what is released is their rounded sum. A first
+  submission is compared with an empty run (0 everywhere), so a run that
+  scores on one topic only is not released either.
 * :func:`coverage_check` — a run on a hidden split must rank documents for a
   share of the split's published topics (default 90%), and optionally at least
   a number of documents for each topic it covers, or it is refused before it
@@ -52,7 +54,7 @@ def round_score(value: float, decimals: int = DECIMALS) -> float:
     return round(float(value), decimals)
 
 
-def improvement_p_value(best: Sequence[float], new: Sequence[float], *, n_resamples: int = N_RESAMPLES,
+def improvement_p_value(best: Sequence[float] | np.ndarray, new: Sequence[float] | np.ndarray, *, n_resamples: int = N_RESAMPLES,
                         seed: int = SEED) -> float:
     """One-sided paired randomization test of "``new`` is better than ``best``" (higher is better).
 
@@ -98,24 +100,28 @@ def ladder_step(*, best: Sequence[float] | None, new: Sequence[float], alpha: fl
 
     ``best`` is the per-query vector of the participant's current best on the
     same topics in the same order, or None for their first submission, which
-    is always released. A later one is released when its displayed (rounded)
-    mean is higher than the best's and the one-sided paired randomization
-    test gives p < ``alpha``. ``fmt`` formats a value for the message (default:
-    ``decimals`` decimals).
+    is held to the same rule against an empty run (0 on every topic): a probe
+    that scores on fewer than five topics is never released, not even first.
+    A run is released when its displayed (rounded) mean is higher than the
+    best's and the one-sided paired randomization test gives p < ``alpha``.
+    ``fmt`` formats a value for the message (default: ``decimals`` decimals).
     """
     new_values = np.asarray(new, dtype=np.float64)
     show = fmt or (lambda v: f"{v:.{decimals}f}")
-    new_shown = round_score(new_values.mean() if len(new_values) else 0.0, decimals)
-    if best is None:
-        return LadderDecision(True, new_shown, None, f"Released: your first score here, {show(new_shown)}.")
-    best_values = np.asarray(best, dtype=np.float64)
+    first = best is None
+    best_values = np.zeros_like(new_values) if first else np.asarray(best, dtype=np.float64)
     if best_values.shape != new_values.shape:
         raise ValueError("the Ladder compares two per-query vectors of the same length (one value per topic)")
+    new_shown = round_score(new_values.mean() if len(new_values) else 0.0, decimals)
     best_shown = round_score(best_values.mean() if len(best_values) else 0.0, decimals)
     p = improvement_p_value(best_values, new_values, n_resamples=n_resamples, seed=seed)
     if new_shown > best_shown and p < alpha:
-        return LadderDecision(True, new_shown, p, f"Released: a significant improvement over your best "
-                                                  f"({show(best_shown)}), now {show(new_shown)}.")
+        message = (f"Released: your first score here, {show(new_shown)}." if first else
+                   f"Released: a significant improvement over your best ({show(best_shown)}), now {show(new_shown)}.")
+        return LadderDecision(True, new_shown, p, message)
+    if first:
+        return LadderDecision(False, best_shown, p, "Not released: this run is not a significant improvement over an "
+                                                    "empty run (it scores above 0 on too few of the split's topics).")
     return LadderDecision(False, best_shown, p, f"Not a significant improvement over your best "
                                                 f"({show(best_shown)}); your best stays on the leaderboard.")
 

@@ -213,6 +213,11 @@ class Split(models.Model):
         "they wait and are scored when the judgments are published. Otherwise a split without judgments "
         "refuses uploads.",
     )
+    ladder = models.BooleanField(
+        "Ladder", default=True,
+        help_text="Hidden splits only: a participant's new score is shown (and ranked) only when it is a "
+                  "significant improvement over their best (docs/security.md). Off: every score is released.",
+    )
     daily_limit = models.PositiveIntegerField(default=5, help_text="Submissions per user per day (0 = no limit)")
     total_limit = models.PositiveIntegerField(default=100, help_text="Submissions per user in total (0 = no limit)")
     # The coverage rule of hidden splits (checked at upload, over the whole file): a run
@@ -256,6 +261,11 @@ class Split(models.Model):
     def waits_for_judgments(self) -> bool:
         """Open for runs that will be scored only when the judgments are published."""
         return self.current_qrels_id is None and self.open_before_judgments
+
+    @property
+    def uses_ladder(self) -> bool:
+        """The Ladder gates this split's scores: a hidden split with the option on (the default)."""
+        return self.hidden and self.ladder
 
     def bump_cache_version(self) -> None:
         """Make cached leaderboard pages of this split stale (an atomic increment)."""

@@ -46,7 +46,8 @@ class ResultInline(admin.TabularInline):
     model = Result
     extra = 0
     can_delete = False
-    fields = ("qrels_version", "primary_score", "n_queries", "scores", "verified_by", "duration_seconds", "created_at")
+    fields = ("qrels_version", "primary_score", "n_queries", "scores", "verified_by", "released", "ladder_message",
+              "ladder_p", "duration_seconds", "created_at")
     readonly_fields = fields
 
     def has_add_permission(self, request, obj=None) -> bool:
@@ -141,15 +142,15 @@ class SubmissionAdmin(admin.ModelAdmin):
 
 @admin.register(Result)
 class ResultAdmin(admin.ModelAdmin):
-    list_display = ("id", "submission", "qrels_version", "primary_score", "n_queries", "verified_by",
-                    "duration_seconds", "created_at")
-    list_filter = ("qrels_version__split", "verified_by")
+    list_display = ("id", "submission", "qrels_version", "primary_score", "released", "ladder_p", "n_queries",
+                    "verified_by", "duration_seconds", "created_at")
+    list_filter = ("released", "qrels_version__split", "verified_by")
     list_select_related = ("submission", "qrels_version__split__dataset")
     raw_id_fields = ("submission",)
     # The per-query blob is derived from hidden labels and is binary: never shown.
     exclude = ("per_query",)
     readonly_fields = ("submission", "qrels_version", "scores", "primary_score", "n_queries", "warnings",
-                       "verified_by", "duration_seconds", "created_at")
+                       "verified_by", "released", "ladder_message", "ladder_p", "duration_seconds", "created_at")
 
     def get_queryset(self, request):
         return super().get_queryset(request).defer("per_query")

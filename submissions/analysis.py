@@ -187,7 +187,7 @@ def per_query_csv(*, split: Split, vectors: dict[str, np.ndarray], measures: lis
 
 
 def _cache_key(result, split: Split) -> str:
-    return f"lexboard:analysis:v1:{result.pk}:{result.qrels_version_id}:{split.cache_version}:{split.hidden}"
+    return f"lexboard:analysis:v2:{result.pk}:{result.qrels_version_id}:{split.cache_version}:{split.hidden}"
 
 
 def _aggregates(*, split: Split, result, vectors: dict[str, np.ndarray], measures: list[str]) -> dict:
@@ -212,7 +212,10 @@ def _aggregates(*, split: Split, result, vectors: dict[str, np.ndarray], measure
         min_queries=min_queries,
     )
     buckets, n_hidden_buckets = ([], 0)
-    if "n_relevant" in vectors:
+    # A hidden split shows the intervals over all queries and the large categories only: the bucket
+    # table, the recall curve, the histogram and judged@10 are facts about single queries' judgments.
+    public = not split.hidden
+    if public and "n_relevant" in vectors:
         buckets, n_hidden_buckets = relevant_breakdown(n_relevant=vectors["n_relevant"], vectors=vectors,
                                                        measures=measures, min_queries=min_queries)
 
@@ -220,7 +223,7 @@ def _aggregates(*, split: Split, result, vectors: dict[str, np.ndarray], measure
         return [{"label": g.label, "n": g.n_queries, "values": [fmt(g.means.get(m)) for m in measures]} for g in groups]
 
     recall_svg = ""
-    if "recall_curve" in vectors and len(vectors["recall_curve"]):
+    if public and "recall_curve" in vectors and len(vectors["recall_curve"]):
         points = recall_curve_points(vectors["recall_curve"])
         depth = len(vectors["recall_curve"])
         marks = ", ".join(f"R@{k} = {fmt(float(vectors['recall_curve'][k - 1]))}" for k in (10, 100, depth)
@@ -233,7 +236,7 @@ def _aggregates(*, split: Split, result, vectors: dict[str, np.ndarray], measure
         )
     primary = dataset.primary_measure
     histogram_svg, histogram_counts = "", []
-    if primary in vectors and len(qids):
+    if public and primary in vectors and len(qids):
         counts, edges = value_histogram(vectors[primary])
         histogram_counts = [
             {"low": edges[i], "high": edges[i + 1], "count": c} for i, c in enumerate(counts)
@@ -245,7 +248,7 @@ def _aggregates(*, split: Split, result, vectors: dict[str, np.ndarray], measure
                  + ", ".join(f"{edges[i]:.1f}–{edges[i + 1]:.1f}: {c}" for i, c in enumerate(counts)) + ".",
             x_label=f"{primary} of a query", y_label="queries",
         )
-    judged = vectors.get("judged_at_10")
+    judged = vectors.get("judged_at_10") if public else None
     data = {
         "measures": measures,
         "n_queries": len(qids),
@@ -274,6 +277,8 @@ def submission_analysis(*, submission, result, vectors: dict[str, np.ndarray]) -
     """
     split = submission.split
     if result is None or not vectors or "qids" not in vectors:
+        return {"analysis": None}
+    if split.hidden and not result.released:  # the Ladder did not release it: no number of its own
         return {"analysis": None}
     measures = [m for m in (split.dataset.measures or []) if m in vectors]
     data = dict(_aggregates(split=split, result=result, vectors=vectors, measures=measures))

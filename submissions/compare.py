@@ -4,8 +4,8 @@ Each submission after the first is compared with the first (the reference)
 on every measure: the difference of the means, the paired randomization test
 (10,000 seeded sign flips, exact for few queries) and the paired t-test from
 :mod:`evaluation.stats`, Holm–Bonferroni over all the comparisons on the page,
-wins/ties/losses over queries, per-category differences, and how much the top
-10 documents of the two runs overlap. Per-query values (the scatter plot)
+wins/ties/losses over queries, per-category differences, and, on splits whose
+labels are public, how much the top 10 documents of the two runs overlap. Per-query values (the scatter plot)
 only on dev and train splits; on hidden splits only aggregates leave here.
 """
 
@@ -24,7 +24,7 @@ from lexboard.converters import MAX_ID
 
 from .analysis import _topics, category_table, min_group_size, per_query_allowed
 from .models import Result, Submission
-from .selectors import load_per_query, submission_current_result
+from .selectors import budget_scores, load_per_query, result_released, submission_current_result
 
 N_RESAMPLES = 10_000
 SEED = 0
@@ -148,14 +148,24 @@ def _top_docs(submission: Submission, k: int) -> dict[str, list[str]]:
     return top
 
 
+def coarse_p(p: float) -> float:
+    """A p-value as a hidden split shows it: 2 significant digits (docs/security.md)."""
+    return float(f"{p:.2g}")
+
+
 def load_scored(submissions: list[Submission]) -> list[Scored]:
-    """Each submission with its current result; refuses unscored ones and different qrels versions."""
+    """Each submission with its current result; refuses unscored ones, different qrels versions and,
+    on a hidden split, results the Ladder did not release."""
     out = []
     for sub in submissions:
         result = submission_current_result(submission=sub) if sub.status == Submission.Status.SCORED else None
         if result is None:
             raise CompareRefused(f"#{sub.pk} ({sub.system_name}) is not scored yet ({sub.status}); "
                                  "compare it once it is scored.")
+        if not result_released(result, split=sub.split):
+            raise CompareRefused(f"#{sub.pk} ({sub.system_name}) was not released on this hidden split (it is not a "
+                                 "significant improvement over its owner's best); only released entries can be "
+                                 "compared here.")
         out.append(Scored(submission=sub, result=result, vectors=load_per_query(result)))
     versions = {s.result.qrels_version_id for s in out}
     if len(versions) > 1:
@@ -246,7 +256,8 @@ def compare(*, submissions: list[Submission], measure: str | None = None,
             "overlap": None,
             "scatter_svg": "",
         }
-        if overlap:
+        # Top-k overlap is a per-query comparison of documents: public splits only (docs/security.md).
+        if overlap and not split.hidden:
             try:
                 pair["overlap"] = top_k_overlap(_top_docs(ref.submission, OVERLAP_K),
                                                 _top_docs(other.submission, OVERLAP_K), qids=ref.qids)
@@ -271,14 +282,21 @@ def compare(*, submissions: list[Submission], measure: str | None = None,
                               holm([s.p_ttest for s in all_stats]), strict=True):
         stat.p_randomization_holm = p_r
         stat.p_ttest_holm = p_t
+    hidden = split.hidden
     for pair in pairs:
         pair["rows"] = [
             {
                 "measure": s.measure, "mean_a": fmt(s.mean_a), "mean_b": fmt(s.mean_b),
                 "difference": (("+" if s.difference >= 0 else "−") + fmt(abs(s.difference))),
-                "p_randomization": s.p_randomization, "p_randomization_holm": s.p_randomization_holm,
-                "p_ttest": s.p_ttest, "p_ttest_holm": s.p_ttest_holm,
-                "significant": s.p_randomization_holm < ALPHA, "wins": s.wins, "ties": s.ties, "losses": s.losses,
+                # Hidden split: p-values to 2 significant digits, no wins / ties / losses (for two runs that
+                # differ in one query they name the direction of its change).
+                **({"p_randomization": coarse_p(s.p_randomization), "p_randomization_holm": coarse_p(s.p_randomization_holm),
+                    "p_ttest": coarse_p(s.p_ttest), "p_ttest_holm": coarse_p(s.p_ttest_holm),
+                    "wins": None, "ties": None, "losses": None} if hidden else
+                   {"p_randomization": s.p_randomization, "p_randomization_holm": s.p_randomization_holm,
+                    "p_ttest": s.p_ttest, "p_ttest_holm": s.p_ttest_holm,
+                    "wins": s.wins, "ties": s.ties, "losses": s.losses}),
+                "significant": s.p_randomization_holm < ALPHA,
                 "focus": s.measure == focus,
             }
             for s in pair["stats"]
@@ -300,6 +318,12 @@ def compare_two(*, a: Submission, b: Submission, measure: str) -> dict:
         raise CompareRefused("The stored per-query values of these submissions do not cover the same queries; "
                              "a curator can rescore the split to fix this.")
     s = pair_stats(first.vectors[measure], second.vectors[measure], measure=measure)
+    if a.split.hidden:
+        # The same rounded means as every view, coarse p-values, no per-query counts (docs/security.md).
+        means = budget_scores({"a": s.mean_a, "b": s.mean_b}, split=a.split)
+        return {"measure": measure, "a": a.pk, "b": b.pk, "mean_a": means["a"], "mean_b": means["b"],
+                "p_randomization": coarse_p(s.p_randomization), "p_ttest": coarse_p(s.p_ttest),
+                "wins": None, "ties": None, "losses": None}
     return {
         "measure": measure,
         "a": a.pk,

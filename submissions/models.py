@@ -307,6 +307,11 @@ class Result(models.Model):
                   "pytrec_eval or plain (empty: not verified, e.g. classification)",
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # The Ladder (hidden splits, docs/security.md): a result not released shows no number of its own
+    # anywhere; its owner reads ``ladder_message``. ``ladder_p`` is for curators only (per-query derived).
+    released = models.BooleanField(default=True, db_index=True)
+    ladder_message = models.CharField(max_length=300, blank=True)
+    ladder_p = models.FloatField("Ladder p-value (staff only)", null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -352,3 +357,25 @@ class ApiToken(models.Model):
             return None
         cls.objects.filter(pk=token.pk).update(last_used_at=timezone.now())
         return token
+
+
+class LadderBest(models.Model):
+    """A participant's best released result on a split and qrels version: what the Ladder compares with.
+
+    One row per (split, participant, qrels version), locked (``select_for_update``)
+    while a result is judged, so two workers scoring the same participant's
+    runs at once take turns instead of both comparing with the same best.
+    """
+
+    split = models.ForeignKey("leaderboard.Split", on_delete=models.CASCADE, related_name="ladder_bests")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="ladder_bests")
+    qrels_version = models.ForeignKey("leaderboard.QrelsVersion", on_delete=models.CASCADE, related_name="+")
+    result = models.ForeignKey(Result, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["split", "user", "qrels_version"], name="ladder_best_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"best of user {self.user_id} on {self.split_id} (qrels {self.qrels_version_id})"

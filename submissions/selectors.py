@@ -14,6 +14,7 @@ from django.db.models import Exists, OuterRef, Prefetch, QuerySet
 from django.http import Http404
 from django.utils import timezone
 
+from evaluation.ladder import round_score
 from leaderboard.models import Split
 from lexboard.text import count
 
@@ -158,6 +159,49 @@ def submission_current_result(*, submission: Submission) -> Result | None:
     return pick_current_result(results, current_qrels_id=submission.split.current_qrels_id)
 
 
+def budget_scores(scores: dict | None, *, split: Split) -> dict[str, float | None]:
+    """Scores as every view may show them: on a hidden split, rounded to the display precision.
+
+    The pages, the API, status.json and the exports all call this, so a hidden
+    split's values are the same rounded numbers everywhere (docs/security.md,
+    "The information budget of a hidden split"); public splits keep full precision.
+    """
+    out = {k: (float(v) if v is not None else None) for k, v in (scores or {}).items()}
+    if split.hidden:
+        out = {k: (round_score(v) if v is not None else None) for k, v in out.items()}
+    return out
+
+
+def result_released(result: Result | None, *, split: Split) -> bool:
+    """Whether a view may show ``result``'s numbers: always on a public split; on a hidden one if the Ladder released it."""
+    return result is not None and (not split.hidden or result.released)
+
+
+def ladder_note(result, *, split, is_owner: bool) -> str:
+    """What a hidden split's Ladder says about ``result``: its message to the owner, a bare fact to others."""
+    if result is None or not split.hidden or not result.ladder_message:
+        return ""
+    if is_owner or result.released:
+        return result.ladder_message
+    return NOT_RELEASED
+
+
+#: What others read about a run the Ladder did not release (its message names the owner's best).
+NOT_RELEASED = "Not released: not a significant improvement over its owner's best on this hidden split."
+
+
+#: Warnings that count against the qrels (which topics are judged, which have a relevant document):
+#: facts about the hidden labels, so a hidden split never shows them (docs/security.md).
+QRELS_WARNINGS = frozenset({"unknown_queries", "missing_queries", "empty_queries_counted"})
+
+
+def budget_warnings(warnings: list[dict] | None, *, split: Split) -> list[dict]:
+    """A submission's warnings as they may be shown: on a hidden split, the facts about the file only."""
+    if not split.hidden:
+        return list(warnings or [])
+    return [w for w in (warnings or []) if w.get("code") not in QRELS_WARNINGS]
+
+
 def load_per_query(result: Result) -> dict[str, np.ndarray]:
     """The per-query vectors of a result: ``qids``, one array per measure, and the extras.
 
@@ -197,7 +241,9 @@ def submissions_of_user(*, user) -> list[Submission]:
 def primary_score_of(submission: Submission) -> float | None:
     """The primary score of the current result (:func:`current_result_of`), from prefetched results."""
     result = current_result_of(submission)
-    return result.primary_score if result is not None else None
+    if not result_released(result, split=submission.split):  # hidden split, not released by the Ladder
+        return None
+    return budget_scores({"p": result.primary_score}, split=submission.split)["p"]
 
 
 # --- rescoring on new judgments (see submissions.services, "new judgments") ---

@@ -98,15 +98,21 @@ def upload(request: HttpRequest, dataset_slug: str) -> HttpResponse:
     return render(request, "submissions/upload.html", context, status=status)
 
 
-def _status_payload(submission: Submission) -> dict:
+def _status_payload(submission: Submission, *, is_owner: bool) -> dict:
+    """The status JSON (no value of the run); why a run failed (which quotes the file) goes to its owner and staff only."""
+    error = submission.error or None
+    if error and not is_owner:
+        error = {"message": "Scoring this run failed.", "details": []}
+    result = selectors.current_result_of(submission) if submission.status == Submission.Status.SCORED else None
     return {
         "id": submission.pk,
         "status": submission.status,
         "progress": round(submission.progress, 4),
         "attempts": submission.attempts,
         "updated_at": submission.updated_at.isoformat(),
-        "error": submission.error or None,
+        "error": error,
         "is_final": submission.status in (Submission.Status.SCORED, Submission.Status.FAILED),
+        "message": selectors.ladder_note(result, split=submission.split, is_owner=is_owner),
     }
 
 
@@ -115,19 +121,25 @@ def detail(request: HttpRequest, submission_id: int) -> HttpResponse:
     submission = selectors.submission_for_viewer(submission_id=submission_id, user=request.user)
     is_owner = submission.manageable_by(request.user)
     found = selectors.submission_result(submission=submission)
-    dataset = submission.split.dataset
+    split = submission.split
+    dataset = split.dataset
     scores = []
-    if found.result is not None:
+    # Hidden split: a result the Ladder did not release shows no number of its own (docs/security.md).
+    shown = found.result if selectors.result_released(found.result, split=split) else None
+    if shown is not None:
+        rounded = selectors.budget_scores(shown.scores, split=split)
         for name in dataset.measures:
-            value = found.result.scores.get(name)
-            scores.append({"name": name, "value": dataset.format_value(value), "primary": name == dataset.primary_measure})
+            scores.append({"name": name, "value": dataset.format_value(rounded.get(name)),
+                           "primary": name == dataset.primary_measure})
     context = {
         "submission": submission,
         "split": submission.split,
         "dataset": dataset,
         "is_owner": is_owner,
-        "result": found.result,
-        "per_query": found.per_query if not submission.split.hidden else {},
+        "result": shown,
+        "shown_warnings": selectors.budget_warnings(submission.warnings, split=split),
+        "ladder_note": selectors.ladder_note(found.result, split=split, is_owner=is_owner),
+        "per_query": found.per_query if not split.hidden else {},
         "scores": scores,
         "events": selectors.submission_events(submission=submission),
         "ordinal": selectors.submission_ordinal(submission=submission),
@@ -136,14 +148,15 @@ def detail(request: HttpRequest, submission_id: int) -> HttpResponse:
             {"version": r.qrels_version.version, "at": r.created_at, "primary": dataset.format_value(r.primary_score),
              "current": r.qrels_version_id == submission.split.current_qrels_id}
             for r in selectors.submission_result_history(submission=submission)
+            if selectors.result_released(r, split=split)
         ],
         # A publication being rescored: these scores stay on the current version until the switch.
         "pending_qrels": submission.split.pending_qrels if submission.split.pending_qrels_id else None,
         "resubmit_form": ResubmitForm() if is_owner and submission.status == Submission.Status.FAILED
         and submission.file_removed_at is None else None,
-        "status_json": _status_payload(submission),
+        "status_json": _status_payload(submission, is_owner=is_owner),
         # Analyses: aggregates on every split, per-query rows on dev/train only (hidden splits never show them).
-        **submission_analysis(submission=submission, result=found.result, vectors=found.per_query),
+        **submission_analysis(submission=submission, result=shown, vectors=found.per_query if shown else {}),
     }
     return render(request, "submissions/detail.html", context)
 
@@ -153,7 +166,9 @@ def detail(request: HttpRequest, submission_id: int) -> HttpResponse:
 def status(request: HttpRequest, submission_id: int) -> JsonResponse:
     """The status as JSON, polled by ``static/js/status.js``."""
     submission = selectors.submission_for_viewer(submission_id=submission_id, user=request.user)
-    return JsonResponse(_status_payload(submission))
+    user = request.user
+    is_owner = user.is_authenticated and (user.pk == submission.user_id or user.is_staff)
+    return JsonResponse(_status_payload(submission, is_owner=is_owner))
 
 
 @login_required

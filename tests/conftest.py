@@ -93,8 +93,10 @@ def tiny_dataset(db):
     qrels = {"q1": {"d1": 2, "d2": 1}, "q2": {"d3": 1}, "q3": {"d4": 1, "d5": 1, "d6": 1}, "q4": {"d7": 0}}
     splits = {}
     for name, hidden in (("test", True), ("dev", False)):
-        # The hidden split's coverage rule at 75%: the tests' usual run covers 3 of the 4 topics.
-        split = Split.objects.create(dataset=ds, name=name, kind=name, hidden=hidden, min_coverage=0.75)
+        # The hidden split's coverage rule at 75%: the tests' usual run covers 3 of the 4 topics. The Ladder off:
+        # 3 evaluated queries can never make a significant improvement (it needs 5 moving together), so nothing
+        # would be released; tests/security and tests/submissions/test_ladder.py test it.
+        split = Split.objects.create(dataset=ds, name=name, kind=name, hidden=hidden, min_coverage=0.75, ladder=False)
         for i, cat in zip(range(1, 5), ["family", "family", "work", "work"], strict=True):
             Topic.objects.create(split=split, qid=f"q{i}", text=f"Question {i}?", category=cat)
         qrels_version_add(split=split, qrels=qrels)

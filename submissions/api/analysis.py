@@ -1,7 +1,9 @@
 """API of the analyses: compare two submissions, create a fusion.
 
 ``GET /api/v1/compare/?submissions=ID,ID&measure=R@100`` answers aggregates
-only (means, p-values, wins/ties/losses), so it is the same on hidden splits.
+(means, p-values, wins/ties/losses); on a hidden split only between released
+entries, means rounded to the display precision, p-values to 2 significant
+digits and no wins/ties/losses (null) — docs/security.md.
 ``POST /api/v1/fusions/`` checks a fusion of 2–5 public runs (or the caller's
 own) and answers 202 with an id to poll at ``api:submission``; a worker fuses
 and scores it. Errors leave through
@@ -55,9 +57,11 @@ CompareSerializer = inline_serializer(
         "p_randomization": serializers.FloatField(
             help_text="Paired two-sided randomization test, 10,000 sign flips (seed 0), exact for ≤ 16 queries."),
         "p_ttest": serializers.FloatField(help_text="Paired two-sided t-test."),
-        "wins": serializers.IntegerField(help_text="Queries where a scores higher than b."),
-        "ties": serializers.IntegerField(),
-        "losses": serializers.IntegerField(help_text="Queries where b scores higher than a."),
+        "wins": serializers.IntegerField(allow_null=True, help_text="Queries where a scores higher than b "
+                                                                   "(null on a hidden split)."),
+        "ties": serializers.IntegerField(allow_null=True, help_text="null on a hidden split."),
+        "losses": serializers.IntegerField(allow_null=True, help_text="Queries where b scores higher than a "
+                                                                     "(null on a hidden split)."),
     },
 )
 

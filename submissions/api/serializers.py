@@ -8,7 +8,7 @@ from rest_framework import serializers
 
 from ..forms import METADATA_HELP, METADATA_LABELS
 from ..models import Submission
-from ..selectors import current_result_of
+from ..selectors import budget_scores, budget_warnings, current_result_of, ladder_note, result_released
 from ..services import METADATA_FIELDS
 
 ErrorSerializer = inline_serializer(
@@ -113,6 +113,9 @@ class SubmissionSerializer(serializers.ModelSerializer):
     split = serializers.SerializerMethodField()
     qrels_version = serializers.SerializerMethodField()
     scores = serializers.SerializerMethodField()
+    released = serializers.SerializerMethodField()
+    message = serializers.SerializerMethodField()
+    warnings = serializers.SerializerMethodField()
     error = serializers.SerializerMethodField()
 
     class Meta:
@@ -129,6 +132,8 @@ class SubmissionSerializer(serializers.ModelSerializer):
             "visibility",
             "qrels_version",
             "scores",
+            "released",
+            "message",
             "warnings",
             "error",
             "created_at",
@@ -156,11 +161,32 @@ class SubmissionSerializer(serializers.ModelSerializer):
         return result.qrels_version.version if result is not None else None
 
     def get_scores(self, obj: Submission) -> dict[str, float | None]:
-        """Aggregate scores only (means over the evaluated queries), fractions between 0 and 1."""
+        """Aggregate scores only (means over the evaluated queries), fractions between 0 and 1.
+
+        On a hidden split: rounded to the display precision (4 decimals of the fraction), the values the
+        pages show, and ``{}`` when the Ladder did not release the run (docs/security.md).
+        """
         result = current_result_of(obj)
-        if result is None or obj.status != Submission.Status.SCORED:
+        if obj.status != Submission.Status.SCORED or not result_released(result, split=obj.split):
             return {}
-        return {name: (float(v) if v is not None else None) for name, v in (result.scores or {}).items()}
+        return budget_scores(result.scores, split=obj.split)
+
+    def get_released(self, obj: Submission) -> bool | None:
+        """Whether the scores are shown: false when the Ladder of a hidden split held them back; null until scored."""
+        result = current_result_of(obj)
+        if obj.status != Submission.Status.SCORED or result is None:
+            return None
+        return result_released(result, split=obj.split)
+
+    def get_message(self, obj: Submission) -> str:
+        """The Ladder's word on a hidden split ("Not a significant improvement over your best (X)…"); else empty."""
+        result = current_result_of(obj) if obj.status == Submission.Status.SCORED else None
+        user = getattr(self.context.get("request"), "user", None)
+        return ladder_note(result, split=obj.split, is_owner=obj.manageable_by(user))
+
+    def get_warnings(self, obj: Submission) -> list[dict]:
+        """Facts about the file (ties, rows cut, unknown documents); on a hidden split none about the judgments."""
+        return budget_warnings(obj.warnings, split=obj.split)
 
     def get_error(self, obj: Submission) -> dict | None:
         """Why scoring failed; the line-by-line details only for the owner and staff."""

@@ -43,7 +43,7 @@ from evaluation.runs import read_run, write_run
 from leaderboard.models import Dataset
 
 from ..models import Submission
-from ..selectors import submission_quota
+from ..selectors import current_result_of, result_released, submission_quota
 from .queue import submission_enqueue
 
 logger = logging.getLogger(__name__)
@@ -69,11 +69,17 @@ def fusion_name(parts: list[Submission], *, method: str, k: int) -> str:
 
 
 def fusable_by(submission: Submission, user) -> bool:
-    """Public entries are anyone's to fuse; private ones only their owner's."""
-    if submission.is_public:
+    """Public entries are anyone's to fuse; private ones only their owner's.
+
+    On a hidden split another person's entry only once the Ladder released it (what its leaderboard
+    shows); the fusion itself is the user's new submission, judged by their own Ladder (docs/security.md).
+    """
+    if bool(user and user.is_authenticated and submission.user_id == user.pk
+            and submission.withdrawn_at is None and not submission.hidden_by_curator):
         return True
-    return bool(user and user.is_authenticated and submission.user_id == user.pk
-                and submission.withdrawn_at is None and not submission.hidden_by_curator)
+    if not submission.is_public:
+        return False
+    return not submission.split.hidden or result_released(current_result_of(submission), split=submission.split)
 
 
 def fusion_task_check(dataset: Dataset) -> None:

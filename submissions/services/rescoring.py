@@ -17,6 +17,7 @@ from leaderboard.models import QrelsVersion, Split
 
 from ..models import Result, Submission
 from ..selectors import rescoring_targets, rescoring_waiting
+from .ladder import ladder_judge, ladder_replay
 from .queue import (
     enqueue_after_commit,
     rescoring_key,
@@ -168,6 +169,8 @@ def split_finish_rescoring(*, split: Split) -> bool:
         for submission in Submission.objects.filter(pk__in=list(failed), status=Submission.Status.SCORED):
             if submission.reset_for_rescore():
                 enqueue_after_commit(submission.pk)
+        # The Ladder on the new judgments: each participant's results again, in upload order.
+        ladder_replay(split=split, version_id=pending_id)
         new_warnings = dict(
             Result.objects.filter(qrels_version_id=pending_id, submission__status=Submission.Status.SCORED)
             .values_list("submission_id", "warnings")
@@ -238,7 +241,8 @@ def submission_rescore_on(*, submission_id: int, qrels_version_id: int) -> str:
                 if row.reset_for_rescore():
                     enqueue_after_commit(row.pk)
                 return "failed"
-            result_store(submission=row, computed=computed)
+            stored = result_store(submission=row, computed=computed)
+            ladder_judge(result=stored, submission=row, split=split)  # the switch's replay ran without it
             bump_caches_after_commit(split)
             return "stored"
         result_store(submission=row, computed=computed)

@@ -45,6 +45,7 @@ from leaderboard.models import Split
 
 from ..models import Submission
 from .fusion import FusionFailed
+from .ladder import ladder_judge
 from .queue import enqueue_after_commit, send_rescoring_after_commit
 from .rescoring import bump_caches_after_commit, split_finish_rescoring, split_lock
 from .results import (
@@ -258,7 +259,11 @@ def _score_claimed(submission: Submission, attempt: int, heartbeat: _Heartbeat,
         by_version = {c.version_id: c for c in computed}
         for c in computed:
             if not c.failed or c.version_id == pending_id:  # a failure marker only for a version still pending
-                result_store(submission=row, computed=c)
+                stored = result_store(submission=row, computed=c)
+                if c.version_id == current_id and not c.failed:
+                    # Hidden split: released only as a significant improvement (a pending version's
+                    # results are judged when it becomes current: ladder_replay).
+                    ladder_judge(result=stored, submission=row, split=split)
         on_current = by_version.get(current_id)
         if on_current is None or on_current.failed:
             # New judgments were published while we scored: keep these results as history, score again.

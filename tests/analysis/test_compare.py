@@ -20,8 +20,8 @@ def vectors(sub, measure):
 
 
 def test_the_compare_api_answers_the_documented_shape_with_the_core_statistics(scored, alice, bob):
-    a = scored("test", alice, "perfect")
-    b = scored("test", bob, "shifted")
+    a = scored("dev", alice, "perfect")
+    b = scored("dev", bob, "shifted")
     response = APIClient().get(reverse("api:compare"), {"submissions": f"{a.pk},{b.pk}", "measure": "MAP@10"})
     assert response.status_code == 200, response.content
     body = response.json()
@@ -147,3 +147,21 @@ def test_randomization_p_values_match_the_pair_by_pair_tests():
     assert randomization_p_values(pairs, n_resamples=3000) == [randomization_test(a, b, n_resamples=3000)
                                                                 for a, b in pairs]
     assert randomization_p_values([]) == []
+
+
+def test_on_a_hidden_split_the_compare_api_gives_rounded_means_coarse_p_values_and_no_counts(scored, alice, bob):
+    a = scored("test", alice, "perfect")
+    b = scored("test", bob, "shifted")
+    body = APIClient().get(reverse("api:compare"), {"submissions": f"{a.pk},{b.pk}", "measure": "MAP@10"}).json()
+    va, vb = vectors(a, "MAP@10"), vectors(b, "MAP@10")
+    assert (body["mean_a"], body["mean_b"]) == (round(float(va.mean()), 4), round(float(vb.mean()), 4))
+    assert body["p_randomization"] == float(f"{randomization_test(va, vb, n_resamples=10000, seed=0):.2g}")
+    assert body["wins"] is None and body["ties"] is None and body["losses"] is None
+
+
+def test_on_a_hidden_split_only_released_entries_can_be_compared(scored, alice, bob):
+    a = scored("test", alice, "perfect")
+    worse = scored("test", alice, "shifted", name="worse")  # not better than her best: not released
+    assert not worse.results.get().released
+    response = APIClient().get(reverse("api:compare"), {"submissions": f"{a.pk},{worse.pk}"})
+    assert response.status_code == 400 and "not released" in response.json()["error"]["message"]

@@ -22,17 +22,11 @@ from __future__ import annotations
 import io
 import os
 import shutil
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from tests.fixtures_site import LiveSite
 
 BASE_DIR = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("LEXBOARD_CHROMIUM", "/usr/bin/chromium")
@@ -44,22 +38,6 @@ DOCS_SCREENSHOTS = BASE_DIR / "docs" / "screenshots"
 #: The README's pictures stay small enough for a repository.
 MAX_SCREENSHOT_BYTES = 300 * 1024
 VIEWPORT = {"width": 1280, "height": 900}
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _get_status(url: str) -> int:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as response:
-            return response.status
-    except urllib.error.HTTPError as err:
-        return err.code
-    except OSError:
-        return 0
 
 
 # --- The browser ---------------------------------------------------------------------------
@@ -104,73 +82,7 @@ def chromium_browser():
             os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = saved
 
 
-# --- The site: gunicorn and a worker on the test database -------------------------------------
-
-
-@dataclass
-class LiveSite:
-    url: str
-    log_path: Path
-
-    def log(self) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")[-4000:]
-        except OSError:
-            return ""
-
-
-@pytest.fixture(scope="session")
-def live_site(django_db_setup, django_db_blocker, private_data_dir, worker_queue, tmp_path_factory):
-    """A real gunicorn on a free loopback port, with the worker's database, queue, broker and run folder."""
-    from django.conf import settings
-    from django.db import connection
-
-    from tests.fixtures_worker import database_url
-
-    with django_db_blocker.unblock():
-        url = database_url(connection.settings_dict)
-    folder = tmp_path_factory.mktemp("gunicorn")
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "lexboard.settings.test",
-        "DATABASE_URL": url,
-        "LEXBOARD_QUEUE": worker_queue,
-        "LEXBOARD_DATA_DIR": str(private_data_dir),
-        "LEXBOARD_VAR_DIR": str(settings.VAR_DIR),
-        "STATIC_ROOT": str(folder / "static"),
-        "DEBUG": "0",
-        "PYTHONUNBUFFERED": "1",
-    }
-    collect = subprocess.run(
-        [sys.executable, "manage.py", "collectstatic", "--noinput", "-v", "0"],
-        cwd=BASE_DIR, env=env, capture_output=True, text=True, timeout=180,
-    )
-    assert collect.returncode == 0, collect.stderr[-3000:]
-
-    port = _free_port()
-    log_path = folder / "gunicorn.log"
-    log = open(log_path, "wb")  # noqa: SIM115 (closed below)
-    server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "lexboard.wsgi:application", "--bind", f"127.0.0.1:{port}",
-         "--workers", "2", "--timeout", "60", "--graceful-timeout", "5", "--access-logfile", "-"],
-        cwd=BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-    )
-    site = LiveSite(url=f"http://127.0.0.1:{port}", log_path=log_path)
-    try:
-        deadline = time.monotonic() + 60
-        while _get_status(f"{site.url}/healthz") != 200:
-            if server.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"gunicorn did not come up:\n{site.log()}")
-            time.sleep(0.2)
-        yield site
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait(timeout=5)
-        log.close()
+# --- The site: gunicorn and a worker on the test database (tests/fixtures_site.py) ----------------------
 
 
 @pytest.fixture(autouse=True)

@@ -112,7 +112,8 @@ def test_the_leaderboard_and_exports_show_macro_f1(test_split, alice, client):
     score(test_split, alice, predictions(GOOD_PREDICTIONS))
     rows = leaderboard_rows(split=test_split)
     assert [r.system for r in rows] == ["Linear"] and rows[0].rank == 1
-    assert rows[0].scores["macro-F1"] == pytest.approx(core_result(predictions(GOOD_PREDICTIONS)).macro_f1)
+    # A hidden split: the leaderboard shows the display precision (docs/security.md).
+    assert rows[0].scores["macro-F1"] == round(core_result(predictions(GOOD_PREDICTIONS)).macro_f1, 4)
     page = client.get(reverse("leaderboard:dataset", args=["areas"]) + "?sort=macro-F1")
     assert page.status_code == 200 and "macro-F1/fr" in page.content.decode()
     for fmt in ("csv", "json", "tex"):

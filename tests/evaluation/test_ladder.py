@@ -8,11 +8,21 @@ import pytest
 from evaluation.ladder import coverage_check, improvement_p_value, ladder_step, round_score
 
 
-def test_it_releases_the_first_submission_rounded():
-    decision = ladder_step(best=None, new=[0.5, 0.25, 0.123456])
+def test_it_releases_a_first_submission_rounded():
+    decision = ladder_step(best=None, new=[0.5, 0.25, 0.123456, 0.1, 0.2, 0.3])
     assert decision.released
-    assert decision.shown == 0.2912  # mean 0.29115... shown with 4 decimals
-    assert decision.p_value is None
+    assert decision.shown == 0.2456  # mean 0.245576 shown with 4 decimals
+    assert decision.p_value == pytest.approx(1 / 64)  # exact: 6 positive values against an empty run
+    assert decision.message == "Released: your first score here, 0.2456."
+
+
+def test_it_does_not_release_a_first_submission_that_scores_on_one_topic():
+    """The single-query probe as a first submission: told apart from an empty run by one topic only."""
+    new = np.zeros(50)
+    new[3] = 1.0
+    decision = ladder_step(best=None, new=new)
+    assert not decision.released and decision.shown == 0.0
+    assert decision.message.startswith("Not released: this run is not a significant improvement over an empty run")
 
 
 def test_it_releases_a_clear_improvement():

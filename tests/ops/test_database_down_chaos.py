@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -23,6 +22,8 @@ from pathlib import Path
 
 import dj_database_url
 import pytest
+
+from tests.fixtures_site import stop_server
 
 from .tcp_proxy import TcpProxy
 
@@ -125,12 +126,7 @@ def _gunicorn(env: dict[str, str], database_url: str, tmp_path: Path):
         assert status == 200, f"the server did not come up: {status} {body}\n{_tail(log)}"
         yield base, log
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait(timeout=5)
+        stop_server(server)
         log.close()
 
 

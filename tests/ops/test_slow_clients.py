@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures_site import stop_server
 from tests.ports import free_port
 
 pytestmark = [pytest.mark.slow]
@@ -69,12 +70,7 @@ def make_run_gunicorn(tmp_path):
     try:
         yield base, port
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait(timeout=5)
+        stop_server(server)
         log.close()
 
 

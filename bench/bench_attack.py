@@ -1,0 +1,191 @@
+"""How many submissions a scripted attacker needs per recovered (query, document) pair of a hidden split.
+
+    .venv/bin/python bench/bench_attack.py                # 50 topics, 1-4 relevant each, quota 100 per identity
+    .venv/bin/python bench/bench_attack.py --smoke        # 10 topics, a second
+
+The attacker holds a good retriever (100 documents per topic, the relevant
+ones somewhere in its top 30, as in tests/security/) and wants the hidden
+qrels. What the site answers is computed by the functions the site uses:
+the metric core's ``evaluate`` and ``recall_curve`` (what the page drew), and
+``evaluation.ladder.ladder_step`` + ``round_score`` (what is released now).
+The HTTP path of the same attacks is tested against gunicorn and a worker in
+tests/security/; this script counts submissions, which the live stack would
+only make slower.
+
+* **before** (main before the budget): every run is scored and shown in
+  full. The single-query attack — one query's 100 documents, read the
+  recall curve's steps (a step at k is a relevant document at rank k) —
+  recovers every relevant document of that query in the run, one
+  submission per query.
+* **after, one identity**: the same attack, and differencing (a full run,
+  then the same run with one candidate document moved to rank 1 in one
+  query: a higher MRR@10 says it is relevant), until the quota is spent.
+  Every answer is what the Ladder releases: nothing, or a rounded mean.
+* **after, several identities**: differencing across identities — the
+  first identity releases the full run, each other identity's *first*
+  submission (always judged against an empty run) is the full run with one
+  candidate moved up; comparing the two released, rounded MRR@10 values
+  tests one (query, document) pair per identity.
+
+Results go to var/bench-results/attack.json and stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from evaluation.ladder import ladder_step, round_score  # noqa: E402
+from evaluation.qrels import read_qrels  # noqa: E402
+from evaluation.runs import read_run  # noqa: E402
+from evaluation.scoring import evaluate, recall_curve  # noqa: E402
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+DEPTH = 100
+MEASURES = ["R@100", "MRR@10"]
+PRIMARY = "R@100"
+
+
+class Split:
+    """A hidden split: topics, corpus, qrels, and the attacker's retriever."""
+
+    def __init__(self, *, topics: int, docs: int = 500, seed: int = 20150707):
+        rng = np.random.default_rng(seed)
+        self.docs = [f"d{i:04d}" for i in range(docs)]
+        self.qids = [f"q{i:03d}" for i in range(1, topics + 1)]
+        self.relevant: dict[str, set[str]] = {}
+        self.run: dict[str, list[str]] = {}
+        lines = []
+        for q in self.qids:
+            picked = rng.choice(docs, size=12, replace=False)
+            n_rel = int(rng.integers(1, 5))
+            self.relevant[q] = {self.docs[i] for i in picked[:n_rel]}
+            for k, i in enumerate(picked):
+                lines.append(f"{q} 0 {self.docs[i]} {1 if k < n_rel else 0}")
+            ranking = [d for d in rng.permutation(self.docs).tolist() if d not in self.relevant[q]][: DEPTH - n_rel]
+            for d in sorted(self.relevant[q]):
+                ranking.insert(int(rng.integers(1, 30)), d)  # never first: moving it up shows
+            self.run[q] = ranking[:DEPTH]
+        self.qrels = read_qrels(("\n".join(lines) + "\n").encode())
+
+    def score(self, run: dict[str, list[str]]):
+        text = "".join(f"{q} Q0 {d} {i + 1} {DEPTH - i} x\n" for q, docs in run.items() for i, d in enumerate(docs))
+        return evaluate(self.qrels, read_run(text.encode()), MEASURES, depth=DEPTH)
+
+    def vector(self, evaluation) -> list[float]:
+        """The primary measure on every topic of the split (0 where the run has none), for the Ladder."""
+        by_q = dict(zip(evaluation.qids, np.asarray(evaluation.per_query[PRIMARY]).tolist()))
+        return [by_q.get(q, 0.0) for q in self.qids]
+
+
+class Identity:
+    """One account under the Ladder: its best per-query vector, what it is shown."""
+
+    def __init__(self, split: Split):
+        self.split, self.best, self.submissions = split, None, 0
+
+    def submit(self, run: dict[str, list[str]]) -> dict[str, float] | None:
+        """The released, rounded means of ``run``, or None when the Ladder holds it back."""
+        self.submissions += 1
+        evaluation = self.split.score(run)
+        new = self.split.vector(evaluation)
+        decision = ladder_step(best=self.best, new=new)
+        if not decision.released:
+            return None
+        self.best = new
+        return {m: round_score(float(evaluation.means[m])) for m in MEASURES}
+
+
+def before(split: Split) -> dict:
+    """Main's code: one single-query run per topic, the recall curve's steps name the relevant documents."""
+    found, submissions = set(), 0
+    for q in split.qids:
+        submissions += 1
+        curve = recall_curve(split.score({q: split.run[q]}))  # what the page drew, at full precision
+        steps = np.flatnonzero(np.diff(np.concatenate([[0.0], curve])) > 1e-9)
+        found |= {(q, split.run[q][k]) for k in steps.tolist()}
+    return _tally(split, found, submissions)
+
+
+def after_one_identity(split: Split, *, quota: int) -> dict:
+    """The Ladder, one account: single-query probes and one-query differencing until the quota is spent."""
+    me, found = Identity(split), set()
+    base = me.submit(split.run)  # a legitimate full run: released (it beats an empty run)
+    for q in split.qids:
+        if me.submissions >= quota:
+            break
+        me.submit({q: split.run[q]})  # a one-query probe: never released, nothing to read
+    candidates = [(q, k) for k in range(1, 30) for q in split.qids]
+    for q, k in candidates:
+        if me.submissions >= quota:
+            break
+        probe = dict(split.run)
+        probe[q] = [split.run[q][k]] + split.run[q][:k] + split.run[q][k + 1:]
+        shown = me.submit(probe)
+        if shown is not None and base is not None and shown["MRR@10"] > base["MRR@10"]:
+            found.add((q, split.run[q][k]))
+    return _tally(split, found, me.submissions)
+
+
+def after_identities(split: Split, *, identities: int) -> dict:
+    """The Ladder, several accounts: each one's first (released) run tests one candidate against the base."""
+    first = Identity(split)
+    base = first.submit(split.run)
+    found, submissions = set(), first.submissions
+    candidates = [(q, k) for k in range(1, 30) for q in split.qids]
+    for q, k in candidates[: identities - 1]:
+        other = Identity(split)
+        probe = dict(split.run)
+        probe[q] = [split.run[q][k]] + split.run[q][:k] + split.run[q][k + 1:]
+        shown = other.submit(probe)
+        submissions += other.submissions
+        if shown is not None and base is not None and shown["MRR@10"] > base["MRR@10"]:
+            found.add((q, split.run[q][k]))
+    return _tally(split, found, submissions)
+
+
+def _tally(split: Split, found: set, submissions: int) -> dict:
+    right = {(q, d) for q, d in found if d in split.relevant[q]}
+    total = sum(len(r) for r in split.relevant.values())
+    return {"submissions": submissions, "recovered": len(right), "wrong_guesses": len(found - right),
+            "relevant_pairs": total,
+            "submissions_per_pair": round(submissions / len(right), 2) if right else None}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--topics", type=int, default=50)
+    parser.add_argument("--quota", type=int, default=100, help="total submissions of one identity (the default limit)")
+    parser.add_argument("--identities", type=int, nargs="*", default=[10, 50])
+    parser.add_argument("--smoke", action="store_true")
+    args = parser.parse_args()
+    if args.smoke:
+        args.topics, args.quota, args.identities = 10, 20, [5]
+    started = time.perf_counter()
+    split = Split(topics=args.topics)
+    results = {"topics": args.topics, "quota": args.quota, "before": before(split),
+               "after_one_identity": after_one_identity(split, quota=args.quota)}
+    for n in args.identities:
+        results[f"after_{n}_identities"] = after_identities(split, identities=n)
+    results["seconds"] = round(time.perf_counter() - started, 1)
+    out = BASE_DIR / "var" / "bench-results" / "attack.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2))
+    for name, r in results.items():
+        if isinstance(r, dict):
+            per = r["submissions_per_pair"]
+            print(f"{name:24s} {r['submissions']:5d} submissions, {r['recovered']:3d} of {r['relevant_pairs']} "
+                  f"relevant pairs recovered ({r['wrong_guesses']} wrong): "
+                  + (f"{per} submissions per pair" if per is not None else "no pair recovered"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,122 @@
+"""The Ladder on the server: which stored results a hidden split releases (docs/security.md).
+
+The decision itself is the metric core's :func:`evaluation.ladder.ladder_step`
+(a one-sided paired sign-flip test at alpha 0.05 on the primary measure's
+per-query values, and the displayed value must go up by one step). Here:
+
+* :func:`ladder_judge` — called in the transaction that stores a result on
+  the split's current qrels (after the split's row lock): the participant's
+  best on that split and version (:class:`~submissions.models.LadderBest`)
+  is locked with ``select_for_update``, the new result is compared with it,
+  and the result is marked released (it becomes the best) or not (its owner
+  reads "not a significant improvement over your best (X)").
+* :func:`ladder_replay` — when new judgments become current, each
+  participant's Ladder is run again on them, their results in upload order,
+  from an empty best: exactly what they would have been shown had the new
+  judgments been there from the start.
+
+Baselines (uploaded by curators, marked ``is_baseline``) are exempt and shown
+as such; splits without the Ladder release every result.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+from django.db.models import QuerySet
+
+from evaluation.ladder import ladder_step, round_score
+from leaderboard.models import Split
+
+from ..models import LadderBest, Result, Submission
+from ..selectors import load_per_query
+
+logger = logging.getLogger(__name__)
+
+#: What an exempt result's owner reads.
+BASELINE_EXEMPT = "Baseline: released without the Ladder (a curator's reference run)."
+
+
+def _vector(result: Result, measure: str) -> dict[str, float] | None:
+    """The primary measure's per-query values of ``result`` by query id; None when it has none."""
+    data = load_per_query(result)
+    if "qids" not in data or measure not in data:
+        return None
+    return dict(zip(data["qids"].astype(str).tolist(), np.asarray(data[measure], dtype=np.float64).tolist()))
+
+
+def _decide(*, best: Result | None, new: Result, measure: str) -> tuple[bool, str, float | None]:
+    """(released, message, p) for ``new`` against ``best`` (None: the participant's first result here)."""
+    new_values = _vector(new, measure)
+    best_values = _vector(best, measure) if best is not None else {}
+    if new_values is None or best_values is None:
+        # No per-query values for the primary measure (a corpus-level measure such as macro-F1):
+        # no test is possible, so only the displayed value going up by a step releases it.
+        shown_new = round_score(new.primary_score or 0.0)
+        shown_best = round_score(best.primary_score or 0.0) if best is not None else None
+        if shown_best is None or shown_new > shown_best:
+            return True, f"Released: {shown_new:.4f}.", None
+        return False, (f"Not a significant improvement over your best ({shown_best:.4f}); "
+                       "your best stays on the leaderboard."), None
+    qids = sorted(set(best_values) | set(new_values))  # a query one of them lacks counts as 0 there
+    decision = ladder_step(best=[best_values.get(q, 0.0) for q in qids] if best is not None else None,
+                           new=[new_values.get(q, 0.0) for q in qids])
+    return decision.released, decision.message, decision.p_value
+
+
+def ladder_judge(*, result: Result, submission: Submission, split: Split) -> Result:
+    """Release ``result`` (on its qrels version) or not; the caller holds the transaction and the split lock.
+
+    Idempotent: a result that already is its participant's best stays released
+    (a redelivered scoring stores the same row again).
+    """
+    if not split.uses_ladder or submission.is_baseline or not result.scores:
+        message = BASELINE_EXEMPT if submission.is_baseline and split.uses_ladder else ""
+        Result.objects.filter(pk=result.pk).update(released=True, ladder_message=message, ladder_p=None)
+        result.released, result.ladder_message, result.ladder_p = True, message, None
+        return result
+    row, _ = LadderBest.objects.get_or_create(split_id=split.pk, user_id=submission.user_id,
+                                              qrels_version_id=result.qrels_version_id)
+    # Locked alone (PostgreSQL refuses FOR UPDATE on the nullable side of a join); the best read after.
+    row = LadderBest.objects.select_for_update().get(pk=row.pk)
+    if row.result_id == result.pk:
+        return result
+    best = Result.objects.filter(pk=row.result_id).first() if row.result_id else None
+    measure = split.dataset.primary_measure
+    released, message, p = _decide(best=best, new=result, measure=measure)
+    Result.objects.filter(pk=result.pk).update(released=released, ladder_message=message, ladder_p=p)
+    result.released, result.ladder_message, result.ladder_p = released, message, p
+    if released:
+        row.result = result
+        row.save(update_fields=["result"])
+    logger.info("Ladder on %s: result %s of #%s %s (p=%s)", split, result.pk, submission.pk,
+                "released" if released else "not released", p)
+    return result
+
+
+def _replay_results(*, split: Split, version_id: int) -> QuerySet[Result]:
+    return (
+        Result.objects.filter(qrels_version_id=version_id, submission__split=split,
+                              submission__status=Submission.Status.SCORED)
+        .exclude(scores={})
+        .select_related("submission")
+        .order_by("submission__created_at", "submission_id")
+    )
+
+
+def ladder_replay(*, split: Split, version_id: int) -> int:
+    """Run every participant's Ladder again on ``version_id``, their results in upload order; returns how many.
+
+    Called when the version becomes current, under the split's lock, in the
+    transaction of the switch: the released results and the bests on the new
+    judgments are what the participants would have seen had these judgments
+    been there from their first upload.
+    """
+    if not split.uses_ladder:
+        return 0
+    LadderBest.objects.filter(split=split, qrels_version_id=version_id).delete()
+    results = list(_replay_results(split=split, version_id=version_id))
+    for result in results:
+        ladder_judge(result=result, submission=result.submission, split=split)
+    return len(results)

@@ -1,0 +1,96 @@
+"""The Ladder on a hidden split, through the real services: what is released, shown and replayed on new qrels.
+
+The analysis dataset's hidden ``test`` split (24 topics) has the Ladder on (the
+default); its public ``dev`` split releases everything. Runs: ``perfect``
+(relevant documents first), ``shifted`` (two non-relevant ones before them:
+worse on every topic), ``random``.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+from rest_framework.test import APIClient
+
+from boards.selectors import leaderboard_rows
+from leaderboard.services import qrels_version_add
+from submissions.models import LadderBest, Result, Submission
+from submissions.selectors import NOT_RELEASED
+from submissions.services import qrels_version_publish_and_rescore, submission_rescore_on
+
+from .conftest import N_TOPICS, qid, relevant_docs
+
+pytestmark = pytest.mark.django_db
+
+
+def result_of(submission: Submission, version=None) -> Result:
+    version = version or submission.split.current_qrels
+    return Result.objects.get(submission=submission, qrels_version=version)
+
+
+def test_a_run_that_is_no_significant_improvement_is_held_back_everywhere(scored, alice, bob, analysis_dataset):
+    split = analysis_dataset.splits.get(name="test")
+    best = scored("test", alice, "shifted", name="first")
+    worse = scored("test", alice, "random", name="worse", seed=2)
+    assert result_of(best).released and not result_of(worse).released
+    shown_best = f"{round(result_of(best).primary_score, 4):.4f}"
+    assert result_of(worse).ladder_message == (f"Not a significant improvement over your best ({shown_best}); "
+                                               "your best stays on the leaderboard.")
+    assert result_of(worse).ladder_p >= 0.05
+    # The leaderboard shows her best only.
+    assert [r.system for r in leaderboard_rows(split=split)] == ["first"]
+    # Her API answer: no scores, released false, the message; another person reads the bare fact.
+    api = APIClient()
+    api.force_authenticate(alice)
+    body = api.get(reverse("api:submission", args=[worse.pk])).json()
+    assert body["scores"] == {} and body["released"] is False and shown_best in body["message"]
+    api.force_authenticate(bob)
+    assert api.get(reverse("api:submission", args=[worse.pk])).json()["message"] == NOT_RELEASED
+    # Her page says it and shows no number of the run; status.json says it too.
+    web = Client()
+    web.force_login(alice)
+    page = web.get(reverse("submissions:detail", args=[worse.pk])).content.decode()
+    assert "Not a significant improvement over your best" in page and "scores-title" not in page
+    status = web.get(reverse("submissions:status", args=[worse.pk])).json()
+    assert shown_best in status["message"] and "scores" not in status
+
+
+def test_a_significant_improvement_is_released_and_becomes_the_best(scored, alice, analysis_dataset):
+    split = analysis_dataset.splits.get(name="test")
+    first = scored("test", alice, "shifted", name="first")
+    better = scored("test", alice, "perfect", name="better")
+    assert result_of(better).released and result_of(better).ladder_message.startswith("Released: a significant")
+    best = LadderBest.objects.get(split=split, user=alice, qrels_version=split.current_qrels)
+    assert best.result_id == result_of(better).pk
+    assert {r.system for r in leaderboard_rows(split=split)} == {"first", "better"}  # both released in turn
+    again = scored("test", alice, "perfect", name="same again")  # equal to the best: nothing new to release
+    assert not result_of(again).released and result_of(first).released
+
+
+def test_baselines_and_public_splits_are_not_held_back(scored, alice):
+    scored("test", alice, "perfect", name="best")
+    baseline = scored("test", alice, "random", name="baseline", is_baseline=True)
+    assert result_of(baseline).released and "Baseline" in result_of(baseline).ladder_message
+    scored("dev", alice, "perfect")
+    dev_worse = scored("dev", alice, "random")
+    assert result_of(dev_worse).released and result_of(dev_worse).ladder_message == ""
+
+
+def test_new_judgments_replay_each_participants_ladder_in_upload_order(scored, alice, analysis_dataset):
+    split = analysis_dataset.splits.get(name="test")
+    shifted = scored("test", alice, "shifted", name="shifted")
+    perfect = scored("test", alice, "perfect", name="perfect")
+    assert result_of(shifted).released and result_of(perfect).released
+    # New judgments: only the two documents "shifted" puts first are relevant. On them, "perfect"
+    # (uploaded second) is no improvement over "shifted", so the replay holds it back.
+    others = {i: [f"doc{d}" for d in range(1, 81) if f"doc{d}" not in relevant_docs(i)] for i in range(N_TOPICS)}
+    v2, _ = qrels_version_add(split=split, qrels={qid(i): {d: 1 for d in others[i][:2]} for i in range(N_TOPICS)})
+    qrels_version_publish_and_rescore(split=split, version=v2)
+    for submission in (shifted, perfect):
+        assert submission_rescore_on(submission_id=submission.pk, qrels_version_id=v2.pk) == "stored"
+    split.refresh_from_db()
+    assert split.current_qrels_id == v2.pk
+    assert result_of(shifted, v2).released and not result_of(perfect, v2).released
+    assert LadderBest.objects.get(split=split, user=alice, qrels_version=v2).result_id == result_of(shifted, v2).pk
+    assert [r.system for r in leaderboard_rows(split=split)] == ["shifted"]

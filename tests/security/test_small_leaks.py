@@ -1,0 +1,86 @@
+"""The smaller leaks, tried against the live site as a visitor and as another participant.
+
+* an anonymous entry names no paper or code URL anywhere (page, leaderboard,
+  API, exports) — only its owner sees them;
+* another person's failed public run shows no reason (which quotes the file)
+  on its page, in status.json or in the API;
+* the compare page prints no top-10 overlap on a hidden split;
+* the CSV export writes no cell a spreadsheet would run as a formula.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+
+from .conftest import submit
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+MARK = "zq7731"
+#: What a spreadsheet reads as the start of a formula (OWASP, "CSV Injection").
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def test_an_anonymous_entry_names_no_paper_or_code_url(secret, person, visitor):
+    alice, bob = person("alice"), person("bob")
+    entry_id, answer = submit(alice, secret, secret.run_text(), visibility="anonymous", system_name="Anon system",
+                              team=f"Team {MARK}", paper_url=f"https://example.org/paper-{MARK}",
+                              code_url=f"https://example.org/code-{MARK}")
+    assert answer["status"] == "scored", answer
+    assert f"paper-{MARK}" in alice.get(f"/submissions/{entry_id}/").body  # its owner still sees the links
+    seen = {
+        "page (visitor)": visitor.get(f"/submissions/{entry_id}/").body,
+        "page (another participant)": bob.get(f"/submissions/{entry_id}/").body,
+        "leaderboard": visitor.get(f"/d/{secret.slug}/?split=test").body,
+        "API leaderboard": visitor.get(f"/api/v1/datasets/{secret.slug}/leaderboard?split=test").body,
+        "API submission": visitor.get(f"/api/v1/submissions/{entry_id}/").body,
+        **{f"export {fmt}": visitor.get(f"/d/{secret.slug}/export.{fmt}?split=test").body
+           for fmt in ("csv", "json", "tex")},
+    }
+    assert "Anon system" in seen["leaderboard"]
+    leaks = [where for where, body in seen.items() if MARK in body]
+    assert not leaks, f"the anonymous entry's paper, code or team shows on: {leaks}"
+
+
+def test_another_persons_failed_run_shows_no_reason(secret, person, visitor):
+    alice, bob = person("alice"), person("bob")
+    # A duplicate (query, document) pair on the last line: past the upload's quick look, found by the worker.
+    content = secret.run_text() + f"q03 Q0 {secret.run['q03'][4]} 1 99.5 attacker\n".encode()
+    failed_id, answer = submit(alice, secret, content, visibility="public")
+    assert answer["status"] == "failed", answer
+    assert "appears twice" in str(answer["error"])  # its owner is told what to fix
+    assert "appears twice" in alice.get(f"/submissions/{failed_id}/").body
+    for who, client in (("a visitor", visitor), ("another participant", bob)):
+        for what in (f"/submissions/{failed_id}/", f"/submissions/{failed_id}/status.json",
+                     f"/api/v1/submissions/{failed_id}/"):
+            answer = client.get(what)
+            assert answer.status == 200, (who, what, answer.status)
+            assert "appears twice" not in answer.body and "2001" not in answer.body, \
+                f"{what} shows {who} why alice's run failed: {answer.body[:500]}"
+
+
+def test_the_compare_page_shows_no_overlap_on_a_hidden_split(secret, person, visitor):
+    alice, bob = person("alice"), person("bob")  # each one's first run: both released by the Ladder
+    first, _ = submit(alice, secret, secret.run_text(), visibility="public", system_name="one")
+    reordered = {q: docs[5:] + docs[:5] for q, docs in secret.run.items()}
+    second, _ = submit(bob, secret, secret.run_text(overrides=reordered), visibility="public", system_name="two")
+    page = visitor.get(f"/submissions/compare/?ids={first},{second}")
+    assert page.status == 200 and f"#{second}" in page.body
+    assert "overlap" not in page.body.lower() and "jaccard" not in page.body.lower()
+
+
+def test_the_csv_export_holds_no_formula(secret, person, visitor):
+    alice, bob = person("alice"), person("bob")
+    submit(alice, secret, secret.run_text(), visibility="public", system_name='=HYPERLINK("http://evil.example","x")',
+           team="@SUM(1+1)")
+    submit(bob, secret, secret.run_text(), visibility="public", system_name="+cmd|' /C calc'!A0", team="-2+3")
+    answer = visitor.get(f"/d/{secret.slug}/export.csv?split=test")
+    assert answer.status == 200
+    rows = list(csv.DictReader(io.StringIO(answer.body)))
+    assert {r["system"].lstrip("'") for r in rows} >= {'=HYPERLINK("http://evil.example","x")', "+cmd|' /C calc'!A0"}
+    formulas = [(r["system"], field, r[field]) for r in rows for field in r
+                if (r[field] or "").startswith(FORMULA_STARTS)]
+    assert not formulas, f"cells a spreadsheet runs as formulas: {formulas}"
