@@ -192,6 +192,8 @@ class LeaderboardView(JsonView):
                 "measures": list(dataset.measures or []),
                 "primary_measure": dataset.primary_measure,
                 "sort": resolve_sort(dataset, sort),
+                # Scores are fractions (0..1); the site shows them in percent (issue 14, one scale).
+                "scale": "fraction",
                 "entries": [row.to_dict() for row in rows],
             }
         )

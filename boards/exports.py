@@ -13,7 +13,7 @@ import json
 import re
 from collections.abc import Sequence
 
-from leaderboard.models import Dataset, Split
+from leaderboard.models import Dataset, Split, format_percent
 
 from .selectors import LeaderboardRow
 
@@ -62,7 +62,7 @@ def csv_cell(value: object) -> object:
 
 
 def to_csv(rows: Sequence[LeaderboardRow], *, measures: list[str]) -> str:
-    """One line per entry; scores as fractions with full precision (empty when missing).
+    """One line per entry; scores in percent with two decimals, as the pages show them (empty when missing).
 
     Every text cell goes through :func:`csv_cell` (formula injection); the csv
     module quotes a cell holding a comma, a quote or a line break, so it stays one cell.
@@ -73,7 +73,7 @@ def to_csv(rows: Sequence[LeaderboardRow], *, measures: list[str]) -> str:
     for row in public_only(rows):
         values = [getattr(row, f) for f in FIELDS]
         values = ["" if v is None else csv_cell(v.isoformat() if hasattr(v, "isoformat") else v) for v in values]
-        scores = ["" if row.scores.get(m) is None else repr(float(row.scores[m])) for m in measures]
+        scores = ["" if row.scores.get(m) is None else format_percent(row.scores[m]) for m in measures]
         writer.writerow(values + scores)
     return out.getvalue()
 
@@ -94,7 +94,9 @@ def to_json(rows: Sequence[LeaderboardRow], *, dataset: Dataset, split: Split, m
         "qrels_version": split.current_qrels.version if split.current_qrels_id and split.current_qrels else None,
         "measures": measures,
         "primary_measure": dataset.primary_measure,
-        "scores_are": "fractions (0..1)",
+        # Fractions at full precision, for programs; pages, CSV and LaTeX show percent.
+        "scale": "fraction",
+        "scores_are": "fractions (0..1); multiply by 100 for the percent shown on the site",
         "note": "Rows of kind 'reported' are results reported in papers, not scored by Lexboard.",
         "entries": entries,
     }
@@ -181,8 +183,7 @@ def _label(text: str) -> str:
 
 
 def _caption(rows: Sequence[LeaderboardRow], *, dataset: Dataset, split: Split) -> str:
-    unit = "percent" if dataset.display == Dataset.Display.PERCENT else "fractions"
-    caption = f"Results on {latex_escape(dataset.name)} ({latex_escape(split.name)} split), in {unit}."
+    caption = f"Results on {latex_escape(dataset.name)} ({latex_escape(split.name)} split), in percent."
     caption += " Best value per column in bold."
     if any(r.kind == "baseline" for r in rows):
         caption += " Baselines were scored by Lexboard like any entry."

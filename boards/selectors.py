@@ -13,6 +13,8 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import hashlib
+import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -57,6 +59,12 @@ class LeaderboardRow:
     is_anonymous: bool = False
     coverage_exempt: bool = False  # not held to the hidden split's coverage rule (shown as such)
     extra: dict[str, Any] = field(default_factory=dict)
+    family_key: str = ""  # a Submission.Family value ("dense"), for the family filter; "" when unknown
+    params: str = ""  # as the participant or the paper wrote it ("110M", "7B")
+    # Who the row belongs to, for "best per participant": the user for entries scored here, the paper
+    # for reported rows. Never exported (it would name the owner of an anonymous entry).
+    participant: str = ""
+    year: int | None = None  # reported rows: the year in their source, for the progress chart
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (dates as ISO strings).
@@ -83,7 +91,7 @@ class LeaderboardRow:
         return self.scores.get(measure)
 
 
-_ROW_FIELDS = tuple(f.name for f in dataclasses.fields(LeaderboardRow))
+_ROW_FIELDS = tuple(f.name for f in dataclasses.fields(LeaderboardRow) if f.name != "participant")
 
 
 # --- building rows ----------------------------------------------------------------
@@ -109,6 +117,9 @@ def _submission_row(result, *, split: Split, private: bool = False) -> Leaderboa
         used_training_data=sub.used_training_data,
         is_anonymous=anonymous,
         coverage_exempt=sub.coverage_exempt,
+        family_key=sub.family,
+        params=sub.params,
+        participant=f"user:{sub.user_id}",
     )
 
 
@@ -126,7 +137,33 @@ def _reported_row(rep: ReportedResult) -> LeaderboardRow:
         scores={k: (float(v) if v is not None else None) for k, v in (rep.scores or {}).items()},
         source=rep.source,
         notes=rep.notes,
+        family_key=family_key(rep.family),
+        params=rep.params,
+        participant=f"paper:{rep.source}",
+        year=year_in(rep.source),
     )
+
+
+_FAMILY_WORDS = {choice.value: choice.value for choice in Submission.Family}
+_FAMILY_WORDS.update({"llm-augmented": "llm", "bm25": "lexical", "tf-idf": "lexical", "splade": "sparse"})
+
+
+def family_key(text: str) -> str:
+    """A paper's free-text family ("dense (API)", "lexical") as a ``Submission.Family`` value, or "" when unknown."""
+    words = re.findall(r"[a-z0-9-]+", (text or "").lower())
+    for word in words:
+        if word in _FAMILY_WORDS:
+            return _FAMILY_WORDS[word]
+    return Submission.Family.OTHER.value if words else ""
+
+
+_YEAR = re.compile(r"\b(19[89]\d|20\d\d)\b")
+
+
+def year_in(source: str) -> int | None:
+    """The year a source names ("…, ACL 2022 (arXiv:2108.11792)" gives 2022), or None."""
+    years = [int(y) for y in _YEAR.findall(source or "")]
+    return max(years) if years else None
 
 
 def _results_base(split: Split):
@@ -222,7 +259,7 @@ def resolve_sort(dataset: Dataset, sort: str | None) -> str:
 
 def cache_key(split: Split) -> str:
     """Changes whenever a score is stored, an entry changes or new qrels are published."""
-    return f"lexboard:lb:v1:{split.pk}:{split.cache_version}:{split.current_qrels_id}"
+    return f"lexboard:lb:v2:{split.pk}:{split.cache_version}:{split.current_qrels_id}"
 
 
 def leaderboard_rows(*, split: Split, user=None, sort: str | None = None) -> list[LeaderboardRow]:
@@ -248,6 +285,163 @@ def leaderboard_rows(*, split: Split, user=None, sort: str | None = None) -> lis
     rows = [r.copy() for r in scored]
     rows += _reported_rows(split) + _private_rows(split, user)
     return rank_rows(rows, measure=measure)
+
+
+# --- filters, best per participant, progress ---------------------------------------------
+
+#: Parameter-count ranges a reader can filter by: (GET value, label, lower bound, upper bound).
+PARAM_RANGES = [
+    ("lt100m", "< 100M", 0.0, 1e8),
+    ("100m-1b", "100M – 1B", 1e8, 1e9),
+    ("1b-10b", "1B – 10B", 1e9, 1e10),
+    ("gt10b", "≥ 10B", 1e10, math.inf),
+    ("unknown", "not stated", None, None),
+]
+_PARAM_UNITS = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
+_PARAMS_RE = re.compile(r"^\s*(\d+(?:[.,]\d+)?)\s*([kmbgt]?)", re.IGNORECASE)
+
+KIND_CHOICES = [("scored", "scored here (with baselines)"), ("reported", "reported in papers")]
+TRAINING_CHOICES = [("yes", "used the training data"), ("no", "did not use it")]
+
+
+def parse_params(text: str) -> float | None:
+    """A parameter count as written ("110M", "7B", "1.5 b", "350k") as a number; None when not stated or unreadable."""
+    match = _PARAMS_RE.match(text or "")
+    if not match:
+        return None
+    return float(match.group(1).replace(",", ".")) * _PARAM_UNITS[match.group(2).lower()]
+
+
+def params_range(text: str) -> str:
+    """The ``PARAM_RANGES`` value a parameter count falls in ("unknown" when not stated)."""
+    value = parse_params(text)
+    if value is None:
+        return "unknown"
+    return next(key for key, _, lo, hi in PARAM_RANGES if lo is not None and lo <= value < hi)
+
+
+@dataclass(frozen=True)
+class LeaderboardFilters:
+    """What a reader narrowed the board to, from the page's GET parameters (the exports take the same).
+
+    ``family``: Submission.Family values; ``training``: "yes"/"no"; ``params``: PARAM_RANGES values;
+    ``kind``: "scored" (entries and baselines scored here) or "reported"; ``best``: only the best
+    row per participant (per paper for reported rows) on the ranked-by measure. Unknown values are
+    ignored, so an old link never breaks the page.
+    """
+
+    family: tuple[str, ...] = ()
+    training: str = ""
+    params: tuple[str, ...] = ()
+    kind: str = ""
+    best: bool = False
+
+    @classmethod
+    def from_query(cls, query) -> LeaderboardFilters:
+        families = {c.value for c in Submission.Family}
+        ranges = {key for key, *_ in PARAM_RANGES}
+        training = query.get("training", "")
+        kind = query.get("kind", "")
+        return cls(
+            family=tuple(dict.fromkeys(f for f in query.getlist("family") if f in families)),
+            training=training if training in ("yes", "no") else "",
+            params=tuple(dict.fromkeys(p for p in query.getlist("params") if p in ranges)),
+            kind=kind if kind in ("scored", "reported") else "",
+            best=query.get("best") in ("1", "on", "yes", "true"),
+        )
+
+    @property
+    def active(self) -> bool:
+        return bool(self.family or self.training or self.params or self.kind or self.best)
+
+    def query_items(self) -> list[tuple[str, str]]:
+        """The filters as GET pairs, for export links that keep them."""
+        items = [("family", f) for f in self.family] + [("params", p) for p in self.params]
+        if self.training:
+            items.append(("training", self.training))
+        if self.kind:
+            items.append(("kind", self.kind))
+        if self.best:
+            items.append(("best", "1"))
+        return items
+
+    def keep(self, row: LeaderboardRow) -> bool:
+        if self.family and row.family_key not in self.family:
+            return False
+        if self.training and row.used_training_data is not (self.training == "yes"):
+            return False  # reported rows (unknown) drop out of either choice
+        if self.params and params_range(row.params) not in self.params:
+            return False
+        if self.kind == "scored" and row.kind == "reported":
+            return False
+        return not (self.kind == "reported" and row.kind != "reported")
+
+
+def best_per_participant(rows: list[LeaderboardRow], *, measure: str) -> list[LeaderboardRow]:
+    """Each participant's best row on ``measure`` (the earliest among equals), in the order given.
+
+    Entries scored here group by their owner (whatever their visibility), reported rows by their
+    paper; a participant without a value on ``measure`` keeps their first row.
+    """
+    best: dict[str, LeaderboardRow] = {}
+    for row in rows:
+        key = row.participant or f"row:{id(row)}"
+        held = best.get(key)
+        value = row.scores.get(measure)
+        if held is None or (value is not None and (held.scores.get(measure) is None or value > held.scores[measure])):
+            best[key] = row
+    chosen = {id(r) for r in best.values()}
+    return [r for r in rows if id(r) in chosen]
+
+
+def filter_rows(rows: list[LeaderboardRow], filters: LeaderboardFilters, *, measure: str) -> list[LeaderboardRow]:
+    """The rows ``filters`` keep, ranked again among themselves on ``measure``."""
+    if not filters.active:
+        return rows
+    kept = [r for r in rows if filters.keep(r)]
+    if filters.best:
+        kept = best_per_participant(kept, measure=measure)
+    return rank_rows(kept, measure=measure)
+
+
+@dataclass(frozen=True)
+class ProgressPoint:
+    """An entry that raised the best primary score: when (a fractional year), how high, who."""
+
+    when: float
+    value: float
+    system: str
+    kind: RowKind
+    label: str  # "2023-04-02" for entries scored here, "2022" for reported results
+
+
+def progress_points(rows: list[LeaderboardRow], *, measure: str) -> tuple[list[ProgressPoint], int]:
+    """The record-setting rows on ``measure`` over time, and how many rows had no date to place them.
+
+    Entries scored here count at their submission date, reported results at the
+    year their source names (placed mid-year). Only what the table shows is used:
+    the rows' released scores on the primary measure, nothing per query, so
+    hidden splits give away nothing new. Private rows are left out.
+    """
+    dated: list[tuple[float, float, LeaderboardRow, str]] = []
+    undated = 0
+    for row in rows:
+        value = row.scores.get(measure)
+        if value is None or row.is_private:
+            continue
+        if row.date is not None:
+            when = row.date.year + (row.date.timetuple().tm_yday - 1) / 366
+            dated.append((when, value, row, row.date.isoformat()))
+        elif row.year is not None:
+            dated.append((row.year + 0.5, value, row, str(row.year)))
+        else:
+            undated += 1
+    dated.sort(key=lambda item: (item[0], -item[1]))
+    points: list[ProgressPoint] = []
+    for when, value, row, label in dated:
+        if not points or value > points[-1].value:
+            points.append(ProgressPoint(when=when, value=value, system=row.system, kind=row.kind, label=label))
+    return points, undated
 
 
 # --- pages ----------------------------------------------------------------------

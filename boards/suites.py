@@ -159,7 +159,7 @@ def suite_table(*, benchmark: Benchmark, partial: bool = False) -> SuiteTable:
         }
         aggregates = aggregate_table(table, method=method, cells=[c.key for c in columns], partial=partial)
 
-    pct = bool(columns) and all(c.dataset.display == Dataset.Display.PERCENT for c in columns)
+    pct = bool(columns)  # every score is shown in percent (Dataset.format_value)
     out_rows: list[SuiteRow] = []
     for i, entry in enumerate(systems.values()):
         row: LeaderboardRow = entry["row"]

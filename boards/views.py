@@ -6,6 +6,9 @@ selector, render. Nothing here computes a score.
 
 from __future__ import annotations
 
+import math
+from urllib.parse import urlencode
+
 from django.http import Http404, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
 from django.shortcuts import render
 from django.template import loader
@@ -15,18 +18,26 @@ from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_safe
 
 from evaluation.measures import DEFAULT_MEASURES, macro_f1_description
+from leaderboard.plots import progress_chart
 from leaderboard.selectors import DatasetNotFound, SplitNotFound, dataset_for_page, measure_info, split_for_page
 from submissions.api.errors import api_error_response, is_api_path
+from submissions.models import Submission
 
 from . import exports
 from .downloads import dataset_file_chunks, dataset_files
 from .page_cache import anonymous_page_cache
 from .selectors import (
+    KIND_CHOICES,
+    PARAM_RANGES,
+    TRAINING_CHOICES,
+    LeaderboardFilters,
     benchmark_for_page,
     dataset_page_cache_key,
+    filter_rows,
     home_datasets,
     home_page_cache_key,
     leaderboard_rows,
+    progress_points,
     resolve_sort,
 )
 from .significance import power_context, significance_context
@@ -85,14 +96,49 @@ def _format_cells(dataset, rows, *, sort: str) -> None:
         row.cells = [(css, dataset.format_value(row.scores.get(m))) for css, m in zip(classes, names, strict=True)]
 
 
+def _filter_choices(filters: LeaderboardFilters) -> dict:
+    """The filter form's options, each with whether it is chosen."""
+    return {
+        "family": [(c.value, c.label, c.value in filters.family) for c in Submission.Family],
+        "params": [(key, label, key in filters.params) for key, label, *_ in PARAM_RANGES],
+        "training": [(key, label, key == filters.training) for key, label in TRAINING_CHOICES],
+        "kind": [(key, label, key == filters.kind) for key, label in KIND_CHOICES],
+    }
+
+
+def _progress(dataset, split, rows) -> dict | None:
+    """The progress chart of the primary measure over the whole public board (filters aside), or None."""
+    if split is None:
+        return None
+    measure = dataset.primary_measure
+    public = [r for r in rows if not r.is_private]
+    points, undated = progress_points(public, measure=measure)
+    if not points:
+        return None
+    values = [100 * p.value for p in points]
+    top = min(100.0, max(10.0, math.ceil(max(values) / 10) * 10))
+    svg = progress_chart(
+        [(p.when, 100 * p.value, f"{p.system} ({p.label}, {'reported' if p.kind == 'reported' else 'scored here'})")
+         for p in points],
+        title=f"Best {measure} over time on {dataset.name}, {split.name} split",
+        desc=(f"A step line of the best {measure} (percent) reached so far: "
+              + "; ".join(f"{p.label} {p.system} {100 * p.value:.2f}" for p in points) + "."),
+        x_label="year", y_label=f"best {measure} (%)", y_range=(0.0, float(top)),
+    )
+    return {"svg": svg, "points": points, "undated": undated, "measure": measure}
+
+
 @require_safe
 @anonymous_page_cache(lambda request, slug: dataset_page_cache_key(slug=slug, path=request.get_full_path()),
                       name="dataset")
 def dataset(request, slug: str):
     dataset, split = _dataset_and_split(request, slug)
     measure = resolve_sort(dataset, request.GET.get("sort"))
-    rows = leaderboard_rows(split=split, user=request.user, sort=measure) if split is not None else []
+    all_rows = leaderboard_rows(split=split, user=request.user, sort=measure) if split is not None else []
+    filters = LeaderboardFilters.from_query(request.GET)
+    rows = filter_rows(all_rows, filters, measure=measure)
     _format_cells(dataset, rows, sort=measure)
+    export_query = urlencode([("split", split.name)] + filters.query_items()) if split is not None else ""
     context = {
         "dataset": dataset,
         "split": split,
@@ -114,6 +160,11 @@ def dataset(request, slug: str):
         "export_formats": [("csv", "CSV"), ("json", "JSON"), ("tex", "LaTeX")],
         # The "Participate" section: the files to download and the rules.
         "files": dataset_files(dataset),
+        "export_query": export_query,
+        "filters": filters,
+        "filter_choices": _filter_choices(filters),
+        "n_all_rows": len(all_rows),
+        "progress": _progress(dataset, split, all_rows),
         # Significance markers and tiers: ?sig=MEASURE, default the ranked-by measure.
         **significance_context(split=split, rows=rows, sort=measure, sig=request.GET.get("sig")),
         # How small a difference of the primary measure this split can detect (Sakai 2016).
@@ -158,7 +209,10 @@ def export(request, slug: str, fmt: str):
                 raise exports.ExportError(f"{dataset.name} has no split yet, so there is no table to export.")
             # ?measures=R@100,MAP@100 from a script, or one checkbox per measure from the page's form.
             measures = exports.choose_measures(dataset, ",".join(request.GET.getlist("measures")))
-            rows = leaderboard_rows(split=split, user=None, sort=resolve_sort(dataset, request.GET.get("sort")))
+            measure = resolve_sort(dataset, request.GET.get("sort"))
+            rows = leaderboard_rows(split=split, user=None, sort=measure)
+            # The page's filters (?family=dense&best=1 …) give the same rows in the file.
+            rows = filter_rows(rows, LeaderboardFilters.from_query(request.GET), measure=measure)
             if fmt == "csv":
                 body = exports.to_csv(rows, measures=measures)
             elif fmt == "json":

@@ -49,6 +49,13 @@ class Benchmark(models.Model):
         return reverse("leaderboard:benchmark", args=[self.slug])
 
 
+def format_percent(value: float | None) -> str:
+    """A fraction (0..1) as percent with two decimals ("51.33"); "–" when missing."""
+    if value is None:
+        return "–"
+    return f"{100 * value:.2f}"
+
+
 class Dataset(models.Model):
     """One collection with its questions, corpus and the measures its leaderboard shows."""
 
@@ -140,12 +147,14 @@ class Dataset(models.Model):
             raise ValidationError(errors)
 
     def format_value(self, value: float | None) -> str:
-        """A stored score (always a fraction) as the dataset shows it."""
-        if value is None:
-            return "–"
-        if self.display == self.Display.PERCENT:
-            return f"{100 * value:.2f}"
-        return f"{value:.4f}"
+        """A stored score (always a fraction) as every page shows it: percent with two decimals.
+
+        One scale across the site (pages, CSV and LaTeX exports, the client's
+        table), so two datasets' numbers side by side are comparable. The
+        ``display`` field is kept for old configurations but no longer changes
+        the scale; JSON keeps fractions and says so (``"scale": "fraction"``).
+        """
+        return format_percent(value)
 
     @property
     def default_split(self) -> Split | None:

@@ -101,7 +101,7 @@ class _Axes:
     def y(self, value: float) -> float:
         return self.bottom - (value - self.y0) / (self.y1 - self.y0) * (self.bottom - self.top)
 
-    def grid(self, x_ticks: Sequence[float], y_ticks: Sequence[float]) -> list[str]:
+    def grid(self, x_ticks: Sequence[float], y_ticks: Sequence[float], *, x_format=None) -> list[str]:
         out = [
             f'<line class="plot-axis" x1="{self.left}" y1="{self.bottom}" x2="{self.right}" y2="{self.bottom}" '
             'stroke="#444"/>',
@@ -119,7 +119,7 @@ class _Axes:
             out.append(f'<line class="plot-axis" x1="{x:.1f}" y1="{self.bottom}" x2="{x:.1f}" y2="{self.bottom + 4}" '
                        'stroke="#444"/>')
             out.append(f'<text class="plot-tick" x="{x:.1f}" y="{self.bottom + 17}" text-anchor="middle" '
-                       f'font-size="11" fill="#444">{escape(_tick_label(t))}</text>')
+                       f'font-size="11" fill="#444">{escape((x_format or _tick_label)(t))}</text>')
         return out
 
 
@@ -217,3 +217,31 @@ def scatter(points: Sequence[tuple[float, float]], *, title: str, desc: str, x_l
         body.append(f'<circle class="series-0" cx="{axes.x(x):.1f}" cy="{axes.y(y):.1f}" r="3.5" fill="{PALETTE[0]}" '
                     f'fill-opacity="0.55" stroke="{PALETTE[0]}"><title>{escape(tip)}{x:.4f}, {y:.4f}</title></circle>')
     return _frame(title, desc, body, x_label=x_label, y_label=y_label, css_class="plot-scatter")
+
+
+def progress_chart(points: Sequence[tuple[float, float, str]], *, title: str, desc: str, x_label: str,
+                   y_label: str, y_range: tuple[float, float] = (0.0, 100.0)) -> SafeString:
+    """The state of the art over time: a step line through the record-setting points, one dot each.
+
+    ``points`` are (x, y, label) with x a fractional year, sorted by x and rising in y; each dot's
+    ``<title>`` names the system (its label) and value. Year ticks on x.
+    """
+    xs = [x for x, _, _ in points]
+    x_lo, x_hi = (math.floor(min(xs)), math.floor(max(xs)) + 1) if xs else (2020, 2021)
+    axes = _Axes((x_lo, x_hi), y_range)
+    step = max(1, math.ceil((x_hi - x_lo) / 8))
+    body = axes.grid(list(range(x_lo, x_hi + 1, step)), _linear_ticks(*y_range), x_format=lambda t: str(int(t)))
+    if points:
+        path = []
+        for j, (x, y, _) in enumerate(points):
+            if j:
+                path.append(f"L{axes.x(x):.1f},{axes.y(points[j - 1][1]):.1f}")
+            path.append(f"{'M' if j == 0 else 'L'}{axes.x(x):.1f},{axes.y(y):.1f}")
+        # The record holds until today's edge of the plot.
+        path.append(f"L{axes.right:.1f},{axes.y(points[-1][1]):.1f}")
+        body.append(f'<path class="series-0" d="{" ".join(path)}" fill="none" stroke="{PALETTE[0]}" '
+                    'stroke-width="2"/>')
+        for x, y, label in points:
+            body.append(f'<circle class="series-1" cx="{axes.x(x):.1f}" cy="{axes.y(y):.1f}" r="4" '
+                        f'fill="{PALETTE[1]}" stroke="{PALETTE[1]}"><title>{escape(label)}: {y:.2f}</title></circle>')
+    return _frame(title, desc, body, x_label=x_label, y_label=y_label, css_class="plot-progress")

@@ -237,13 +237,14 @@ def _http_error(exc: urllib.error.HTTPError) -> ClientError:
 
 
 def format_scores(info: dict) -> str:
+    """The scores as a table in percent with two decimals, as the site shows them (``--json`` keeps fractions)."""
     scores = info.get("scores") or {}
     if not scores:
         return "(no scores)"
     width = max(len("measure"), *(len(name) for name in scores))
-    lines = [f"{'measure':<{width}}  value", f"{'-' * width}  ------"]
+    lines = [f"{'measure':<{width}}  percent", f"{'-' * width}  -------"]
     for name, value in scores.items():
-        shown = "–" if value is None else f"{value:.4f}"
+        shown = "–" if value is None else f"{100 * value:.2f}"
         lines.append(f"{name:<{width}}  {shown}")
     return "\n".join(lines)
 

@@ -58,6 +58,7 @@ class Submission(models.Model):
     class Family(models.TextChoices):
         LEXICAL = "lexical", "lexical"
         DENSE = "dense", "dense"
+        SPARSE = "sparse", "learned sparse"
         HYBRID = "hybrid", "hybrid"
         LLM = "llm", "LLM-augmented"
         OTHER = "other", "other"

@@ -173,7 +173,7 @@ def test_it_waits_for_the_scores_of_a_real_worker(
     scores = submission.results.get().scores
     assert scores["R@10"] == pytest.approx((1 / 2 + 1 + 1 / 3) / 3)  # one relevant document found per query
     for measure, value in scores.items():
-        assert f"{measure}" in out and f"{value:.4f}" in out
+        assert f"{measure}" in out and f"{100 * value:.2f}" in out  # percent, as the site shows it
     assert ": scored" in out
 
 

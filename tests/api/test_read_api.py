@@ -64,6 +64,7 @@ def test_it_serves_the_leaderboard_in_rank_order(api, alice, bob, tiny_dataset):
     assert (body["dataset"], body["split"], body["hidden"]) == ("tiny", "test", True)
     assert body["qrels_version"] == 1
     assert body["primary_measure"] == body["sort"] == "R@10"
+    assert body["scale"] == "fraction"  # scores as fractions; pages show percent
     assert body["measures"] == ["R@10", "MAP@10", "MRR@10", "nDCG@10"]
     entries = body["entries"]
     assert [e["submission_id"] for e in entries] == [best.pk, weak.pk]

@@ -49,8 +49,8 @@ def test_versions_and_topics_are_unique_per_split(tiny_dataset):
         Split.objects.create(dataset=tiny_dataset, name="test")
 
 
-def test_a_dataset_shows_scores_as_it_is_told(tiny_dataset):
-    assert tiny_dataset.format_value(0.51334) == "0.5133"
+def test_a_dataset_shows_scores_in_percent_with_two_decimals(tiny_dataset):
+    assert tiny_dataset.format_value(0.51334) == "51.33"
     tiny_dataset.display = "percent"
     assert tiny_dataset.format_value(0.51334) == "51.33"
     assert tiny_dataset.format_value(None) == "–"

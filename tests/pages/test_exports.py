@@ -33,7 +33,7 @@ def test_it_exports_csv_that_the_csv_module_reads(client, board):
     rows = list(csv.DictReader(io.StringIO(response.content.decode())))
     assert [r["system"] for r in rows] == ["Alice_sys", "BM25 (paper) & co_1", "BM25", "anon"]
     assert rows[0]["rank"] == "1" and rows[1]["rank"] == "" and rows[1]["kind"] == "reported"
-    assert float(rows[0]["R@10"]) == 0.7
+    assert rows[0]["R@10"] == "70.00"  # percent, as the pages show it
     assert rows[3]["owner"] == "anonymous"
 
 
@@ -56,10 +56,10 @@ def test_it_exports_a_booktabs_table_with_the_best_values_in_bold(client, board)
     assert "\\toprule" in tex and "\\midrule" in tex and "\\bottomrule" in tex
     assert "\\begin{tabular}{lrr}" in tex
     assert "System & R@10 & MAP@10 \\\\" in tex
-    assert "Alice\\_sys & \\textbf{0.7000} & 0.3000 \\\\" in tex
-    assert "BM25 (baseline) & 0.5000 & 0.4000 \\\\" in tex
+    assert "Alice\\_sys & \\textbf{70.00} & 30.00 \\\\" in tex
+    assert "BM25 (baseline) & 50.00 & 40.00 \\\\" in tex
     # The reported row: dagger, escaped name, and the footnote; its MAP is the best in the column.
-    assert "BM25 (paper) \\& co\\_1$^\\dagger$ & 0.5500 & \\textbf{0.9000} \\\\" in tex
+    assert "BM25 (paper) \\& co\\_1$^\\dagger$ & 55.00 & \\textbf{90.00} \\\\" in tex
     assert "Reported in the paper" in tex
     assert "nDCG" not in tex
 

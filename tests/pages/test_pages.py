@@ -30,7 +30,7 @@ def test_it_renders_the_home_page_with_the_best_entry(client, split_test, alice,
     make_entry(split_test, alice, "Best system", {"R@10": 0.81})
     make_entry(split_test, alice, "Other", {"R@10": 0.5})
     html = _body(client.get(reverse("leaderboard:home")))
-    assert "Tiny benchmark" in html and "Best system" in html and "0.8100" in html
+    assert "Tiny benchmark" in html and "Best system" in html and "81.00" in html
     assert "2 entries scored here" in html
 
 
@@ -115,13 +115,14 @@ def test_it_shows_anonymous_entries_as_anonymous(client, split_test, alice, make
     assert "anonymous" in row and "alice" not in row.lower()
 
 
-def test_it_formats_values_as_the_dataset_displays_them(client, split_test, alice, make_entry, tiny_dataset):
+def test_it_formats_values_in_percent_whatever_the_dataset_display(client, split_test, alice, make_entry, tiny_dataset):
     make_entry(split_test, alice, "x", {"R@10": 0.51333})
     url = reverse("leaderboard:dataset", args=["tiny"])
-    assert "0.5133" in _body(client.get(url))
-    tiny_dataset.display = "percent"
-    tiny_dataset.save()
-    assert "51.33" in _body(client.get(url))
+    for display in ("fraction", "percent"):  # one scale across the site (issue 14)
+        tiny_dataset.display = display
+        tiny_dataset.save()
+        body = _body(client.get(url))
+        assert "51.33" in body and "0.5133" not in body
 
 
 def test_it_shows_the_citation_with_a_copy_button(client, tiny_dataset):

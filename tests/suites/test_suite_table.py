@@ -151,7 +151,7 @@ def test_the_benchmark_page_shows_the_suite_table_with_gaps(client, suite, make_
     make_entry(t1, bob, "Dense", {"R@10": 0.9})
     html = client.get(bench.get_absolute_url()).content.decode()
     assert 'id="suite-title"' in html and "harmonic mean across 2 datasets" in html
-    assert "0.3000" in html  # BM25's harmonic mean
+    assert "30.00" in html and "0.3000" not in html  # BM25's harmonic mean, in percent like every score
     assert "incomplete: no Tiny Two" in html
     assert "Systems missing a dataset get no aggregate." in html
 
