@@ -23,7 +23,7 @@ def test_the_dataset_page_shows_the_minimum_detectable_difference_and_topics_nee
     assert analysis.topics_needed == expected.topics_needed
     html = client.get(analysis_dataset.get_absolute_url() + "?split=dev").content.decode()
     assert f"the smallest difference in R@10 a paired test detects at α = 0.05 with power 0.8 is <strong>" \
-           f"{expected.min_detectable:.4f}</strong>" in html
+           f"{100 * expected.min_detectable:.2f}</strong>" in html
     n1, n2 = expected.topics_needed[0.01], expected.topics_needed[0.02]
     assert f"Detecting 1 point (0.01) needs <strong>{n1:,}</strong> topics, 2 points (0.02) needs " \
            f"<strong>{n2:,}</strong> topics" in html
@@ -63,7 +63,7 @@ def test_a_hidden_split_shows_coarser_figures(client, scored, alice, bob, analys
 
     html = client.get(analysis_dataset.get_absolute_url() + "?split=test").content.decode()
 
-    assert f"is <strong>{round(analysis.min_detectable, 3):.4f}</strong>" in html
+    assert f"is <strong>{100 * round(analysis.min_detectable, 3):.2f}</strong>" in html
     n1 = analysis.topics_needed[0.01]
     scale = 10 ** max(len(str(n1)) - 2, 0)
     assert f"Detecting 1 point (0.01) needs <strong>{int(round(n1 / scale) * scale):,}</strong> topics" in html

@@ -121,7 +121,7 @@ def test_it_neutralises_csv_cells_that_start_like_a_formula(start):
     parsed = next(csv.DictReader(io.StringIO(to_csv([row], measures=["R@10"]))))
     for field in ("system", "owner", "team"):
         assert parsed[field] == "'" + text
-    assert parsed["R@10"] == "0.5"  # numbers stay numbers
+    assert parsed["R@10"] == "50.00"  # numbers stay numbers (percent, as the pages show them)
 
 
 def test_it_leaves_ordinary_csv_cells_alone():
