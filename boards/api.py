@@ -233,6 +233,13 @@ class DatasetFilesView(JsonView):
             }),
             **error_responses(e404="No such dataset."),
         },
+        examples=[OpenApiExample("The demo's files", response_only=True, status_codes=["200"], value={
+            "dataset": "demo", "license": "CC BY 4.0 (generated)", "corpus_downloadable": True,
+            "files": [{"name": "topics-test", "kind": "topics", "split": "test",
+                       "description": "The test split's questions (no judgments).", "size": 5120,
+                       "sha256": "9f2c0e4b8d1a7f3e6c5b4a39281706f5e4d3c2b1a09f8e7d6c5b4a3928170615",
+                       "url": "https://lexboard.example/d/demo/files/topics-test.gz"}],
+        })],
         tags=["datasets"],
     )
     def get(self, request, slug: str):
