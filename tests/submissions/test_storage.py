@@ -7,6 +7,7 @@ submission are refused with a message that says why and what to do.
 
 from __future__ import annotations
 
+import itertools
 import os
 from datetime import timedelta
 
@@ -24,8 +25,14 @@ from .conftest import GOOD_RUN, METADATA, upload
 DAYS = 30
 
 
+_serial = itertools.count(1)
+
+
 def create(user, split, content=GOOD_RUN, **kwargs) -> Submission:
-    return services.submission_create(user=user, split=split, upload=upload(content), metadata=dict(METADATA),
+    """A submission of ``content`` made distinct by a comment line (the same content twice is refused at upload)."""
+    tag = f"# copy {next(_serial)}\n"
+    distinct = content + (tag.encode() if isinstance(content, bytes) else tag)
+    return services.submission_create(user=user, split=split, upload=upload(distinct), metadata=dict(METADATA),
                                       enqueue=False, **kwargs)
 
 
@@ -54,8 +61,8 @@ def test_an_upload_over_the_storage_quota_is_refused_naming_the_usage_and_the_la
     first = create(alice, test_split)
     create(bob, test_split)  # other users' files do not count
     used = user_stored_bytes(user=alice)
-    assert used == first.file_size == len(GOOD_RUN)
-    settings.LEXBOARD_STORAGE_QUOTA_BYTES = used + len(GOOD_RUN) - 1
+    assert used == first.file_size  # the next copy has the same size: one byte short of room for it
+    settings.LEXBOARD_STORAGE_QUOTA_BYTES = used + first.file_size - 1
 
     with pytest.raises(QuotaExceeded) as refused:
         create(alice, test_split)
