@@ -59,7 +59,8 @@ def test_the_compare_page_and_api_refuse_classification_entries_plainly(test_spl
         page = client.get(reverse("submissions:compare"), {"ids": ids})
         assert page.status_code == 400 and words in page.content.decode()
     answer = APIClient().get(reverse("api:compare"), {"submissions": f"{a.pk},{b.pk}"})
-    assert answer.status_code == 400 and answer.json()["error"]["message"].startswith(words)
+    # The API answers 409 for entries that exist but cannot be compared (the request itself is well formed).
+    assert answer.status_code == 409 and answer.json()["error"]["message"].startswith(words)
 
 
 def test_fusion_refuses_classification_entries_plainly(test_split, alice, bob, client):
@@ -76,7 +77,7 @@ def test_fusion_refuses_classification_entries_plainly(test_split, alice, bob, c
     assert Submission.objects.filter(user=bob).count() == 1  # only the upload
 
 
-def test_the_api_run_file_help_names_both_formats(client):
+def test_the_api_run_file_help_names_both_formats(client, db):  # the schema lists the datasets' measures
     schema = client.get(reverse("api:schema"), HTTP_ACCEPT="application/json").content.decode()
     assert "qid Q0 docid rank score tag" in schema and "JSON Lines" in schema
 

@@ -20,8 +20,9 @@ from submissions.selectors import submission_quota
 from .conftest import GOOD_RUN, METADATA, upload
 
 
-def create(user, split) -> Submission:
-    return services.submission_create(user=user, split=split, upload=upload(GOOD_RUN), metadata=METADATA)
+def create(user, split, tag: str = "") -> Submission:
+    """``tag`` (a comment line) makes a second upload of the same run distinct: the same content twice is refused."""
+    return services.submission_create(user=user, split=split, upload=upload(GOOD_RUN + tag), metadata=METADATA)
 
 
 @pytest.mark.parametrize(("precision", "method", "shown"), [
@@ -42,7 +43,7 @@ def test_a_stored_result_says_which_second_implementation_agreed(client, alice, 
 
 
 def test_the_worker_scores_with_the_dataset_empty_query_convention(alice, test_split):
-    omitted, counted = create(alice, test_split), create(alice, test_split)
+    omitted, counted = create(alice, test_split), create(alice, test_split, tag="# counted\n")
     services.submission_score(omitted.pk)
     Dataset.objects.filter(pk=test_split.dataset_id).update(empty_queries="count")
     services.submission_score(counted.pk)

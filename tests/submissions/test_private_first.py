@@ -36,7 +36,7 @@ def test_an_api_upload_without_visibility_is_private_and_the_response_says_so(al
     assert body["visibility"] == "private" and "private by default" in body["visibility_note"]
     assert Submission.objects.get(pk=body["id"]).visibility == Submission.Visibility.PRIVATE
 
-    data["run_file"] = io.BytesIO(GOOD_RUN.encode())
+    data["run_file"] = io.BytesIO((GOOD_RUN + "# another run\n").encode())  # the same content twice is refused
     data["run_file"].name = "run.txt"
     body = api.post(reverse("api:submissions"), {**data, "visibility": "public"}, format="multipart").json()
     assert body["visibility"] == "public" and "visibility_note" not in body
@@ -44,8 +44,9 @@ def test_an_api_upload_without_visibility_is_private_and_the_response_says_so(al
 
 def test_an_entry_shows_how_many_test_submissions_its_owner_had_made(client, alice, test_split):
     made = [
-        submission_create(user=alice, split=test_split, upload=upload(GOOD_RUN), metadata=METADATA, enqueue=False)
-        for _ in range(3)
+        submission_create(user=alice, split=test_split, upload=upload(GOOD_RUN + f"# run {i}\n"), metadata=METADATA,
+                          enqueue=False)
+        for i in range(3)
     ]
     assert "the owner's first submission to this test split" in client.get(made[0].get_absolute_url()).content.decode()
     assert "submission 3 of its owner to this test split" in client.get(made[2].get_absolute_url()).content.decode()
