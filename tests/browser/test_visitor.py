@@ -38,12 +38,14 @@ def a_measure_that_reorders(dataset) -> str:
     return others[0]
 
 
-def add_fused_entries(dataset, *, username: str = "marie") -> None:
-    """A participant's two scored entries on the test split, so the table has a contest.
+def add_fused_entries(dataset) -> None:
+    """Two participants' scored entries on the test split, so the table has a contest.
 
     RRF of BM25 and TF-IDF, and the same fusion cut at 20 documents per
     question: the cut one beats TF-IDF on R@10 but falls below it on R@100, so
-    sorting by another measure reorders the table.
+    sorting by another measure reorders the table. Two participants, not one:
+    the test split is hidden, and the Ladder holds back a participant's second
+    run that is no significant improvement over their first (docs/security.md).
     """
     from django.contrib.auth import get_user_model
 
@@ -51,12 +53,14 @@ def add_fused_entries(dataset, *, username: str = "marie") -> None:
 
     from .runs import fused_demo_run, upload_of
 
-    user = get_user_model().objects.create_user(username, f"{username}@example.org", "correct horse battery staple")
     split = dataset.splits.get(name="test")
-    for name, depth, description in (
-        ("RRF(BM25, TF-IDF)", 100, "Reciprocal rank fusion (k=60) of the BM25 and TF-IDF baselines."),
-        ("RRF(BM25, TF-IDF), top 20", 20, "The same fusion, keeping 20 articles per question."),
+    for username, name, depth, description in (
+        ("marie", "RRF(BM25, TF-IDF)", 100, "Reciprocal rank fusion (k=60) of the BM25 and TF-IDF baselines."),
+        ("jules", "RRF(BM25, TF-IDF), top 20", 20, "The same fusion, keeping 20 articles per question."),
     ):
+        user = get_user_model().objects.create_user(
+            username, f"{username}@example.org", "correct horse battery staple"
+        )
         submission = submission_create(
             user=user, split=split, upload=upload_of(fused_demo_run("test", depth=depth), "rrf.run"),
             metadata={"system_name": name, "family": "hybrid", "visibility": "public", "description": description},
