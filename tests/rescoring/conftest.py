@@ -68,12 +68,14 @@ def make_submission(alice, bob):
     """``make_submission(split, "BM25")``: a queued submission of that run (alice's BM25 and Hybrid, bob's Dense)."""
     from submissions.services import submission_create
 
-    def make(split, system: str, *, enqueue: bool = False):
+    def make(split, system: str, *, enqueue: bool = False, copy: int = 0):
+        # ``copy`` > 0: the same ranking under another run tag, so a user's second copy is not a duplicate upload.
         user = bob if system == "Dense" else alice
+        content = "".join(f"{line}-{copy}\n" for line in RUNS[system].splitlines()) if copy else RUNS[system]
         return submission_create(
             user=user,
             split=split,
-            upload=upload(RUNS[system], f"{system.lower()}.txt"),
+            upload=upload(content, f"{system.lower()}.txt"),
             metadata={"system_name": system, "family": "other", "visibility": "public"},
             enqueue=enqueue,
         )

@@ -98,7 +98,8 @@ def test_an_upload_is_scored_by_the_worker_with_exactly_the_command_lines_number
     from boards.selectors import leaderboard_rows
 
     rows = [row for row in leaderboard_rows(split=split) if row.submission_id == submission.pk]
-    assert len(rows) == 1 and rows[0].scores["R@10"] == result.scores["R@10"]
+    # The test split is hidden: the leaderboard shows the value rounded to 4 decimals (docs/security.md).
+    assert len(rows) == 1 and rows[0].scores["R@10"] == round(result.scores["R@10"], 4)
 
 
 def test_a_bad_file_fails_with_its_line_numbers(transactional_db, celery_worker_process, client, alice, tiny_dataset,
