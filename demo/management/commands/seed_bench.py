@@ -96,9 +96,10 @@ class Command(BaseCommand):
             description="A synthetic dataset of BSARD's size, for bench/ (not real data).",
         )
         corpus_set(dataset=dataset, ids=[str(i) for i in range(1, corpus + 1)])
-        # 0 = no limit: the bench user uploads a hundred runs in a row.
+        # 0 = no limit: the bench user uploads a hundred runs in a row. The Ladder off: the bench times
+        # scoring until the scores are visible, and would otherwise see no score after its first run.
         split = Split.objects.create(dataset=dataset, name="test", kind="test", hidden=True,
-                                     daily_limit=0, total_limit=0)
+                                     daily_limit=0, total_limit=0, ladder=False)
         qrels = bench_qrels(n_queries=queries, n_docs=corpus)
         Topic.objects.bulk_create(
             Topic(split=split, qid=qid, text=f"Question {qid}?", category=CATEGORIES[i % len(CATEGORIES)])
