@@ -22,6 +22,11 @@ GOOD_RUN = (
 )
 
 
+def good_run(n: int = 0) -> str:
+    """GOOD_RUN under the run tag ``s<n>`` (same ranking, same length): a user's n-th copy is no duplicate upload."""
+    return GOOD_RUN.replace(" sys\n", f" s{n:02d}\n") if n else GOOD_RUN
+
+
 def upload(content: str | bytes, name: str = "run.txt") -> SimpleUploadedFile:
     data = content.encode() if isinstance(content, str) else content
     return SimpleUploadedFile(name, data, content_type="application/octet-stream")
