@@ -40,8 +40,9 @@ def test_a_worker_killed_while_scoring_loses_nothing_and_scores_nothing_twice(
     split.daily_limit = 0
     split.save()
     client.force_login(alice)
-    for _ in range(3):
-        assert post_run(client, split, BIG_RUN, name="big.txt").status_code == 302
+    for i in range(3):  # three different files (the same file twice is refused as a duplicate)
+        response = post_run(client, split, BIG_RUN.replace(" big\n", f" big{i}\n"), name="big.txt")
+        assert response.status_code == 302, response.content.decode()[-3000:]
     ids = list(Submission.objects.order_by("pk").values_list("pk", flat=True))
 
     # Kill the worker (the whole process group) as soon as it is scoring one.
