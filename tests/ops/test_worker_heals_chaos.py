@@ -22,7 +22,7 @@ import pytest
 from django.conf import settings
 
 from submissions.models import Result, StatusEvent, Submission
-from tests.submissions.conftest import GOOD_RUN
+from tests.submissions.conftest import GOOD_RUN, good_run
 from tests.submissions.test_chaos_worker import BIG_RUN
 from tests.submissions.test_e2e_worker import post_run, wait_until_final
 
@@ -110,8 +110,8 @@ def test_kill_9_during_scoring_heals_and_scores_every_submission_exactly_once(
     split.daily_limit = 0
     split.save()
     client.force_login(alice)
-    for _ in range(3):
-        assert post_run(client, split, BIG_RUN, name="big.txt").status_code == 302
+    for i in range(3):  # three different files (the same file twice is refused as a duplicate)
+        assert post_run(client, split, BIG_RUN.replace(" big\n", f" big{i}\n"), name="big.txt").status_code == 302
     _wait_scoring(scoring)
 
     main = scoring.children()  # the celery process under supervise.sh
@@ -141,8 +141,8 @@ def test_a_solo_worker_past_its_memory_limit_exits_after_its_task_and_is_started
     split.daily_limit = 0
     split.save()
     client.force_login(alice)
-    for name in ("a.txt", "b.txt"):
-        assert post_run(client, split, GOOD_RUN, name=name).status_code == 302
+    for content, name in ((GOOD_RUN, "a.txt"), (good_run(1), "b.txt")):  # two files: no duplicate
+        assert post_run(client, split, content, name=name).status_code == 302
     for pk in Submission.objects.values_list("pk", flat=True):
         assert wait_until_final(pk, worker, timeout=120).status == Submission.Status.SCORED
         assert Result.objects.filter(submission_id=pk).count() == 1
