@@ -93,10 +93,10 @@ FORMS_URLFIELD_ASSUME_HTTPS = True
 # --- Cache --------------------------------------------------------------------
 # Leaderboard pages are cached and invalidated by a per-split version key that
 # every new score bumps. Rate-limit counters (log-in, sign-up, password reset,
-# uploads) live here too, so the cache must be shared by every web process:
-# Redis when CACHE_URL names it, otherwise a table of the database
-# (``lexboard_cache``, created by the migration accounts/0002), never a
-# per-process memory that would give each gunicorn process its own counters.
+# uploads) live here too and must be shared by every web process: with Redis
+# everything is shared; otherwise pages stay in each process's memory (still
+# correct: their key is a digest of the database) and the counters go to the
+# database table ``lexboard_cache`` (lexboard/shared_counters_cache.py).
 CACHE_URL = env_str("CACHE_URL", "")
 if CACHE_URL.startswith("redis"):
     # Django's backend with one client object per pool (lexboard/redis_cache.py: 40% of a cached page's CPU).
@@ -104,9 +104,9 @@ if CACHE_URL.startswith("redis"):
 else:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.db.DatabaseCache",
-            "LOCATION": "lexboard_cache",
-            "OPTIONS": {"MAX_ENTRIES": 5000},
+            "BACKEND": "lexboard.shared_counters_cache.SharedCountersLocMemCache",
+            "LOCATION": "lexboard",
+            "OPTIONS": {"COUNTERS_TABLE": "lexboard_cache"},
         }
     }
 # Pages rendered by other code are never served after a deploy (lexboard/release.py).
