@@ -1,4 +1,8 @@
-"""Forms of the account pages: the sign-up's extra fields, the profile, API tokens, participation requests."""
+"""Forms of the account pages: the sign-up's extra fields, the profile, API tokens, participation requests.
+
+allauth imports this module while it builds its sign-up form (``ACCOUNT_SIGNUP_FORM_CLASS``), so nothing
+here may import ``allauth.account.forms``; forms derived from allauth's are in ``accounts/login_form.py``.
+"""
 
 from __future__ import annotations
 

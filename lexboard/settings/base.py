@@ -135,6 +135,7 @@ ALLAUTH_TRUSTED_PROXY_COUNT = LEXBOARD_TRUSTED_PROXY_COUNT
 
 ACCOUNT_ADAPTER = "accounts.adapter.AccountAdapter"
 ACCOUNT_SIGNUP_FORM_CLASS = "accounts.forms.SignupExtraForm"
+ACCOUNT_FORMS = {"login": "accounts.login_form.LoginForm"}
 ACCOUNT_LOGIN_METHODS = {"username", "email"}
 ACCOUNT_SIGNUP_FIELDS = ["username*", "email*", "password1*", "password2*"]
 ACCOUNT_UNIQUE_EMAIL = True
