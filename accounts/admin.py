@@ -1,11 +1,11 @@
-"""Curators approve participants here (for splits with "curator approves participants")."""
+"""Profiles, API tokens (hashes never shown) and participant approvals (for splits with "curator approves participants")."""
 
 from __future__ import annotations
 
 from django.contrib import admin, messages
 from django.utils import timezone
 
-from .models import ParticipantApproval
+from .models import ApiToken, ParticipantApproval, Profile
 
 
 @admin.register(ParticipantApproval)
@@ -34,3 +34,24 @@ class ParticipantApprovalAdmin(admin.ModelAdmin):
         if not change and obj.approved_at is None:
             obj.approved_at, obj.approved_by = timezone.now(), request.user
         super().save_model(request, obj, form, change)
+
+
+@admin.register(Profile)
+class ProfileAdmin(admin.ModelAdmin):
+    list_display = ("user", "display_name", "affiliation")
+    search_fields = ("user__username", "display_name", "affiliation")
+    raw_id_fields = ("user",)
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    list_display = ("name", "prefix", "user", "created_at", "last_used_at", "revoked_at")
+    list_filter = ("revoked_at",)
+    search_fields = ("name", "prefix", "user__username")
+    raw_id_fields = ("user",)
+    # Only the prefix identifies a token; the hash stays out of sight and keys are never stored.
+    fields = ("user", "name", "prefix", "created_at", "last_used_at", "revoked_at")
+    readonly_fields = ("user", "prefix", "created_at", "last_used_at")
+
+    def has_add_permission(self, request) -> bool:
+        return False

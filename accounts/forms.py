@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django import forms
 
-from submissions.models import ApiToken, Profile
+from .models import ApiToken, Profile
 
 
 class SignupExtraForm(forms.Form):

@@ -1,11 +1,68 @@
-"""Who may take part where: a curator's approval of a participant, for a dataset or one split."""
+"""Accounts' own rows: profiles (how the leaderboard names a person), API tokens, participant approvals.
+
+Profiles and API tokens were the submissions app's; they keep their tables
+(``submissions_profile``, ``submissions_apitoken``) so moving them changed no row.
+"""
 
 from __future__ import annotations
+
+import hashlib
+import secrets
 
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+
+
+class Profile(models.Model):
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="profile")
+    display_name = models.CharField(max_length=100, blank=True)
+    affiliation = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        db_table = "submissions_profile"
+
+    def __str__(self) -> str:
+        return self.display_name or self.user.get_username()
+
+
+class ApiToken(models.Model):
+    """A token for scripts. Only a hash is stored; the key is shown once at creation."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=100, default="token")
+    prefix = models.CharField(max_length=12, db_index=True)
+    key_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "submissions_apitoken"
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    @staticmethod
+    def hash_key(key: str) -> str:
+        return hashlib.sha256(key.encode()).hexdigest()
+
+    @classmethod
+    def issue(cls, *, user, name: str = "token") -> tuple[ApiToken, str]:
+        """Create a token and return it with its key, which is not stored."""
+        key = "lxb_" + secrets.token_urlsafe(30)
+        token = cls.objects.create(user=user, name=name, prefix=key[:12], key_hash=cls.hash_key(key))
+        return token, key
+
+    @classmethod
+    def authenticate(cls, key: str) -> ApiToken | None:
+        token = cls.objects.select_related("user").filter(key_hash=cls.hash_key(key), revoked_at=None).first()
+        if token is None or not token.user.is_active:
+            return None
+        cls.objects.filter(pk=token.pk).update(last_used_at=timezone.now())
+        return token
 
 
 class ParticipantApproval(models.Model):

@@ -17,10 +17,9 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from leaderboard.models import Split
-from submissions.models import ApiToken, Profile
 
 from .forms import ParticipationRequestForm, ProfileForm, TokenCreateForm
-from .models import ParticipantApproval
+from .models import ApiToken, ParticipantApproval, Profile
 from .policy import email_refusal
 
 
@@ -106,5 +105,10 @@ def participation(request, split_id: int):
     return render(
         request,
         "accounts/participation.html",
-        {"split": split, "approval": approval, "form": form, "refusal": None if request.user.is_staff else email_refusal(user=request.user, split=split)},
+        {
+            "split": split,
+            "approval": approval,
+            "form": form,
+            "refusal": None if request.user.is_staff else email_refusal(user=request.user, split=split),
+        },
     )

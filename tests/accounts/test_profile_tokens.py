@@ -5,7 +5,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from submissions.models import ApiToken, Profile
+from accounts.models import ApiToken, Profile
 
 pytestmark = pytest.mark.django_db
 

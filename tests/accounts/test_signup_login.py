@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from django.core import mail
 from django.urls import reverse
 
-from submissions.models import Profile
+from accounts.models import Profile
 
 pytestmark = pytest.mark.django_db
 

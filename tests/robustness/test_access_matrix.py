@@ -34,10 +34,10 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from accounts.models import ParticipantApproval
+from accounts.models import ApiToken, ParticipantApproval, Profile
 from leaderboard.models import Benchmark, Dataset, ReportedResult, Split, Topic
 from leaderboard.services import corpus_set, qrels_version_add
-from submissions.models import ApiToken, Profile, Result, Submission
+from submissions.models import Result, Submission
 from submissions.services import submission_create, submission_score_now
 
 pytestmark = pytest.mark.django_db
