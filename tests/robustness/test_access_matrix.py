@@ -121,7 +121,6 @@ def world(alice, bob, staff) -> World:
     assert subs["failed"].status == Submission.Status.FAILED
     assert all(s.status == Submission.Status.SCORED for k, s in subs.items() if k != "failed")
     tokens = {"alice": ApiToken.issue(user=alice, name="t")[0], "bob": ApiToken.issue(user=bob, name="t")[0]}
-    EmailAddress.objects.create(user=alice, email=alice.email, primary=True, verified=True)
     ParticipantApproval.objects.create(user=bob, dataset=dataset, split=splits["test"])
     return World(dataset, splits["test"], splits["dev"], subs, tokens, {O: alice, X: bob, S: staff})
 
