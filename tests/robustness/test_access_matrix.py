@@ -221,7 +221,7 @@ ACCESS: dict[str, Callable[[World], list[tuple[str, Expect]]]] = {
     "account_reauthenticate": lambda w: [(reverse("account_reauthenticate"), LOGIN)],
     # Log-in and reauthentication by code are off: the pages send everyone on.
     "account_request_reauthentication_code": lambda w: [
-        (reverse("account_request_reauthentication_code"), {A: 302, O: (200, 302), X: 302, S: 302})],
+        (reverse("account_request_reauthentication_code"), {A: 302, O: (200, 302), X: (200, 302), S: (200, 302)})],
     "account_confirm_reauthentication_code": lambda w: [
         (reverse("account_confirm_reauthentication_code"), {r: 302 for r in ROLES})],
     "account_confirm_login_code": lambda w: [(reverse("account_confirm_login_code"), {r: 302 for r in ROLES})],
