@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
     dependencies = [
         ("accounts", "0003_existing_users_email_addresses"),
-        ("submissions", "0002_submission_replaces"),
+        ("submissions", "0006_ladder_release"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -20,8 +20,8 @@ PASSWORD = "an old account's passphrase 1"
 def _before() -> list[tuple[str, str]]:
     """Every app at its latest migration, except accounts just before the data migration."""
     leaves = MigrationExecutor(connection).loader.graph.leaf_nodes()
-    # The move of profiles and tokens into accounts (submissions/0003) depends on accounts/0004: undone too.
-    before = {"accounts": BEFORE, "submissions": ("submissions", "0002_submission_replaces")}
+    # The move of profiles and tokens into accounts (submissions/0007) depends on accounts/0004: undone too.
+    before = {"accounts": BEFORE, "submissions": ("submissions", "0006_ladder_release")}
     return [before.get(app, (app, name)) for app, name in leaves]
 
 

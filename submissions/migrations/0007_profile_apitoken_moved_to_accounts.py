@@ -5,7 +5,7 @@ from django.db import migrations
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("submissions", "0002_submission_replaces"),
+        ("submissions", "0006_ladder_release"),
         ("accounts", "0004_profile_apitoken"),
     ]
 
