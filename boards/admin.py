@@ -320,10 +320,14 @@ class SplitAdmin(admin.ModelAdmin):
     list_select_related = ("dataset", "current_qrels", "pending_qrels")
     readonly_fields = ("current_qrels_display", "rescoring", "cache_version")
     # How strict a hidden split is: "hidden" (no per-query view), "ladder" (scores released only as
-    # significant improvements), the quotas; docs/security.md says what each one guards against.
-    fields = (
-        "dataset", "name", "kind", "hidden", "ladder", "accepts_submissions", "open_before_judgments", "daily_limit",
-        "total_limit", ("min_coverage", "min_docs_per_topic"), "current_qrels_display", "rescoring", "cache_version",
+    # significant improvements), the quotas, who may upload; docs/security.md says what each one guards against.
+    fieldsets = (
+        (None, {"fields": (
+            "dataset", "name", "kind", "hidden", "ladder", "accepts_submissions", "open_before_judgments",
+            "daily_limit", "total_limit", ("min_coverage", "min_docs_per_topic"), "current_qrels_display",
+            "rescoring", "cache_version",
+        )}),
+        ("Who may upload", {"fields": ("verified_email", "approval_required")}),
     )
     inlines = [QrelsVersionInline]
 

@@ -55,9 +55,9 @@ from django.db.models.signals import post_delete, post_save
 from django.http import HttpRequest, HttpResponse
 from django.utils.cache import patch_vary_headers
 
+from accounts.models import Profile
 from leaderboard.models import Benchmark, Dataset, ReportedResult, Split
 from leaderboard.page_generation import GENERATION_KEY, page_generation, page_generation_bump
-from submissions.models import Profile
 
 logger = logging.getLogger(__name__)
 

@@ -251,6 +251,25 @@ class Split(models.Model):
     # Bumped by every change that alters the leaderboard, so cached pages go stale.
     cache_version = models.PositiveIntegerField(default=0)
 
+    # Who may upload (checked by accounts.policy.upload_refusal before any slot is used).
+    class VerifiedEmail(models.TextChoices):
+        IF_HIDDEN = "if_hidden", "required if the split is hidden"
+        ALWAYS = "always", "required"
+        NEVER = "never", "not required"
+
+    verified_email = models.CharField(
+        "verified e-mail before uploading",
+        max_length=10,
+        choices=VerifiedEmail.choices,
+        default=VerifiedEmail.IF_HIDDEN,
+        help_text="An account must have clicked the link we e-mail before its first upload here.",
+    )
+    approval_required = models.BooleanField(
+        "curator approves participants",
+        default=False,
+        help_text="Uploads need an approved participation request (Accounts → Participant approvals).",
+    )
+
     class Meta:
         ordering = ["dataset", "kind", "name"]
         constraints = [models.UniqueConstraint(fields=["dataset", "name"], name="split_unique_name")]
@@ -275,6 +294,13 @@ class Split(models.Model):
     def uses_ladder(self) -> bool:
         """The Ladder gates this split's scores: a hidden split with the option on (the default)."""
         return self.hidden and self.ladder
+
+    @property
+    def requires_verified_email(self) -> bool:
+        """Whether uploading needs a verified e-mail: by default exactly on hidden splits, whose quota is the limit."""
+        if self.verified_email == self.VerifiedEmail.IF_HIDDEN:
+            return self.hidden
+        return self.verified_email == self.VerifiedEmail.ALWAYS
 
     def bump_cache_version(self) -> None:
         """Make cached leaderboard pages of this split stale (an atomic increment)."""

@@ -7,6 +7,7 @@ stops the process at start-up instead of running with a surprising default.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 
@@ -54,3 +55,17 @@ def env_list(name: str, default: list[str]) -> list[str]:
 def env_path(name: str, default: Path) -> Path:
     raw = os.environ.get(name)
     return Path(raw).expanduser().resolve() if raw else default
+
+
+_RATE = re.compile(r"^\d+/\d*[smhd]$")
+
+
+def env_rate(name: str, default: str) -> str:
+    """A rate such as ``10/m``, ``3/h`` or ``5/15m``: COUNT/PERIOD, PERIOD one of s, m, h, d with an optional number."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    value = raw.strip()
+    if not _RATE.match(value):
+        raise ImproperSetting(f"{name}={raw!r}: expected COUNT/PERIOD, e.g. 10/m, 3/h or 5/15m")
+    return value

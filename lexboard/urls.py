@@ -1,12 +1,19 @@
 """Top-level URLs: each app owns its own URL module."""
 
+from allauth.account.decorators import secure_admin_login
 from django.contrib import admin
 from django.urls import include, path
+
+from accounts.urls import allauth_urlpatterns
+
+# The admin logs in through allauth's page: its rate limits and lock-out rules cover curators too.
+admin.site.login = secure_admin_login(admin.site.login)
 
 urlpatterns = [
     path("", include("lexboard.health")),  # /healthz
     path("admin/", admin.site.urls),
-    path("accounts/", include("submissions.account_urls")),
+    path("accounts/", include("accounts.urls")),
+    path("accounts/", include(allauth_urlpatterns)),
     path("submissions/", include("submissions.urls")),
     path("api/v1/", include("boards.api_urls")),
     path("", include("boards.urls")),

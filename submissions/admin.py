@@ -1,4 +1,4 @@
-"""Curators' view of submissions, results, status history, profiles and API tokens.
+"""Curators' view of submissions, results and status history.
 
 Actions go through the services (rescore, hide) so the admin changes rows the
 same way the site does: conditional transitions, cache bumps, tasks sent
@@ -12,7 +12,7 @@ from django.db.models import QuerySet
 
 from . import services
 from .errors import ActionRefused
-from .models import ApiToken, Profile, Result, StatusEvent, Submission
+from .models import Result, StatusEvent, Submission
 
 
 class ScoresDisagreeFilter(admin.SimpleListFilter):
@@ -165,24 +165,3 @@ class StatusEventAdmin(admin.ModelAdmin):
     list_filter = ("status",)
     raw_id_fields = ("submission",)
     readonly_fields = ("submission", "status", "message", "at")
-
-
-@admin.register(Profile)
-class ProfileAdmin(admin.ModelAdmin):
-    list_display = ("user", "display_name", "affiliation")
-    search_fields = ("user__username", "display_name", "affiliation")
-    raw_id_fields = ("user",)
-
-
-@admin.register(ApiToken)
-class ApiTokenAdmin(admin.ModelAdmin):
-    list_display = ("name", "prefix", "user", "created_at", "last_used_at", "revoked_at")
-    list_filter = ("revoked_at",)
-    search_fields = ("name", "prefix", "user__username")
-    raw_id_fields = ("user",)
-    # Only the prefix identifies a token; the hash stays out of sight and keys are never stored.
-    fields = ("user", "name", "prefix", "created_at", "last_used_at", "revoked_at")
-    readonly_fields = ("user", "prefix", "created_at", "last_used_at")
-
-    def has_add_permission(self, request) -> bool:
-        return False

@@ -1,4 +1,4 @@
-"""Submissions and their life cycle, stored scores, profiles and API tokens.
+"""Submissions and their life cycle, stored scores.
 
 The database row is the record of the job; the broker is only a doorbell.
 Every status change is a conditional UPDATE on the row, so a redelivered or
@@ -17,6 +17,9 @@ from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
+# Profiles and API tokens are the accounts app's; named here for code written before they moved.
+from accounts.models import ApiToken, Profile  # noqa: F401
+
 
 def private_storage():
     return storages["private"]
@@ -25,15 +28,6 @@ def private_storage():
 def run_upload_to(instance: Submission, filename: str) -> str:
     stamp = timezone.now().strftime("%Y/%m/%d")
     return f"runs/{stamp}/{secrets.token_hex(8)}-{filename[-80:]}"
-
-
-class Profile(models.Model):
-    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="profile")
-    display_name = models.CharField(max_length=100, blank=True)
-    affiliation = models.CharField(max_length=200, blank=True)
-
-    def __str__(self) -> str:
-        return self.display_name or self.user.get_username()
 
 
 class Submission(models.Model):
@@ -321,43 +315,6 @@ class Result(models.Model):
 
     def __str__(self) -> str:
         return f"result of #{self.submission_id} on qrels v{self.qrels_version_id}"
-
-
-class ApiToken(models.Model):
-    """A token for scripts. Only a hash is stored; the key is shown once at creation."""
-
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
-    name = models.CharField(max_length=100, default="token")
-    prefix = models.CharField(max_length=12, db_index=True)
-    key_hash = models.CharField(max_length=64, unique=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    last_used_at = models.DateTimeField(null=True, blank=True)
-    revoked_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created_at"]
-
-    def __str__(self) -> str:
-        return f"{self.name} ({self.prefix}…)"
-
-    @staticmethod
-    def hash_key(key: str) -> str:
-        return hashlib.sha256(key.encode()).hexdigest()
-
-    @classmethod
-    def issue(cls, *, user, name: str = "token") -> tuple[ApiToken, str]:
-        """Create a token and return it with its key, which is not stored."""
-        key = "lxb_" + secrets.token_urlsafe(30)
-        token = cls.objects.create(user=user, name=name, prefix=key[:12], key_hash=cls.hash_key(key))
-        return token, key
-
-    @classmethod
-    def authenticate(cls, key: str) -> ApiToken | None:
-        token = cls.objects.select_related("user").filter(key_hash=cls.hash_key(key), revoked_at=None).first()
-        if token is None or not token.user.is_active:
-            return None
-        cls.objects.filter(pk=token.pk).update(last_used_at=timezone.now())
-        return token
 
 
 class LadderBest(models.Model):

@@ -1,21 +1,17 @@
-"""Rate limits kept in Django's cache: failed log-ins, uploads.
+"""Rate limits kept in Django's cache: uploads.
 
 A limit is a rate written like DRF's (``"10/m"``, ``"30/h"``, ``"100/d"``)
 read from settings when it is checked, so a deployment (or a test) changes it
-without a restart of this module. Counting is a fixed window per key with an
-atomic ``cache.incr``: with Redis as the cache every web process shares the
-counters; with the local-memory cache each process counts on its own (still a
-limit, only a looser one).
+without a restart of this module. Counting is a fixed window per key with
+``cache.incr``; the cache is shared by every web process (Redis, or the
+database's cache table on the embedded default), so the counters are too.
 
-Two users of it:
-
-* log-ins count failed attempts per (client address, username)
-  (``settings.LEXBOARD_LOGIN_RATE``) in :class:`ThrottledModelBackend`, so
-  every log-in form (ours, the admin's) is covered; our log-in view checks
-  first to answer 429 with the time to wait;
-* uploads, from the browser form and from the API, count per user
-  (``settings.LEXBOARD_UPLOAD_RATE``): :func:`upload_limiter` gives the shared
-  limiter, :class:`UploadRateThrottle` wraps it for Django REST framework.
+Uploads, from the browser form and from the API, count per user
+(``settings.LEXBOARD_UPLOAD_RATE``): :func:`upload_limiter` gives the shared
+limiter, :class:`UploadRateThrottle` wraps it for Django REST framework.
+Log-in, sign-up and password-reset limits are django-allauth's
+(``settings.ACCOUNT_RATE_LIMITS``, accounts/adapter.py); both key anonymous
+requests on :func:`lexboard.client_ip.client_address`.
 """
 
 from __future__ import annotations
@@ -26,11 +22,10 @@ import time
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
-from django.contrib.auth.backends import ModelBackend
 from django.core.cache import cache
-from django.core.exceptions import PermissionDenied
 from rest_framework.throttling import BaseThrottle
+
+from lexboard.client_ip import client_address
 
 _PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -132,29 +127,9 @@ class RateLimiter:
         cache.delete(self._cache_key(ident, window))
 
 
-def login_limiter() -> RateLimiter:
-    """Failed log-in attempts per (address, username), ``settings.LEXBOARD_LOGIN_RATE``."""
-    return RateLimiter("login", "LEXBOARD_LOGIN_RATE")
-
-
 def upload_limiter() -> RateLimiter:
     """Uploads per user, from the browser and the API alike, ``settings.LEXBOARD_UPLOAD_RATE``."""
     return RateLimiter("upload", "LEXBOARD_UPLOAD_RATE")
-
-
-def client_address(request) -> str:
-    """The address the request came from, as the web server saw it.
-
-    ``REMOTE_ADDR`` only: ``X-Forwarded-For`` is written by the client and
-    would let anyone pick a fresh address per attempt. Behind a reverse proxy
-    the deployment sets ``REMOTE_ADDR`` from the proxy (gunicorn's
-    ``--forwarded-allow-ips``).
-    """
-    return request.META.get("REMOTE_ADDR", "") or "unknown"
-
-
-def login_ident(request, username: str) -> str:
-    return f"{client_address(request)}|{(username or '').strip().casefold()}"
 
 
 def format_wait(seconds: int) -> str:
@@ -189,31 +164,3 @@ class UploadRateThrottle(BaseThrottle):
 
     def wait(self) -> float | None:
         return float(self._verdict.retry_after) if self._verdict else None
-
-
-class ThrottledModelBackend(ModelBackend):
-    """Django's model backend, refusing a (client address, username) after too many failed passwords.
-
-    Counting here rather than in one view covers every form that logs in
-    (ours and the admin's). While the limit is reached, even the right
-    password is refused — otherwise guessing would go on and only the
-    answers would be hidden. A successful log-in clears the count. Calls
-    without a request (scripts, tests) are not throttled: there is no
-    address to count for.
-    """
-
-    def authenticate(self, request, username=None, password=None, **kwargs):
-        if username is None:
-            username = kwargs.get(get_user_model().USERNAME_FIELD)
-        if request is None or username is None:
-            return super().authenticate(request, username, password, **kwargs)
-        limiter = login_limiter()
-        ident = login_ident(request, username)
-        if not limiter.peek(ident).allowed:
-            raise PermissionDenied("too many failed log-in attempts")  # stops the other backends too
-        user = super().authenticate(request, username, password, **kwargs)
-        if user is None:
-            limiter.hit(ident)
-        else:
-            limiter.reset(ident)
-        return user

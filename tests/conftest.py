@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from allauth.account.models import EmailAddress
 
 pytest_plugins = ["tests.fixtures_worker", "tests.fixtures_site"]
 
@@ -54,12 +55,18 @@ def own_cache_namespace(settings):
 
 @pytest.fixture
 def alice(django_user_model):
-    return django_user_model.objects.create_user("alice", "alice@example.org", "correct horse battery staple")
+    return verified(django_user_model.objects.create_user("alice", "alice@example.org", "correct horse battery staple"))
 
 
 @pytest.fixture
 def bob(django_user_model):
-    return django_user_model.objects.create_user("bob", "bob@example.org", "correct horse battery staple")
+    return verified(django_user_model.objects.create_user("bob", "bob@example.org", "correct horse battery staple"))
+
+
+def verified(user):
+    """A participant who clicked the mailed link: hidden splits take uploads from verified addresses only."""
+    EmailAddress.objects.create(user=user, email=user.email, primary=True, verified=True)
+    return user
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import dj_database_url
 
-from lexboard.env import env_bool, env_int, env_list, env_path, env_str
+from lexboard.env import env_bool, env_int, env_list, env_path, env_rate, env_str
 from lexboard.release import code_digest
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
@@ -26,10 +26,13 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "allauth",
+    "allauth.account",
     "leaderboard",
     "submissions",
     "boards",
     "demo",
+    "accounts",
 ]
 
 MIDDLEWARE = [
@@ -43,6 +46,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
 ]
 
 ROOT_URLCONF = "lexboard.urls"
@@ -88,15 +92,23 @@ FORMS_URLFIELD_ASSUME_HTTPS = True
 
 # --- Cache --------------------------------------------------------------------
 # Leaderboard pages are cached and invalidated by a per-split version key that
-# every new score bumps. With Redis at hand the cache is shared by all
-# processes; otherwise each process keeps its own (still correct: the version
-# key lives in the database).
+# every new score bumps. Rate-limit counters (log-in, sign-up, password reset,
+# uploads) live here too and must be shared by every web process: with Redis
+# everything is shared; otherwise pages stay in each process's memory (still
+# correct: their key is a digest of the database) and the counters go to the
+# database table ``lexboard_cache`` (lexboard/shared_counters_cache.py).
 CACHE_URL = env_str("CACHE_URL", "")
 if CACHE_URL.startswith("redis"):
     # Django's backend with one client object per pool (lexboard/redis_cache.py: 40% of a cached page's CPU).
     CACHES = {"default": {"BACKEND": "lexboard.redis_cache.RedisCache", "LOCATION": CACHE_URL}}
 else:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "lexboard"}}
+    CACHES = {
+        "default": {
+            "BACKEND": "lexboard.shared_counters_cache.SharedCountersLocMemCache",
+            "LOCATION": "lexboard",
+            "OPTIONS": {"COUNTERS_TABLE": "lexboard_cache"},
+        }
+    }
 # Pages rendered by other code are never served after a deploy (lexboard/release.py).
 LEXBOARD_RELEASE = env_str("LEXBOARD_RELEASE", "") or code_digest(BASE_DIR)
 CACHES["default"]["KEY_PREFIX"] = f"lexboard-{LEXBOARD_RELEASE}"
@@ -108,11 +120,77 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
-# Counts failed log-ins per (address, username) and refuses after LEXBOARD_LOGIN_RATE.
-AUTHENTICATION_BACKENDS = ["submissions.throttling.ThrottledModelBackend"]
-LOGIN_URL = "accounts:login"
+# Accounts are django-allauth's (accounts/ adapts it): log-in by username or
+# e-mail, one account per e-mail address, a verification mail at sign-up.
+AUTHENTICATION_BACKENDS = ["allauth.account.auth_backends.AuthenticationBackend"]
+LOGIN_URL = "account_login"
 LOGIN_REDIRECT_URL = "leaderboard:home"
 LOGOUT_REDIRECT_URL = "leaderboard:home"
+
+# The client address of every rate limit (allauth's and Lexboard's own): the
+# socket address, or, behind N trusted reverse proxies that each append to
+# X-Forwarded-For, the N-th address from the right (lexboard/client_ip.py).
+LEXBOARD_TRUSTED_PROXY_COUNT = env_int("LEXBOARD_TRUSTED_PROXY_COUNT", 0)
+ALLAUTH_TRUSTED_PROXY_COUNT = LEXBOARD_TRUSTED_PROXY_COUNT
+
+ACCOUNT_ADAPTER = "accounts.adapter.AccountAdapter"
+ACCOUNT_SIGNUP_FORM_CLASS = "accounts.forms.SignupExtraForm"
+ACCOUNT_FORMS = {"login": "accounts.login_form.LoginForm"}
+ACCOUNT_LOGIN_METHODS = {"username", "email"}
+ACCOUNT_SIGNUP_FIELDS = ["username*", "email*", "password1*", "password2*"]
+ACCOUNT_UNIQUE_EMAIL = True
+# "optional": the link is mailed at sign-up and log-in works before it is
+# clicked; uploads to the splits that require it wait for it
+# (accounts/policy.py). "mandatory": no log-in before the click.
+ACCOUNT_EMAIL_VERIFICATION = env_str("LEXBOARD_EMAIL_VERIFICATION", "optional")
+ACCOUNT_CONFIRM_EMAIL_ON_GET = False
+ACCOUNT_LOGIN_ON_EMAIL_CONFIRMATION = True
+ACCOUNT_EMAIL_SUBJECT_PREFIX = "[Lexboard] "
+ACCOUNT_LOGOUT_REDIRECT_URL = "leaderboard:home"
+ACCOUNT_SIGNUP_REDIRECT_URL = "accounts:profile"
+# One address per account (changing it replaces it), and no mail to addresses without an account.
+ACCOUNT_CHANGE_EMAIL = True
+ACCOUNT_EMAIL_UNKNOWN_ACCOUNTS = False
+ACCOUNT_SESSION_REMEMBER = None
+ACCOUNT_PASSWORD_RESET_BY_CODE_ENABLED = False
+# Rates are COUNT/PERIOD with PERIOD s, m, h or d, optionally with a number
+# (10/m, 3/h, 5/15m). Failed log-ins count per (address, username) and per
+# address, never per username alone: a guesser at one address cannot lock the
+# owner out of their right password from another (accounts/adapter.py).
+LEXBOARD_LOGIN_RATE = env_rate("LEXBOARD_LOGIN_RATE", "10/m")
+LEXBOARD_LOGIN_ADDRESS_RATE = env_rate("LEXBOARD_LOGIN_ADDRESS_RATE", "30/m")
+# Accounts created per client address (only created ones count: a form with a
+# typo costs nothing).
+LEXBOARD_SIGNUP_RATE = env_rate("LEXBOARD_SIGNUP_RATE", "3/h")
+# Password-reset requests per client address; per e-mail address a looser cap
+# keeps anyone from flooding an inbox from many addresses.
+LEXBOARD_PASSWORD_RESET_RATE = env_rate("LEXBOARD_PASSWORD_RESET_RATE", "5/h")
+ACCOUNT_RATE_LIMITS = {
+    "login_failed": f"{LEXBOARD_LOGIN_ADDRESS_RATE}/ip,{LEXBOARD_LOGIN_RATE}/key",
+    "reset_password": f"{LEXBOARD_PASSWORD_RESET_RATE}/ip,20/h/key",
+    "lexboard_signup": f"{LEXBOARD_SIGNUP_RATE}/ip",
+}
+
+# Sign-in with ORCID or GitHub, each only when the deployment gives its OAuth
+# keys (register the app at orcid.org/developer-tools or github.com/settings/developers).
+SOCIALACCOUNT_PROVIDERS = {}
+for _provider, _prefix in (("orcid", "ORCID"), ("github", "GITHUB")):
+    _client_id = env_str(f"LEXBOARD_{_prefix}_CLIENT_ID", "")
+    if _client_id:
+        if "allauth.socialaccount" not in INSTALLED_APPS:
+            INSTALLED_APPS.append("allauth.socialaccount")
+        INSTALLED_APPS.append(f"allauth.socialaccount.providers.{_provider}")
+        SOCIALACCOUNT_PROVIDERS[_provider] = {
+            "APPS": [{"client_id": _client_id, "secret": env_str(f"LEXBOARD_{_prefix}_SECRET", ""), "key": ""}],
+        }
+if "github" in SOCIALACCOUNT_PROVIDERS:
+    SOCIALACCOUNT_PROVIDERS["github"]["SCOPE"] = ["user:email"]
+if "orcid" in SOCIALACCOUNT_PROVIDERS:
+    # sandbox.orcid.org to try the sign-in before going live.
+    SOCIALACCOUNT_PROVIDERS["orcid"]["BASE_DOMAIN"] = env_str("LEXBOARD_ORCID_DOMAIN", "orcid.org")
+    SOCIALACCOUNT_PROVIDERS["orcid"]["MEMBER_API"] = False
+SOCIALACCOUNT_EMAIL_AUTHENTICATION = False
+SOCIALACCOUNT_STORE_TOKENS = False
 
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Lexboard <noreply@lexboard.local>")
@@ -183,7 +261,6 @@ LEXBOARD_MAX_QID_BYTES = env_int("LEXBOARD_MAX_QID_BYTES", 100)
 LEXBOARD_MAX_DOCID_BYTES = env_int("LEXBOARD_MAX_DOCID_BYTES", 200)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
-LEXBOARD_LOGIN_RATE = env_str("LEXBOARD_LOGIN_RATE", "10/m")
 LEXBOARD_UPLOAD_RATE = env_str("LEXBOARD_UPLOAD_RATE", "30/h")
 # Storage has a bound (submissions/services/storage.py, docs/operations.md): the bytes
 # one user's files may take on disk (0 = no quota), and the days after which the sweep
@@ -249,13 +326,15 @@ CELERY_BEAT_SCHEDULE = {
 # --- API ----------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "submissions.authentication.ApiTokenAuthentication",
+        "accounts.authentication.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "submissions.api.errors.exception_handler",
     "DEFAULT_THROTTLE_RATES": {"upload": LEXBOARD_UPLOAD_RATE, "anon": "600/m", "user": "1200/m"},
+    # DRF's own throttles read X-Forwarded-For whole unless told how many proxies to trust.
+    "NUM_PROXIES": LEXBOARD_TRUSTED_PROXY_COUNT,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Lexboard API",

@@ -27,6 +27,7 @@ from django.db import transaction
 from evaluation.errors import Problem, RunFormatError
 from evaluation.ladder import coverage_check
 from evaluation.runs import Run, RunScan, scan_run
+from accounts.policy import upload_refusal
 from leaderboard.models import Dataset, Split, Topic
 
 from ..errors import QuotaExceeded, UploadRefused
@@ -442,10 +443,9 @@ def _identical_entries(*, user, split: Split, inspected: InspectedUpload) -> Sub
 
 
 def _check_account(*, user, split: Split) -> None:
-    # ACCOUNT POLICY: when the accounts app lands on main, refuse here with
-    # ``accounts.policy.upload_refusal(user=user, split=split)`` (verified e-mail,
-    # curator approval); until then every signed-in account may upload.
-    return None
+    """The split's account policy (verified e-mail, curator approval): refused before anything is read or kept."""
+    if refusal := upload_refusal(user=user, split=split):
+        raise UploadRefused(refusal, [{"line": None, "reason": refusal}])
 
 
 def _check_accepts(split: Split) -> None:
@@ -489,10 +489,10 @@ def submission_create(
     if not values.get("system_name"):
         raise UploadRefused("Give the system a name.", [{"line": None, "reason": "system_name: required"}])
     if not is_baseline:
+        _check_account(user=user, split=split)
         _check_quota(user=user, split=split)  # early, to spare a long check of a file that cannot be taken
         if refusal := storage_refusal(user=user, incoming_bytes=upload.size or 0):  # storage.py: bytes stored
             raise QuotaExceeded(refusal, [{"line": None, "reason": refusal}])
-    _check_account(user=user, split=split)
     inspected = upload_inspect(upload=upload, dataset=split.dataset)
     _check_queries(split=split, docs_per_topic=inspected.docs_per_topic, complete=inspected.complete,
                    coverage_exempt=coverage_exempt)

@@ -5,7 +5,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from submissions.models import ApiToken, Profile
+from accounts.models import ApiToken, Profile
 
 pytestmark = pytest.mark.django_db
 
@@ -21,7 +21,7 @@ def test_it_edits_display_name_and_affiliation(client, alice):
 def test_it_asks_anonymous_visitors_to_log_in(client):
     response = client.get(reverse("accounts:profile"))
     assert response.status_code == 302
-    assert response["Location"].startswith(reverse("accounts:login") + "?next=")
+    assert response["Location"].startswith(reverse("account_login") + "?next=")
 
 
 def test_it_shows_a_new_key_once_and_stores_only_its_hash(client, alice):
@@ -55,7 +55,8 @@ def test_a_revoked_token_no_longer_authenticates(client, alice):
     response = api.get(reverse("api:submissions"), {"mine": 1})
     assert response.status_code == 401
     assert "revoked" in response.json()["error"]["message"]
-    assert "ci" not in client.get(reverse("accounts:profile")).content.decode().split("API tokens")[1]
+    # (a bare "ci" could be part of a random CSRF token on the page)
+    assert "<td>ci</td>" not in client.get(reverse("accounts:profile")).content.decode()
 
 
 def test_it_does_not_revoke_another_users_token(client, alice, bob):

@@ -1,6 +1,7 @@
-"""Throttling of failed log-ins (and the rate limiter behind it)."""
+"""Rate limits of accounts (allauth's, keyed on the real client address) and the upload limiter behind ours."""
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.test import override_settings
 from django.urls import reverse
 
@@ -8,63 +9,100 @@ from submissions.throttling import Rate, RateLimiter, RateSettingError, format_w
 
 pytestmark = pytest.mark.django_db
 
-
-def fail(client, username="alice", address="10.0.0.1"):
-    return client.post(
-        reverse("accounts:login"), {"username": username, "password": "wrong"}, REMOTE_ADDR=address
-    )
+RIGHT = "correct horse battery staple"
+LIMITS = {"login_failed": "20/m/ip,3/m/key", "lexboard_signup": "2/h/ip"}
 
 
-@override_settings(LEXBOARD_LOGIN_RATE="3/m")
-def test_it_answers_429_after_too_many_failed_logins(client, alice):
+def login(client, username="alice", password="wrong", address="10.0.0.1", **extra):
+    return client.post(reverse("account_login"), {"login": username, "password": password},
+                       REMOTE_ADDR=address, **extra)
+
+
+def locked(response) -> bool:
+    return response.status_code == 200 and "Too many failed login attempts" in response.content.decode()
+
+
+@pytest.fixture
+def limits(settings):
+    settings.ACCOUNT_RATE_LIMITS = {**settings.ACCOUNT_RATE_LIMITS, **LIMITS}
+
+
+def test_it_refuses_further_attempts_after_too_many_failed_logins(client, alice, limits):
     for _ in range(3):
-        assert fail(client).status_code == 200
-    response = fail(client)
-    assert response.status_code == 429
-    assert int(response["Retry-After"]) >= 1
-    text = response.content.decode()
-    assert "Too many failed log-in attempts" in text
-    assert "reset your password" in text
-
-
-@override_settings(LEXBOARD_LOGIN_RATE="3/m")
-def test_it_refuses_even_the_right_password_once_throttled(client, alice):
-    for _ in range(3):
-        fail(client)
-    response = client.post(
-        reverse("accounts:login"),
-        {"username": "alice", "password": "correct horse battery staple"},
-        REMOTE_ADDR="10.0.0.1",
-    )
-    assert response.status_code == 429
+        assert not locked(login(client))
+    assert locked(login(client))
+    # Even the right password, from the guesser's address: guessing must stop paying off.
+    assert locked(login(client, password=RIGHT))
     assert "_auth_user_id" not in client.session
 
 
-@override_settings(LEXBOARD_LOGIN_RATE="3/m")
-def test_it_counts_per_address_and_username(client, alice, bob):
+def test_the_owner_logs_in_from_another_address_while_the_guesser_is_locked_out(client, alice, limits):
+    for _ in range(4):
+        login(client, address="10.0.0.1")
+    assert locked(login(client, address="10.0.0.1"))
+    response = login(client, password=RIGHT, address="10.0.0.2")
+    assert response.status_code == 302
+    assert client.session["_auth_user_id"] == str(alice.pk)
+
+
+def test_it_caps_failed_logins_per_address_whatever_the_username(client, alice, bob, settings):
+    settings.ACCOUNT_RATE_LIMITS = {**settings.ACCOUNT_RATE_LIMITS, "login_failed": "5/m/ip,3/m/key"}
+    for name in ("alice", "bob", "carol", "dave", "erin"):
+        assert not locked(login(client, username=name))
+    assert locked(login(client, username="frank"))
+    assert not locked(login(client, username="frank", address="10.0.0.2"))
+
+
+def test_it_counts_usernames_case_insensitively(client, alice, limits):
+    for name in ("alice", "Alice", "ALICE"):
+        login(client, username=name)
+    assert locked(login(client, username="aLiCe"))
+
+
+@override_settings(LEXBOARD_TRUSTED_PROXY_COUNT=0)
+def test_a_forged_forwarded_for_header_does_not_give_a_fresh_address(client, alice, limits):
+    for i in range(3):
+        login(client, HTTP_X_FORWARDED_FOR=f"192.0.2.{i}")
+    assert locked(login(client, HTTP_X_FORWARDED_FOR="192.0.2.99"))
+
+
+@override_settings(LEXBOARD_TRUSTED_PROXY_COUNT=1)
+def test_behind_one_proxy_the_forwarded_address_is_the_client(client, alice, limits):
     for _ in range(3):
-        fail(client, "alice", "10.0.0.1")
-    assert fail(client, "alice", "10.0.0.1").status_code == 429
-    # Another username from the same address, and the same username from elsewhere, still may try.
-    assert fail(client, "bob", "10.0.0.1").status_code == 200
-    assert fail(client, "alice", "10.0.0.2").status_code == 200
-    # Usernames are compared case-insensitively: ALICE is alice.
-    assert fail(client, "ALICE", "10.0.0.1").status_code == 429
+        login(client, address="127.0.0.1", HTTP_X_FORWARDED_FOR="198.51.100.7")
+    assert locked(login(client, address="127.0.0.1", HTTP_X_FORWARDED_FOR="198.51.100.7"))
+    # Same proxy, another client: its right password works.
+    assert login(client, password=RIGHT, address="127.0.0.1", HTTP_X_FORWARDED_FOR="198.51.100.8").status_code == 302
 
 
-@override_settings(LEXBOARD_LOGIN_RATE="3/m")
-def test_it_clears_the_count_after_a_successful_login(client, alice):
-    for _ in range(2):
-        fail(client)
-    ok = client.post(
-        reverse("accounts:login"),
-        {"username": "alice", "password": "correct horse battery staple"},
-        REMOTE_ADDR="10.0.0.1",
-    )
-    assert ok.status_code == 302
+def _signup(client, n, address="10.0.0.5", **extra):
+    password = "a long and unusual passphrase 42"
+    data = {"username": f"user{n}", "email": f"user{n}@example.org", "password1": password, "password2": password}
+    response = client.post(reverse("account_signup"), data, REMOTE_ADDR=address, **extra)
     client.logout()
+    return response
+
+
+def test_it_limits_accounts_created_per_address(client, limits):
+    assert _signup(client, 1).status_code == 302
+    assert _signup(client, 2).status_code == 302
+    refused = _signup(client, 3)
+    assert "Sign-up paused" in refused.content.decode()
+    assert not get_user_model().objects.filter(username="user3").exists()
+    assert _signup(client, 4, address="10.0.0.6").status_code == 302
+
+
+def test_a_signup_form_with_a_mistake_costs_no_account(client, limits):
+    password = "a long and unusual passphrase 42"
     for _ in range(3):
-        assert fail(client).status_code == 200
+        response = client.post(reverse("account_signup"), {"username": "x", "email": "nope", "password1": password,
+                                                           "password2": password}, REMOTE_ADDR="10.0.0.5")
+        assert response.status_code == 200
+    assert _signup(client, 1).status_code == 302
+    assert _signup(client, 2).status_code == 302
+
+
+# --- the upload limiter (submissions/throttling.py) ----------------------------------------------
 
 
 def test_it_reads_rates():
@@ -101,16 +139,3 @@ def test_it_says_waits_in_words():
     assert format_wait(1) == "1 second"
     assert format_wait(75) == "1 minute 15 seconds"
     assert format_wait(3600) == "1 hour"
-
-
-@override_settings(LEXBOARD_LOGIN_RATE="3/m")
-def test_the_admin_login_counts_and_obeys_the_same_limit(client, staff):
-    admin_login = reverse("admin:login")
-    for _ in range(3):
-        response = client.post(admin_login, {"username": "curator", "password": "wrong"}, REMOTE_ADDR="10.0.0.9")
-        assert response.status_code == 200
-    right = {"username": "curator", "password": "correct horse battery staple"}
-    response = client.post(admin_login, right, REMOTE_ADDR="10.0.0.9")
-    assert response.status_code == 200  # the form again: the right password is refused while throttled
-    assert "_auth_user_id" not in client.session
-    assert fail(client, "curator", "10.0.0.9").status_code == 429

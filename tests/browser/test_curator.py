@@ -42,10 +42,10 @@ def empty_dataset(site):
 
 
 def admin_log_in(page, username: str) -> None:
-    page.goto("/admin/login/")
-    page.locator("#id_username").fill(username)
+    page.goto("/admin/login/")  # the site's log-in page (allauth), then back to the admin
+    page.locator("#id_login").fill(username)
     page.locator("#id_password").fill(PASSWORD)
-    page.locator("#login-form [type=submit]").click()
+    page.locator("main form button[type=submit]").click()
     expect(page.locator("#site-name")).to_be_visible()
 
 

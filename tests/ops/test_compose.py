@@ -149,7 +149,7 @@ def test_it_keeps_secrets_and_local_state_out_of_the_image():
 
 def _settings_env_vars() -> set[str]:
     names: set[str] = set()
-    pattern = re.compile(r"(?:env_(?:str|bool|int|list|path)\(\s*|os\.environ(?:\.get)?[\[(]\s*)\"([A-Z][A-Z0-9_]*)\"")
+    pattern = re.compile(r"(?:env_(?:str|bool|int|list|path|rate)\(\s*|os\.environ(?:\.get)?[\[(]\s*)\"([A-Z][A-Z0-9_]*)\"")
     for path in (ROOT / "lexboard" / "settings").glob("*.py"):
         names |= set(pattern.findall(path.read_text()))
     return names

@@ -44,7 +44,7 @@ def test_it_serves_the_home_page_without_inline_script_or_style():
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("name", ["leaderboard:docs", "accounts:login", "accounts:signup", "api:docs"])
+@pytest.mark.parametrize("name", ["leaderboard:docs", "account_login", "account_signup", "account_reset_password", "api:docs"])
 def test_it_serves_every_public_page_under_the_strict_policy_without_inline_code(name):
     from django.urls import reverse
 

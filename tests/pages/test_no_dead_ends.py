@@ -59,7 +59,7 @@ def test_the_retrieval_board_names_the_reference_of_a_comparison(client, make_en
 def test_the_log_in_page_says_why_it_is_there(client, split_test):
     url = reverse("submissions:upload", args=[split_test.dataset.slug]) + "?split=test"
     response = client.get(url, follow=True)
-    assert response.redirect_chain[-1][0].startswith(reverse("accounts:login"))
+    assert response.redirect_chain[-1][0].startswith(reverse("account_login"))
     assert "Log in to upload a run to Tiny (test split)." in response.content.decode()
 
 

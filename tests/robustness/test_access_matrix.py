@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from allauth.account.models import EmailAddress
 from django.apps import apps
 from django.contrib.auth.models import Group
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -33,9 +34,10 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from accounts.models import ApiToken, ParticipantApproval, Profile
 from leaderboard.models import Benchmark, Dataset, ReportedResult, Split, Topic
 from leaderboard.services import corpus_set, qrels_version_add
-from submissions.models import ApiToken, Profile, Result, Submission
+from submissions.models import Result, Submission
 from submissions.services import submission_create, submission_score_now
 
 pytestmark = pytest.mark.django_db
@@ -119,6 +121,7 @@ def world(alice, bob, staff) -> World:
     assert subs["failed"].status == Submission.Status.FAILED
     assert all(s.status == Submission.Status.SCORED for k, s in subs.items() if k != "failed")
     tokens = {"alice": ApiToken.issue(user=alice, name="t")[0], "bob": ApiToken.issue(user=bob, name="t")[0]}
+    ParticipantApproval.objects.create(user=bob, dataset=dataset, split=splits["test"])
     return World(dataset, splits["test"], splits["dev"], subs, tokens, {O: alice, X: bob, S: staff})
 
 
@@ -210,20 +213,35 @@ ACCESS: dict[str, Callable[[World], list[tuple[str, Expect]]]] = {
     "leaderboard:docs": lambda w: public(reverse("leaderboard:docs")),
     # A redirect to the static icon, for everyone.
     "leaderboard:favicon": lambda w: [(reverse("leaderboard:favicon"), {A: 302, O: 302, X: 302, S: 302})],
-    "accounts:signup": lambda w: [(reverse("accounts:signup"), ANON_ONLY_FORM)],
-    "accounts:login": lambda w: [(reverse("accounts:login"), ANON_ONLY_FORM)],
-    "accounts:logout": lambda w: [(reverse("accounts:logout"), {A: 405, O: 405, X: 405, S: 405})],
+    # django-allauth's pages (accounts/urls.py) and ours.
+    "account_signup": lambda w: [(reverse("account_signup"), ANON_ONLY_FORM)],
+    "account_login": lambda w: [(reverse("account_login"), ANON_ONLY_FORM)],
+    "account_logout": lambda w: [(reverse("account_logout"), {A: 302, O: 200, X: 200, S: 200})],  # GET: a button
+    "account_inactive": lambda w: public(reverse("account_inactive")),
+    "account_reauthenticate": lambda w: [(reverse("account_reauthenticate"), LOGIN)],
+    # Log-in and reauthentication by code are off: the pages send everyone on.
+    "account_request_reauthentication_code": lambda w: [
+        (reverse("account_request_reauthentication_code"), {A: 302, O: (200, 302), X: (200, 302), S: (200, 302)})],
+    "account_confirm_reauthentication_code": lambda w: [
+        (reverse("account_confirm_reauthentication_code"), {r: 302 for r in ROLES})],
+    "account_confirm_login_code": lambda w: [(reverse("account_confirm_login_code"), {r: 302 for r in ROLES})],
+    "account_email": lambda w: [(reverse("account_email"), LOGIN)],
+    "account_email_verification_sent": lambda w: public(reverse("account_email_verification_sent")),
+    "account_confirm_email": lambda w: public(reverse("account_confirm_email", args=["bogus-key"])),
+    "account_change_password": lambda w: [(reverse("account_change_password"), LOGIN)],
+    "account_set_password": lambda w: [(reverse("account_set_password"), {r: 302 for r in ROLES})],
+    "account_reset_password": lambda w: public(reverse("account_reset_password")),
+    "account_reset_password_done": lambda w: public(reverse("account_reset_password_done")),
+    "account_reset_password_from_key": lambda w: public(
+        reverse("account_reset_password_from_key", kwargs={"uidb36": "1", "key": "set-password-bogus"})),
+    "account_reset_password_from_key_done": lambda w: public(reverse("account_reset_password_from_key_done")),
     "accounts:profile": lambda w: [(reverse("accounts:profile"), LOGIN)],
     "accounts:token_create": lambda w: [(reverse("accounts:token_create"), POST_ONLY)],
     "accounts:token_revoke": lambda w: [(reverse("accounts:token_revoke", args=[w.tokens["alice"].pk]),
                                          POST_ONLY_OWNER)],
-    "accounts:password_change": lambda w: [(reverse("accounts:password_change"), LOGIN)],
-    "accounts:password_change_done": lambda w: [(reverse("accounts:password_change_done"), LOGIN)],
-    "accounts:password_reset": lambda w: public(reverse("accounts:password_reset")),
-    "accounts:password_reset_done": lambda w: public(reverse("accounts:password_reset_done")),
-    "accounts:password_reset_confirm": lambda w: public(
-        reverse("accounts:password_reset_confirm", args=["MQ", "set-password-bogus"])),
-    "accounts:password_reset_complete": lambda w: public(reverse("accounts:password_reset_complete")),
+    "accounts:participation": lambda w: [(reverse("accounts:participation", args=[w.test.pk]), LOGIN),
+                                         (reverse("accounts:participation", args=[999_999]),
+                                          {A: 302, O: 404, X: 404, S: 404})],
     "submissions:upload": lambda w: [(reverse("submissions:upload", args=["matrix"]) + q, LOGIN)
                                      for q in ("", "?split=test", "?split=dev")],
     "submissions:mine": lambda w: [(reverse("submissions:mine"), LOGIN)],
@@ -263,7 +281,8 @@ READ_ONLY = {"corpus", "qrelsversion", "result", "statusevent", "apitoken", "top
 
 ADMIN_SPECIAL: dict[str, Callable[[World], list[tuple[str, Expect]]]] = {
     "admin:index": lambda w: [(reverse("admin:index"), STAFF_ONLY)],
-    "admin:login": lambda w: [(reverse("admin:login"), {A: 200, O: 200, X: 200, S: 302})],
+    # Through allauth's log-in page; a logged-in non-staff user is refused.
+    "admin:login": lambda w: [(reverse("admin:login"), {A: 302, O: 403, X: 403, S: 302})],
     "admin:logout": lambda w: [(reverse("admin:logout"), {A: 302, O: 302, X: 302, S: 405})],
     "admin:password_change": lambda w: [(reverse("admin:password_change"), STAFF_ONLY)],
     "admin:password_change_done": lambda w: [(reverse("admin:password_change_done"), STAFF_ONLY)],
@@ -273,7 +292,7 @@ ADMIN_SPECIAL: dict[str, Callable[[World], list[tuple[str, Expect]]]] = {
         (reverse("admin:view_on_site", args=[_content_type("submissions", "submission"), w.sub("private")]),
          {A: 302, O: 302, X: 302, S: 302})],
     "admin:app_list": lambda w: [(reverse("admin:app_list", args=[label]), STAFF_ONLY)
-                                 for label in ("auth", "leaderboard", "submissions")],
+                                 for label in ("auth", "leaderboard", "submissions", "account", "accounts")],
     "admin/(?P<url>.*)$": lambda w: [("/admin/no-such-page/", {A: 302, O: 302, X: 302, S: 404})],
     "admin:leaderboard_dataset_import": lambda w: [
         (reverse("admin:leaderboard_dataset_import", args=[w.dataset.pk]), STAFF_ONLY)],
@@ -418,7 +437,7 @@ def _state() -> dict:
     from submissions.models import Result, StatusEvent
 
     models = (get_user_model(), Group, Benchmark, Dataset, Split, Topic, ReportedResult, Submission, Result,
-              StatusEvent, ApiToken, Profile)
+              StatusEvent, ApiToken, Profile, EmailAddress, ParticipantApproval)
     state = {m.__name__: m.objects.count() for m in models}
     state["submissions"] = sorted(Submission.objects.values_list("pk", "visibility", "withdrawn_at", "system_name"))
     state["tokens"] = sorted(ApiToken.objects.values_list("pk", "revoked_at"))
@@ -427,10 +446,11 @@ def _state() -> dict:
 
 #: Forms a browser posts with the session cookie: without the token they must answer exactly 403.
 FORMS = {
-    "accounts:signup", "accounts:login", "accounts:logout", "accounts:token_create", "accounts:token_revoke",
-    "accounts:password_change", "accounts:password_reset", "accounts:profile", "submissions:upload",
+    "account_signup", "account_login", "account_logout", "accounts:token_create", "accounts:token_revoke",
+    "account_change_password", "account_reset_password", "account_email", "account_reauthenticate",
+    "accounts:profile", "accounts:participation", "submissions:upload",
     "submissions:edit", "submissions:visibility", "submissions:withdraw", "submissions:resubmit",
-    "submissions:fusion", "admin:login", "admin:logout", "admin:leaderboard_dataset_import",
+    "submissions:fusion", "admin:logout", "admin:leaderboard_dataset_import",
 }
 #: What a form would change were its token not checked.
 POST_DATA = {"visibility": "private", "system_name": "changed", "name": "new token", "username": "mallory",

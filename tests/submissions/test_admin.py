@@ -23,8 +23,9 @@ def scored(alice, test_split):
 def test_the_admin_lists_render_for_staff(client, staff, scored):
     ApiToken.issue(user=staff, name="ci")
     client.force_login(staff)
-    for model in ("submission", "result", "statusevent", "profile", "apitoken"):
-        response = client.get(reverse(f"admin:submissions_{model}_changelist"))
+    for app, model in (("submissions", "submission"), ("submissions", "result"), ("submissions", "statusevent"),
+                       ("accounts", "profile"), ("accounts", "apitoken")):
+        response = client.get(reverse(f"admin:{app}_{model}_changelist"))
         assert response.status_code == 200, model
     page = client.get(reverse("admin:submissions_submission_change", args=[scored.pk]))
     assert page.status_code == 200
@@ -36,7 +37,7 @@ def test_the_admin_lists_render_for_staff(client, staff, scored):
 def test_the_token_admin_shows_the_prefix_never_the_hash(client, staff):
     token, key = ApiToken.issue(user=staff, name="ci")
     client.force_login(staff)
-    page = client.get(reverse("admin:submissions_apitoken_change", args=[token.pk])).content.decode()
+    page = client.get(reverse("admin:accounts_apitoken_change", args=[token.pk])).content.decode()
     assert token.prefix in page
     assert token.key_hash not in page and key not in page
 

@@ -33,7 +33,7 @@ def form_data(content=GOOD_RUN, **overrides) -> dict:
 def test_the_upload_page_sends_anonymous_visitors_to_log_in(client, test_split):
     response = client.get(upload_url(test_split))
     assert response.status_code == 302
-    assert reverse("accounts:login") in response["Location"]
+    assert reverse("account_login") in response["Location"]
 
 
 def test_the_upload_page_shows_the_scheme_the_format_and_the_quota(client, alice, test_split):

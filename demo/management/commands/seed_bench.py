@@ -31,9 +31,10 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.utils import timezone
 
+from accounts.models import ApiToken, Profile
 from leaderboard.models import Benchmark, Dataset, Split, Topic
 from leaderboard.services import corpus_set, qrels_version_add
-from submissions.models import ApiToken, Profile, Result, Submission
+from submissions.models import Result, Submission
 
 SLUG = "bench-bsard"
 MEASURES = ["R@100", "R@200", "R@500", "MAP@100", "MRR@100", "nDCG@10", "P@10", "RP"]

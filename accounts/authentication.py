@@ -53,7 +53,7 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
 class ApiTokenScheme(OpenApiAuthenticationExtension):
     """Describe the token scheme in the OpenAPI schema."""
 
-    target_class = "submissions.authentication.ApiTokenAuthentication"
+    target_class = "accounts.authentication.ApiTokenAuthentication"
     name = "tokenAuth"
 
     def get_security_definition(self, auto_schema):

@@ -1,0 +1,57 @@
+"""Profiles, API tokens (hashes never shown) and participant approvals (for splits with "curator approves participants")."""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.utils import timezone
+
+from .models import ApiToken, ParticipantApproval, Profile
+
+
+@admin.register(ParticipantApproval)
+class ParticipantApprovalAdmin(admin.ModelAdmin):
+    list_display = ("user", "dataset", "split", "requested_at", "approved_at", "approved_by")
+    list_filter = (("approved_at", admin.EmptyFieldListFilter), "dataset")
+    search_fields = ("user__username", "user__email", "dataset__slug", "message")
+    raw_id_fields = ("user",)
+    list_select_related = ("user", "dataset", "split", "approved_by")
+    readonly_fields = ("requested_at", "approved_at", "approved_by")
+    fields = ("user", "dataset", "split", "message", "requested_at", "approved_at", "approved_by")
+    actions = ("approve", "revoke")
+
+    @admin.action(description="Approve the selected participants")
+    def approve(self, request, queryset):
+        count = queryset.filter(approved_at__isnull=True).update(approved_at=timezone.now(), approved_by=request.user)
+        self.message_user(request, f"{count} participant(s) approved: they can upload now.", messages.SUCCESS)
+
+    @admin.action(description="Revoke the approval (uploads stop; nothing uploaded is removed)")
+    def revoke(self, request, queryset):
+        count = queryset.filter(approved_at__isnull=False).update(approved_at=None, approved_by=None)
+        self.message_user(request, f"{count} approval(s) revoked.", messages.SUCCESS)
+
+    def save_model(self, request, obj, form, change):
+        # A curator who adds a record by hand approves it.
+        if not change and obj.approved_at is None:
+            obj.approved_at, obj.approved_by = timezone.now(), request.user
+        super().save_model(request, obj, form, change)
+
+
+@admin.register(Profile)
+class ProfileAdmin(admin.ModelAdmin):
+    list_display = ("user", "display_name", "affiliation")
+    search_fields = ("user__username", "display_name", "affiliation")
+    raw_id_fields = ("user",)
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    list_display = ("name", "prefix", "user", "created_at", "last_used_at", "revoked_at")
+    list_filter = ("revoked_at",)
+    search_fields = ("name", "prefix", "user__username")
+    raw_id_fields = ("user",)
+    # Only the prefix identifies a token; the hash stays out of sight and keys are never stored.
+    fields = ("user", "name", "prefix", "created_at", "last_used_at", "revoked_at")
+    readonly_fields = ("user", "prefix", "created_at", "last_used_at")
+
+    def has_add_permission(self, request) -> bool:
+        return False

@@ -1,0 +1,42 @@
+"""The client's address, for every rate limit: the socket's, or the one the trusted proxies saw.
+
+A reverse proxy in front of gunicorn makes every request come from the
+proxy's address; the proxy appends the address it saw to
+``X-Forwarded-For``. The client writes that header too, so only the entries
+appended by proxies we run can be trusted: with
+``settings.LEXBOARD_TRUSTED_PROXY_COUNT = N`` (one setting for allauth's limits
+and Lexboard's own), the client is the N-th entry counted from the right.
+Entries further left are whatever the client sent and are never read. With
+N = 0 (the default: nothing stands in front) the header is ignored entirely.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+from django.conf import settings
+
+
+def _address(text: str) -> str | None:
+    text = text.strip().strip("[]")
+    try:
+        return str(ipaddress.ip_address(text))
+    except ValueError:
+        return None
+
+
+def client_address(request) -> str:
+    """The client's IP address as the outermost trusted proxy saw it (``REMOTE_ADDR`` without proxies).
+
+    A header with fewer entries than trusted proxies did not pass through all
+    of them (a misconfiguration, or a request that reached gunicorn directly):
+    the socket address is used then, never a client-written entry.
+    """
+    remote = _address(request.META.get("REMOTE_ADDR", "")) or "unknown"
+    count = int(getattr(settings, "LEXBOARD_TRUSTED_PROXY_COUNT", 0) or 0)
+    if count <= 0:
+        return remote
+    entries = [entry for entry in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",") if entry.strip()]
+    if len(entries) < count:
+        return remote
+    return _address(entries[-count]) or remote
