@@ -24,10 +24,10 @@ from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
+from accounts.policy import upload_refusal
 from evaluation.errors import Problem, RunFormatError
 from evaluation.ladder import coverage_check
 from evaluation.runs import Run, RunScan, scan_run
-from accounts.policy import upload_refusal
 from leaderboard.models import Dataset, Split, Topic
 
 from ..errors import QuotaExceeded, UploadRefused
