@@ -347,7 +347,7 @@ SPECTACULAR_SETTINGS = {
     # `<id:...>` (lexboard/converters.py): a database id, 1 ... 2^63-1.
     "PATH_CONVERTER_OVERRIDES": {"id": {"type": "integer", "minimum": 1, "maximum": 2**63 - 1}},
     # Clients authenticate with a token; the session (the site's own pages) is not part of the contract.
-    "AUTHENTICATION_WHITELIST": ["submissions.authentication.ApiTokenAuthentication"],
+    "AUTHENTICATION_WHITELIST": ["accounts.authentication.ApiTokenAuthentication"],
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "boards.api.schema_measure_enums"],
     "ENUM_NAME_OVERRIDES": {
         "SubmissionStatusEnum": "submissions.models.Submission.Status",

@@ -91,9 +91,10 @@ def scored(analysis_dataset):
     from submissions.services import submission_create, submission_score_now
 
     def make(split_name: str, user, kind: str = "perfect", *, seed: int = 0, name: str | None = None,
-             visibility: str = "public", is_baseline: bool = False):
+             visibility: str = "public", is_baseline: bool = False, tag: str = ""):
+        # ``tag`` (a comment line) makes a second upload of the same ranking distinct: the same file twice is refused.
         split = analysis_dataset.splits.get(name=split_name)
-        upload = SimpleUploadedFile(f"{kind}.txt", run_text(kind, seed=seed).encode())
+        upload = SimpleUploadedFile(f"{kind}.txt", (run_text(kind, seed=seed) + (f"# {tag}\n" if tag else "")).encode())
         sub = submission_create(user=user, split=split, upload=upload, enqueue=False, is_baseline=is_baseline,
                                 metadata={"system_name": name or kind, "family": "lexical", "visibility": visibility})
         sub = submission_score_now(sub.pk)

@@ -164,4 +164,4 @@ def test_on_a_hidden_split_only_released_entries_can_be_compared(scored, alice, 
     worse = scored("test", alice, "shifted", name="worse")  # not better than her best: not released
     assert not worse.results.get().released
     response = APIClient().get(reverse("api:compare"), {"submissions": f"{a.pk},{worse.pk}"})
-    assert response.status_code == 400 and "not released" in response.json()["error"]["message"]
+    assert response.status_code == 409 and "not released" in response.json()["error"]["message"]  # exists, not comparable

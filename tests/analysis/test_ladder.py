@@ -64,7 +64,7 @@ def test_a_significant_improvement_is_released_and_becomes_the_best(scored, alic
     best = LadderBest.objects.get(split=split, user=alice, qrels_version=split.current_qrels)
     assert best.result_id == result_of(better).pk
     assert {r.system for r in leaderboard_rows(split=split)} == {"first", "better"}  # both released in turn
-    again = scored("test", alice, "perfect", name="same again")  # equal to the best: nothing new to release
+    again = scored("test", alice, "perfect", name="same again", tag="again")  # equal to the best: nothing new to release
     assert not result_of(again).released and result_of(first).released
 
 
