@@ -24,7 +24,6 @@ from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
-from accounts.policy import upload_refusal
 from evaluation.errors import Problem, RunFormatError
 from evaluation.ladder import coverage_check
 from evaluation.runs import Run, RunScan, scan_run
@@ -442,12 +441,6 @@ def _identical_entries(*, user, split: Split, inspected: InspectedUpload) -> Sub
     )
 
 
-def _check_account(*, user, split: Split) -> None:
-    """The split's account policy (verified e-mail, curator approval): refused before anything is read or kept."""
-    if refusal := upload_refusal(user=user, split=split):
-        raise UploadRefused(refusal, [{"line": None, "reason": refusal}])
-
-
 def _check_accepts(split: Split) -> None:
     if not split.accepts_submissions:
         raise UploadRefused(f"{split} does not accept submissions at the moment.")
@@ -489,7 +482,6 @@ def submission_create(
     if not values.get("system_name"):
         raise UploadRefused("Give the system a name.", [{"line": None, "reason": "system_name: required"}])
     if not is_baseline:
-        _check_account(user=user, split=split)
         _check_quota(user=user, split=split)  # early, to spare a long check of a file that cannot be taken
         if refusal := storage_refusal(user=user, incoming_bytes=upload.size or 0):  # storage.py: bytes stored
             raise QuotaExceeded(refusal, [{"line": None, "reason": refusal}])
