@@ -43,7 +43,7 @@ def _overflow(page) -> tuple[int, int]:
 
 
 def test_every_main_page_fits_a_phone_and_a_laptop(demo, page_factory, django_user_model, shoot):
-    add_fused_entries(demo, username="marie")
+    add_fused_entries(demo)
     user = django_user_model.objects.get(username="marie")
     user.set_password(PASSWORD)
     user.save()
@@ -76,7 +76,7 @@ def test_the_leaderboard_shows_a_score_on_a_phone(demo, page_factory, shoot):
 
 
 def test_row_actions_look_like_buttons(demo, page_factory, django_user_model):
-    add_fused_entries(demo, username="marie")
+    add_fused_entries(demo)
     user = django_user_model.objects.get(username="marie")
     user.set_password(PASSWORD)
     user.save()
@@ -90,7 +90,7 @@ def test_row_actions_look_like_buttons(demo, page_factory, django_user_model):
 
 
 def test_the_progress_chart_and_filters_work_in_a_browser(demo, browser_page, shoot):
-    add_fused_entries(demo, username="marie")
+    add_fused_entries(demo)
     page = browser_page
     page.goto(f"/d/{demo.slug}/")
     assert page.locator("svg.plot-progress").count() == 1
@@ -100,7 +100,7 @@ def test_the_progress_chart_and_filters_work_in_a_browser(demo, browser_page, sh
     page.get_by_role("button", name="Apply filters").click()
     page.wait_for_url("**family=hybrid**")
     systems = page.locator("table.lb tbody td.system > :first-child").all_inner_texts()
-    assert len(systems) == 1, systems  # marie's two hybrid entries, her best one kept
+    assert len(systems) == 2, systems  # two participants' hybrid entries (marie's and jules's), one each
     assert "family=hybrid" in page.locator(".exports a").first.get_attribute("href")
     shoot(page, "leaderboard-filtered")
     assert not page.js_errors, page.js_errors
