@@ -82,7 +82,7 @@ def test_uploads_go_to_the_bucket_and_a_worker_with_no_shared_folder_scores_and_
     v1 = split.current_qrels
     for system, pk in ids.items():
         assert Result.objects.get(submission_id=pk).scores == pytest.approx(
-            expected_means(split, v1, RUNS[system]), abs=1e-12)
+            expected_means(split, v1, RUNS[system]), abs=5e-5)  # a hidden split shows 4 decimals
     assert files_under(s3_worker.data_dir) == []
 
     # The web reads the runs back from the bucket too (the compare view's top documents).
@@ -96,7 +96,7 @@ def test_uploads_go_to_the_bucket_and_a_worker_with_no_shared_folder_scores_and_
              lambda: Result.objects.filter(submission_id__in=ids.values(), qrels_version=v2).count() == len(RUNS))
     for system, pk in ids.items():
         assert Result.objects.get(submission_id=pk, qrels_version=v2).scores == pytest.approx(
-            expected_means(split, v2, RUNS[system]), abs=1e-12)
+            expected_means(split, v2, RUNS[system]), abs=5e-5)  # a hidden split shows 4 decimals
 
 
 def test_a_fusion_is_written_to_the_bucket_and_scored_by_a_worker_with_no_shared_folder(
