@@ -479,3 +479,6 @@ class ReportedResultAdmin(admin.ModelAdmin):
         text = obj.source if len(obj.source) <= 60 else obj.source[:59] + "…"
         return format_html('<a href="{}">{}</a>', obj.url, text) if obj.url else text
 
+
+# Shared tasks: phases (with the reveal action) and private boards (boards/admin_tasks.py).
+from . import admin_tasks  # noqa: E402,F401

@@ -92,6 +92,8 @@ def _cacheable_response(request: HttpRequest, response: HttpResponse) -> bool:
         and not response.cookies
         and not request.META.get("CSRF_COOKIE_NEEDS_UPDATE")
         and not request.META.get("CSRF_COOKIE_USED")
+        # A page with a clock on it (a shared task's countdown, boards/views_tasks.py) is rendered each time.
+        and not getattr(response, "lexboard_no_page_cache", False)
     )
 
 

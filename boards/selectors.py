@@ -113,13 +113,15 @@ def _submission_row(result, *, split: Split, private: bool = False) -> Leaderboa
         date=sub.created_at.date() if sub.created_at else None,
         scores=budget_scores(result.scores, split=split),  # rounded on hidden splits
         is_private=private,
-        team="" if anonymous else sub.team,
+        team="" if anonymous else (sub.entrant_team.name if sub.entrant_team_id else sub.team),
         used_training_data=sub.used_training_data,
         is_anonymous=anonymous,
         coverage_exempt=sub.coverage_exempt,
         family_key=sub.family,
         params=sub.params,
-        participant=f"user:{sub.user_id}",
+        # A shared task's team is one participant, whichever member sent the run.
+        participant=f"team:{sub.entrant_team_id}" if sub.entrant_team_id else f"user:{sub.user_id}",
+        extra={"after_task": True} if sub.after_task else {},
     )
 
 
@@ -180,7 +182,7 @@ def _results_base(split: Split):
             submission__withdrawn_at__isnull=True,
             submission__hidden_by_curator=False,
         )
-        .select_related("submission", "submission__user", "submission__user__profile")
+        .select_related("submission", "submission__user", "submission__user__profile", "submission__entrant_team")
         .defer("per_query")  # the per-query vectors can be large; the table needs means only
         .order_by("submission__created_at", "submission_id")
     )

@@ -20,6 +20,7 @@ from django.views.decorators.http import require_safe
 from evaluation.measures import DEFAULT_MEASURES, macro_f1_description
 from leaderboard.plots import progress_chart
 from leaderboard.selectors import DatasetNotFound, SplitNotFound, dataset_for_page, measure_info, split_for_page
+from sharedtasks.selectors import phases_for_dataset
 from submissions.api.errors import api_error_response, is_api_path
 from submissions.models import Submission
 
@@ -41,6 +42,7 @@ from .selectors import (
     resolve_sort,
 )
 from .significance import power_context, significance_context
+from .views_tasks import phase_timeline
 
 
 def _measure_info(dataset) -> list[dict[str, str]]:
@@ -170,7 +172,14 @@ def dataset(request, slug: str):
         # How small a difference of the primary measure this split can detect (Sakai 2016).
         **power_context(split=split),
     }
-    return render(request, "leaderboard/dataset.html", context)
+    # Shared tasks on the dataset's splits: timeline and countdown (rendered now, so never from the page cache).
+    context["task_timelines"] = [phase_timeline(p) for p in phases_for_dataset(dataset_id=dataset.pk)]
+    context["task_running"] = next((t for t in context["task_timelines"]
+                                    if split is not None and t["phase"].split_id == split.pk
+                                    and t["state"] in ("open", "closed")), None)
+    response = render(request, "leaderboard/dataset.html", context)
+    response.lexboard_no_page_cache = any(t["state"] != "revealed" for t in context["task_timelines"])
+    return response
 
 
 _CONTENT_TYPES = {

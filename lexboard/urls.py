@@ -16,6 +16,7 @@ urlpatterns = [
     path("accounts/", include(allauth_urlpatterns)),
     path("submissions/", include("submissions.urls")),
     path("api/v1/", include("boards.api_urls")),
+    path("tasks/", include("boards.task_urls")),
     path("", include("boards.urls")),
 ]
 

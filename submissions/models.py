@@ -108,6 +108,14 @@ class Submission(models.Model):
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replaced_by"
     )
 
+    # Shared tasks (sharedtasks.Phase on the split): the team this run was entered for while the phase
+    # was open; ``after_task`` for a run sent after the close (on the living board, never on the private
+    # board); ``final_run`` when the team marked it as one of its final runs.
+    entrant_team = models.ForeignKey("sharedtasks.Team", null=True, blank=True, on_delete=models.PROTECT,
+                                     related_name="submissions")
+    after_task = models.BooleanField("sent after the task", default=False)
+    final_run = models.BooleanField("marked final by its team", default=False)
+
     # The job.
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
     failure_kind = models.CharField(max_length=10, choices=FailureKind.choices, default="", blank=True)
@@ -167,6 +175,8 @@ class Submission(models.Model):
     def display_owner(self) -> str:
         if self.visibility == self.Visibility.ANONYMOUS:
             return "anonymous"
+        if self.entrant_team_id is not None:
+            return f"team {self.entrant_team.name}"
         profile = getattr(self.user, "profile", None)
         return (profile and profile.display_name) or self.user.get_username()
 
@@ -317,9 +327,41 @@ class Result(models.Model):
         return f"result of #{self.submission_id} on qrels v{self.qrels_version_id}"
 
 
+class ResultPart(models.Model):
+    """A result restricted to one part of a shared task's topics: ``public``, ``private`` or ``full``.
+
+    Stored beside the :class:`Result` while a phase partitions the split
+    (``sharedtasks.Phase``): the Result then holds the public part (what every
+    page shows), ``private`` feeds the private board at the reveal, and
+    ``full`` (all topics) replaces the Result's values at the reveal. Never
+    shown on a page: the private board reads its snapshot.
+    """
+
+    class Part(models.TextChoices):
+        PUBLIC = "public", "public topics"
+        PRIVATE = "private", "private topics"
+        FULL = "full", "all topics"
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="result_parts")
+    qrels_version = models.ForeignKey("leaderboard.QrelsVersion", on_delete=models.PROTECT, related_name="+")
+    part = models.CharField(max_length=8, choices=Part.choices)
+    scores = models.JSONField(default=dict)
+    primary_score = models.FloatField(null=True)
+    n_queries = models.PositiveIntegerField(default=0)
+    per_query = models.BinaryField(default=b"")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["submission", "qrels_version", "part"],
+                                               name="result_part_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.part} part of #{self.submission_id} on qrels v{self.qrels_version_id}"
+
+
 class LadderBest(models.Model):
     """A participant's best released result on a split and qrels version: what the Ladder compares with.
 
+    A participant is a user, or a shared task's team (``team``): a team's members climb one Ladder.
     One row per (split, participant, qrels version), locked (``select_for_update``)
     while a result is judged, so two workers scoring the same participant's
     runs at once take turns instead of both comparing with the same best.
@@ -329,10 +371,14 @@ class LadderBest(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="ladder_bests")
     qrels_version = models.ForeignKey("leaderboard.QrelsVersion", on_delete=models.CASCADE, related_name="+")
     result = models.ForeignKey(Result, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    team = models.ForeignKey("sharedtasks.Team", null=True, blank=True, on_delete=models.CASCADE, related_name="+")
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["split", "user", "qrels_version"], name="ladder_best_unique")
+            models.UniqueConstraint(fields=["split", "user", "qrels_version"], condition=models.Q(team__isnull=True),
+                                    name="ladder_best_unique"),
+            models.UniqueConstraint(fields=["split", "team", "qrels_version"], condition=models.Q(team__isnull=False),
+                                    name="ladder_best_unique_team"),
         ]
 
     def __str__(self) -> str:

@@ -17,6 +17,7 @@ from django.utils import timezone
 from evaluation.ladder import round_score
 from leaderboard.models import Split
 from lexboard.text import count
+from sharedtasks.selectors import quota_scope
 
 from .models import Result, StatusEvent, Submission
 
@@ -33,6 +34,7 @@ class QuotaStatus:
     total_limit: int
     total_used: int
     next_allowed_at: datetime | None  # set when the daily limit is reached
+    team: str = ""  # a shared task's team: the limits are the phase's, shared by its members
 
     @property
     def daily_remaining(self) -> int | None:
@@ -49,6 +51,13 @@ class QuotaStatus:
     @property
     def message(self) -> str:
         """Why the next submission is refused, for a person; empty when it is allowed."""
+        if self.team and self.total_remaining == 0:
+            return (f"Your team \u201c{self.team}\u201d has used all {count(self.total_limit, 'run')} of this shared "
+                    "task's phase (failures on our side do not count). The private board ranks your final runs.")
+        if self.team and self.daily_remaining == 0:
+            when = self.next_allowed_at.strftime("%Y-%m-%d %H:%M UTC") if self.next_allowed_at else "later"
+            return (f"Your team \u201c{self.team}\u201d has sent {count(self.daily_used, 'run')} in the last 24 hours, "
+                    f"the task's limit is {self.daily_limit}. Its next run will be accepted from {when}.")
         if self.total_remaining == 0:
             return (
                 f"You have used {'the' if self.total_limit == 1 else 'all'} {count(self.total_limit, 'submission')} "
@@ -89,23 +98,32 @@ def submission_ordinal(*, submission: Submission) -> int | None:
 
 
 def submission_quota(*, user, split: Split, now: datetime | None = None) -> QuotaStatus:
-    """The user's quota on the split, rolling 24 hours for the daily limit."""
+    """The user's quota on the split, rolling 24 hours for the daily limit.
+
+    In an open shared task the user's team's: the phase's caps over the runs of the team since the opening.
+    """
     now = now or timezone.now()
+    scope = quota_scope(user=user, split=split, now=now)
     counted = counted_submissions(user=user, split=split)
+    if scope.team is not None:
+        counted = Submission.objects.filter(split=split, is_baseline=False, entrant_team=scope.team).exclude(
+            status=Submission.Status.FAILED, failure_kind=Submission.FailureKind.SERVICE)
+    daily_limit, total_limit = scope.daily_limit, scope.total_limit
     total_used = counted.count()
     recent = list(
         counted.filter(created_at__gt=now - QUOTA_WINDOW).order_by("created_at").values_list("created_at", flat=True)
     )
     next_allowed = None
-    if split.daily_limit and len(recent) >= split.daily_limit:
+    if daily_limit and len(recent) >= daily_limit:
         # The window must drop (used - limit + 1) submissions; the last of those leaves at this time.
-        next_allowed = recent[len(recent) - split.daily_limit] + QUOTA_WINDOW
+        next_allowed = recent[len(recent) - daily_limit] + QUOTA_WINDOW
     return QuotaStatus(
-        daily_limit=split.daily_limit,
+        daily_limit=daily_limit,
         daily_used=len(recent),
-        total_limit=split.total_limit,
+        total_limit=total_limit,
         total_used=total_used,
         next_allowed_at=next_allowed,
+        team=scope.team.name if scope.team is not None else "",
     )
 
 

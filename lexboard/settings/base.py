@@ -33,6 +33,7 @@ INSTALLED_APPS = [
     "boards",
     "demo",
     "accounts",
+    "sharedtasks",
 ]
 
 MIDDLEWARE = [
@@ -194,6 +195,8 @@ SOCIALACCOUNT_STORE_TOKENS = False
 
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Lexboard <noreply@lexboard.local>")
+# The site's address, for the links in e-mails sent by workers (no request to build them from).
+LEXBOARD_SITE_URL = env_str("LEXBOARD_SITE_URL", "http://127.0.0.1:8000")
 
 # --- I18N ---------------------------------------------------------------------
 LANGUAGE_CODE = "en-us"
@@ -320,6 +323,18 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": float(LEXBOARD_SWEEP_INTERVAL),
         # Sweeps beat sent while the sweep worker was down are dropped, not run in a burst.
         "options": {"queue": LEXBOARD_SWEEP_QUEUE, "expires": float(LEXBOARD_SWEEP_INTERVAL)},
+    },
+    # Shared tasks (docs/operations.md): publish the private board of phases that closed (idempotent),
+    # and send the 24-hour reminders and the notifications whose message was lost.
+    "sharedtasks-reveal": {
+        "task": "boards.reveal_closed_phases",  # boards/tasks.py
+        "schedule": float(LEXBOARD_SWEEP_INTERVAL),
+        "options": {"queue": LEXBOARD_SWEEP_QUEUE, "expires": float(LEXBOARD_SWEEP_INTERVAL)},
+    },
+    "sharedtasks-notices": {
+        "task": "sharedtasks.notices_tick",  # sharedtasks/tasks.py
+        "schedule": float(LEXBOARD_SWEEP_INTERVAL) * 5,
+        "options": {"queue": LEXBOARD_SWEEP_QUEUE, "expires": float(LEXBOARD_SWEEP_INTERVAL) * 5},
     },
 }
 

@@ -76,8 +76,13 @@ def ladder_judge(*, result: Result, submission: Submission, split: Split) -> Res
         Result.objects.filter(pk=result.pk).update(released=True, ladder_message=message, ladder_p=None)
         result.released, result.ladder_message, result.ladder_p = True, message, None
         return result
-    row, _ = LadderBest.objects.get_or_create(split_id=split.pk, user_id=submission.user_id,
-                                              qrels_version_id=result.qrels_version_id)
+    if submission.entrant_team_id is not None:  # a shared task's team climbs one Ladder, whoever sent the run
+        row, _ = LadderBest.objects.get_or_create(split_id=split.pk, team_id=submission.entrant_team_id,
+                                                  qrels_version_id=result.qrels_version_id,
+                                                  defaults={"user_id": submission.user_id})
+    else:
+        row, _ = LadderBest.objects.get_or_create(split_id=split.pk, user_id=submission.user_id, team=None,
+                                                  qrels_version_id=result.qrels_version_id)
     # Locked alone (PostgreSQL refuses FOR UPDATE on the nullable side of a join); the best read after.
     row = LadderBest.objects.select_for_update().get(pk=row.pk)
     if row.result_id == result.pk:

@@ -24,9 +24,11 @@ from evaluation.runs import read_run
 from evaluation.scoring import Evaluation, evaluate, recall_curve
 from evaluation.verify import VERIFIABLE_FAMILIES, Disagreement, verify
 from leaderboard.models import Corpus, Dataset, QrelsVersion, Split
+from sharedtasks.selectors import phase_partition
 
 from ..models import Result, Submission
 from .fusion import fused_run_ensure
+from .partition import parts_of, parts_store
 from .predictions import read_stored_predictions, score_for_task
 
 logger = logging.getLogger(__name__)
@@ -49,6 +51,8 @@ class ComputedResult:
     duration_seconds: float
     failed: bool = False
     verified_by: str = ""  # the second implementation that agreed: "pytrec_eval" or "plain"
+    #: While a shared task partitions the split: {part: (scores, primary, n_queries, per_query)} (.partition).
+    parts: dict = dataclasses.field(default_factory=dict)
 
 
 class ScoresDisagree(Exception):
@@ -150,15 +154,21 @@ def result_compute(*, dataset: Dataset, version: QrelsVersion, run,
     verified_by = _double_entry(qrels, run, evaluation, dataset=dataset, version=version, corpus=corpus)
     names = [m.name for m in measures]
     scores = {name: float(evaluation.means[name]) for name in names}
+    per_query = per_query_pack(evaluation, names)
+    # A shared task's phase: the public, private and full parts of the topics (.partition; result_store picks).
+    public = phase_partition(split_id=version.split_id)
+    parts = {} if public is None else parts_of(per_query=per_query, scores=scores,
+                                               primary_measure=dataset.primary_measure, public=public)
     return ComputedResult(
         version_id=version.pk,
         scores=scores,
         primary_score=scores.get(dataset.primary_measure),
         n_queries=len(evaluation.qids),
-        per_query=per_query_pack(evaluation, names),
+        per_query=per_query,
         warnings=[w.to_dict() for w in evaluation.warnings],
         duration_seconds=time.monotonic() - started,
         verified_by=verified_by,
+        parts=parts,
     )
 
 
@@ -184,16 +194,25 @@ def result_store(*, submission: Submission, computed: ComputedResult) -> Result:
     """Store the result of ``submission`` on ``computed``'s version: one row per (submission, version).
 
     ``update_or_create`` on the unique pair, so a redelivered or repeated
-    scoring replaces its own row and never adds a second one.
+    scoring replaces its own row and never adds a second one. While a shared
+    task partitions the split (decided now, not when computed: the reveal may
+    have come in between), the row holds the public topics' values and the
+    parts are kept beside it (:mod:`.partition`).
     """
+    scores, primary, n_queries, per_query = (computed.scores, computed.primary_score, computed.n_queries,
+                                             computed.per_query)
+    if computed.parts:
+        parts_store(submission_id=submission.pk, version_id=computed.version_id, parts=computed.parts)
+        if phase_partition(split_id=submission.split_id) is not None:
+            scores, primary, n_queries, per_query = computed.parts["public"]
     result, _ = Result.objects.update_or_create(
         submission=submission,
         qrels_version_id=computed.version_id,
         defaults={
-            "scores": computed.scores,
-            "primary_score": computed.primary_score,
-            "n_queries": computed.n_queries,
-            "per_query": computed.per_query,
+            "scores": scores,
+            "primary_score": primary,
+            "n_queries": n_queries,
+            "per_query": per_query,
             "warnings": computed.warnings,
             "duration_seconds": computed.duration_seconds,
             "verified_by": computed.verified_by,

@@ -28,6 +28,8 @@ from evaluation.errors import Problem, RunFormatError
 from evaluation.ladder import coverage_check
 from evaluation.runs import Run, RunScan, scan_run
 from leaderboard.models import Dataset, Split, Topic
+from sharedtasks.models import Team
+from sharedtasks.selectors import UploadPlace, upload_place
 
 from ..errors import QuotaExceeded, UploadRefused
 from ..models import Submission
@@ -451,6 +453,17 @@ def _check_accepts(split: Split) -> None:
         )
 
 
+def _task_place(*, user, split: Split, is_baseline: bool) -> UploadPlace:
+    """A shared task's rule (sharedtasks.selectors.upload_place): refused before the opening or without a team;
+    a team's run while open; after the close, a run for the living board marked "after the task"."""
+    if is_baseline:
+        return UploadPlace()
+    place = upload_place(user=user, split=split)
+    if place.refusal:
+        raise UploadRefused(place.refusal, [{"line": None, "reason": place.refusal}])
+    return place
+
+
 def _check_quota(*, user, split: Split) -> None:
     quota = submission_quota(user=user, split=split)
     if quota.allowed:
@@ -481,6 +494,7 @@ def submission_create(
     values = clean_metadata(metadata)
     if not values.get("system_name"):
         raise UploadRefused("Give the system a name.", [{"line": None, "reason": "system_name: required"}])
+    place = _task_place(user=user, split=split, is_baseline=is_baseline)  # shared tasks: dates and teams
     if not is_baseline:
         _check_quota(user=user, split=split)  # early, to spare a long check of a file that cannot be taken
         if refusal := storage_refusal(user=user, incoming_bytes=upload.size or 0):  # storage.py: bytes stored
@@ -503,6 +517,8 @@ def submission_create(
         checked_in_worker=not inspected.complete,
         duplicate_of=duplicate_of,
         coverage_exempt=coverage_exempt,
+        entrant_team=place.team,
+        after_task=place.after_task,
         **values,
     )
     # The file first, outside the transaction: copying a large file must not hold
@@ -514,6 +530,8 @@ def submission_create(
         with transaction.atomic():
             # Serialise one user's uploads so two parallel requests cannot both pass the quota.
             get_user_model().objects.select_for_update().filter(pk=user.pk).first()
+            if place.team is not None:  # and one team's: its quota is shared by its members
+                Team.objects.select_for_update().filter(pk=place.team.pk).first()
             if not is_baseline:
                 _check_quota(user=user, split=split)
             submission.save()

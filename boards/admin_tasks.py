@@ -1,0 +1,75 @@
+"""Curators' admin for shared tasks: phases (with the reveal), their private boards.
+
+A phase's public topics are never listed here: the admin shows how many
+there are. The reveal action publishes the private board now (the beat task
+does it at the close; both are idempotent).
+"""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+
+from sharedtasks.models import Phase, PrivateBoard
+
+from .private_board import phase_reveal
+
+
+@admin.register(Phase)
+class PhaseAdmin(admin.ModelAdmin):
+    list_display = ("title", "split", "opens_at", "closes_at", "time_zone", "state_display", "n_teams",
+                    "revealed_at")
+    list_select_related = ("split__dataset",)
+    readonly_fields = ("partition_display", "revealed_at", "created_at")
+    fields = ("split", "title", "opens_at", "closes_at", "time_zone", "daily_cap", "total_cap", "max_final_runs",
+              "public_share", "seed", "partition_display", "revealed_at", "created_at")
+    actions = ["reveal_now", "reveal_forced"]
+
+    @admin.display(description="state")
+    def state_display(self, obj: Phase) -> str:
+        return obj.state()
+
+    @admin.display(description="teams")
+    def n_teams(self, obj: Phase) -> int:
+        return obj.teams.count()
+
+    @admin.display(description="partition")
+    def partition_display(self, obj: Phase) -> str:
+        n = len(obj.public_qids or [])
+        total = obj.split.topics.count() if obj.split_id else 0
+        if not n:
+            return "drawn when the phase is saved (redrawn at each save until the opening)"
+        fixed = "fixed (the phase has opened)" if obj.state() != "upcoming" else "redrawn at each save until the opening"
+        return f"{n} public topics of {total}; {fixed}. Which ones is never shown."
+
+    def save_model(self, request, obj: Phase, form, change) -> None:
+        obj.fix_partition(list(obj.split.topics.values_list("qid", flat=True)))
+        super().save_model(request, obj, form, change)
+
+    def _reveal(self, request, queryset: QuerySet[Phase], *, force: bool) -> None:
+        for phase in queryset:
+            outcome = phase_reveal(phase_id=phase.pk, force=force)
+            messages.add_message(request, messages.SUCCESS if outcome.created else messages.INFO,
+                                 f"{phase.title}: {outcome.message}")
+
+    @admin.action(description="Publish the private board (after the close; waits for runs being scored)")
+    def reveal_now(self, request, queryset: QuerySet[Phase]) -> None:
+        self._reveal(request, queryset, force=False)
+
+    @admin.action(description="Publish the private board now, leaving out runs still being scored")
+    def reveal_forced(self, request, queryset: QuerySet[Phase]) -> None:
+        self._reveal(request, queryset, force=True)
+
+
+@admin.register(PrivateBoard)
+class PrivateBoardAdmin(admin.ModelAdmin):
+    """Snapshots are written by the reveal only: read-only here."""
+
+    list_display = ("phase", "published_at", "qrels_version", "measure", "n_queries")
+    readonly_fields = ("phase", "published_at", "qrels_version", "measure", "measures", "n_queries", "rows", "method")
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False

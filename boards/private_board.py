@@ -1,0 +1,161 @@
+"""The reveal of a shared task: the private board, computed and published once, as a dated snapshot.
+
+At the close (the ``boards.reveal_closed_phases`` beat task, or a curator
+from the admin), :func:`phase_reveal` in one transaction:
+
+1. ranks each team by its best final run (``submissions.services.finals``)
+   on the **private** topics (the ``private`` :class:`~submissions.models.ResultPart`
+   of the current qrels), with the living board's significance markers and
+   tiers (:func:`boards.significance.compute_significance`) on the private
+   per-query values;
+2. stores it as a :class:`~sharedtasks.models.PrivateBoard` whose rows hold
+   every shown value, so later qrels versions never change it;
+3. marks the phase revealed and puts the full-topic values back into the
+   split's results (``submissions.services.partition.split_unpartition``):
+   the living board goes on on all topics;
+4. records a "private board published" e-mail for every member (sent after
+   the commit).
+
+It is idempotent: the phase row is locked and a revealed phase returns its
+board unchanged. It waits while a run sent before the close is still being
+scored (a curator may force it; such a run is then left out and named).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+from django.db import transaction
+from django.utils import timezone
+
+from evaluation.ladder import round_score
+from leaderboard.models import Split
+from sharedtasks.models import Membership, Phase, PrivateBoard
+from sharedtasks.notifications import absolute, notify
+from submissions.models import ResultPart, Submission
+from submissions.selectors import load_per_query
+from submissions.services.finals import team_final_runs, team_task_runs
+from submissions.services.unpartition import split_unpartition
+
+from .selectors import LeaderboardRow, rank_rows
+from .significance import compute_significance
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RevealOutcome:
+    board: PrivateBoard | None
+    created: bool
+    message: str
+
+
+def _private_part(submission_ids: list[int], version_id: int) -> dict[int, ResultPart]:
+    return {p.submission_id: p for p in ResultPart.objects.filter(
+        submission_id__in=submission_ids, qrels_version_id=version_id, part=ResultPart.Part.PRIVATE)}
+
+
+def private_board_rows(*, phase: Phase) -> tuple[list[dict], str, int, list[str]]:
+    """(rows, significance method, number of private queries, notes) of the private board, computed now."""
+    split = Split.objects.select_related("dataset", "current_qrels").get(pk=phase.split_id)
+    dataset = split.dataset
+    measure = dataset.primary_measure
+    notes: list[str] = []
+    candidates: list[tuple[LeaderboardRow, np.ndarray | None]] = []
+    for team in phase.teams.order_by("name"):
+        finals, marked = team_final_runs(team=team, phase=phase)
+        parts = _private_part([s.pk for s in finals], split.current_qrels_id)
+        scored = [(s, parts[s.pk]) for s in finals if s.pk in parts]
+        if not scored:
+            if team_task_runs(team=team, phase=phase).exists():
+                notes.append(f"{team.name}: no scored final run")
+            continue
+        best, part = max(scored, key=lambda sp: (sp[1].primary_score or 0.0, -sp[0].pk))
+        row = LeaderboardRow(
+            rank=None, kind="scored", submission_id=best.pk, system=best.system_name, owner=f"team {team.name}",
+            family=best.get_family_display(), paper_url=best.paper_url, code_url=best.code_url,
+            date=best.created_at.date(),
+            scores={m: (round_score(v) if v is not None else None) for m, v in part.scores.items()},
+            team=team.name, family_key=best.family, params=best.params, participant=f"team:{team.pk}",
+            extra={"final_runs": len(finals), "marked": marked},
+        )
+        data = load_per_query(part)  # a ResultPart has the Result's per_query layout
+        vector = None
+        if "qids" in data and measure in data:
+            order = np.argsort(data["qids"].astype(str))
+            vector = np.asarray(data[measure], dtype=np.float64)[order]
+        candidates.append((row, vector))
+    rows = rank_rows([r for r, _ in candidates], measure=measure)
+    vectors = {r.submission_id: v for r, v in candidates}
+    entries = [(r.submission_id, False, vectors[r.submission_id]) for r in rows
+               if r.rank is not None and vectors.get(r.submission_id) is not None]
+    method, n_queries = "", 0
+    if len(entries) >= 2 and len({len(e[2]) for e in entries}) == 1:
+        sig = compute_significance(entries=entries, measure=measure)
+        method, n_queries = sig.method, sig.n_queries
+        for row in rows:
+            cell = sig.for_row(row.submission_id)
+            if cell is not None:
+                leader = cell["leader"]
+                row.extra.update(tier=cell["tier"], leader_symbol=leader.symbol if leader else "",
+                                 leader_text=leader.text if leader else "leader")
+    elif entries:
+        n_queries = len(entries[0][2])
+    out = []
+    for row in rows:
+        data = row.to_dict()
+        data.pop("is_private", None)
+        out.append(data)
+    return out, method, n_queries, notes
+
+
+def _unfinished(phase: Phase) -> int:
+    return Submission.objects.filter(split_id=phase.split_id, entrant_team__isnull=False, after_task=False,
+                                     created_at__lt=phase.closes_at, withdrawn_at__isnull=True,
+                                     status__in=[Submission.Status.QUEUED, Submission.Status.SCORING]).count()
+
+
+def phase_reveal(*, phase_id: int, force: bool = False, now=None) -> RevealOutcome:
+    """Publish the phase's private board once (idempotent); see the module docstring."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        phase = Phase.objects.select_for_update().select_related("split").get(pk=phase_id)
+        existing = PrivateBoard.objects.filter(phase=phase).first()
+        if phase.revealed_at is not None or existing is not None:
+            return RevealOutcome(existing, False, "The private board was published before; nothing changed.")
+        if now < phase.closes_at:
+            return RevealOutcome(None, False, f"The phase closes at {phase.when(phase.closes_at)}: no reveal before.")
+        waiting = _unfinished(phase)
+        if waiting and not force:
+            return RevealOutcome(None, False, f"{waiting} run(s) sent before the close are still being scored; "
+                                              "the reveal waits for them (or force it from the admin).")
+        if phase.split.current_qrels_id is None:
+            return RevealOutcome(None, False, "The split has no published judgments: nothing to rank.")
+        rows, method, n_queries, notes = private_board_rows(phase=phase)
+        if waiting:
+            notes.append(f"{waiting} run(s) still being scored at the reveal were left out")
+        if notes:
+            method = (method + " " if method else "") + "Notes: " + "; ".join(notes) + "."
+        board = PrivateBoard.objects.create(
+            phase=phase, published_at=now, qrels_version=phase.split.current_qrels.version,
+            measure=phase.split.dataset.primary_measure, measures=list(phase.split.dataset.measures or []),
+            n_queries=n_queries, rows=rows, method=method)
+        Phase.objects.filter(pk=phase.pk).update(revealed_at=now)
+        split_unpartition(split=phase.split)
+        url = absolute(phase.get_absolute_url())
+        for membership in Membership.objects.filter(phase=phase).select_related("user", "team"):
+            notify(key=f"board:{phase.pk}:{membership.user_id}", kind="board_published", user=membership.user,
+                   context={"task": phase.title, "team": membership.team.name, "url": url})
+    logger.info("private board of %s published: %s teams", phase, len(rows))
+    return RevealOutcome(board, True, f"The private board of \u201c{phase.title}\u201d is published ({len(rows)} teams).")
+
+
+def reveal_closed_phases(*, now=None) -> list[str]:
+    """Beat: reveal every phase that closed and is not revealed yet (each one idempotent)."""
+    now = now or timezone.now()
+    messages = []
+    for phase_id in Phase.objects.filter(closes_at__lte=now, revealed_at__isnull=True).values_list("pk", flat=True):
+        messages.append(phase_reveal(phase_id=phase_id, now=now).message)
+    return messages
