@@ -39,6 +39,11 @@ def test_the_registered_task_names_are_the_wire_format_and_do_not_change(setting
         "evaluation.tasks.score_submission",
         "evaluation.tasks.rescore_submission",
         "evaluation.tasks.sweep_submissions",
+        # Shared tasks: the e-mails (sharedtasks/tasks.py) and the reveal (boards/tasks.py).
+        "sharedtasks.send_notification",
+        "sharedtasks.notices_tick",
+        "boards.reveal_closed_phases",
     }
-    assert {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()} == {"evaluation.tasks.sweep_submissions"}
+    assert {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()} == {
+        "evaluation.tasks.sweep_submissions", "sharedtasks.notices_tick", "boards.reveal_closed_phases"}
     assert {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()} <= ours

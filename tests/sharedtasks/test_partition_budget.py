@@ -1,0 +1,158 @@
+"""While a shared task runs, every score shown anywhere is on the public topics only.
+
+The walk covers every URL of the site (the resolver's list, as the access
+matrix walks it): a URL that can show a score is opened for the task's
+entries as an anonymous visitor, a member of each team and a curator, and no
+answer may contain a value of the private part or of all topics, at the
+display precision (fraction with 4 decimals, percent with 2). A URL that
+shows no score of any split is listed in ``NO_SCORES``; a new URL fails the
+walk until it is declared in one or the other. The admin is the curators'
+(it shows the stored Result, the public part, and never the parts).
+"""
+
+from __future__ import annotations
+
+import gzip
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from submissions.models import Result, ResultPart
+from tests.robustness.test_access_matrix import url_patterns
+
+from .conftest import ALICE_RANKS, BOB_RANKS, close, upload
+
+pytestmark = pytest.mark.django_db
+
+SLUG = "coliee-t3"
+
+
+def _subs(w):
+    return w["subs"]
+
+
+#: Every URL that can show a score, and the URLs to open for the task's world.
+PROBES = {
+    "leaderboard:home": lambda w: [reverse("leaderboard:home")],
+    "leaderboard:benchmark": lambda w: [reverse("leaderboard:benchmark", args=["coliee"])],
+    "leaderboard:dataset": lambda w: [reverse("leaderboard:dataset", args=[SLUG]) + q for q in
+                                      ("", "?split=test", "?split=test&sort=MRR@10", "?split=test&sig=nDCG@10",
+                                       "?split=test&best=1")],
+    "leaderboard:export": lambda w: [reverse("leaderboard:export", args=[SLUG, f]) + "?split=test"
+                                     for f in ("csv", "json", "tex")],
+    "leaderboard:dataset_file": lambda w: [reverse("leaderboard:dataset_file", args=[SLUG, "topics-test.tsv.gz"])],
+    "api:leaderboard": lambda w: [reverse("api:leaderboard", args=[SLUG]) + q for q in ("", "?split=test")],
+    "api:datasets": lambda w: [reverse("api:datasets")],
+    "api:dataset_files": lambda w: [reverse("api:dataset_files", args=[SLUG])],
+    "api:submissions": lambda w: [reverse("api:submissions") + "?mine=1"],
+    "api:submission": lambda w: [reverse("api:submission", args=[s.pk]) for s in _subs(w)],
+    "api:compare": lambda w: [reverse("api:compare") + f"?submissions={_subs(w)[0].pk},{_subs(w)[1].pk}"],
+    "submissions:detail": lambda w: [reverse("submissions:detail", args=[s.pk]) for s in _subs(w)],
+    "submissions:status": lambda w: [reverse("submissions:status", args=[s.pk]) for s in _subs(w)],
+    "submissions:edit": lambda w: [reverse("submissions:edit", args=[s.pk]) for s in _subs(w)],
+    "submissions:resubmit": lambda w: [reverse("submissions:resubmit", args=[s.pk]) for s in _subs(w)],
+    "submissions:per_query_csv": lambda w: [reverse("submissions:per_query_csv", args=[s.pk]) for s in _subs(w)],
+    "submissions:mine": lambda w: [reverse("submissions:mine")],
+    "submissions:upload": lambda w: [reverse("submissions:upload", args=[SLUG]) + "?split=test"],
+    "submissions:compare": lambda w: [reverse("submissions:compare") + f"?ids={_subs(w)[0].pk},{_subs(w)[1].pk}"],
+    "submissions:fusion": lambda w: [reverse("submissions:fusion") + f"?split={w['split'].pk}"],
+    "sharedtasks:task": lambda w: [reverse("sharedtasks:task", args=[w["phase"].pk])],
+    "sharedtasks:board_export": lambda w: [reverse("sharedtasks:board_export", args=[w["phase"].pk, f])
+                                           for f in ("csv", "json", "tex")],
+    "accounts:participation": lambda w: [reverse("accounts:participation", args=[w["split"].pk])],
+}
+
+#: URLs that show no score of any split (accounts, documentation, POST-only actions, team actions).
+NO_SCORES = {
+    "healthz", "leaderboard:docs", "leaderboard:favicon", "api:schema", "api:docs", "api:fusions",
+    "submissions:visibility", "submissions:withdraw",
+    "accounts:profile", "accounts:token_create", "accounts:token_revoke",
+    "sharedtasks:team_create", "sharedtasks:invite", "sharedtasks:new_link", "sharedtasks:leave",
+    "sharedtasks:join", "sharedtasks:invitation", "sharedtasks:mark_final", "sharedtasks:notifications",
+}
+
+
+def _declared(key: str, full: str) -> bool:
+    return key in PROBES or key in NO_SCORES or key.startswith(("account_", "admin:", "socialaccount_")) \
+        or full.startswith("admin/")
+
+
+def test_every_url_is_declared_as_showing_scores_or_not():
+    missing = [key for key, full in url_patterns() if not _declared(key, full)]
+    assert not missing, ("declare these URLs in tests/sharedtasks/test_partition_budget.py (PROBES if they can "
+                         "show a score, NO_SCORES if not): " + ", ".join(missing))
+
+
+def _formatted(value: float) -> set[str]:
+    return {f"{value:.4f}", f"{100 * value:.2f}"}
+
+
+#: Values too common on any page to mean anything (0, 1, one half).
+TRIVIAL = {"0.0000", "0.00", "1.0000", "100.00", "0.5000", "50.00"}
+
+
+@pytest.fixture
+def running(task_world, alice, bob, carol):
+    subs = [upload(alice, task_world.split, ALICE_RANKS, "red public"),
+            upload(bob, task_world.split, BOB_RANKS, "blue public"),
+            upload(carol, task_world.split, {**ALICE_RANKS, "q9": 2}, "red private", visibility="private")]
+    shown = set()
+    for result in Result.objects.filter(submission__in=subs):
+        for value in result.scores.values():
+            shown |= _formatted(value)
+    secret = set()
+    for part in ResultPart.objects.filter(submission__in=subs).exclude(part=ResultPart.Part.PUBLIC):
+        for value in part.scores.values():
+            secret |= _formatted(value)
+    secret -= shown | TRIVIAL
+    assert {"88.89", "0.8889", "55.56"} <= secret  # alice's and bob's R@10 on all topics: distinct, non-trivial
+    return {"subs": subs, "split": task_world.split, "phase": task_world.phase, "secret": secret, "shown": shown}
+
+
+def _body(response) -> str:
+    raw = b"".join(response.streaming_content) if response.streaming else response.content
+    return (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode("utf-8", "replace")
+
+
+def _walk(world, client: Client) -> list[str]:
+    found = []
+    for key, full in url_patterns():
+        if key not in PROBES:
+            continue
+        for url in PROBES[key](world):
+            response = client.get(url)
+            assert response.status_code < 500, url
+            body = _body(response)
+            leaked = sorted(v for v in world["secret"] if v in body)
+            if leaked:
+                found.append(f"{url}: {leaked}")
+    return found
+
+
+@pytest.mark.parametrize("role", ["anonymous", "alice", "bob", "staff"])
+def test_no_url_shows_a_score_of_the_private_part_or_of_all_topics_during_the_phase(running, role, alice, bob,
+                                                                                      staff):
+    client = Client()
+    if role != "anonymous":
+        client.force_login({"alice": alice, "bob": bob, "staff": staff}[role])
+    leaks = _walk(running, client)
+    assert not leaks, "private-part or all-topic scores shown during the phase:\n" + "\n".join(leaks)
+
+
+def test_the_pages_show_the_public_part(running, client):
+    """Positive control: the public part's values are what the board shows."""
+    page = client.get(reverse("leaderboard:dataset", args=[SLUG])).content.decode()
+    assert "75.00" in page  # alice's R@10 on the public topics (3 of 4)
+    api = client.get(reverse("api:submission", args=[running["subs"][0].pk])).json()
+    assert api["scores"]["R@10"] == 0.75
+
+
+def test_the_walk_would_see_all_topic_scores_after_the_reveal(running, client):
+    """Control of the detector: once the task is revealed, the living board shows all topics (88.89)."""
+    from boards.private_board import phase_reveal
+
+    close(running["phase"])
+    assert phase_reveal(phase_id=running["phase"].pk).created
+    leaks = _walk(running, client)
+    assert any("88.89" in line or "0.8889" in line for line in leaks)

@@ -1,0 +1,149 @@
+"""Phases: the seeded partition fixed at the opening, uploads refused before the opening and without a team,
+team runs while open, runs after the close on the living board marked "after the task", caps per team."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.urls import reverse
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from accounts.models import ApiToken
+from sharedtasks.models import Phase
+from sharedtasks.selectors import phase_partition
+from submissions.errors import QuotaExceeded, UploadRefused
+from submissions.models import LadderBest, Submission
+from submissions.services import submission_create
+
+from .conftest import ALICE_RANKS, BOB_RANKS, QIDS, close, run_bytes, upload
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_partition_is_seeded_and_keeps_at_least_one_topic_on_each_side():
+    a = Phase.draw_public(QIDS, share=0.5, seed=7)
+    assert a == Phase.draw_public(list(reversed(QIDS)), share=0.5, seed=7)  # the order of the topics does not matter
+    assert len(a) == 4 or len(a) == 5
+    assert Phase.draw_public(QIDS, share=0.05, seed=1) and len(Phase.draw_public(QIDS, share=0.95, seed=1)) == 8
+
+
+def test_the_partition_is_fixed_at_the_opening(task_world):
+    phase = task_world.phase
+    before = list(phase.public_qids)
+    phase.fix_partition(QIDS)  # the phase has opened: no new draw
+    assert phase.public_qids == before
+    phase.public_share = 0.8
+    with pytest.raises(ValidationError, match="fixed at the opening"):
+        phase.full_clean()
+
+
+def test_a_partition_is_drawn_the_first_time_scores_need_it(task_world):
+    Phase.objects.filter(pk=task_world.phase.pk).update(public_qids=[])
+    public = phase_partition(split_id=task_world.split.pk)
+    assert public and public < set(QIDS)
+    assert phase_partition(split_id=task_world.split.pk) == public  # drawn once, then kept
+
+
+def test_an_upload_before_the_opening_is_refused_with_the_dates(task_world, alice):
+    Phase.objects.filter(pk=task_world.phase.pk).update(opens_at=timezone.now() + timedelta(hours=5))
+    with pytest.raises(UploadRefused) as exc:
+        upload(alice, task_world.split, ALICE_RANKS, "early")
+    assert "opens at" in exc.value.message and "Europe/Brussels" in exc.value.message and "UTC" in exc.value.message
+    assert "come back then" in exc.value.message
+    assert not Submission.objects.exists()
+
+
+def test_the_api_refuses_an_upload_before_the_opening_naming_the_dates(task_world, alice):
+    Phase.objects.filter(pk=task_world.phase.pk).update(opens_at=timezone.now() + timedelta(hours=5))
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {ApiToken.issue(user=alice, name='t')[1]}")
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    response = api.post(reverse("api:submissions"), {
+        "dataset": "coliee-t3", "split": "test", "system_name": "early",
+        "run_file": SimpleUploadedFile("run.txt", run_bytes(ALICE_RANKS, "e"))}, format="multipart")
+    assert response.status_code == 400
+    assert "opens at" in response.json()["error"]["message"]
+
+
+def test_an_upload_from_someone_in_no_team_is_refused_with_the_task_page(task_world, django_user_model):
+    from tests.conftest import verified
+
+    dave = verified(django_user_model.objects.create_user("dave", "dave@example.org", "pw-pw-pw-pw-1"))
+    with pytest.raises(UploadRefused) as exc:
+        upload(dave, task_world.split, ALICE_RANKS, "solo")
+    assert reverse("sharedtasks:task", args=[task_world.phase.pk]) in exc.value.message
+    assert "Create a team or join one" in exc.value.message
+
+
+def test_a_members_run_is_the_teams_and_the_board_shows_the_team(task_world, carol, client):
+    sub = upload(carol, task_world.split, ALICE_RANKS, "red run")
+    assert sub.entrant_team_id == task_world.red.pk and not sub.after_task
+    page = client.get(reverse("leaderboard:dataset", args=["coliee-t3"])).content.decode()
+    assert "team Red" in page
+    api = client.get(reverse("api:leaderboard", args=["coliee-t3"])).json()
+    row = next(r for r in api["entries"] if r["system"] == "red run")
+    assert row["team"] == "Red" and row["owner"] == "team Red"
+
+
+def test_the_caps_count_per_team_whoever_sends(task_world, alice, carol):
+    upload(alice, task_world.split, ALICE_RANKS, "a1", score=False)
+    upload(carol, task_world.split, {**ALICE_RANKS, "q9": 8}, "c1", score=False)
+    upload(alice, task_world.split, {**ALICE_RANKS, "q9": 9}, "a2", score=False)
+    with pytest.raises(QuotaExceeded, match="Your team .Red. has sent 3 runs"):
+        upload(carol, task_world.split, {**ALICE_RANKS, "q9": 10}, "c2", score=False)
+
+
+def test_the_upload_page_shows_the_teams_quota(task_world, carol, client):
+    upload(carol, task_world.split, ALICE_RANKS, "c1", score=False)
+    client.force_login(carol)
+    page = client.get(reverse("submissions:upload", args=["coliee-t3"]) + "?split=test")
+    assert page.status_code == 200
+
+
+def test_the_ladder_counts_per_team(task_world, alice, carol):
+    from leaderboard.models import Split
+
+    Split.objects.filter(pk=task_world.split.pk).update(ladder=True)
+    upload(alice, task_world.split, ALICE_RANKS, "a1")
+    upload(carol, task_world.split, BOB_RANKS, "c1")
+    bests = LadderBest.objects.filter(split=task_world.split)
+    assert bests.count() == 1 and bests.get().team_id == task_world.red.pk
+
+
+def test_an_upload_one_second_after_the_close_goes_to_the_living_board_marked_after_the_task(task_world, alice, client):
+    close(task_world.phase, seconds_ago=1)
+    sub = upload(alice, task_world.split, ALICE_RANKS, "late run")
+    assert sub.after_task and sub.entrant_team_id is None
+    page = client.get(reverse("leaderboard:dataset", args=["coliee-t3"])).content.decode()
+    assert "late run" in page and "after the task" in page
+
+
+def test_the_dataset_page_shows_the_timeline_and_a_countdown_without_script(task_world, client):
+    response = client.get(reverse("leaderboard:dataset", args=["coliee-t3"]))
+    page = response.content.decode()
+    assert "COLIEE 2027 Task 3" in page
+    assert "closes in 1 day 23 hours" in page or "closes in 2 days" in page
+    assert "Europe/Brussels" in page and "UTC" in page
+    assert "<script>" not in page.split("task-timelines", 1)[1].split("</section>", 1)[0]
+    assert "public part" in page
+    # The clock moves: the page is not served from the whole-page cache.
+    Phase.objects.filter(pk=task_world.phase.pk).update(closes_at=timezone.now() + timedelta(minutes=30))
+    assert "closes in 29 minutes" in client.get(reverse("leaderboard:dataset", args=["coliee-t3"])).content.decode()
+
+
+def test_the_task_page_shows_the_dates_in_the_phase_time_zone(task_world, client):
+    page = client.get(reverse("sharedtasks:task", args=[task_world.phase.pk])).content.decode()
+    assert "Europe/Brussels" in page and "closes in" in page and "Red" in page and "Blue" in page
+
+
+def test_baselines_are_not_held_to_the_dates(task_world, staff):
+    Phase.objects.filter(pk=task_world.phase.pk).update(opens_at=timezone.now() + timedelta(hours=5))
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    sub = submission_create(user=staff, split=task_world.split, upload=SimpleUploadedFile("b.txt", run_bytes(BOB_RANKS, "b")),
+                            metadata={"system_name": "BM25"}, is_baseline=True, enqueue=False)
+    assert sub.entrant_team_id is None and not sub.after_task
