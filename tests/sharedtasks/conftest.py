@@ -8,6 +8,7 @@ from datetime import timedelta
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db.models import F
 from django.utils import timezone
 
 from leaderboard.models import Benchmark, Dataset, Split, Topic
@@ -84,8 +85,10 @@ def task_world(db, alice, bob, carol, private_run_storage, own_cache_namespace) 
 
 
 def close(phase: Phase, *, seconds_ago: int = 1) -> Phase:
-    """Move the phase's close into the past (the opening too, a day before)."""
+    """Move the phase's close into the past (the opening three days before); the runs sent so far move an hour
+    back, so they were sent before the close whatever ``seconds_ago``."""
     now = timezone.now()
+    Submission.objects.filter(split_id=phase.split_id).update(created_at=F("created_at") - timedelta(hours=1))
     Phase.objects.filter(pk=phase.pk).update(closes_at=now - timedelta(seconds=seconds_ago),
                                              opens_at=now - timedelta(days=3))
     phase.refresh_from_db()
