@@ -117,7 +117,7 @@ def _body(response) -> str:
 
 def _walk(world, client: Client) -> list[str]:
     found = []
-    for key, full in url_patterns():
+    for key, _full in url_patterns():
         if key not in PROBES:
             continue
         for url in PROBES[key](world):
