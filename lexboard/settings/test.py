@@ -17,6 +17,10 @@ from .base import *  # noqa: E402,F401,F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+# A worker process started by a test may write its e-mails to files the test reads (locmem is per process).
+if os.environ.get("LEXBOARD_TEST_EMAIL_DIR"):
+    EMAIL_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
+    EMAIL_FILE_PATH = os.environ["LEXBOARD_TEST_EMAIL_DIR"]
 # A cache key prefix per session, inherited by the servers and workers a test starts: every test
 # database starts its ids and cache versions again, and test sessions may share one Redis.
 CACHES["default"]["KEY_PREFIX"] = os.environ.setdefault(  # noqa: F405
