@@ -23,6 +23,7 @@ import gzip
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,8 @@ from rest_framework.test import APIClient
 from accounts.models import ApiToken, ParticipantApproval, Profile
 from leaderboard.models import Benchmark, Dataset, ReportedResult, Split, Topic
 from leaderboard.services import corpus_set, qrels_version_add
+from sharedtasks.models import Invitation, NotificationSetting, Phase, PrivateBoard, SentNotification, Team
+from sharedtasks.services import team_create
 from submissions.models import Result, Submission
 from submissions.services import submission_create, submission_score_now
 
@@ -73,6 +76,9 @@ class World:
     subs: dict[str, Submission]
     tokens: dict[str, ApiToken]
     users: dict[str, object]
+    phase: Phase | None = None
+    team: Team | None = None
+    invitation: Invitation | None = None
 
     def sub(self, name: str) -> int:
         return self.subs[name].pk
@@ -123,7 +129,20 @@ def world(alice, bob, staff) -> World:
     assert all(s.status == Submission.Status.SCORED for k, s in subs.items() if k != "failed")
     tokens = {"alice": ApiToken.issue(user=alice, name="t")[0], "bob": ApiToken.issue(user=bob, name="t")[0]}
     ParticipantApproval.objects.create(user=bob, dataset=dataset, split=splits["test"])
-    return World(dataset, splits["test"], splits["dev"], subs, tokens, {O: alice, X: bob, S: staff})
+    # A shared task on a third hidden split, closed and revealed: its page, board, team and notices.
+    task = Split.objects.create(dataset=dataset, name="task", kind="test", hidden=True, min_coverage=0, ladder=False)
+    now = timezone.now()
+    phase = Phase.objects.create(split=task, title="Matrix task", opens_at=now - timedelta(days=3),
+                                 closes_at=now + timedelta(days=1), public_qids=["1"])
+    team = team_create(phase=phase, user=alice, name="Alice's team")
+    invitation = Invitation.objects.create(team=team, email="someone@example.org", invited_by=alice)
+    Phase.objects.filter(pk=phase.pk).update(closes_at=now - timedelta(days=1), revealed_at=now)
+    PrivateBoard.objects.create(phase=phase, published_at=now, qrels_version=1, measure="R@100",
+                                measures=["R@100"], rows=[])
+    SentNotification.objects.create(key="matrix:1", kind="run_scored", user=alice, context={})
+    NotificationSetting.objects.create(user=alice, emails=True)
+    return World(dataset, splits["test"], splits["dev"], subs, tokens, {O: alice, X: bob, S: staff}, phase, team,
+                 invitation)
 
 
 # --- the expectation table ----------------------------------------------------------------------------
@@ -267,6 +286,22 @@ ACCESS: dict[str, Callable[[World], list[tuple[str, Expect]]]] = {
                                   for q in ("", "?split=test", "?split=dev")],
     "api:compare": _api_compare,
     "api:fusions": lambda w: [(reverse("api:fusions"), {A: 401, O: 405, X: 405, S: 405})],
+    # Shared tasks: the task's page and its private board for everyone; team actions are POSTs of logged-in users
+    # (the services check membership); an invitation link asks an anonymous visitor to sign up first.
+    "sharedtasks:task": lambda w: [(reverse("sharedtasks:task", args=[w.phase.pk]), ALL_200),
+                                   (reverse("sharedtasks:task", args=[999_999]), NOWHERE)],
+    "sharedtasks:board_export": lambda w: [(reverse("sharedtasks:board_export", args=[w.phase.pk, f]), ALL_200)
+                                           for f in ("csv", "json", "tex")],
+    "sharedtasks:team_create": lambda w: [(reverse("sharedtasks:team_create", args=[w.phase.pk]), POST_ONLY)],
+    "sharedtasks:invite": lambda w: [(reverse("sharedtasks:invite", args=[w.team.pk]), POST_ONLY)],
+    "sharedtasks:new_link": lambda w: [(reverse("sharedtasks:new_link", args=[w.team.pk]), POST_ONLY)],
+    "sharedtasks:leave": lambda w: [(reverse("sharedtasks:leave", args=[w.team.pk]), POST_ONLY)],
+    "sharedtasks:join": lambda w: [(reverse("sharedtasks:join", args=[w.team.invite_token]), LOGIN),
+                                   (reverse("sharedtasks:join", args=["bogus"]), NOWHERE)],
+    "sharedtasks:invitation": lambda w: [(reverse("sharedtasks:invitation", args=[w.invitation.token]), LOGIN),
+                                         (reverse("sharedtasks:invitation", args=["bogus"]), NOWHERE)],
+    "sharedtasks:mark_final": lambda w: [(reverse("sharedtasks:mark_final", args=[w.sub("public")]), POST_ONLY)],
+    "sharedtasks:notifications": lambda w: [(reverse("sharedtasks:notifications"), LOGIN)],
     "api:schema": lambda w: public(reverse("api:schema")),
     "api:docs": lambda w: public(reverse("api:docs")),
 }
@@ -278,7 +313,8 @@ ADMIN_MODEL_VIEW = re.compile(
     r"^admin:(?P<app>[a-z]+)_(?P<model>[a-z]+)_(?P<view>changelist|add|change|history|delete)$")
 ADMIN_REDIRECT = re.compile(r"^admin/(?P<app>[a-z]+)/(?P<model>[a-z]+)/<path:object_id>/$")
 #: Models whose add (or delete) page is refused to staff too: their rows are made by importers and services.
-READ_ONLY = {"corpus", "qrelsversion", "result", "statusevent", "apitoken", "topic", "split", "submission"}
+READ_ONLY = {"corpus", "qrelsversion", "result", "statusevent", "apitoken", "topic", "split", "submission",
+             "privateboard", "sentnotification"}
 
 ADMIN_SPECIAL: dict[str, Callable[[World], list[tuple[str, Expect]]]] = {
     "admin:index": lambda w: [(reverse("admin:index"), STAFF_ONLY)],
@@ -438,7 +474,7 @@ def _state() -> dict:
     from submissions.models import Result, StatusEvent
 
     models = (get_user_model(), Group, Benchmark, Dataset, Split, Topic, ReportedResult, Submission, Result,
-              StatusEvent, ApiToken, Profile, EmailAddress, ParticipantApproval)
+              StatusEvent, ApiToken, Profile, EmailAddress, ParticipantApproval, Team, Invitation, NotificationSetting)
     state = {m.__name__: m.objects.count() for m in models}
     state["submissions"] = sorted(Submission.objects.values_list("pk", "visibility", "withdrawn_at", "system_name"))
     state["tokens"] = sorted(ApiToken.objects.values_list("pk", "revoked_at"))
@@ -452,6 +488,8 @@ FORMS = {
     "accounts:profile", "accounts:participation", "submissions:upload",
     "submissions:edit", "submissions:visibility", "submissions:withdraw", "submissions:resubmit",
     "submissions:fusion", "admin:logout", "admin:leaderboard_dataset_import",
+    "sharedtasks:team_create", "sharedtasks:invite", "sharedtasks:new_link", "sharedtasks:leave", "sharedtasks:join",
+    "sharedtasks:invitation", "sharedtasks:mark_final", "sharedtasks:notifications",
 }
 #: What a form would change were its token not checked.
 POST_DATA = {"visibility": "private", "system_name": "changed", "name": "new token", "username": "mallory",
@@ -587,6 +625,9 @@ BUDGET: dict[str, tuple[str, str]] = {  # key -> (the docs' view, what it reveal
     "api:fusions": ("/submissions/fusion/", "a fusion is a new submission under every rule"),
     "submissions:per_query_csv": ("per-query.csv", "404 on a hidden split"),
     "api:datasets": ("/api/v1/datasets/", "constants of the split (number of topics)"),
+    "sharedtasks:task": ("/tasks/<id>/", "a team's runs with their public-part scores (members); the private "
+                                         "board's snapshot after the reveal"),
+    "sharedtasks:board_export": ("/tasks/<id>/private-board", "the private board's snapshot, rounded"),
 }
 
 
