@@ -8,9 +8,11 @@ does it at the close; both are idempotent).
 from __future__ import annotations
 
 from django.contrib import admin, messages
+from django.db import transaction
 from django.db.models import QuerySet
 
 from sharedtasks.models import Phase, PrivateBoard
+from submissions.services.unpartition import split_partition
 
 from .private_board import phase_reveal
 
@@ -44,7 +46,14 @@ class PhaseAdmin(admin.ModelAdmin):
 
     def save_model(self, request, obj: Phase, form, change) -> None:
         obj.fix_partition(list(obj.split.topics.values_list("qid", flat=True)))
-        super().save_model(request, obj, form, change)
+        with transaction.atomic():
+            super().save_model(request, obj, form, change)
+            if obj.partition_active:
+                # Runs scored before the phase existed: their results become their public part too.
+                cut = split_partition(split=obj.split, public=frozenset(obj.public_qids))
+                if cut:
+                    messages.info(request, f"{cut} result(s) already stored on {obj.split} now show the public part "
+                                           "of the topics, like every run of the phase.")
 
     def _reveal(self, request, queryset: QuerySet[Phase], *, force: bool) -> None:
         for phase in queryset:

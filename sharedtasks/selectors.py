@@ -96,7 +96,6 @@ class QuotaScope:
     team: Team | None
     daily_limit: int
     total_limit: int
-    since: datetime | None = None  # count only uploads from this time (the phase's opening)
 
 
 def quota_scope(*, user, split: Split, now: datetime | None = None) -> QuotaScope:
@@ -104,8 +103,7 @@ def quota_scope(*, user, split: Split, now: datetime | None = None) -> QuotaScop
     if phase is not None and phase.is_open(now or timezone.now()):
         team = team_of(user=user, phase=phase)
         if team is not None:
-            return QuotaScope(team=team, daily_limit=phase.daily_cap, total_limit=phase.total_cap,
-                              since=phase.opens_at)
+            return QuotaScope(team=team, daily_limit=phase.daily_cap, total_limit=phase.total_cap)
     return QuotaScope(team=None, daily_limit=split.daily_limit, total_limit=split.total_limit)
 
 

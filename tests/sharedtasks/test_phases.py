@@ -147,3 +147,28 @@ def test_baselines_are_not_held_to_the_dates(task_world, staff):
     sub = submission_create(user=staff, split=task_world.split, upload=SimpleUploadedFile("b.txt", run_bytes(BOB_RANKS, "b")),
                             metadata={"system_name": "BM25"}, is_baseline=True, enqueue=False)
     assert sub.entrant_team_id is None and not sub.after_task
+
+
+def test_runs_scored_before_the_phase_show_their_public_part_once_the_curator_saves_it(task_world, bob, staff,
+                                                                                       client):
+    from submissions.models import Result, ResultPart
+
+    Phase.objects.filter(pk=task_world.phase.pk).delete()
+    early = upload(bob, task_world.split, BOB_RANKS, "before the task")
+    assert Result.objects.get(submission=early).scores["R@10"] == pytest.approx(5 / 9)  # all topics: no phase
+    client.force_login(staff)
+    now = timezone.now()
+    response = client.post(reverse("admin:sharedtasks_phase_add"), {
+        "split": task_world.split.pk, "title": "Late task", "opens_at_0": (now - timedelta(hours=1)).strftime("%Y-%m-%d"),
+        "opens_at_1": (now - timedelta(hours=1)).strftime("%H:%M:%S"),
+        "closes_at_0": (now + timedelta(days=3)).strftime("%Y-%m-%d"), "closes_at_1": "12:00:00",
+        "time_zone": "UTC", "daily_cap": 5, "total_cap": 30, "max_final_runs": 3, "public_share": 0.45,
+        "seed": 11})
+    assert response.status_code == 302, response.content.decode()[:3000]
+    phase = Phase.objects.get(title="Late task")
+    public = set(phase.public_qids)
+    assert len(public) == 4
+    result = Result.objects.get(submission=early)
+    found = sum(1 for q in public if BOB_RANKS[q] and BOB_RANKS[q] <= 10)
+    assert result.scores["R@10"] == pytest.approx(found / 4)
+    assert ResultPart.objects.filter(submission=early).count() == 3
