@@ -4,7 +4,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView
 
 from lexboard import converters  # noqa: F401  (registers <id:...>: ids out of range are a 404)
-from submissions.api import analysis, submissions
+from submissions.api import analysis, finals, submissions
 
 from . import api
 from .page_cache import anonymous_page_cache
@@ -15,6 +15,7 @@ app_name = "api"
 urlpatterns = [
     path("submissions/", submissions.SubmissionListCreate.as_view(), name="submissions"),
     path("submissions/<id:pk>/", submissions.SubmissionDetail.as_view(), name="submission"),
+    path("submissions/<id:pk>/final", finals.SubmissionFinalView.as_view(), name="submission_final"),
     path("datasets/", api.DatasetList.as_view(), name="datasets"),
     # Cached for anonymous readers like the leaderboard pages (boards/page_cache.py, docs/performance.md).
     path("datasets/<slug:slug>/leaderboard", anonymous_page_cache(api_leaderboard_page_key, name="api-leaderboard")(

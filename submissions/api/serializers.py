@@ -117,6 +117,7 @@ class SubmissionSerializer(serializers.ModelSerializer):
     message = serializers.SerializerMethodField()
     warnings = serializers.SerializerMethodField()
     error = serializers.SerializerMethodField()
+    team = serializers.SerializerMethodField()
 
     class Meta:
         model = Submission
@@ -138,6 +139,9 @@ class SubmissionSerializer(serializers.ModelSerializer):
             "error",
             "created_at",
             "scored_at",
+            "team",
+            "after_task",
+            "final_run",
         ]
 
     def _absolute(self, path: str) -> str:
@@ -155,6 +159,12 @@ class SubmissionSerializer(serializers.ModelSerializer):
 
     def get_split(self, obj: Submission) -> str:
         return obj.split.name
+
+    def get_team(self, obj: Submission) -> str | None:
+        """The shared task's team the run was entered for (null outside a shared task, or for an anonymous entry)."""
+        if obj.entrant_team_id is None or obj.visibility == Submission.Visibility.ANONYMOUS:
+            return None
+        return obj.entrant_team.name
 
     def get_qrels_version(self, obj: Submission) -> int | None:
         result = current_result_of(obj)

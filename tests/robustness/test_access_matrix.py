@@ -279,6 +279,8 @@ ACCESS: dict[str, Callable[[World], list[tuple[str, Expect]]]] = {
     "submissions:per_query_csv": _csv,
     "api:submissions": lambda w: [(reverse("api:submissions") + "?mine=1", {A: 401, O: 200, X: 200, S: 200})],
     "api:submission": per_submission("api:submission"),
+    "api:submission_final": lambda w: [(reverse("api:submission_final", args=[w.sub("public")]),
+                                        {A: (401, 405), O: 405, X: 405, S: 405})],
     "api:datasets": lambda w: public(reverse("api:datasets")),
     # The participant's files: the topics of every split (and public judgments) for everyone; unknown names 404.
     "api:dataset_files": lambda w: public(reverse("api:dataset_files", args=["matrix"])),

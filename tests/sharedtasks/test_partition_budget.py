@@ -67,6 +67,8 @@ PROBES = {
 NO_SCORES = {
     "healthz", "leaderboard:docs", "leaderboard:favicon", "api:schema", "api:docs", "api:fusions",
     "submissions:visibility", "submissions:withdraw",
+    # POST only; answers with api:submission's serializer, which the walk reads through api:submission.
+    "api:submission_final",
     "accounts:profile", "accounts:token_create", "accounts:token_revoke",
     "sharedtasks:team_create", "sharedtasks:invite", "sharedtasks:new_link", "sharedtasks:leave",
     "sharedtasks:join", "sharedtasks:invitation", "sharedtasks:mark_final", "sharedtasks:notifications",

@@ -201,3 +201,25 @@ def test_the_curator_reveals_from_the_admin(task_world, closed_task, staff, clie
     assert PrivateBoard.objects.filter(phase=task_world.phase).exists()
     again = client.post(url, {"action": "reveal_now", "_selected_action": [task_world.phase.pk]}, follow=True)
     assert "published before; nothing changed" in again.content.decode()
+
+
+def test_marking_final_through_the_api(task_world, alice, bob):
+    from rest_framework.test import APIClient
+
+    from accounts.models import ApiToken
+
+    run = upload(alice, task_world.split, ALICE_RANKS, "api run")
+    url = reverse("api:submission_final", args=[run.pk])
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {ApiToken.issue(user=alice, name='t')[1]}")
+    response = api.post(url, {"final": True}, format="json")
+    assert response.status_code == 200 and response.json()["final_run"] is True
+    assert response.json()["team"] == "Red" and response.json()["after_task"] is False
+    other = APIClient()
+    other.credentials(HTTP_AUTHORIZATION=f"Token {ApiToken.issue(user=bob, name='t')[1]}")
+    refused = other.post(url, {"final": False}, format="json")
+    assert refused.status_code == 409 and "Only the members" in refused.json()["error"]["message"]
+    close(task_world.phase)
+    late = api.post(url, {"final": False}, format="json")
+    assert late.status_code == 409 and "final runs are fixed" in late.json()["error"]["message"]
+    assert Submission.objects.get(pk=run.pk).final_run

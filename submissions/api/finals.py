@@ -1,0 +1,57 @@
+"""The API's side of shared tasks: a team member marks one of the team's runs final (or not) before the close."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiExample, extend_schema, inline_serializer
+from rest_framework import permissions, serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from sharedtasks.errors import TaskRefused
+
+from ..models import Submission
+from ..services.finals import submission_mark_final
+from .errors import ApiError
+from .serializers import SubmissionSerializer, error_responses
+
+
+class SubmissionFinalView(APIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(
+        operation_id="submission_mark_final",
+        summary="Mark a team's run final (shared tasks)",
+        description=("A member of the team that sent the run marks it as one of the team's final runs "
+                     "(`final: true`) or not, before the task closes; at most the task's number of final runs. "
+                     "A team that marks none is ranked on its latest N scored runs."),
+        request=inline_serializer("FinalInput", {"final": serializers.BooleanField()}),
+        responses={200: SubmissionSerializer, **error_responses(
+            400, e404="No such submission, or not yours to see.",
+            e409="Refused by the task's rules: not your team's run, after the close, or past the number of final runs.")},
+        examples=[
+            OpenApiExample("Mark final", request_only=True, value={"final": True}),
+            OpenApiExample(
+                "Marked", response_only=True, status_codes=["200"],
+                value={"id": 42, "url": "https://lexboard.example/api/v1/submissions/42/",
+                       "page": "https://lexboard.example/submissions/42/", "status": "scored", "progress": 100,
+                       "dataset": "coliee", "split": "test", "system_name": "BM25", "visibility": "public",
+                       "qrels_version": 1, "scores": {"R@100": 0.61}, "released": True, "message": "",
+                       "warnings": [], "error": None, "created_at": "2026-01-05T10:00:00Z",
+                       "scored_at": "2026-01-05T10:01:00Z", "team": "Red", "after_task": False, "final_run": True},
+            ),
+        ],
+        tags=["submissions"],
+    )
+    def post(self, request, pk: int):
+        submission = Submission.objects.select_related("split__dataset", "entrant_team").filter(pk=pk).first()
+        if submission is None or not submission.visible_to(request.user):
+            raise ApiError("No submission with this id is visible to you.", status_code=status.HTTP_404_NOT_FOUND)
+        data = request.data.get("final")
+        if data not in (True, False, "true", "false", "1", "0"):
+            raise ApiError('Send {"final": true} or {"final": false}.')
+        try:
+            submission_mark_final(submission=submission, user=request.user, final=data in (True, "true", "1"))
+        except TaskRefused as exc:
+            raise ApiError(exc.message, status_code=status.HTTP_409_CONFLICT) from None
+        submission.refresh_from_db()
+        return Response(SubmissionSerializer(submission, context={"request": request}).data)
