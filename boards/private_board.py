@@ -73,13 +73,17 @@ def private_board_rows(*, phase: Phase) -> tuple[list[dict], str, int, list[str]
                 notes.append(f"{team.name}: no scored final run")
             continue
         best, part = max(scored, key=lambda sp: (sp[1].primary_score or 0.0, -sp[0].pk))
+        # The board ranks teams; a private or anonymous run is named as such (its page is its owner's).
+        shown = best.visibility == Submission.Visibility.PUBLIC and not best.hidden_by_curator
         row = LeaderboardRow(
-            rank=None, kind="scored", submission_id=best.pk, system=best.system_name, owner=f"team {team.name}",
-            family=best.get_family_display(), paper_url=best.paper_url, code_url=best.code_url,
+            rank=None, kind="scored", submission_id=best.pk,
+            system=best.system_name if shown else f"({best.get_visibility_display().split(',')[-1].strip()} run)",
+            owner=f"team {team.name}", family=best.get_family_display(),
+            paper_url=best.paper_url if shown else "", code_url=best.code_url if shown else "",
             date=best.created_at.date(),
             scores={m: (round_score(v) if v is not None else None) for m, v in part.scores.items()},
-            team=team.name, family_key=best.family, params=best.params, participant=f"team:{team.pk}",
-            extra={"final_runs": len(finals), "marked": marked},
+            team=team.name, family_key=best.family, params=best.params if shown else "",
+            participant=f"team:{team.pk}", extra={"final_runs": len(finals), "marked": marked, "public": shown},
         )
         data = load_per_query(part)  # a ResultPart has the Result's per_query layout
         vector = None

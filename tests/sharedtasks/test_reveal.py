@@ -223,3 +223,13 @@ def test_marking_final_through_the_api(task_world, alice, bob):
     late = api.post(url, {"final": False}, format="json")
     assert late.status_code == 409 and "final runs are fixed" in late.json()["error"]["message"]
     assert Submission.objects.get(pk=run.pk).final_run
+
+
+def test_a_private_final_run_is_ranked_but_not_named(task_world, closed_task, client):
+    Submission.objects.filter(pk=closed_task["red_best"].pk).update(visibility="private")
+    phase_reveal(phase_id=task_world.phase.pk)
+    top = PrivateBoard.objects.get().rows[0]
+    assert top["team"] == "Red" and top["system"] == "(private run)" and top["scores"]["R@10"] == 1.0
+    page = client.get(reverse("sharedtasks:task", args=[task_world.phase.pk])).content.decode()
+    assert "red best private" not in page
+    assert reverse("submissions:detail", args=[closed_task["red_best"].pk]) not in page
