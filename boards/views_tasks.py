@@ -134,6 +134,8 @@ _TYPES = {"csv": "text/csv; charset=utf-8", "json": "application/json; charset=u
 @require_safe
 def board_export(request: HttpRequest, phase_id: int, fmt: str) -> HttpResponse:
     """The private board's snapshot as a file (404 before the reveal: there is nothing to export)."""
+    if fmt not in _TYPES:
+        raise Http404("The private board exports as csv, json or tex.")
     phase = get_object_or_404(Phase.objects.select_related("split__dataset", "split__current_qrels"), pk=phase_id)
     board = PrivateBoard.objects.filter(phase=phase).first()
     if board is None:
