@@ -27,6 +27,7 @@ import logging
 from dataclasses import dataclass
 
 import numpy as np
+from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
@@ -34,9 +35,10 @@ from evaluation.ladder import round_score
 from leaderboard.models import Split
 from sharedtasks.models import Membership, Phase, PrivateBoard
 from sharedtasks.notifications import absolute, notify
-from submissions.models import ResultPart, Submission
+from submissions.models import Result, ResultPart, Submission
 from submissions.selectors import load_per_query
 from submissions.services.finals import team_final_runs, team_task_runs
+from submissions.services.partition import parts_of
 from submissions.services.unpartition import split_unpartition
 
 from .selectors import LeaderboardRow, rank_rows
@@ -52,21 +54,43 @@ class RevealOutcome:
     message: str
 
 
-def _private_part(submission_ids: list[int], version_id: int) -> dict[int, ResultPart]:
-    return {p.submission_id: p for p in ResultPart.objects.filter(
+@dataclass(frozen=True)
+class PrivatePart:
+    """A run's scores on the private topics (a stored ResultPart, or cut from an all-topic Result)."""
+
+    scores: dict
+    primary_score: float | None
+    per_query: bytes
+
+
+def _private_part(submission_ids: list[int], version_id: int, *, phase: Phase) -> dict[int, PrivatePart]:
+    """The private part of each run on ``version_id``: stored while the phase ran, else (judgments published
+    after the reveal, whose Results hold all topics) cut from the Result by the phase's partition."""
+    out = {p.submission_id: PrivatePart(p.scores, p.primary_score, bytes(p.per_query)) for p in ResultPart.objects.filter(
         submission_id__in=submission_ids, qrels_version_id=version_id, part=ResultPart.Part.PRIVATE)}
+    if phase.revealed_at is None:
+        return out
+    primary = phase.split.dataset.primary_measure
+    for result in Result.objects.filter(submission_id__in=set(submission_ids) - set(out), qrels_version_id=version_id
+                                        ).exclude(scores={}).exclude(per_query=b""):
+        scores, primary_score, _, blob = parts_of(per_query=bytes(result.per_query), scores=result.scores,
+                                                  primary_measure=primary, public=frozenset(phase.public_qids))["private"]
+        out[result.submission_id] = PrivatePart(scores, primary_score, blob)
+    return out
 
 
-def private_board_rows(*, phase: Phase) -> tuple[list[dict], str, int, list[str]]:
-    """(rows, significance method, number of private queries, notes) of the private board, computed now."""
+def private_board_rows(*, phase: Phase, version_id: int | None = None) -> tuple[list[dict], str, int, list[str]]:
+    """(rows, significance method, number of private queries, notes) of the private board on ``version_id``
+    (default: the split's current qrels), computed now."""
     split = Split.objects.select_related("dataset", "current_qrels").get(pk=phase.split_id)
     dataset = split.dataset
     measure = dataset.primary_measure
+    version_id = version_id or split.current_qrels_id
     notes: list[str] = []
     candidates: list[tuple[LeaderboardRow, np.ndarray | None]] = []
     for team in phase.teams.order_by("name"):
         finals, marked = team_final_runs(team=team, phase=phase)
-        parts = _private_part([s.pk for s in finals], split.current_qrels_id)
+        parts = _private_part([s.pk for s in finals], version_id, phase=phase)
         scored = [(s, parts[s.pk]) for s in finals if s.pk in parts]
         if not scored:
             if team_task_runs(team=team, phase=phase).exists():
@@ -85,7 +109,7 @@ def private_board_rows(*, phase: Phase) -> tuple[list[dict], str, int, list[str]
             team=team.name, family_key=best.family, params=best.params if shown else "",
             participant=f"team:{team.pk}", extra={"final_runs": len(finals), "marked": marked, "public": shown},
         )
-        data = load_per_query(part)  # a ResultPart has the Result's per_query layout
+        data = load_per_query(part)  # a part has the Result's per_query layout
         vector = None
         if "qids" in data and measure in data:
             order = np.argsort(data["qids"].astype(str))
@@ -163,3 +187,31 @@ def reveal_closed_phases(*, now=None) -> list[str]:
     for phase_id in Phase.objects.filter(closes_at__lte=now, revealed_at__isnull=True).values_list("pk", flat=True):
         messages.append(phase_reveal(phase_id=phase_id, now=now).message)
     return messages
+
+
+@dataclass(frozen=True)
+class RescoredBoard:
+    """The private board recomputed on judgments published after the reveal (the snapshot stays as published)."""
+
+    qrels_version: int
+    rows: list[dict]
+    method: str
+    n_queries: int
+
+
+def private_board_rescored(*, phase: Phase, board: PrivateBoard) -> RescoredBoard | None:
+    """The same final runs ranked on the split's current qrels, when they are newer than the snapshot's.
+
+    Cached per split cache version (a rescoring or a new result bumps it).
+    """
+    split = Split.objects.select_related("current_qrels").get(pk=phase.split_id)
+    if split.current_qrels is None or split.current_qrels.version == board.qrels_version:
+        return None
+    key = f"lexboard:private-board:v1:{phase.pk}:{split.cache_version}:{split.current_qrels_id}"
+    cached = cache.get(key)
+    if cached is None:
+        rows, method, n_queries, _ = private_board_rows(phase=phase, version_id=split.current_qrels_id)
+        cached = RescoredBoard(split.current_qrels.version, rows, method, n_queries)
+        cache.set(key, cached, 60 * 60)
+    return cached
+

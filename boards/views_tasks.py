@@ -29,6 +29,7 @@ from submissions.selectors import primary_score_of
 from submissions.services.finals import submission_mark_final, team_final_runs, team_task_runs
 
 from . import exports
+from .private_board import private_board_rescored
 from .selectors import LeaderboardRow
 
 
@@ -69,8 +70,12 @@ def phase_timeline(phase: Phase, now=None) -> dict:
 
 
 def _board_rows(board: PrivateBoard, dataset) -> list[LeaderboardRow]:
+    return _rows_of(board.rows)
+
+
+def _rows_of(stored: list[dict]) -> list[LeaderboardRow]:
     rows = []
-    for data in board.rows:
+    for data in stored:
         data = dict(data)
         data["date"] = dt.date.fromisoformat(data["date"]) if data.get("date") else None
         rows.append(LeaderboardRow(**data))
@@ -107,6 +112,11 @@ def task(request: HttpRequest, phase_id: int) -> HttpResponse:
         rows = _board_rows(board, dataset)
         context.update(board=board, board_rows=[
             {"row": r, "cells": [dataset.format_value(r.scores.get(m)) for m in context["measures"]]} for r in rows])
+        rescored = private_board_rescored(phase=phase, board=board)
+        if rescored is not None:
+            context.update(rescored=rescored, rescored_rows=[
+                {"row": r, "cells": [dataset.format_value(r.scores.get(m)) for m in context["measures"]]}
+                for r in _rows_of(rescored.rows)])
     return render(request, "sharedtasks/task.html", context)
 
 

@@ -170,6 +170,15 @@ def test_later_judgments_do_not_change_the_snapshot(task_world, closed_task, cli
     board.refresh_from_db()
     assert board.rows == rows and board.qrels_version == QrelsVersion.objects.get(split=task_world.split, version=1).version
     assert client.get(reverse("sharedtasks:board_export", args=[task_world.phase.pk, "csv"])).content == csv_before
+    # The later judgments get their own view of the same final runs, beside the snapshot.
+    from boards.private_board import private_board_rescored
+
+    rescored = private_board_rescored(phase=Phase.objects.get(pk=task_world.phase.pk), board=board)
+    assert rescored is not None and rescored.qrels_version == 2
+    assert [r["team"] for r in rescored.rows] == ["Red", "Blue"]
+    assert rescored.rows[0]["scores"]["R@10"] == pytest.approx(0.5)  # 5 of 10 relevant on the private topics
+    page = client.get(reverse("sharedtasks:task", args=[task_world.phase.pk])).content.decode()
+    assert "Rescored on qrels v2" in page
 
 
 def test_the_snapshot_exports_as_csv_json_and_latex(task_world, closed_task, client):
