@@ -36,6 +36,8 @@ logger = logging.getLogger(__name__)
 
 #: The registered name of the sending task (``sharedtasks.tasks``): the wire format.
 SEND_TASK = "sharedtasks.send_notification"
+#: A request or a worker must not wait long on a broker that is away: beat resends (notifications_resend).
+SEND_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
 KINDS = ("run_scored", "run_failed", "invitation", "closing_soon", "board_published")
 
 
@@ -56,7 +58,7 @@ def render_email(kind: str, context: dict) -> tuple[str, str, str]:
 def _send_after_commit(notification_id: int) -> None:
     def send() -> None:
         try:
-            current_app.send_task(SEND_TASK, args=[notification_id], retry=True)
+            current_app.send_task(SEND_TASK, args=[notification_id], retry=True, retry_policy=SEND_RETRY_POLICY)
         except Exception:  # the broker is away: notifications_resend (beat) sends it later
             logger.warning("could not queue notification %s; beat will resend it", notification_id, exc_info=True)
     transaction.on_commit(send)
@@ -120,7 +122,7 @@ def notifications_resend(*, now=None) -> int:
     ids = list(stale.values_list("pk", flat=True)[:500])
     for pk in ids:
         try:
-            current_app.send_task(SEND_TASK, args=[pk], retry=True)
+            current_app.send_task(SEND_TASK, args=[pk], retry=True, retry_policy=SEND_RETRY_POLICY)
         except Exception:
             logger.warning("could not queue notification %s", pk, exc_info=True)
             break
