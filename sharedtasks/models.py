@@ -25,6 +25,8 @@ from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
+from leaderboard.models import Split
+
 
 def _seed() -> int:
     return secrets.randbelow(2**31)
@@ -68,6 +70,11 @@ class Phase(models.Model):
 
     def __str__(self) -> str:
         return f"{self.title} ({self.split})"
+
+    def save(self, *args, **kwargs) -> None:
+        """Saved, and the split's cached pages made stale: the dataset page shows the task's timeline."""
+        super().save(*args, **kwargs)
+        Split(pk=self.split_id).bump_cache_version()
 
     def get_absolute_url(self) -> str:
         return reverse("sharedtasks:task", args=[self.pk])
@@ -162,6 +169,11 @@ class Team(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def save(self, *args, **kwargs) -> None:
+        """Saved, and the split's cached boards made stale: they name the team."""
+        super().save(*args, **kwargs)
+        Split(pk=self.phase.split_id).bump_cache_version()
 
     def invite_url(self) -> str:
         return reverse("sharedtasks:join", args=[self.invite_token])

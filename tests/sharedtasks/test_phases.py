@@ -172,3 +172,13 @@ def test_runs_scored_before_the_phase_show_their_public_part_once_the_curator_sa
     found = sum(1 for q in public if BOB_RANKS[q] and BOB_RANKS[q] <= 10)
     assert result.scores["R@10"] == pytest.approx(found / 4)
     assert ResultPart.objects.filter(submission=early).count() == 3
+
+
+def test_a_new_phase_makes_the_cached_dataset_page_stale(task_world, client):
+    from leaderboard.models import Split
+
+    Phase.objects.filter(pk=task_world.phase.pk).update(revealed_at=timezone.now())  # a revealed task: cacheable
+    client.get(reverse("leaderboard:dataset", args=["coliee-t3"]))
+    before = Split.objects.get(pk=task_world.split.pk).cache_version
+    Phase.objects.get(pk=task_world.phase.pk).save()
+    assert Split.objects.get(pk=task_world.split.pk).cache_version == before + 1
