@@ -8,7 +8,6 @@ runs a member sent stay the team's when they leave.
 from __future__ import annotations
 
 from allauth.account.models import EmailAddress
-from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -133,7 +132,3 @@ def closing_reminders(*, now=None) -> int:
                                       "url": absolute(phase.get_absolute_url())})
                 sent += row is not None
     return sent
-
-
-def users_by_pk(ids) -> dict:
-    return get_user_model().objects.in_bulk(list(ids))
