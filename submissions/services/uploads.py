@@ -23,6 +23,7 @@ from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
+from accounts.policy import upload_refusal
 from evaluation.errors import Problem, RunFormatError
 from evaluation.ladder import coverage_check
 from evaluation.runs import Run, RunScan, scan_run
@@ -30,8 +31,8 @@ from leaderboard.models import Dataset, Split, Topic
 from sharedtasks.models import Team
 from sharedtasks.selectors import UploadPlace, upload_place
 
-from ..errors import QuotaExceeded, UploadRefused
-from ..models import Submission
+from ..errors import AccountRefused, QuotaExceeded, UploadRefused
+from ..models import WAITING_MESSAGE, StatusEvent, Submission
 from ..selectors import submission_quota
 from .locks import lock_uploader
 from .predictions import EXAMPLES, predictions_head_problems
@@ -443,6 +444,12 @@ def _identical_entries(*, user, split: Split, inspected: InspectedUpload) -> Sub
     )
 
 
+def _check_account(*, user, split: Split) -> None:
+    """The split's account policy (verified e-mail, curator approval): refused before anything is read or kept."""
+    if refusal := upload_refusal(user=user, split=split):
+        raise AccountRefused(refusal, [{"line": None, "reason": refusal}])
+
+
 def _check_accepts(split: Split) -> None:
     if not split.accepts_submissions:
         raise UploadRefused(f"{split} does not accept submissions at the moment.")
@@ -453,11 +460,9 @@ def _check_accepts(split: Split) -> None:
         )
 
 
-def _task_place(*, user, split: Split, is_baseline: bool) -> UploadPlace:
+def _task_place(*, user, split: Split) -> UploadPlace:
     """A shared task's rule (sharedtasks.selectors.upload_place): refused before the opening or without a team;
     a team's run while open; after the close, a run for the living board marked "after the task"."""
-    if is_baseline:
-        return UploadPlace()
     place = upload_place(user=user, split=split)
     if place.refusal:
         raise UploadRefused(place.refusal, [{"line": None, "reason": place.refusal}])
@@ -494,8 +499,10 @@ def submission_create(
     values = clean_metadata(metadata)
     if not values.get("system_name"):
         raise UploadRefused("Give the system a name.", [{"line": None, "reason": "system_name: required"}])
-    place = _task_place(user=user, split=split, is_baseline=is_baseline)  # shared tasks: dates and teams
+    place = UploadPlace()  # a curator's baseline is no shared task's run
     if not is_baseline:
+        _check_account(user=user, split=split)
+        place = _task_place(user=user, split=split)  # shared tasks: dates and teams
         _check_quota(user=user, split=split)  # early, to spare a long check of a file that cannot be taken
         if refusal := storage_refusal(user=user, incoming_bytes=upload.size or 0):  # storage.py: bytes stored
             raise QuotaExceeded(refusal, [{"line": None, "reason": refusal}])
@@ -533,8 +540,13 @@ def submission_create(
                 Team.objects.select_for_update(no_key=True).filter(pk=place.team.pk).first()
             if not is_baseline:
                 _check_quota(user=user, split=split)
+            waits = Split.objects.filter(pk=split.pk, current_qrels__isnull=True).exists()
+            if waits:  # opened for runs before its judgments: scored when they are published (the sweep checks)
+                submission.status = Submission.Status.WAITING
             submission.save()
-            if enqueue:
+            if waits:
+                StatusEvent.objects.create(submission=submission, status=submission.status, message=WAITING_MESSAGE)
+            elif enqueue:
                 submission_id = submission.pk
                 transaction.on_commit(lambda: submission_enqueue(submission_id=submission_id))
     except BaseException:

@@ -57,7 +57,7 @@ class TaskWorld:
 
 @pytest.fixture
 def carol(django_user_model):
-    from tests.conftest import verified
+    from tests.users import verified
 
     return verified(django_user_model.objects.create_user("carol", "carol@example.org", "correct horse battery staple"))
 

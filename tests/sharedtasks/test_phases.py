@@ -70,7 +70,7 @@ def test_the_api_refuses_an_upload_before_the_opening_naming_the_dates(task_worl
 
 
 def test_an_upload_from_someone_in_no_team_is_refused_with_the_task_page(task_world, django_user_model):
-    from tests.conftest import verified
+    from tests.users import verified
 
     dave = verified(django_user_model.objects.create_user("dave", "dave@example.org", "pw-pw-pw-pw-1"))
     with pytest.raises(UploadRefused) as exc:

@@ -44,7 +44,7 @@ def test_the_upload_form_refuses_before_the_opening_with_the_dates(task_world, a
 
 
 def test_the_upload_form_sends_someone_without_a_team_to_the_task_page(task_world, django_user_model, client):
-    from tests.conftest import verified
+    from tests.users import verified
 
     dave = verified(django_user_model.objects.create_user("dave", "dave@example.org", "pw-pw-pw-pw-1"))
     client.force_login(dave)

@@ -10,7 +10,7 @@ class Migration(migrations.Migration):
     dependencies = [
         ('leaderboard', '0008_split_account_policy'),
         ('sharedtasks', '0001_initial'),
-        ('submissions', '0008_profile_apitoken_moved_to_accounts'),
+        ('submissions', '0009_submission_waiting'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
