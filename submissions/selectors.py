@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 import numpy as np
-from django.db.models import Count, Exists, IntegerField, OuterRef, Prefetch, QuerySet, Subquery
+from django.db.models import Case, Count, Exists, IntegerField, OuterRef, Prefetch, QuerySet, Subquery, When
 from django.http import Http404
 from django.utils import timezone
 
@@ -92,19 +92,23 @@ def submission_ordinal_expr(prefix: str = ""):
     ``prefix`` is the path to the submission (``"submission__"`` on results).
     Annotates every row; callers show it for test splits and non-baselines only.
     """
-    earlier = (
-        _counted(Submission.objects.filter(
-            user_id=OuterRef(f"{prefix}user_id"),
-            split_id=OuterRef(f"{prefix}split_id"),
-            created_at__lte=OuterRef(f"{prefix}created_at"),
-            pk__lte=OuterRef(f"{prefix}pk"),
-        ))
-        .order_by()
-        .values("user_id")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
-    return Subquery(earlier, output_field=IntegerField())
+    def earlier(owner: str):
+        return Subquery(
+            _counted(Submission.objects.filter(
+                **{owner: OuterRef(f"{prefix}{owner}")},
+                split_id=OuterRef(f"{prefix}split_id"),
+                created_at__lte=OuterRef(f"{prefix}created_at"),
+                pk__lte=OuterRef(f"{prefix}pk"),
+            ))
+            .order_by()
+            .values(owner)
+            .annotate(n=Count("pk"))
+            .values("n"),
+            output_field=IntegerField(),
+        )
+    # A shared task's run is its team's n-th try, whichever member sent it (the team's quota and Ladder).
+    return Case(When(**{f"{prefix}entrant_team_id__isnull": False}, then=earlier("entrant_team_id")),
+                default=earlier("user_id"), output_field=IntegerField())
 
 
 def submission_ordinal(*, submission: Submission) -> int | None:
@@ -115,11 +119,10 @@ def submission_ordinal(*, submission: Submission) -> int | None:
     """
     if submission.split.kind != Split.Kind.TEST or submission.is_baseline:
         return None
-    return (
-        counted_submissions(user=submission.user, split=submission.split)
-        .filter(created_at__lte=submission.created_at, pk__lte=submission.pk)
-        .count()
-    )
+    counted = (_counted(Submission.objects.filter(split=submission.split, entrant_team_id=submission.entrant_team_id))
+               if submission.entrant_team_id is not None  # a shared task's run: its team's try
+               else counted_submissions(user=submission.user, split=submission.split))
+    return counted.filter(created_at__lte=submission.created_at, pk__lte=submission.pk).count()
 
 
 def submission_quota(*, user, split: Split, now: datetime | None = None) -> QuotaStatus:

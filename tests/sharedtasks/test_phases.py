@@ -182,3 +182,13 @@ def test_a_new_phase_makes_the_cached_dataset_page_stale(task_world, client):
     before = Split.objects.get(pk=task_world.split.pk).cache_version
     Phase.objects.get(pk=task_world.phase.pk).save()
     assert Split.objects.get(pk=task_world.split.pk).cache_version == before + 1
+
+
+def test_a_team_runs_try_number_counts_the_teams_runs(task_world, alice, carol, client):
+    from submissions.selectors import submission_ordinal
+
+    first = upload(alice, task_world.split, ALICE_RANKS, "first")
+    second = upload(carol, task_world.split, {**ALICE_RANKS, "q9": 2}, "second")
+    assert submission_ordinal(submission=first) == 1 and submission_ordinal(submission=second) == 2
+    entries = client.get(reverse("api:leaderboard", args=["coliee-t3"])).json()["entries"]
+    assert {e["system"]: e["owner_submission_number"] for e in entries} == {"first": 1, "second": 2}
