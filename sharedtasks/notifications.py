@@ -66,7 +66,8 @@ def _send_after_commit(notification_id: int) -> None:
 
 def notify(*, key: str, kind: str, context: dict, user=None, email: str = "") -> SentNotification | None:
     """Record the notification ``key`` (once ever) and send it after the commit; None when it was recorded before."""
-    assert kind in KINDS, kind
+    if kind not in KINDS:
+        raise ValueError(f"no e-mail template for the notification kind {kind!r}; one of {', '.join(KINDS)}")
     try:
         with transaction.atomic():
             row = SentNotification.objects.create(key=key[:200], kind=kind, context=context, user=user,
