@@ -1,0 +1,74 @@
+"""Leaks found in review: what a reader of every digit still got from a hidden split or an anonymous entry.
+
+Through the real services and pages (Django's test client): the analysis
+dataset of ``tests/analysis/conftest.py`` has a hidden ``test`` split with the
+Ladder on and 24 topics in three categories, family (12), work (10) and rare
+(2), with ``category_min_queries`` 10.
+"""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+
+import numpy as np
+import pytest
+from django.urls import reverse
+
+from submissions.models import Result
+from submissions.selectors import load_per_query
+from tests.analysis import conftest as analysis
+from tests.analysis.conftest import N_TOPICS
+
+# The analysis tests' fixtures: their dataset, runs scored by the real service, a cache and storage of their own.
+analysis_dataset = analysis.analysis_dataset
+scored = analysis.scored
+_own_cache_namespace = analysis._own_cache_namespace
+_private_storage = analysis._private_storage
+
+pytestmark = pytest.mark.django_db
+
+
+def _percent(text: str) -> float:
+    return float(text.strip().replace("−", "-").replace("+", "")) / 100
+
+
+def _category_rows(table_html: str) -> list[tuple[str, int, float]]:
+    """(label, n, first value) of each row of a category table."""
+    rows = []
+    for tr in re.findall(r"<tr>(.*?)</tr>", table_html, flags=re.S):
+        cells = [unescape(re.sub(r"<[^>]+>", "", c)).strip() for c in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", tr, flags=re.S)]
+        if len(cells) >= 3 and cells[1].isdigit():
+            rows.append((cells[0], int(cells[1]), _percent(cells[2])))
+    return rows
+
+
+def test_the_left_out_categories_cannot_be_recovered_from_the_shown_ones_and_the_overall_mean(client, scored, alice):
+    """Overall mean × N − Σ shown categories' n × mean = the left-out queries' sum: they must be ≥ the minimum too."""
+    sub = scored("test", alice, "shifted", seed=1)
+    result = Result.objects.get(submission=sub)
+    assert result.released
+    html = client.get(sub.get_absolute_url()).content.decode()
+    n_queries = result.n_queries
+    overall = round(result.primary_score, 4)  # the page's own rounded mean (intervals table, scores table)
+    section = re.search(r"By category.*?</table>", html, flags=re.S)
+    assert section, "the page shows a category table on this hidden split"
+    shown = _category_rows(section.group(0))
+    assert shown, "at least one category is shown"
+    left_out = n_queries - sum(n for _, n, _ in shown)
+    recovered = (overall * n_queries - sum(n * mean for _, n, mean in shown)) / left_out if left_out else None
+    true_rare = float(np.mean(load_per_query(result)["R@10"][-2:]))
+    assert left_out == 0 or left_out >= 10, (
+        f"the {left_out} left-out queries' mean R@10 follows from the page: {recovered:.4f} (true: {true_rare:.4f})")
+
+
+def test_the_compare_page_leaves_out_categories_whose_difference_follows_from_the_others(client, scored, alice, bob):
+    a = scored("test", alice, "shifted", seed=1)
+    b = scored("test", bob, "random", seed=3)
+    assert Result.objects.get(submission=b).released
+    html = client.get(reverse("submissions:compare") + f"?ids={a.pk},{b.pk}").content.decode()
+    rows = re.findall(r"<tr><th scope=\"row\">(\w+)</th><td class=\"num\">(\d+)</td>", html)
+    shown = sum(int(n) for _, n in rows)
+    left_out = N_TOPICS - shown
+    assert rows, "the compare page shows per-category differences"
+    assert left_out == 0 or left_out >= 10, f"the difference on the {left_out} left-out queries follows from the page"
