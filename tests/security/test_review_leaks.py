@@ -72,3 +72,17 @@ def test_the_compare_page_leaves_out_categories_whose_difference_follows_from_th
     left_out = N_TOPICS - shown
     assert rows, "the compare page shows per-category differences"
     assert left_out == 0 or left_out >= 10, f"the difference on the {left_out} left-out queries follows from the page"
+
+
+def test_a_hidden_leaderboard_gives_one_bit_per_pair_not_p_values(client, scored, alice, bob):
+    scored("test", alice, "perfect", name="alice-perfect")
+    scored("test", bob, "shifted", name="bob-shifted")
+    html = client.get(reverse("leaderboard:dataset", args=["anal"]) + "?split=test").content.decode()
+    assert "sig-mark" in html, "the markers are shown"
+    assert "p = " not in html and "adjusted p" not in html, "p-values at 4 decimals are finer than the budget's one bit"
+    assert "significantly" in html  # the bit itself stays
+    # A public split keeps them.
+    scored("dev", alice, "perfect", name="dev-perfect")
+    scored("dev", bob, "shifted", name="dev-shifted")
+    html = client.get(reverse("leaderboard:dataset", args=["anal"]) + "?split=dev").content.decode()
+    assert "p = " in html
