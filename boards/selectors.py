@@ -119,7 +119,9 @@ def _submission_row(result, *, split: Split, private: bool = False) -> Leaderboa
         coverage_exempt=sub.coverage_exempt,
         family_key=sub.family,
         params=sub.params,
-        participant=f"user:{sub.user_id}",
+        # An anonymous entry is a participant of its own: grouped with its owner's other rows, "best per
+        # participant" would drop it or them and so tell who owns it.
+        participant="" if anonymous else f"user:{sub.user_id}",
     )
 
 
@@ -380,8 +382,9 @@ class LeaderboardFilters:
 def best_per_participant(rows: list[LeaderboardRow], *, measure: str) -> list[LeaderboardRow]:
     """Each participant's best row on ``measure`` (the earliest among equals), in the order given.
 
-    Entries scored here group by their owner (whatever their visibility), reported rows by their
-    paper; a participant without a value on ``measure`` keeps their first row.
+    Entries scored here group by their owner, except anonymous ones, each its own (grouping them would
+    name their owner); reported rows group by their paper; a participant without a value on ``measure``
+    keeps their first row.
     """
     best: dict[str, LeaderboardRow] = {}
     for row in rows:

@@ -8,6 +8,8 @@ Ladder on and 24 topics in three categories, family (12), work (10) and rare
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 from html import unescape
 
@@ -86,3 +88,15 @@ def test_a_hidden_leaderboard_gives_one_bit_per_pair_not_p_values(client, scored
     scored("dev", bob, "shifted", name="dev-shifted")
     html = client.get(reverse("leaderboard:dataset", args=["anal"]) + "?split=dev").content.decode()
     assert "p = " in html
+
+
+def test_best_per_participant_does_not_tie_an_anonymous_entry_to_its_owner(client, scored, alice):
+    scored("dev", alice, "perfect", name="alice-public")
+    scored("dev", alice, "shifted", name="secret-entry", visibility="anonymous")
+    url = reverse("leaderboard:dataset", args=["anal"])
+    assert "secret-entry" in client.get(url + "?split=dev").content.decode()
+    # "Best per participant" must not drop the anonymous row for being worse than its owner's public one:
+    # that names its owner (with the family and size filters, down to one person).
+    assert "secret-entry" in client.get(url + "?split=dev&best=1").content.decode()
+    body = client.get(reverse("leaderboard:export", args=["anal", "csv"]) + "?split=dev&best=1").content.decode()
+    assert "secret-entry" in [row["system"] for row in csv.DictReader(io.StringIO(body))]
