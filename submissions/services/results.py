@@ -185,19 +185,29 @@ def result_store(*, submission: Submission, computed: ComputedResult) -> Result:
 
     ``update_or_create`` on the unique pair, so a redelivered or repeated
     scoring replaces its own row and never adds a second one.
+
+    On a split with the Ladder a new row starts *not released*: only
+    :func:`~submissions.services.ladder.ladder_judge` (on the current
+    version, or the replay when a pending one becomes current) releases it.
+    A result no Ladder ever judges (stored on a version that was staged and
+    then replaced, or on the old version by a scoring the switch overtook)
+    must not show a number the Ladder would have held back. A row that
+    exists keeps its judgment: the caller judges it again.
     """
+    values = {
+        "scores": computed.scores,
+        "primary_score": computed.primary_score,
+        "n_queries": computed.n_queries,
+        "per_query": computed.per_query,
+        "warnings": computed.warnings,
+        "duration_seconds": computed.duration_seconds,
+        "verified_by": computed.verified_by,
+    }
     result, _ = Result.objects.update_or_create(
         submission=submission,
         qrels_version_id=computed.version_id,
-        defaults={
-            "scores": computed.scores,
-            "primary_score": computed.primary_score,
-            "n_queries": computed.n_queries,
-            "per_query": computed.per_query,
-            "warnings": computed.warnings,
-            "duration_seconds": computed.duration_seconds,
-            "verified_by": computed.verified_by,
-        },
+        defaults=values,
+        create_defaults={**values, "released": not submission.split.uses_ladder},
     )
     return result
 

@@ -15,12 +15,15 @@ from html import unescape
 
 import numpy as np
 import pytest
+from django.test import Client
 from django.urls import reverse
 
+from leaderboard.services import qrels_version_add
 from submissions.models import Result
 from submissions.selectors import load_per_query
+from submissions.services import qrels_version_publish_and_rescore, submission_rescore_on
 from tests.analysis import conftest as analysis
-from tests.analysis.conftest import N_TOPICS
+from tests.analysis.conftest import N_TOPICS, qid, relevant_docs
 
 # The analysis tests' fixtures: their dataset, runs scored by the real service, a cache and storage of their own.
 analysis_dataset = analysis.analysis_dataset
@@ -100,3 +103,27 @@ def test_best_per_participant_does_not_tie_an_anonymous_entry_to_its_owner(clien
     assert "secret-entry" in client.get(url + "?split=dev&best=1").content.decode()
     body = client.get(reverse("leaderboard:export", args=["anal", "csv"]) + "?split=dev&best=1").content.decode()
     assert "secret-entry" in [row["system"] for row in csv.DictReader(io.StringIO(body))]
+
+
+def test_results_the_ladder_never_judged_show_no_number(scored, alice, analysis_dataset):
+    """Results on a qrels version that was staged and then replaced are never judged: they must not be shown."""
+    split = analysis_dataset.splits.get(name="test")
+    best = scored("test", alice, "shifted", name="first")
+    held = scored("test", alice, "random", name="held-back", seed=2)
+    assert not Result.objects.get(submission=held, qrels_version=split.current_qrels).released
+    others = {i: [f"doc{d}" for d in range(1, 81) if f"doc{d}" not in relevant_docs(i)] for i in range(N_TOPICS)}
+    v2, _ = qrels_version_add(split=split, qrels={qid(i): {d: 1 for d in others[i][:3]} for i in range(N_TOPICS)})
+    qrels_version_publish_and_rescore(split=split, version=v2)
+    assert submission_rescore_on(submission_id=held.pk, qrels_version_id=v2.pk) == "stored"
+    # The curators replace the staged version before the switch: v2 is never current, never judged.
+    v3, _ = qrels_version_add(split=split, qrels={qid(i): {d: 1 for d in others[i][:4]} for i in range(N_TOPICS)})
+    qrels_version_publish_and_rescore(split=split, version=v3)
+    split.refresh_from_db()
+    assert split.current_qrels_id not in (v2.pk, v3.pk)
+    on_v2 = Result.objects.get(submission=held, qrels_version=v2)
+    web = Client()
+    web.force_login(alice)
+    page = web.get(reverse("submissions:detail", args=[held.pk])).content.decode()
+    assert f"<td>v{v2.version}</td>" not in page, "the held-back run's score on the replaced version is on its page"
+    assert not on_v2.released, "a result no Ladder judged counts as released"
+    assert Result.objects.get(submission=best, qrels_version=split.current_qrels).released  # her best stays
