@@ -194,6 +194,21 @@ def test_a_fusion_counts_against_the_quota(scored, alice, bob, analysis_dataset)
     assert response.status_code == 429 and "A fusion counts as a submission" in response.json()["error"]["message"]
 
 
+def test_a_split_closed_to_submissions_is_closed_to_fusions(client, scored, alice, bob, analysis_dataset):
+    a = scored("dev", alice, "perfect")
+    b = scored("dev", bob, "shifted")
+    analysis_dataset.splits.filter(name="dev").update(accepts_submissions=False)
+    api = APIClient()
+    api.force_authenticate(bob)
+    response = api.post(reverse("api:fusions"), {"submissions": [a.pk, b.pk]}, format="json")
+    assert response.status_code == 400
+    assert response.json()["error"]["message"] == "anal/dev does not accept submissions at the moment."
+    client.force_login(bob)
+    response = client.post(reverse("submissions:fusion"), {"ids": [a.pk, b.pk], "method": "rrf", "k": "60"})
+    assert response.status_code == 400 and "does not accept submissions" in response.content.decode()
+    assert not Submission.objects.filter(user=bob).exclude(pk=b.pk).exists()
+
+
 def test_the_fusion_page_lists_public_runs_of_the_split(client, scored, alice, bob):
     a = scored("dev", alice, "perfect", name="Visible run")
     scored("dev", alice, "shifted", name="Alice private run", visibility="private")
