@@ -19,6 +19,7 @@ from django.test import Client
 from django.urls import reverse
 
 from leaderboard.services import qrels_version_add
+from submissions.compare import compare
 from submissions.models import Result
 from submissions.selectors import load_per_query
 from submissions.services import qrels_version_publish_and_rescore, submission_rescore_on
@@ -127,3 +128,19 @@ def test_results_the_ladder_never_judged_show_no_number(scored, alice, analysis_
     assert f"<td>v{v2.version}</td>" not in page, "the held-back run's score on the replaced version is on its page"
     assert not on_v2.released, "a result no Ladder judged counts as released"
     assert Result.objects.get(submission=best, qrels_version=split.current_qrels).released  # her best stays
+
+
+def test_the_compare_page_shows_the_difference_of_the_shown_means_on_a_hidden_split(scored, alice, bob, django_user_model):
+    """Rounding the exact difference as well as both means gives a third constraint finer than the display step."""
+    carol = django_user_model.objects.create_user("carol", "carol@example.org", "correct horse battery staple")
+    entries = [scored("test", alice, "shifted", seed=1), scored("test", bob, "random", seed=3),
+               scored("test", carol, "random", seed=5)]
+    mismatches = []
+    for reference, other in ((0, 1), (0, 2), (1, 2), (2, 1)):
+        comparison = compare(submissions=[entries[reference], entries[other]])
+        for row in comparison.pairs[0]["rows"]:
+            shown = _percent(row["mean_b"]) - _percent(row["mean_a"])
+            difference = _percent(row["difference"].replace("−", "-"))
+            if abs(difference - shown) > 1e-9:
+                mismatches.append((row["measure"], row["mean_a"], row["mean_b"], row["difference"]))
+    assert not mismatches, f"differences finer than the shown means: {mismatches}"
