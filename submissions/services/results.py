@@ -192,8 +192,11 @@ def result_store(*, submission: Submission, computed: ComputedResult) -> Result:
     A result no Ladder ever judges (stored on a version that was staged and
     then replaced, or on the old version by a scoring the switch overtook)
     must not show a number the Ladder would have held back. A row that
-    exists keeps its judgment: the caller judges it again.
+    exists keeps its judgment (``ladder_judge`` leaves a judged row alone)
+    unless its scores changed: then it is unjudged again.
     """
+    unjudged = {"released": not submission.split.uses_ladder, "ladder_message": "", "ladder_p": None}
+    stored = Result.objects.filter(submission=submission, qrels_version_id=computed.version_id).only("scores").first()
     values = {
         "scores": computed.scores,
         "primary_score": computed.primary_score,
@@ -206,8 +209,8 @@ def result_store(*, submission: Submission, computed: ComputedResult) -> Result:
     result, _ = Result.objects.update_or_create(
         submission=submission,
         qrels_version_id=computed.version_id,
-        defaults=values,
-        create_defaults={**values, "released": not submission.split.uses_ladder},
+        defaults=values if stored is None or stored.scores == computed.scores else {**values, **unjudged},
+        create_defaults={**values, **unjudged},
     )
     return result
 
