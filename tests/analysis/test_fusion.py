@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 from rest_framework.test import APIClient
@@ -216,6 +218,21 @@ def test_the_fusion_page_lists_public_runs_of_the_split(client, scored, alice, b
     html = client.get(reverse("submissions:fusion"), {"ids": str(a.pk)}).content.decode()
     assert "Visible run" in html and "Alice private run" not in html
     assert client.get(reverse("submissions:fusion")).status_code == 200
+
+
+def test_the_fusion_page_costs_the_same_queries_whatever_the_number_of_runs(client, scored, alice, bob,
+                                                                           analysis_dataset,
+                                                                           django_assert_max_num_queries):
+    split = analysis_dataset.splits.get(name="test")
+    first = scored("test", alice, "perfect", name="run 0")
+    client.force_login(bob)
+    with CaptureQueriesContext(connection) as one:
+        assert client.get(reverse("submissions:fusion"), {"split": split.pk}).status_code == 200
+    for i in range(1, 6):
+        scored("test", alice, "perfect", name=f"run {i}", tag=str(i))
+    with django_assert_max_num_queries(len(one.captured_queries)):
+        html = client.get(reverse("submissions:fusion"), {"split": split.pk}).content.decode()
+    assert f"#{first.pk} run 0" in html
 
 
 @pytest.mark.e2e
