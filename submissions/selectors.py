@@ -190,9 +190,10 @@ def ladder_note(result, *, split, is_owner: bool) -> str:
 NOT_RELEASED = "Not released: not a significant improvement over its owner's best on this hidden split."
 
 
-#: Warnings that count against the qrels (which topics are judged, which have a relevant document):
-#: facts about the hidden labels, so a hidden split never shows them (docs/security.md).
-QRELS_WARNINGS = frozenset({"unknown_queries", "missing_queries", "empty_queries_counted"})
+#: Warnings that count against the qrels (which topics are judged, which have a relevant document) or the
+#: gold (how many of its labels a file never predicts: which labels the hidden split holds): facts about the
+#: hidden labels, so a hidden split never shows them (docs/security.md).
+QRELS_WARNINGS = frozenset({"unknown_queries", "missing_queries", "empty_queries_counted", "never_predicted"})
 
 
 def budget_warnings(warnings: list[dict] | None, *, split: Split) -> list[dict]:
