@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from django.test import Client
 from django.urls import reverse
+from rest_framework.test import APIClient
 
 from leaderboard.services import qrels_version_add
 from submissions.compare import compare
@@ -144,3 +145,21 @@ def test_the_compare_page_shows_the_difference_of_the_shown_means_on_a_hidden_sp
             if abs(difference - shown) > 1e-9:
                 mismatches.append((row["measure"], row["mean_a"], row["mean_b"], row["difference"]))
     assert not mismatches, f"differences finer than the shown means: {mismatches}"
+
+
+def test_a_public_entrys_ladder_message_does_not_give_away_its_owners_private_best(scored, alice, bob):
+    """Released with "a significant improvement over your best (X)": X is her private entry's score."""
+    private = scored("test", alice, "shifted", name="private-first", visibility="private")
+    public = scored("test", alice, "perfect", name="public-second")
+    best = f"{round(Result.objects.get(submission=private).primary_score, 4):.4f}"
+    assert Result.objects.get(submission=public).released
+    api = APIClient()
+    api.force_authenticate(bob)
+    assert best not in api.get(reverse("api:submission", args=[public.pk])).json()["message"]
+    web = Client()
+    web.force_login(bob)
+    assert best not in web.get(reverse("submissions:status", args=[public.pk])).json()["message"]
+    assert best not in web.get(public.get_absolute_url()).content.decode()
+    # Its owner reads the whole message.
+    web.force_login(alice)
+    assert best in web.get(reverse("submissions:status", args=[public.pk])).json()["message"]
