@@ -260,8 +260,9 @@ def resolve_sort(dataset: Dataset, sort: str | None) -> str:
 
 
 def cache_key(split: Split) -> str:
-    """Changes whenever a score is stored, an entry changes or new qrels are published."""
-    return f"lexboard:lb:v2:{split.pk}:{split.cache_version}:{split.current_qrels_id}"
+    """Changes whenever a score is stored, an entry changes, new qrels are published or the split is hidden
+    or made public (rows of a hidden split are rounded and released only; a curator's switch bumps no version)."""
+    return f"lexboard:lb:v3:{split.pk}:{split.cache_version}:{split.current_qrels_id}:{int(split.hidden)}"
 
 
 def leaderboard_rows(*, split: Split, user=None, sort: str | None = None) -> list[LeaderboardRow]:

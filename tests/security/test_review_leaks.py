@@ -163,3 +163,19 @@ def test_a_public_entrys_ladder_message_does_not_give_away_its_owners_private_be
     # Its owner reads the whole message.
     web.force_login(alice)
     assert best in web.get(reverse("submissions:status", args=[public.pk])).json()["message"]
+
+
+def test_a_split_made_hidden_shows_rounded_values_at_once(client, scored, alice, analysis_dataset):
+    """The leaderboard's row cache is keyed by the split's version: a curator hiding the split changes no version."""
+    dev = analysis_dataset.splits.get(name="dev")
+    sub = scored("dev", alice, "random", seed=7, name="full-precision")
+    exact = Result.objects.get(submission=sub).primary_score
+    assert round(exact, 4) != exact
+    url = reverse("api:leaderboard", args=["anal"]) + "?split=dev"
+    [entry] = client.get(url).json()["entries"]
+    assert entry["scores"]["R@10"] == exact  # a public split: full precision (and now cached)
+    dev.refresh_from_db()
+    dev.hidden = True
+    dev.save()  # what the admin does (with the row it has just read)
+    [entry] = client.get(url + "&sort=R@10").json()["entries"]
+    assert entry["scores"]["R@10"] == round(exact, 4)
