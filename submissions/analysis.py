@@ -203,7 +203,9 @@ def per_query_csv(*, split: Split, vectors: dict[str, np.ndarray], measures: lis
 
 
 def _cache_key(result, split: Split) -> str:
-    return f"lexboard:analysis:v2:{result.pk}:{result.qrels_version_id}:{split.cache_version}:{split.hidden}"
+    # The group minimum too: a curator raising it (small categories were shown) bumps no split version.
+    return (f"lexboard:analysis:v3:{result.pk}:{result.qrels_version_id}:{split.cache_version}:{split.hidden}:"
+            f"{min_group_size(split)}")
 
 
 def _aggregates(*, split: Split, result, vectors: dict[str, np.ndarray], measures: list[str]) -> dict:

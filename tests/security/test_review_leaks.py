@@ -179,3 +179,14 @@ def test_a_split_made_hidden_shows_rounded_values_at_once(client, scored, alice,
     dev.save()  # what the admin does (with the row it has just read)
     [entry] = client.get(url + "&sort=R@10").json()["entries"]
     assert entry["scores"]["R@10"] == round(exact, 4)
+
+
+def test_raising_the_category_minimum_takes_effect_at_once(client, scored, alice, analysis_dataset):
+    """A curator who finds small categories shown on a hidden split raises the minimum: the cached analysis must follow."""
+    analysis_dataset.category_min_queries = 1
+    analysis_dataset.save()
+    sub = scored("test", alice, "shifted", seed=1)
+    assert ">rare<" in client.get(sub.get_absolute_url()).content.decode()
+    analysis_dataset.category_min_queries = 10
+    analysis_dataset.save()
+    assert ">rare<" not in client.get(sub.get_absolute_url()).content.decode()
