@@ -331,6 +331,21 @@ class SplitAdmin(admin.ModelAdmin):
     )
     inlines = [QrelsVersionInline]
 
+    def save_model(self, request, obj, form, change):
+        """On a change, write only what the curator changed.
+
+        The workers own ``current_qrels``, ``pending_qrels`` and ``cache_version``
+        (a qrels switch, every new score): a save of the whole row read when the
+        form was posted would put back values they changed meanwhile, undoing a
+        switch and reusing an old cache version's keys.
+        """
+        if not change:
+            return super().save_model(request, obj, form, change)
+        columns = {f.name for f in obj._meta.concrete_fields}
+        fields = [name for name in form.changed_data if name in columns]
+        if fields:
+            obj.save(update_fields=fields)
+
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(_n_topics=Count("topics"))
 
