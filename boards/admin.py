@@ -31,6 +31,7 @@ from leaderboard.importers import (
 )
 from leaderboard.importers.base import DatasetFileError
 from leaderboard.models import Benchmark, Corpus, Dataset, QrelsVersion, ReportedResult, Split, Topic
+from lexboard.admin_saves import ChangedFieldsOnlyAdmin
 from lexboard.text import count
 from submissions.selectors import split_rescoring_progress
 from submissions.services import qrels_version_publish_and_rescore, release_import
@@ -310,7 +311,8 @@ class QrelsVersionInline(admin.TabularInline):
 
 
 @admin.register(Split)
-class SplitAdmin(admin.ModelAdmin):
+class SplitAdmin(ChangedFieldsOnlyAdmin):
+    # The workers own current_qrels, pending_qrels and cache_version: a change saves what the curator changed.
     list_display = (
         "__str__", "dataset", "kind", "hidden", "ladder", "accepts_submissions", "daily_limit", "total_limit",
         "current_version", "n_topics",
@@ -330,21 +332,6 @@ class SplitAdmin(admin.ModelAdmin):
         ("Who may upload", {"fields": ("verified_email", "approval_required")}),
     )
     inlines = [QrelsVersionInline]
-
-    def save_model(self, request, obj, form, change):
-        """On a change, write only what the curator changed.
-
-        The workers own ``current_qrels``, ``pending_qrels`` and ``cache_version``
-        (a qrels switch, every new score): a save of the whole row read when the
-        form was posted would put back values they changed meanwhile, undoing a
-        switch and reusing an old cache version's keys.
-        """
-        if not change:
-            return super().save_model(request, obj, form, change)
-        columns = {f.name for f in obj._meta.concrete_fields}
-        fields = [name for name in form.changed_data if name in columns]
-        if fields:
-            obj.save(update_fields=fields)
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(_n_topics=Count("topics"))
