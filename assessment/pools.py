@@ -64,12 +64,18 @@ def judged_qrels(*, split: Split, exclude_pool: Pool | None = None) -> Qrels | N
 
 
 def core_pool(*, split: Split, method: str, params: dict, submissions: list[Submission],
-              judged: Qrels | None) -> CorePool:
-    """The metric core's pool over the split's topics (only their documents are ever shown to assessors)."""
+              judged: Qrels | None, qids: list[str] | None = None) -> CorePool:
+    """The metric core's pool over the split's topics, or the chosen ones among them (never other queries)."""
     runs = read_runs(submissions)
     if not runs:
         raise AssessmentError(f"{split} has no scored run to pool; pools are built from scored submissions")
-    qids = list(split.topics.values_list("qid", flat=True))
+    topics = list(split.topics.values_list("qid", flat=True))
+    if qids is not None:
+        unknown = sorted(set(qids) - set(topics))
+        if unknown:
+            raise AssessmentError(f"{', '.join(unknown[:5])}: not topics of {split}; choose among its topics")
+        topics = [q for q in topics if q in set(qids)]
+    qids = topics
     if method == Pool.Method.DEPTH:
         k = int(params.get("k") or 0)
         if k < 1:
@@ -109,12 +115,13 @@ def _statistics(pool: CorePool, *, seconds: float, overlap: float) -> dict:
 @transaction.atomic
 def pool_build(*, split: Split, name: str, method: str, params: dict, user=None,
                submissions: list[Submission] | None = None, overlap_share: float = 0.0,
-               seconds_per_judgment: float = 30.0) -> Pool:
+               seconds_per_judgment: float = 30.0, qids: list[str] | None = None) -> Pool:
     """Build and store a pool of the split: items in judging order with their text, and the statistics.
 
     ``submissions`` are the chosen runs (default: every candidate run,
-    :func:`pool_candidate_runs`). Documents judged in the current qrels or in
-    another pool of the split are left out.
+    :func:`pool_candidate_runs`), ``qids`` the topics (default: all of the
+    split's). Documents judged in the current qrels or in another pool of the
+    split are left out.
     """
     candidates = list(pool_candidate_runs(split=split))
     chosen = candidates if not submissions else list(submissions)
@@ -124,7 +131,8 @@ def pool_build(*, split: Split, name: str, method: str, params: dict, user=None,
         raise AssessmentError(f"{', '.join(stray)} cannot be pooled: pick scored runs of {split} that are not withdrawn")
     if not 0 <= overlap_share <= 1:
         raise AssessmentError("the overlap share must be between 0 and 1 (e.g. 0.1 for 10%)")
-    core = core_pool(split=split, method=method, params=params, submissions=chosen, judged=judged_qrels(split=split))
+    core = core_pool(split=split, method=method, params=params, submissions=chosen, judged=judged_qrels(split=split),
+                     qids=qids)
     pool = Pool.objects.create(split=split, name=name, method=method, params=params, created_by=user,
                                base_qrels=split.current_qrels, overlap_share=overlap_share,
                                seconds_per_judgment=seconds_per_judgment,
