@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib.auth import get_user_model
+from django.db import transaction
 
 from leaderboard.models import Split
 from submissions.models import Submission
@@ -67,15 +68,18 @@ class PoolBuildForm(forms.ModelForm):
     def _build(self, data: dict) -> None:
         """Build the pool (and assign it) now, so that a refusal shows on the form; the admin saves nothing else."""
         try:
-            self.built = pool_build(split=data["split"], name=data["name"], method=data["method"],
-                                    params=self.params(), user=getattr(self, "user", None),
-                                    submissions=list(data.get("chosen_runs") or ()),
-                                    overlap_share=data["overlap_share"],
-                                    seconds_per_judgment=data["seconds_per_judgment"])
-            if data.get("assessors"):
-                pool_assign(pool=self.built, assessors=list(data["assessors"]))
+            with transaction.atomic():  # a refused assignment takes the pool back with it
+                self.built = self._build_and_assign(data)
         except AssessmentError as exc:
             raise forms.ValidationError(f"The pool was not built: {exc}") from exc
+
+    def _build_and_assign(self, data: dict) -> Pool:
+        pool = pool_build(split=data["split"], name=data["name"], method=data["method"], params=self.params(),
+                          user=getattr(self, "user", None), submissions=list(data.get("chosen_runs") or ()),
+                          overlap_share=data["overlap_share"], seconds_per_judgment=data["seconds_per_judgment"])
+        if data.get("assessors"):
+            pool_assign(pool=pool, assessors=list(data["assessors"]))
+        return pool
 
     def params(self) -> dict:
         d = self.cleaned_data
