@@ -142,3 +142,10 @@ def test_assessors_see_only_their_own_assignments(client, pool, assessors, alice
     assert not Judgment.objects.exists()
     client.force_login(assessors[1])
     assert client.get(urls[1]).status_code == 200
+
+
+def test_the_navigation_offers_assessment_to_assessors_and_staff_only(client, assessors, alice, staff):
+    for user, shown in ((assessors[0], True), (staff, True), (alice, False)):
+        client.force_login(user)
+        body = client.get(reverse("accounts:profile")).content.decode()
+        assert (f'href="{reverse("assessment:home")}"' in body) == shown, user
