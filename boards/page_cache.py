@@ -42,6 +42,7 @@ responses that are not a plain 200 or that set a cookie or used a CSRF token.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import logging
 import re
 import time
@@ -75,6 +76,21 @@ def shared_cache() -> bool:
     """True when every process (web and workers) sees the same cache, so a counter in it can version pages."""
     backend = settings.CACHES["default"]["BACKEND"]
     return not backend.endswith(("LocMemCache", "DummyCache"))
+
+
+def page_key(name: str, request: HttpRequest) -> str:
+    """The cache key of a page: its name and path, the query string as a digest.
+
+    A digest, so a long or odd query string (fuzzers send 300 characters of
+    control bytes) never makes a key longer than memcached's 250 or one that
+    breaks a backend; parameters in another order are the same page.
+    """
+    query = sorted(request.GET.lists())
+    digest = hashlib.blake2b(repr(query).encode(), digest_size=12).hexdigest() if query else "-"
+    path = request.path
+    if len(path) > 120 or not path.isascii() or not path.isprintable() or " " in path:
+        path = hashlib.blake2b(path.encode(), digest_size=12).hexdigest()
+    return f"lexboard:page:v5:{name}:{path}:{digest}"
 
 
 def _cacheable_request(request: HttpRequest) -> bool:
@@ -140,7 +156,7 @@ def anonymous_page_cache(key_func: Callable[..., str | None], *, name: str):
             gzip_ok = bool(_ACCEPTS_GZIP.search(request.META.get("HTTP_ACCEPT_ENCODING", "")))
             # One key per page, its entry tagged with what it was rendered from: the page generation
             # (shared cache) or the digest of the rows it shows (per-process cache).
-            key = f"lexboard:page:v4:{name}:{request.get_full_path()}"
+            key = page_key(name, request)
             wanted = key + ":gz" if gzip_ok else key
             if shared_cache():
                 # The counter and the page come back in one round trip.

@@ -67,7 +67,7 @@ def qrels_version_add(
     existing = QrelsVersion.objects.filter(split=split, sha256=digest).first()
     if existing is not None:
         return existing, False
-    Split.objects.select_for_update().filter(pk=split.pk).first()
+    Split.objects.select_for_update(no_key=True).filter(pk=split.pk).first()
     last = QrelsVersion.objects.filter(split=split).aggregate(m=Max("version"))["m"] or 0
     threshold = split.dataset.relevance_threshold
     version = QrelsVersion.objects.create(

@@ -269,7 +269,7 @@ def gold_version_add(*, split, gold: GoldSet, note: str = "", user=None, publish
     existing = QrelsVersion.objects.filter(split=split, sha256=digest).first()
     if existing is not None:
         return existing, False
-    Split.objects.select_for_update().filter(pk=split.pk).first()
+    Split.objects.select_for_update(no_key=True).filter(pk=split.pk).first()
     last = QrelsVersion.objects.filter(split=split).aggregate(m=Max("version"))["m"] or 0
     answers, _ = gold_counts(gold)
     version = QrelsVersion.objects.create(

@@ -12,6 +12,17 @@ import uuid
 # by the worker processes the tests start.
 TEST_ID = os.environ.setdefault("LEXBOARD_TEST_ID", str(os.getpid()))
 os.environ.setdefault("LEXBOARD_QUEUE", f"lexboard-test-{TEST_ID}")
+# pytest-xdist: the controller imported these settings first, so every xdist process inherited its id,
+# queue and cache prefix; each process gets its own (its database is already its own: pytest-django adds
+# the suffix), or one process's worker scores another's tasks against the wrong database.
+_XDIST = os.environ.get("PYTEST_XDIST_WORKER", "")
+if _XDIST and not TEST_ID.endswith(f"-{_XDIST}"):
+    inherited_queue = f"lexboard-test-{TEST_ID}"
+    TEST_ID = os.environ["LEXBOARD_TEST_ID"] = f"{TEST_ID}-{_XDIST}"
+    if os.environ["LEXBOARD_QUEUE"] == inherited_queue:
+        os.environ["LEXBOARD_QUEUE"] = f"lexboard-test-{TEST_ID}"
+    if "LEXBOARD_TEST_CACHE_PREFIX" in os.environ:
+        os.environ["LEXBOARD_TEST_CACHE_PREFIX"] += f"-{_XDIST}"
 
 from .base import *  # noqa: E402,F401,F403
 

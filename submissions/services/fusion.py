@@ -32,7 +32,6 @@ import hashlib
 import io
 import logging
 
-from django.contrib.auth import get_user_model
 from django.core.files.base import ContentFile
 from django.db import transaction
 from django.db.models import Q
@@ -44,6 +43,7 @@ from leaderboard.models import Dataset
 
 from ..models import Submission
 from ..selectors import current_result_of, result_released, submission_quota
+from .locks import lock_uploader
 from .queue import submission_enqueue
 
 logger = logging.getLogger(__name__)
@@ -223,8 +223,7 @@ def fusion_create(*, user, parts: list[Submission], method: str = "rrf", k: int 
         used_training_data=any(p.used_training_data for p in parts),
     )
     with transaction.atomic():
-        # Serialise one user's submissions so two parallel requests cannot both pass the quota.
-        get_user_model().objects.select_for_update().filter(pk=user.pk).first()
+        lock_uploader(user)
         quota = submission_quota(user=user, split=split)
         if not quota.allowed:
             raise FusionRefused(quota.message + " A fusion counts as a submission.", status=429)

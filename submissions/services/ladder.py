@@ -79,7 +79,7 @@ def ladder_judge(*, result: Result, submission: Submission, split: Split) -> Res
     row, _ = LadderBest.objects.get_or_create(split_id=split.pk, user_id=submission.user_id,
                                               qrels_version_id=result.qrels_version_id)
     # Locked alone (PostgreSQL refuses FOR UPDATE on the nullable side of a join); the best read after.
-    row = LadderBest.objects.select_for_update().get(pk=row.pk)
+    row = LadderBest.objects.select_for_update(no_key=True).get(pk=row.pk)
     if row.result_id == result.pk:
         return result
     best = Result.objects.filter(pk=row.result_id).first() if row.result_id else None

@@ -304,7 +304,7 @@ def split_lock(split_id: int) -> tuple[int | None, int | None]:
     interleave and the lock order is always the same.
     """
     return (
-        Split.objects.select_for_update()
+        Split.objects.select_for_update(no_key=True)
         .filter(pk=split_id)
         .values_list("current_qrels_id", "pending_qrels_id")
         .get()

@@ -99,7 +99,7 @@ class _Heartbeat(threading.Thread):
 def _locked_attempt(submission_id: int, attempt: int) -> Submission | None:
     """The row, locked, if it is still in scoring by this attempt; else None (someone else has it)."""
     return (
-        Submission.objects.select_for_update()
+        Submission.objects.select_for_update(no_key=True)
         .filter(pk=submission_id, status=Submission.Status.SCORING, attempts=attempt)
         .first()
     )

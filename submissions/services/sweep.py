@@ -68,7 +68,7 @@ def submissions_sweep(*, now=None) -> dict[str, int]:
     for submission_id in stale.values_list("pk", flat=True):
         with transaction.atomic():
             row = (
-                Submission.objects.select_for_update()
+                Submission.objects.select_for_update(no_key=True)
                 .filter(pk=submission_id, status=Submission.Status.SCORING)
                 .filter(Q(heartbeat_at__lt=stale_before) | Q(heartbeat_at__isnull=True))
                 .first()

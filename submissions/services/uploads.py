@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
@@ -32,6 +31,7 @@ from leaderboard.models import Dataset, Split, Topic
 from ..errors import QuotaExceeded, UploadRefused
 from ..models import Submission
 from ..selectors import submission_quota
+from .locks import lock_uploader
 from .predictions import EXAMPLES, predictions_head_problems
 from .queue import submission_enqueue
 from .results import corpus_ids_for
@@ -512,8 +512,7 @@ def submission_create(
     stored_name = submission.run_file.name
     try:
         with transaction.atomic():
-            # Serialise one user's uploads so two parallel requests cannot both pass the quota.
-            get_user_model().objects.select_for_update().filter(pk=user.pk).first()
+            lock_uploader(user)
             if not is_baseline:
                 _check_quota(user=user, split=split)
             submission.save()

@@ -9,6 +9,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from boards.page_cache import page_key
+
 
 @pytest.fixture(autouse=True, params=["digest", "generation"])
 def cache_kind(request, settings, tmp_path):
@@ -267,3 +269,13 @@ def test_a_request_alone_after_a_score_gets_the_new_page_at_once(cache_kind):
     assert get() == "render 1"
     _stale(slow)
     assert get() == "render 2"  # nobody else rendering: never the stale page
+
+
+def test_a_page_key_is_short_and_plain_whatever_the_query_string(rf):
+    """Fuzzers send long query strings of control bytes: the key stays a valid memcached key (≤ 250, no spaces)."""
+    odd = rf.get("/api/v1/datasets/system_name/leaderboard", {"@\x10\x08" * 40: "{'\x9d': -1440}", "sort": "MAP@10"})
+    key = page_key("api-leaderboard", odd)
+    assert len(key) <= 250 and key.isascii() and key.isprintable() and " " not in key
+    same = rf.get("/api/v1/datasets/system_name/leaderboard", {"sort": "MAP@10", "@\x10\x08" * 40: "{'\x9d': -1440}"})
+    assert page_key("api-leaderboard", same) == key
+    assert page_key("api-leaderboard", rf.get("/api/v1/datasets/system_name/leaderboard", {"sort": "R@10"})) != key
