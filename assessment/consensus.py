@@ -96,7 +96,7 @@ def judgment_adjudicate(*, item: PoolItem, user, grade: int) -> Judgment:
     """A curator settles an item's grade; it wins over the assessors' grades (and over an earlier adjudication)."""
     if grade not in GRADES:
         raise AssessmentError(f"the grade {grade} is not on the scale; use {GRADES[0]}–{GRADES[-1]}")
-    PoolItem.objects.select_for_update().filter(pk=item.pk).first()
+    PoolItem.objects.select_for_update(no_key=True).filter(pk=item.pk).first()
     new = Judgment.objects.create(item=item, assessor=user, grade=grade, kind=Judgment.Kind.ADJUDICATION)
     (Judgment.objects.filter(item=item, kind=Judgment.Kind.ADJUDICATION, superseded_by__isnull=True)
      .exclude(pk=new.pk).update(superseded_by=new))

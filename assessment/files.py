@@ -55,7 +55,7 @@ def judgments_import(*, pool: Pool, data: bytes, assessor, name: str = "judgment
     Raises ``JudgmentFormatError`` (its problems are ``line: reason``).
     """
     parsed = read_judgments(data, core_pool_of(pool), grades=range(GRADES[0], GRADES[-1] + 1), name=name)
-    items = {(i.qid, i.docid): i for i in pool.items.select_for_update()}
+    items = {(i.qid, i.docid): i for i in pool.items.select_for_update(no_key=True)}
     count = 0
     for qid, docs in parsed.grades.items():
         for docid, grade in docs.items():

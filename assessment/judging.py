@@ -73,7 +73,7 @@ def judgment_record(*, assignment: Assignment, item: PoolItem, grade: int, secon
         raise AssessmentError(f"the grade {grade} is not on the scale; use {GRADES[0]}–{GRADES[-1]}")
     if not assignment.items.filter(pk=item.pk).exists():
         raise AssessmentError("this document is not in your assignment")
-    PoolItem.objects.select_for_update().filter(pk=item.pk).first()
+    PoolItem.objects.select_for_update(no_key=True).filter(pk=item.pk).first()
     new = Judgment.objects.create(item=item, assessor=assignment.assessor, grade=grade, kind=kind,
                                   seconds_taken=seconds)
     _supersede(item, assignment.assessor, new)
@@ -97,7 +97,7 @@ def judgment_undo(*, assignment: Assignment) -> PoolItem | None:
     last = last_action(assignment)
     if last is None:
         return None
-    PoolItem.objects.select_for_update().filter(pk=last.item_id).first()
+    PoolItem.objects.select_for_update(no_key=True).filter(pk=last.item_id).first()
     before = Judgment.objects.filter(superseded_by=last).first()
     new = Judgment.objects.create(item_id=last.item_id, assessor=assignment.assessor, kind=last.kind,
                                   grade=before.grade if before is not None else None, undoes=last)

@@ -87,7 +87,7 @@ def pool_qrels_make(*, pool: Pool, user, note: str, conflict_rule: str = "pool",
     """
     if disagreement_rule not in DISAGREEMENT_RULES:
         raise AssessmentError(f"unknown rule {disagreement_rule!r}; choose one of {', '.join(DISAGREEMENT_RULES)}")
-    locked = Pool.objects.select_for_update().get(pk=pool.pk)
+    locked = Pool.objects.select_for_update(no_key=True).get(pk=pool.pk)
     if locked.qrels_version_id is not None:
         raise AssessmentError(f"this pool already made {locked.qrels_version}; build a new pool for more judgments")
     preview = pool_qrels_preview(pool=pool, conflict_rule=conflict_rule, disagreement_rule=disagreement_rule)
