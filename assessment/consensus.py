@@ -20,6 +20,7 @@ from evaluation import agreement
 from .errors import AssessmentError
 from .judging import OWN_KINDS
 from .models import GRADES, Judgment, Pool, PoolItem
+from .pools import pool_advance
 
 Pair = tuple[str, str]
 
@@ -100,6 +101,7 @@ def judgment_adjudicate(*, item: PoolItem, user, grade: int) -> Judgment:
     new = Judgment.objects.create(item=item, assessor=user, grade=grade, kind=Judgment.Kind.ADJUDICATION)
     (Judgment.objects.filter(item=item, kind=Judgment.Kind.ADJUDICATION, superseded_by__isnull=True)
      .exclude(pk=new.pk).update(superseded_by=new))
+    pool_advance(pool=item.pool, qid=item.qid)  # MTF learns from the settled grade
     return new
 
 

@@ -18,6 +18,7 @@ from evaluation.pooling import Pool as CorePool, PoolEntry
 from .errors import AssessmentError
 from .judging import OWN_KINDS
 from .models import GRADES, Judgment, Pool
+from .pools import pool_advance
 
 
 def core_pool_of(pool: Pool) -> CorePool:
@@ -64,6 +65,8 @@ def judgments_import(*, pool: Pool, data: bytes, assessor, name: str = "judgment
             (Judgment.objects.filter(item=item, assessor=assessor, kind__in=OWN_KINDS, superseded_by__isnull=True)
              .exclude(pk=new.pk).update(superseded_by=new))
             count += 1
+    for qid in parsed.grades:
+        pool_advance(pool=pool, qid=qid)  # MTF: each query's next document
     return count
 
 

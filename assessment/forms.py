@@ -26,10 +26,11 @@ class PoolBuildForm(forms.ModelForm):
     k = forms.IntegerField(label="depth k", min_value=1, initial=10, required=False,
                            help_text="depth-k: every run's top k documents per query.")
     budget = forms.IntegerField(label="budget per query", min_value=1, initial=20, required=False,
-                                help_text="RBP: at most this many documents per query, highest weight first.")
+                                help_text="RBP and MTF: at most this many documents per query.")
     p = forms.FloatField(label="RBP persistence p", min_value=0.01, max_value=0.99, initial=0.8, required=False,
                          help_text="0.8 weighs about the top 5 ranks, 0.95 the top 20.")
-    depth = forms.IntegerField(label="RBP reading depth", min_value=1, initial=100, required=False)
+    depth = forms.IntegerField(label="reading depth (RBP, MTF)", min_value=1, initial=100, required=False,
+                               help_text="How deep each run is read.")
     chosen_runs = forms.ModelMultipleChoiceField(
         queryset=Submission.objects.none(), required=False, widget=forms.SelectMultiple(attrs={"size": 8}),
         label="runs", help_text="Leave empty to pool every scored run of the split.")
@@ -55,8 +56,8 @@ class PoolBuildForm(forms.ModelForm):
         method = data.get("method")
         if method == Pool.Method.DEPTH and not data.get("k"):
             self.add_error("k", "depth-k needs k (10 is the usual start).")
-        if method == Pool.Method.RBP and not data.get("budget"):
-            self.add_error("budget", "the RBP method needs a budget per query.")
+        if method in (Pool.Method.RBP, Pool.Method.MTF) and not data.get("budget"):
+            self.add_error("budget", "this method needs a budget per query.")
         split = data.get("split")
         for s in data.get("chosen_runs") or ():
             if split is not None and s.split_id != split.pk:
@@ -85,6 +86,8 @@ class PoolBuildForm(forms.ModelForm):
         d = self.cleaned_data
         if d["method"] == Pool.Method.DEPTH:
             return {"k": d["k"]}
+        if d["method"] == Pool.Method.MTF:
+            return {"budget": d["budget"], "depth": d.get("depth") or 100}
         return {"budget": d["budget"], "p": d.get("p") or 0.8, "depth": d.get("depth") or 100}
 
 

@@ -17,6 +17,7 @@ from django.db import transaction
 
 from .errors import AssessmentError
 from .models import GRADES, Assignment, Judgment, Pool, PoolItem
+from .pools import pool_advance
 
 #: A page left open longer than this says nothing about how long judging took.
 MAX_SECONDS = 3600.0
@@ -77,6 +78,7 @@ def judgment_record(*, assignment: Assignment, item: PoolItem, grade: int, secon
     new = Judgment.objects.create(item=item, assessor=assignment.assessor, grade=grade, kind=kind,
                                   seconds_taken=seconds)
     _supersede(item, assignment.assessor, new)
+    pool_advance(pool=assignment.pool, qid=item.qid)  # MTF: the query's next document
     return new
 
 
@@ -102,6 +104,7 @@ def judgment_undo(*, assignment: Assignment) -> PoolItem | None:
     new = Judgment.objects.create(item_id=last.item_id, assessor=assignment.assessor, kind=last.kind,
                                   grade=before.grade if before is not None else None, undoes=last)
     _supersede(last.item, assignment.assessor, new)
+    pool_advance(pool=assignment.pool, qid=last.item.qid)
     return last.item
 
 

@@ -39,12 +39,16 @@ class Pool(models.Model):
     class Method(models.TextChoices):
         DEPTH = "depth", "depth-k (union of every run's top k)"
         RBP = "rbp", "RBP-weighted, budget per query (Moffat, Webber & Zobel 2007)"
+        MTF = "mtf", "move-to-front, adaptive, budget per query (Cormack, Palmer & Clarke 1998)"
 
     split = models.ForeignKey("leaderboard.Split", on_delete=models.CASCADE, related_name="pools")
     name = models.CharField(max_length=120)
     method = models.CharField(max_length=8, choices=Method.choices, default=Method.DEPTH)
-    # {"k": 10} for depth-k; {"budget": 20, "p": 0.8, "depth": 100} for RBP.
+    # {"k": 10} for depth-k; {"budget": 20, "p": 0.8, "depth": 100} for RBP; {"budget": 20, "depth": 100} for MTF.
     params = models.JSONField(default=dict, blank=True)
+    # MTF only: each run's docids per query within the depth, {run: {qid: [docid, ...]}}, so that the next
+    # document can be chosen after every judgment without reading the runs again.
+    tops = models.JSONField(default=dict, blank=True, editable=False)
     runs = models.ManyToManyField("submissions.Submission", blank=True, related_name="pools",
                                   help_text="The runs pooled; empty when built from every scored run of the split.")
     base_qrels = models.ForeignKey("leaderboard.QrelsVersion", null=True, blank=True, on_delete=models.SET_NULL,

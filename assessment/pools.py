@@ -17,7 +17,7 @@ from collections.abc import Iterable
 
 from django.db import transaction
 
-from evaluation.pooling import Pool as CorePool, PoolEntry, depth_pool, rbp_pool
+from evaluation.pooling import Pool as CorePool, PoolEntry, depth_pool, mtf_order, mtf_pool, rbp_pool
 from evaluation.qrels import Qrels, read_qrels
 from evaluation.runs import Run
 from leaderboard.models import Corpus, Split
@@ -87,7 +87,14 @@ def core_pool(*, split: Split, method: str, params: dict, submissions: list[Subm
                             depth=int(params.get("depth") or 100), judged=judged, qids=qids)
         except ValueError as exc:
             raise AssessmentError(str(exc)) from exc
-    raise AssessmentError(f"unknown pooling method {method!r}; choose depth or rbp")
+    if method == Pool.Method.MTF:
+        budget = int(params.get("budget") or 0)
+        if budget < 1:
+            raise AssessmentError("set the budget per query to 1 or more (the most documents judged per query)")
+        # Nothing is judged yet: each query's pool starts with the one document MTF asks about first.
+        return mtf_pool(runs, budget, lambda q, d: None, depth=int(params.get("depth") or 100), judged=judged,
+                        qids=qids)
+    raise AssessmentError(f"unknown pooling method {method!r}; choose depth, rbp or mtf")
 
 
 def corpus_texts(corpus: Corpus | None, docids: set[str]) -> dict[str, tuple[str, str]]:
@@ -105,10 +112,16 @@ def corpus_texts(corpus: Corpus | None, docids: set[str]) -> dict[str, tuple[str
     return out
 
 
-def _statistics(pool: CorePool, *, seconds: float, overlap: float) -> dict:
+def _statistics(pool: CorePool, *, seconds: float, overlap: float, budget: int | None = None) -> dict:
+    """The core's statistics; for MTF, whose pool grows with the judgments, the cost of the whole budget."""
     stats = pool.statistics(per_judgment=seconds, overlap_share=overlap)
-    stats["expected_hours"] = round(stats["expected_cost"] / 3600.0, 2)
     stats["queries"] = len(pool.entries)
+    if budget is not None:
+        reachable = {q: len({d for name in pool.run_names for d in pool.tops[name].get(q, ())} -
+                            {d for (qq, d) in pool.judged if qq == q}) for q in pool.entries}
+        stats["planned_documents"] = sum(min(budget, n) for n in reachable.values())
+        stats["expected_cost"] = stats["planned_documents"] * (1.0 + overlap) * seconds
+    stats["expected_hours"] = round(stats["expected_cost"] / 3600.0, 2)
     return stats
 
 
@@ -133,10 +146,13 @@ def pool_build(*, split: Split, name: str, method: str, params: dict, user=None,
         raise AssessmentError("the overlap share must be between 0 and 1 (e.g. 0.1 for 10%)")
     core = core_pool(split=split, method=method, params=params, submissions=chosen, judged=judged_qrels(split=split),
                      qids=qids)
+    adaptive = method == Pool.Method.MTF
+    stats = _statistics(core, seconds=seconds_per_judgment, overlap=overlap_share,
+                        budget=int(params["budget"]) if adaptive else None)
     pool = Pool.objects.create(split=split, name=name, method=method, params=params, created_by=user,
                                base_qrels=split.current_qrels, overlap_share=overlap_share,
-                               seconds_per_judgment=seconds_per_judgment,
-                               statistics=_statistics(core, seconds=seconds_per_judgment, overlap=overlap_share))
+                               seconds_per_judgment=seconds_per_judgment, statistics=stats,
+                               tops=core.tops if adaptive else {})
     if submissions:
         pool.runs.set(chosen)
     corpus = Corpus.objects.filter(dataset_id=split.dataset_id).first()
@@ -158,8 +174,9 @@ def pool_assign(*, pool: Pool, assessors: list, overlap_share: float | None = No
 
     Whole queries go to one assessor (who then reads one question's documents
     in a row), each to the one with the fewest items so far. The agreement
-    sample is drawn with ``seed`` (reproducible) and each sampled item is also
-    given to the next assessor in the list. Refused once judging has started.
+    sample is drawn with ``seed`` (reproducible) and each sampled item (for
+    MTF, each sampled query) is also given to the next assessor in the list.
+    Refused once judging has started.
     """
     if not assessors:
         raise AssessmentError("choose at least one assessor (a member of the assessors group)")
@@ -185,13 +202,70 @@ def pool_assign(*, pool: Pool, assessors: list, overlap_share: float | None = No
             owner[pk] = who
         load[who] += len(by_query[qid])
     items = {i: [pk for pk, w in owner.items() if w == i] for i in range(len(assessors))}
-    all_items = sorted(owner)
-    n_double = math.ceil(share * len(all_items)) if share > 0 else 0
-    for pk in sorted(random.Random(seed).sample(all_items, n_double)):
-        items[(owner[pk] + 1) % len(assessors)].append(pk)
+    if pool.method == Pool.Method.MTF:
+        # An MTF query grows one document at a time, each going to whoever holds the query: the sample is
+        # of whole queries.
+        queries = sorted(by_query)
+        n_double = math.ceil(share * len(queries)) if share > 0 else 0
+        for qid in sorted(random.Random(seed).sample(queries, n_double)):
+            items[(owner[by_query[qid][0]] + 1) % len(assessors)].extend(by_query[qid])
+    else:
+        all_items = sorted(owner)
+        n_double = math.ceil(share * len(all_items)) if share > 0 else 0
+        for pk in sorted(random.Random(seed).sample(all_items, n_double)):
+            items[(owner[pk] + 1) % len(assessors)].append(pk)
     out = []
     for i, user in enumerate(assessors):
         a = Assignment.objects.create(pool=pool, assessor=user)
         a.items.set(items[i])
         out.append(a)
     return out
+
+
+# ---------------------------------------------------------------- MTF: the next document after each judgment
+
+
+def _feedback_grades(pool: Pool, qid: str) -> dict[str, int]:
+    """docid → the grade MTF learns from: the adjudicated one, else the highest standing grade of an assessor."""
+    rows = Judgment.objects.filter(item__pool=pool, item__qid=qid, superseded_by__isnull=True, grade__isnull=False)
+    adjudicated: dict[str, int] = {}
+    given: dict[str, int] = {}
+    for docid, kind, grade in rows.values_list("item__docid", "kind", "grade"):
+        if kind == Judgment.Kind.ADJUDICATION:
+            adjudicated[docid] = grade
+        else:
+            given[docid] = max(grade, given.get(docid, grade))
+    return {**given, **adjudicated}
+
+
+def pool_advance(*, pool: Pool, qid: str) -> PoolItem | None:
+    """After a judgment in an MTF pool: add the query's next document (and assign it); None when there is none.
+
+    Replays move-to-front over the stored run tops with the pool's grades so
+    far (:func:`evaluation.pooling.mtf_order`); the document it waits for, if
+    new, becomes an item of the query, given to every assessor who holds the
+    query. A no-op for the other methods, whose pools are fixed when built.
+    """
+    if pool.method != Pool.Method.MTF:
+        return None
+    ranked = {name: tops.get(qid, []) for name, tops in pool.tops.items()}
+    judged = judged_qrels(split=pool.split, exclude_pool=pool)
+    skip = [d for d, g in (judged.to_dict().get(qid, {}) if judged is not None else {}).items() if g >= 0]
+    grades = _feedback_grades(pool, qid)
+    steps = mtf_order(ranked, grades.get, budget=int(pool.params.get("budget") or 0),
+                      threshold=pool.split.dataset.relevance_threshold, skip=skip)
+    if not steps or steps[-1].grade is not None:
+        return None
+    nxt = steps[-1]
+    item, created = PoolItem.objects.get_or_create(
+        pool=pool, qid=qid, docid=nxt.docid,
+        defaults={"position": len(steps), "priority": float(len(steps)),
+                  "ranks": {n: r.index(nxt.docid) + 1 for n, r in ranked.items() if nxt.docid in r}})
+    if created:
+        corpus = Corpus.objects.filter(dataset_id=pool.split.dataset_id).first()
+        title, text = corpus_texts(corpus, {nxt.docid}).get(nxt.docid, ("", ""))
+        if title or text:
+            PoolItem.objects.filter(pk=item.pk).update(doc_title=title, doc_text=text)
+        for assignment in pool.assignments.filter(items__qid=qid).distinct():
+            assignment.items.add(item)
+    return item

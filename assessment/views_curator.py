@@ -30,7 +30,8 @@ def pool(request: HttpRequest, pool_id: int) -> HttpResponse:
     """Everything about one pool for its curator."""
     p = pool_for(pool_id)
     return render(request, "assessment/pool.html", {
-        "pool": p, "stats": p.statistics, "assessors": progress_per_assessor(p), "queries": progress_per_query(p),
+        "pool": p, "stats": p.statistics, "n_items": p.items.count(),
+        "assessors": progress_per_assessor(p), "queries": progress_per_query(p),
         "agreement": pool_agreement(p), "disagreements": pool_disagreements(p), "grades": GRADES,
         "assign_form": AssignForm(initial={"overlap_share": p.overlap_share or 0.1}), "import_form": ImportForm(),
         "runs": sorted(p.statistics.get("unjudged_per_run", {}).items()),
