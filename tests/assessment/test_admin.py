@@ -44,3 +44,14 @@ def test_refusals_show_on_the_form_and_nothing_is_stored(client, staff, tiny_dat
     response = client.post(reverse("admin:assessment_pool_add"), form(test, assessors=[assessors[0].pk]))
     assert "an agreement sample needs two assessors" in response.content.decode()
     assert not Pool.objects.exists()
+
+
+def test_the_add_form_builds_an_adaptive_mtf_pool(client, staff, test_split, runs):
+    client.force_login(staff)
+    response = client.post(reverse("admin:assessment_pool_add"),
+                           form(test_split, method="mtf", k="", budget="3", overlap_share="0"))
+    assert response.status_code == 302
+    pool = Pool.objects.get()
+    assert pool.params == {"budget": 3, "depth": 100} and pool.items.count() == 3  # one per answered query
+    page = client.get(reverse("assessment:pool", args=[pool.pk])).content.decode()
+    assert "3 documents over 4 queries so far" in page and "up to 7" in page
