@@ -11,7 +11,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('leaderboard', '0008_split_account_policy'),
-        ('submissions', '0008_profile_apitoken_moved_to_accounts'),
+        ('submissions', '0001_initial'),  # only Submission is needed: rolling submissions back keeps pools
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
