@@ -72,6 +72,15 @@ class Pool(models.Model):
         return reverse("assessment:pool", args=[self.pk])
 
     @property
+    def describe(self) -> str:
+        """The method and its parameters, for people: "depth-10", "RBP (p = 0.8), 20 per query, depth 100"."""
+        p = self.params
+        if self.method == self.Method.DEPTH:
+            return f"depth-{p.get('k')}"
+        prefix = f"RBP (p = {p.get('p')})" if self.method == self.Method.RBP else "move-to-front"
+        return f"{prefix}, up to {p.get('budget')} per query, runs read to depth {p.get('depth')}"
+
+    @property
     def depth(self) -> int:
         """How deep each run was read."""
         return int(self.params.get("k") or self.params.get("depth") or 0)

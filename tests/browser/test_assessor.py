@@ -9,9 +9,10 @@ import re
 import pytest
 from django.contrib.auth.models import Group
 
-from assessment.judging import grades_of
+from assessment.judging import grades_of, judgment_record
 from assessment.models import Judgment
 from assessment.pools import pool_assign, pool_build
+from leaderboard.models import Split
 from leaderboard.services import corpus_set
 from tests.assessment.conftest import RUN_A, RUN_B, submit
 from tests.conftest import verified
@@ -37,7 +38,7 @@ def assignment(site, tiny_dataset, alice, bob, django_user_model):
     submit(alice, split, RUN_A, "A")
     submit(bob, split, RUN_B, "B")
     carol = verified(django_user_model.objects.create_user("carol", "carol@example.org", PASSWORD))
-    carol.groups.add(Group.objects.get(name="assessors"))
+    carol.groups.add(Group.objects.get_or_create(name="assessors")[0])
     pool = pool_build(split=split, name="Tiny depth-2", method="depth", params={"k": 2})
     (a,) = pool_assign(pool=pool, assessors=[carol], overlap_share=0)
     return a
@@ -100,3 +101,26 @@ def test_an_assessor_judges_with_the_keyboard_alone(browser_page, assignment, sh
     assert [(j.item.docid, j.grade) for j in rows] == [("d11", 2), ("d14", 0), ("d14", None), ("d14", 3)]
     assert all(j.seconds_taken is not None and 0 <= j.seconds_taken < 120 for j in rows if j.undoes_id is None)
     assert page.js_errors == []
+
+
+def test_the_curator_reads_the_pool_and_makes_a_qrels_version(browser_page, assignment, staff, shoot):
+    for item, grade in zip(assignment.items.order_by("qid", "position"), (2, 0, 1, 1, 0)):
+        judgment_record(assignment=assignment, item=item, grade=grade, seconds=4.0)
+    page = browser_page
+    page.goto("/accounts/login/")
+    page.get_by_label("Username").fill(staff.username)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.keyboard.press("Enter")
+    expect(page.locator("header.site")).to_contain_text(staff.username)
+    page.goto(f"/assessment/pools/{assignment.pool_id}/")
+    expect(page.locator("#pool-size")).to_contain_text("7 documents over 4 queries")
+    expect(page.locator("#per-assessor")).to_contain_text("carol")
+    shoot(page, "assessment-pool", full_page=True)
+    page.get_by_role("link", name="Make a qrels version from this pool").click()
+    expect(page.locator("#merge-summary")).to_contain_text("5 judgments added")
+    page.get_by_label("Note").fill("depth-2 pool judged by carol")
+    page.locator("#store-version").click()
+    expect(page.locator(".messages")).to_contain_text("Made tiny/test qrels v2")
+    assert page.js_errors == []
+    split = Split.objects.get(pk=assignment.pool.split_id)
+    assert {v.version for v in split.qrels_versions.all()} == {1, 2}

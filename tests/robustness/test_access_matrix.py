@@ -128,7 +128,7 @@ def world(alice, bob, staff, django_user_model) -> World:
     ParticipantApproval.objects.create(user=bob, dataset=dataset, split=splits["test"])
     # A pool of the hidden split, assigned to an assessor (none of the four roles) who judged one document.
     assessor = django_user_model.objects.create_user("assessor", "assessor@example.org", "x")
-    assessor.groups.add(Group.objects.get(name="assessors"))
+    assessor.groups.add(Group.objects.get_or_create(name="assessors")[0])
     pool = pool_build(split=splits["test"], name="matrix pool", method="depth", params={"k": 10}, user=staff)
     (assignment,) = pool_assign(pool=pool, assessors=[assessor], overlap_share=0)
     judgment_record(assignment=assignment, item=pool.items.first(), grade=1)
