@@ -48,3 +48,17 @@ def dev_split_runs(tiny_dataset, alice, bob):
     subs = {"A": submit(alice, split, RUN_A, "A"), "B": submit(bob, split, RUN_B, "B")}
     assert all(s.status == Submission.Status.SCORED for s in subs.values())
     return split, subs
+
+
+def test_on_a_hidden_split_the_history_uses_released_rows_only(client, test_split, runs):
+    v2, _ = qrels_version_add(split=test_split, qrels=NEW, note="pool")
+    qrels_version_publish_and_rescore(split=test_split, version=v2)
+    for s in runs.values():
+        submission_rescore_on(submission_id=s.pk, qrels_version_id=v2.pk)
+    held = Result.objects.get(submission=runs["B"], qrels_version=v2)
+    Result.objects.filter(pk=held.pk).update(released=False)  # as the Ladder holds a result back
+    test_split.refresh_from_db()
+    newest, _ = qrels_history(split=test_split)
+    assert (newest.added, newest.common, newest.tau, newest.moved) == (4, 1, None, [])
+    body = client.get(reverse("leaderboard:dataset", args=["tiny"]) + "?split=test").content.decode()
+    assert "Judgments over time" in body and f"{held.primary_score:.4f}" not in body
