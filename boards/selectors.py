@@ -24,7 +24,7 @@ from django.db.models import Prefetch, Q
 from leaderboard.models import Benchmark, Dataset, ReportedResult, Split
 from leaderboard.selectors import DatasetNotFound, dataset_for_page
 from submissions.models import Result, Submission
-from submissions.selectors import budget_scores
+from submissions.selectors import budget_scores, submission_ordinal_expr
 
 RowKind = Literal["scored", "baseline", "reported"]
 
@@ -65,6 +65,10 @@ class LeaderboardRow:
     # for reported rows. Never exported (it would name the owner of an anonymous entry).
     participant: str = ""
     year: int | None = None  # reported rows: the year in their source, for the progress chart
+    # Test splits: the owner's n-th submission to this split when it was made, counted like the quota
+    # (submissions.selectors.submission_ordinal), so readers see how many tries a score took.
+    # None for baselines, reported rows and dev/train splits.
+    owner_submission_number: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (dates as ISO strings).
@@ -120,6 +124,8 @@ def _submission_row(result, *, split: Split, private: bool = False) -> Leaderboa
         family_key=sub.family,
         params=sub.params,
         participant=f"user:{sub.user_id}",
+        owner_submission_number=None if sub.is_baseline or split.kind != Split.Kind.TEST
+        else getattr(result, "owner_submission_number", None),
     )
 
 
@@ -181,6 +187,7 @@ def _results_base(split: Split):
             submission__hidden_by_curator=False,
         )
         .select_related("submission", "submission__user", "submission__user__profile")
+        .annotate(owner_submission_number=submission_ordinal_expr("submission__"))
         .defer("per_query")  # the per-query vectors can be large; the table needs means only
         .order_by("submission__created_at", "submission_id")
     )

@@ -13,7 +13,9 @@ The token and URL can also come from the environment (``LEXBOARD_TOKEN``,
 Exit codes: 0 scored (or, without ``--wait``, accepted), 1 scoring failed
 (the reasons are printed with their line numbers), 2 a usage or HTTP error
 (the server's message is printed), 3 still not finished when ``--timeout``
-ran out (the submission goes on; ask again with ``status ID``).
+ran out (the submission goes on; ask again with ``status ID``), 4 accepted
+and waiting: the split's judgments are not published yet, the run is scored
+when they are (``status ID`` later).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from typing import Any
 
 __all__ = ["Client", "ClientError", "encode_multipart", "main"]
 
-EXIT_OK, EXIT_FAILED, EXIT_ERROR, EXIT_TIMEOUT = 0, 1, 2, 3
+EXIT_OK, EXIT_FAILED, EXIT_ERROR, EXIT_TIMEOUT, EXIT_WAITING = 0, 1, 2, 3, 4
 API_PREFIX = "/api/v1"
 USER_AGENT = "lexboard-client/1.0 (+python urllib)"
 CHUNK = 1 << 16
@@ -210,7 +212,7 @@ class Client:
             if on_change is not None and state != last:
                 on_change(info)
             last = state
-            if info.get("status") in ("scored", "failed"):
+            if info.get("status") in ("scored", "failed", "waiting"):  # waiting: for judgments, maybe weeks
                 return info
             if time.monotonic() + interval > deadline:
                 return info
@@ -255,6 +257,8 @@ def format_result(info: dict) -> str:
     lines = [head]
     if info.get("status") == "scored":
         lines.append(format_scores(info))
+    elif info.get("status") == "waiting":
+        lines.append("waiting: the split's judgments are not published yet; the run is scored when they are")
     elif info.get("status") == "failed":
         error = info.get("error") or {}
         lines.append(f"failed: {error.get('message', 'no reason given')}")
@@ -270,7 +274,7 @@ def format_result(info: dict) -> str:
 
 
 def _exit_code(info: dict) -> int:
-    return {"scored": EXIT_OK, "failed": EXIT_FAILED}.get(info.get("status"), EXIT_TIMEOUT)
+    return {"scored": EXIT_OK, "failed": EXIT_FAILED, "waiting": EXIT_WAITING}.get(info.get("status"), EXIT_TIMEOUT)
 
 
 # --- command line -------------------------------------------------------------------------
@@ -281,7 +285,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m submissions.client",
         description="Upload runs to a Lexboard site and read their scores.",
         epilog="Exit codes: 0 scored/accepted, 1 scoring failed, 2 refused (the reasons are printed), usage or HTTP error, "
-               "3 timed out waiting.",
+               "3 timed out waiting, 4 waiting for the split's judgments (scored when they are published).",
     )
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--url", default=os.environ.get("LEXBOARD_URL"), help="the site, e.g. https://lexboard.example (or $LEXBOARD_URL)")

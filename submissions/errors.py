@@ -35,6 +35,10 @@ class QuotaExceeded(UploadRefused):
     """The user reached the split's daily or total submission limit."""
 
 
+class AccountRefused(UploadRefused):
+    """The split's account policy (verified e-mail, curator approval) does not let this account upload yet."""
+
+
 class ActionRefused(Exception):
     """An action on an existing submission that its state does not allow (e.g. withdrawing twice)."""
 

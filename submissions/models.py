@@ -20,6 +20,12 @@ from django.utils import timezone
 # Profiles and API tokens are the accounts app's; named here for code written before they moved.
 from accounts.models import ApiToken, Profile  # noqa: F401
 
+#: What a run sent before its split's judgments are published is told (status ``waiting``).
+WAITING_MESSAGE = (
+    "This split's relevance judgments are not published yet: the run waits and is scored when the curators "
+    "publish them."
+)
+
 
 def private_storage():
     return storages["private"]
@@ -38,6 +44,8 @@ class Submission(models.Model):
         SCORING = "scoring", "scoring"
         SCORED = "scored", "scored"
         FAILED = "failed", "failed"
+        # Sent to a split opened for runs before its judgments: scored when the curators publish them.
+        WAITING = "waiting", "waiting for judgments"
 
     class FailureKind(models.TextChoices):
         NONE = "", "none"
@@ -248,10 +256,21 @@ class Submission(models.Model):
             error={"message": message, "details": details or []},
         )
 
-    def reset_for_rescore(self) -> bool:
-        """scored/failed → queued, when new qrels are published or a curator asks (never once the file is removed)."""
+    def mark_waiting(self, message: str) -> bool:
+        """queued/scoring → waiting: the split has no published judgments yet (``reset_for_rescore`` when it has)."""
         return self._transition(
-            [self.Status.SCORED, self.Status.FAILED],
+            [self.Status.QUEUED, self.Status.SCORING],
+            message=message,
+            status=self.Status.WAITING,
+            progress=0.0,
+            heartbeat_at=None,
+            enqueued_at=None,
+        )
+
+    def reset_for_rescore(self) -> bool:
+        """scored/failed/waiting → queued, when qrels are published or a curator asks (never once the file is removed)."""
+        return self._transition(
+            [self.Status.SCORED, self.Status.FAILED, self.Status.WAITING],
             only_if={"file_removed_at__isnull": True},
             status=self.Status.QUEUED,
             progress=0.0,

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 import numpy as np
-from django.db.models import Exists, OuterRef, Prefetch, QuerySet
+from django.db.models import Count, Exists, IntegerField, OuterRef, Prefetch, QuerySet, Subquery
 from django.http import Http404
 from django.utils import timezone
 
@@ -68,9 +68,34 @@ class QuotaStatus:
 
 def counted_submissions(*, user, split: Split) -> QuerySet[Submission]:
     """The submissions that count against the quota: all but baselines and the service's own failures."""
-    return Submission.objects.filter(user=user, split=split, is_baseline=False).exclude(
+    return _counted(Submission.objects.filter(user=user, split=split))
+
+
+def _counted(queryset: QuerySet[Submission]) -> QuerySet[Submission]:
+    return queryset.filter(is_baseline=False).exclude(
         status=Submission.Status.FAILED, failure_kind=Submission.FailureKind.SERVICE
     )
+
+
+def submission_ordinal_expr(prefix: str = ""):
+    """:func:`submission_ordinal` as an annotation, for a whole leaderboard in one query.
+
+    ``prefix`` is the path to the submission (``"submission__"`` on results).
+    Annotates every row; callers show it for test splits and non-baselines only.
+    """
+    earlier = (
+        _counted(Submission.objects.filter(
+            user_id=OuterRef(f"{prefix}user_id"),
+            split_id=OuterRef(f"{prefix}split_id"),
+            created_at__lte=OuterRef(f"{prefix}created_at"),
+            pk__lte=OuterRef(f"{prefix}pk"),
+        ))
+        .order_by()
+        .values("user_id")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return Subquery(earlier, output_field=IntegerField())
 
 
 def submission_ordinal(*, submission: Submission) -> int | None:
@@ -293,3 +318,4 @@ def submission_result_history(*, submission: Submission) -> list[Result]:
     if pending is not None:
         results = results.exclude(qrels_version_id=pending)
     return list(results.order_by("-qrels_version__version"))
+

@@ -16,6 +16,7 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
+from accounts.policy import upload_refusal
 from leaderboard.models import Dataset, Split
 
 from . import selectors, services
@@ -54,6 +55,8 @@ def _upload_context(split: Split, user) -> dict:
         "split": split,
         "dataset": split.dataset,
         "quota": selectors.submission_quota(user=user, split=split),
+        # The account policy (verified e-mail, curator approval), said before the form is filled in.
+        "account_refusal": upload_refusal(user=user, split=split),
         "example_line": EXAMPLE_LINE.format(qid=first_topic, docid=split.dataset.docid_example or "doc1"),
     }
 
@@ -84,7 +87,7 @@ def upload(request: HttpRequest, dataset_slug: str) -> HttpResponse:
             except UploadRefused as exc:
                 _refusal_to_form(form, exc)
             else:
-                if split.waits_for_judgments:
+                if submission.status == Submission.Status.WAITING:
                     messages.success(request, "Your run was received. The split's judgments are not published yet: "
                                               "it waits and is scored when the curators publish them.")
                 else:
@@ -111,7 +114,9 @@ def _status_payload(submission: Submission, *, is_owner: bool) -> dict:
         "attempts": submission.attempts,
         "updated_at": submission.updated_at.isoformat(),
         "error": error,
-        "is_final": submission.status in (Submission.Status.SCORED, Submission.Status.FAILED),
+        # Final for a page that polls: a run waiting for judgments may wait for weeks.
+        "is_final": submission.status in (Submission.Status.SCORED, Submission.Status.FAILED,
+                                          Submission.Status.WAITING),
         "message": selectors.ladder_note(result, split=submission.split, is_owner=is_owner),
     }
 

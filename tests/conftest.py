@@ -8,7 +8,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from allauth.account.models import EmailAddress
+
+from tests.users import verified
 
 pytest_plugins = ["tests.fixtures_worker", "tests.fixtures_site"]
 
@@ -61,12 +62,6 @@ def alice(django_user_model):
 @pytest.fixture
 def bob(django_user_model):
     return verified(django_user_model.objects.create_user("bob", "bob@example.org", "correct horse battery staple"))
-
-
-def verified(user):
-    """A participant who clicked the mailed link: hidden splits take uploads from verified addresses only."""
-    EmailAddress.objects.create(user=user, email=user.email, primary=True, verified=True)
-    return user
 
 
 @pytest.fixture

@@ -27,7 +27,7 @@ from leaderboard.models import Dataset, Split
 from leaderboard.selectors import DatasetNotFound, SplitNotFound, dataset_for_page, split_for_page
 from lexboard.converters import MAX_ID
 
-from ..errors import QuotaExceeded, UploadRefused
+from ..errors import AccountRefused, QuotaExceeded, UploadRefused
 from ..models import Result, Submission
 from ..services import METADATA_FIELDS, submission_create
 from ..throttling import UploadRateThrottle
@@ -113,7 +113,8 @@ class SubmissionListCreate(JsonView):
         responses={
             202: SubmissionCreatedSerializer,
             **error_responses(
-                403, 413,
+                413,
+                e403="The split's account policy: verify your e-mail address, or wait for a curator's approval.",
                 e400="The file or a field was refused; `details` names the lines.",
                 e401="No valid token.",
                 e404="No such dataset or split.",
@@ -151,6 +152,8 @@ class SubmissionListCreate(JsonView):
                 wait = (exc.retry_at - timezone.now()).total_seconds()
                 headers["Retry-After"] = str(max(1, int(wait)))
             return Response(body, status=status.HTTP_429_TOO_MANY_REQUESTS, headers=headers)
+        except AccountRefused as exc:
+            raise ApiError(exc.message, details=exc.details, status_code=status.HTTP_403_FORBIDDEN) from exc
         except UploadRefused as exc:
             raise ApiError(exc.message, details=exc.details) from exc
         url = request.build_absolute_uri(reverse("api:submission", args=[submission.pk]))

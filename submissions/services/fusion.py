@@ -36,6 +36,7 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 from django.db.models import Q
 
+from accounts.policy import upload_refusal
 from evaluation.errors import InputError
 from evaluation.fusion import combsum, rrf
 from evaluation.runs import read_run, write_run
@@ -203,6 +204,8 @@ def fusion_create(*, user, parts: list[Submission], method: str = "rrf", k: int 
     """
 
     k = int(k)
+    if parts and (refusal := upload_refusal(user=user, split=parts[0].split)):  # a submission: the same policy
+        raise FusionRefused(refusal, status=403)
     fusion_check(user=user, parts=parts, method=method, k=k)
     split = parts[0].split
     params = {"method": method, "parts": [p.pk for p in parts]}

@@ -10,7 +10,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.core.cache import cache
 from django.db import InterfaceError, OperationalError, transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from leaderboard.models import QrelsVersion, Split
@@ -67,11 +67,12 @@ class PublishOutcome:
 
 
 def requeue_service_failures(split_id: int) -> int:
-    """Give failures of ours another chance on new judgments (the file's own failures stay)."""
+    """Queue the runs waiting for judgments, and give failures of ours another chance (the file's own failures stay)."""
     count = 0
     failed = Submission.objects.filter(
-        split_id=split_id, status=Submission.Status.FAILED, failure_kind=Submission.FailureKind.SERVICE,
-        withdrawn_at__isnull=True, file_removed_at__isnull=True,
+        Q(status=Submission.Status.WAITING)
+        | Q(status=Submission.Status.FAILED, failure_kind=Submission.FailureKind.SERVICE),
+        split_id=split_id, withdrawn_at__isnull=True, file_removed_at__isnull=True,
     )
     for submission in failed:
         if submission.reset_for_rescore():

@@ -43,7 +43,7 @@ from django.utils import timezone
 from evaluation.errors import InputError, QrelsFormatError
 from leaderboard.models import Split
 
-from ..models import Submission
+from ..models import WAITING_MESSAGE, Submission
 from .fusion import FusionFailed
 from .ladder import ladder_judge
 from .queue import enqueue_after_commit, send_rescoring_after_commit
@@ -213,9 +213,10 @@ def _score_claimed(submission: Submission, attempt: int, heartbeat: _Heartbeat,
     dataset = split.dataset
     version = split.current_qrels
     if version is None:
-        _fail(submission.pk, attempt, kind=Submission.FailureKind.SERVICE,
-              message="This split has no published relevance judgments yet. It will be scored when the "
-                      "curators publish them; this does not count against your quota.")
+        with transaction.atomic():
+            row = _locked_attempt(submission.pk, attempt)
+            if row is not None:
+                row.mark_waiting(WAITING_MESSAGE)
         return
 
     def report(fraction: float, *_: Any) -> None:

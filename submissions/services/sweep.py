@@ -15,7 +15,7 @@ from leaderboard.models import Split
 
 from ..models import Submission
 from .queue import enqueue_after_commit, submission_enqueue
-from .rescoring import split_finish_rescoring, split_rescoring_resend
+from .rescoring import requeue_service_failures, split_finish_rescoring, split_rescoring_resend
 from .storage import files_remove_expired
 
 logger = logging.getLogger(__name__)
@@ -36,7 +36,10 @@ def submissions_sweep(*, now=None) -> dict[str, int]:
       (a duplicate message is harmless: only one claim succeeds);
     * scoring rows whose heartbeat is older than
       ``LEXBOARD_HEARTBEAT_STALE_SECONDS`` are requeued and sent, or failed
-      with a service error once ``LEXBOARD_MAX_SCORING_ATTEMPTS`` is reached.
+      with a service error once ``LEXBOARD_MAX_SCORING_ATTEMPTS`` is reached;
+    * runs waiting for judgments on a split whose judgments are published are
+      queued (the publication queues them; this catches an upload saved while
+      the publication committed);
 
     * splits with a pending qrels version are switched when every scored
       submission has a result on it (e.g. the last missing one was
@@ -87,6 +90,18 @@ def submissions_sweep(*, now=None) -> dict[str, int]:
             elif row.requeue(message="the worker scoring it went silent; queued again"):
                 enqueue_after_commit(row.pk)
                 counts["requeued"] += 1
+
+    # Runs still waiting on splits whose judgments are now published (a publication that committed while
+    # such an upload was being saved did not see it): queue them.
+    waiting = (
+        Submission.objects.filter(status=Submission.Status.WAITING, split__current_qrels__isnull=False)
+        .values_list("split_id", flat=True).distinct()
+    )
+    for split_id in list(waiting):
+        with transaction.atomic():
+            woken = requeue_service_failures(split_id)
+        if woken:
+            counts["waiting_queued"] = counts.get("waiting_queued", 0) + woken
 
     # Splits waiting for a rescoring: switch the ones that are done (e.g. after
     # a withdrawal), re-send what looks lost. Counted only when something happened.

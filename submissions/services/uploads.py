@@ -23,13 +23,14 @@ from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
+from accounts.policy import upload_refusal
 from evaluation.errors import Problem, RunFormatError
 from evaluation.ladder import coverage_check
 from evaluation.runs import Run, RunScan, scan_run
 from leaderboard.models import Dataset, Split, Topic
 
-from ..errors import QuotaExceeded, UploadRefused
-from ..models import Submission
+from ..errors import AccountRefused, QuotaExceeded, UploadRefused
+from ..models import WAITING_MESSAGE, StatusEvent, Submission
 from ..selectors import submission_quota
 from .locks import lock_uploader
 from .predictions import EXAMPLES, predictions_head_problems
@@ -441,6 +442,12 @@ def _identical_entries(*, user, split: Split, inspected: InspectedUpload) -> Sub
     )
 
 
+def _check_account(*, user, split: Split) -> None:
+    """The split's account policy (verified e-mail, curator approval): refused before anything is read or kept."""
+    if refusal := upload_refusal(user=user, split=split):
+        raise AccountRefused(refusal, [{"line": None, "reason": refusal}])
+
+
 def _check_accepts(split: Split) -> None:
     if not split.accepts_submissions:
         raise UploadRefused(f"{split} does not accept submissions at the moment.")
@@ -482,6 +489,7 @@ def submission_create(
     if not values.get("system_name"):
         raise UploadRefused("Give the system a name.", [{"line": None, "reason": "system_name: required"}])
     if not is_baseline:
+        _check_account(user=user, split=split)
         _check_quota(user=user, split=split)  # early, to spare a long check of a file that cannot be taken
         if refusal := storage_refusal(user=user, incoming_bytes=upload.size or 0):  # storage.py: bytes stored
             raise QuotaExceeded(refusal, [{"line": None, "reason": refusal}])
@@ -515,8 +523,13 @@ def submission_create(
             lock_uploader(user)
             if not is_baseline:
                 _check_quota(user=user, split=split)
+            waits = Split.objects.filter(pk=split.pk, current_qrels__isnull=True).exists()
+            if waits:  # opened for runs before its judgments: scored when they are published (the sweep checks)
+                submission.status = Submission.Status.WAITING
             submission.save()
-            if enqueue:
+            if waits:
+                StatusEvent.objects.create(submission=submission, status=submission.status, message=WAITING_MESSAGE)
+            elif enqueue:
                 submission_id = submission.pk
                 transaction.on_commit(lambda: submission_enqueue(submission_id=submission_id))
     except BaseException:

@@ -18,6 +18,7 @@ from rest_framework.test import APIClient
 from evaluation import cli
 from submissions.models import Submission
 from submissions.services import submission_score_now
+from tests.users import participant
 
 from .conftest import N_TOPICS, qid, relevant_docs
 
@@ -89,7 +90,7 @@ def test_a_combsum_fusion_through_the_api_is_pollable_and_matches_the_command_li
     a = scored("test", alice, "perfect")
     b = scored("test", bob, "shifted")
     # Carol's first submission on the hidden split: the Ladder releases it (it beats an empty run), rounded.
-    carol = django_user_model.objects.create_user("carol", "carol@example.org", "correct horse battery staple")
+    carol = participant("carol")
     api = APIClient()
     api.force_authenticate(carol)
     response = api.post(reverse("api:fusions"), {"submissions": [a.pk, b.pk], "method": "combsum"}, format="json")

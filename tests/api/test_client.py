@@ -143,6 +143,19 @@ def test_status_prints_a_failure_with_its_lines_and_exits_1(live_server, tiny_da
 
 
 @pytest.mark.django_db(transaction=True)
+def test_a_run_waiting_for_judgments_is_said_to_wait_and_exits_4(live_server, tiny_dataset, alice, alice_token):
+    split = tiny_dataset.splits.get(name="test")
+    upload = SimpleUploadedFile("run.txt", run_bytes(PERFECT))
+    submission = submission_create(user=alice, split=split, upload=upload, metadata={"system_name": "x"},
+                                   enqueue=False)
+    Submission.objects.filter(pk=submission.pk).update(status=Submission.Status.WAITING)
+
+    code, out, _ = run_client("status", submission.pk, "--url", live_server.url, "--token", alice_token, "--wait")
+    assert code == 4
+    assert "waiting: the split's judgments are not published yet" in out
+
+
+@pytest.mark.django_db(transaction=True)
 def test_status_of_someone_elses_private_submission_is_not_found(live_server, tiny_dataset, alice, bob):
     split = tiny_dataset.splits.get(name="test")
     submission = submission_create(user=alice, split=split, upload=SimpleUploadedFile("r.txt", run_bytes(PERFECT)),

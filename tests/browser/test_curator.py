@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.users import participant
+
 from .helpers import SCORING_TIMEOUT_MS, accessibility_problems
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e, pytest.mark.slow]
@@ -106,7 +108,7 @@ def test_a_curator_imports_a_dataset_publishes_new_qrels_and_sees_the_rescored_l
     # A participant's run, scored by the worker on version 1. It ranks 5 of the 6 topics: the curator
     # sets the hidden split's coverage rule to 80% (the default asks for 90%).
     type(split).objects.filter(pk=split.pk).update(min_coverage=0.8)
-    marie = django_user_model.objects.create_user("marie", "marie@example.org", PASSWORD)
+    marie = participant("marie", PASSWORD)
     submission = submission_create(
         user=marie, split=split, upload=upload_of(RUN.encode(), "mine.run"),
         metadata={"system_name": "Reference first", "family": "lexical", "visibility": "public"},

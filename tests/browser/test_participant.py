@@ -12,6 +12,8 @@ import signal
 
 import pytest
 
+from tests.users import participant
+
 from .helpers import SCORING_TIMEOUT_MS, accessibility_problems
 from .runs import fused_demo_run
 
@@ -149,7 +151,7 @@ def _run_with_a_duplicate_far_down(content: bytes, *, at_line: int) -> bytes:
 
 
 def test_a_participant_sees_the_line_and_the_fix_when_an_upload_fails(demo, browser_page, django_user_model, shoot):
-    django_user_model.objects.create_user("yannick", "yannick@example.org", PASSWORD)
+    participant("yannick", PASSWORD)
     page = browser_page
     log_in(page, "yannick")
 

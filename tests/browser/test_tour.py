@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.users import participant
+
 from .helpers import accessibility_problems
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e, pytest.mark.slow]
@@ -22,7 +24,7 @@ def test_every_kind_of_page_loads_cleanly_in_the_browser(demo, browser_page, dja
     from .test_visitor import add_fused_entries
 
     add_fused_entries(demo)
-    django_user_model.objects.create_user("tourist", "tourist@example.org", PASSWORD)
+    participant("tourist", PASSWORD)
     test_entries = list(
         Submission.objects.filter(split__dataset=demo, split__name="test", status="scored").values_list("pk", flat=True)
     )

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.users import participant
+
 from .helpers import accessibility_problems
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e, pytest.mark.slow]
@@ -47,7 +49,6 @@ def add_fused_entries(dataset) -> None:
     the test split is hidden, and the Ladder holds back a participant's second
     run that is no significant improvement over their first (docs/security.md).
     """
-    from django.contrib.auth import get_user_model
 
     from submissions.services import submission_create, submission_score_now
 
@@ -58,9 +59,7 @@ def add_fused_entries(dataset) -> None:
         ("marie", "RRF(BM25, TF-IDF)", 100, "Reciprocal rank fusion (k=60) of the BM25 and TF-IDF baselines."),
         ("jules", "RRF(BM25, TF-IDF), top 20", 20, "The same fusion, keeping 20 articles per question."),
     ):
-        user = get_user_model().objects.create_user(
-            username, f"{username}@example.org", "correct horse battery staple"
-        )
+        user = participant(username)
         submission = submission_create(
             user=user, split=split, upload=upload_of(fused_demo_run("test", depth=depth), "rrf.run"),
             metadata={"system_name": name, "family": "hybrid", "visibility": "public", "description": description},

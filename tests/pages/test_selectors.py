@@ -6,6 +6,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from boards.selectors import LeaderboardRow, home_datasets, leaderboard_rows, rank_rows
+from submissions.models import Submission
+from submissions.selectors import submission_ordinal
 
 
 def _row(system, value, kind="scored"):
@@ -154,3 +156,23 @@ def test_it_summarises_datasets_for_the_home_page(split_test, alice, make_entry,
     (bench,) = home_datasets()
     (summary,) = bench.datasets
     assert (summary.best.system, summary.n_entries, summary.n_reported) == ("mine", 1, 1)
+
+
+def test_each_test_entry_says_which_try_of_its_owner_it_was(client, split_test, split_dev, alice, bob, make_entry,
+                                                             staff):
+    """Issue 14: how many test submissions its owner had made when it was sent, counted like the quota."""
+    make_entry(split_test, alice, "a failed try", {}, status="failed")
+    make_entry(split_test, alice, "our fault", {}, status="failed", failure_kind=Submission.FailureKind.SERVICE)
+    first = make_entry(split_test, alice, "alice 2nd", {"R@10": 0.4}, visibility="public")
+    make_entry(split_test, bob, "bob 1st", {"R@10": 0.3}, visibility="public")
+    make_entry(split_test, alice, "alice 3rd", {"R@10": 0.5}, visibility="public")
+    make_entry(split_test, staff, "BM25", {"R@10": 0.2}, is_baseline=True)
+    make_entry(split_dev, alice, "dev", {"R@10": 0.2}, visibility="public")
+    rows = {r.system: r.owner_submission_number for r in leaderboard_rows(split=split_test)}
+    assert rows == {"alice 2nd": 2, "bob 1st": 1, "alice 3rd": 3, "BM25": None}
+    assert submission_ordinal(submission=first) == 2  # the submission page says the same
+    assert [r.owner_submission_number for r in leaderboard_rows(split=split_dev)] == [None]
+    page = client.get(split_test.get_absolute_url()).content.decode()
+    assert "try 3" in page and "try 2" in page
+    api = client.get("/api/v1/datasets/tiny/leaderboard?split=test").json()
+    assert {e["system"]: e["owner_submission_number"] for e in api["entries"]}["alice 3rd"] == 3

@@ -1,8 +1,8 @@
 """Runs sent before a split's judgments exist are scored when the judgments are published, by every path.
 
 A curator opens a split for runs before judgments (the TREC way); a run is
-uploaded and the real worker finds no judgments ("it will be scored when the
-curators publish them"). Then the judgments arrive through one of the four
+uploaded and waits (status ``waiting``: "scored when the curators publish
+them"; the real worker puts a run it gets meanwhile back to waiting). Then the judgments arrive through one of the four
 ways a curator publishes: the admin's import form, the admin's "publish"
 action, ``import_dataset --publish``, and the importer's first version
 (``import_trec`` called below the submissions side). Each time the same
@@ -23,7 +23,7 @@ from leaderboard.importers import import_trec
 from leaderboard.models import Benchmark, Dataset, Split, Topic
 from leaderboard.services import corpus_set, qrels_version_add
 from submissions.models import Submission
-from submissions.services import submission_create
+from submissions.services import submission_create, submission_enqueue
 
 from .conftest import expected_means, upload
 
@@ -52,10 +52,14 @@ def waiting(transactional_db, celery_worker_process, alice):
         user=alice, split=split, upload=upload(RUN, "mine.trec"),
         metadata={"system_name": "Mine", "family": "other", "visibility": "private"},
     )
-    wait_for(submission, Submission.Status.FAILED, celery_worker_process)
-    row = Submission.objects.get(pk=submission.pk)
-    assert row.failure_kind == Submission.FailureKind.SERVICE
-    assert "will be scored when the curators publish them" in row.error["message"]
+    # Waiting at once: no message to the worker, the status says why.
+    assert submission.status == Submission.Status.WAITING
+    assert "scored when the curators publish them" in submission.events.get().message
+    # A run the worker gets while there are no judgments (queued by hand here) goes back to waiting.
+    Submission.objects.filter(pk=submission.pk).update(status=Submission.Status.QUEUED)
+    submission_enqueue(submission_id=submission.pk)
+    wait_for(submission, Submission.Status.WAITING, celery_worker_process)
+    assert Submission.objects.get(pk=submission.pk).failure_kind == ""
     return split, submission
 
 

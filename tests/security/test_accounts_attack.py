@@ -17,6 +17,7 @@ address the proxy writes into X-Forwarded-For.
 from __future__ import annotations
 
 import http.client
+import io
 import os
 import signal
 import socket
@@ -30,6 +31,9 @@ from urllib.parse import urlencode
 
 import pytest
 from allauth.account.models import EmailAddress
+
+from submissions import client as lexclient
+from submissions.models import ApiToken, Submission
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -173,3 +177,29 @@ def test_a_forged_forwarded_for_is_ignored_without_trusted_proxies(start_server,
     # The owner from another socket address is not locked out.
     status, _ = Visitor(port, source="127.0.0.2").login("owner", PASSWORD)
     assert status == 302
+
+
+def test_a_fresh_account_cannot_upload_to_the_hidden_split_until_its_address_is_verified(
+    start_server, transactional_db, tiny_dataset, django_user_model, tmp_path, private_run_storage
+):
+    """Issue 12: free accounts made the per-account quota no limit. Sign up, take a token, upload: refused."""
+    port = start_server()
+    fields = {"username": "sockpuppet", "email": "sockpuppet@example.org",
+              "password1": "a long and unusual passphrase 42", "password2": "a long and unusual passphrase 42"}
+    assert Visitor(port, source="127.0.0.3").post("/accounts/signup/", fields)[0] == 302
+    sock = django_user_model.objects.get(username="sockpuppet")
+    _, key = ApiToken.issue(user=sock, name="attack")  # what the profile page hands out
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 d1 1 3.0 sys\nq2 Q0 d3 1 2.0 sys\nq3 Q0 d4 1 1.0 sys\n")
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["submit", "--url", f"http://127.0.0.1:{port}", "--token", key, "--dataset", "tiny", "--run", str(run),
+            "--system-name", "probe", "--visibility", "private"]
+    assert lexclient.main(argv, out=out, err=err) == 2, out.getvalue() + err.getvalue()
+    assert "Verify your e-mail address before uploading to tiny/test" in err.getvalue()
+    assert not Submission.objects.exists()
+
+    # The mailed link clicked: the same upload goes through.
+    EmailAddress.objects.filter(user=sock).update(verified=True)
+    out, err = io.StringIO(), io.StringIO()
+    assert lexclient.main(argv, out=out, err=err) == 0, out.getvalue() + err.getvalue()
+    assert Submission.objects.filter(user=sock).count() == 1
