@@ -18,7 +18,7 @@ from django.contrib.auth.models import Group
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from submissions.services import submission_create, submission_score_now
-from tests.conftest import verified
+from tests.users import verified
 
 RUN_A = "".join(f"{q} Q0 {d} {i} {10 - i}.0 A\n" for q, docs in (("q1", "d1 d9 d11"), ("q2", "d3 d12"),
                                                                    ("q3", "d4 d13")) for i, d in enumerate(docs.split(), 1))

@@ -15,7 +15,7 @@ from assessment.pools import pool_assign, pool_build
 from leaderboard.models import Split
 from leaderboard.services import corpus_set
 from tests.assessment.conftest import RUN_A, RUN_B, submit
-from tests.conftest import verified
+from tests.users import verified
 
 from .helpers import accessibility_problems
 
