@@ -34,6 +34,7 @@ INSTALLED_APPS = [
     "demo",
     "accounts",
     "sharedtasks",
+    "assessment",
 ]
 
 MIDDLEWARE = [

@@ -194,10 +194,20 @@ def result_store(*, submission: Submission, computed: ComputedResult) -> Result:
     """Store the result of ``submission`` on ``computed``'s version: one row per (submission, version).
 
     ``update_or_create`` on the unique pair, so a redelivered or repeated
-    scoring replaces its own row and never adds a second one. While a shared
-    task partitions the split (decided now, not when computed: the reveal may
-    have come in between), the row holds the public topics' values and the
-    parts are kept beside it (:mod:`.partition`).
+    scoring replaces its own row and never adds a second one.
+
+    On a split with the Ladder a new row starts *not released*: only
+    :func:`~submissions.services.ladder.ladder_judge` (on the current
+    version, or the replay when a pending one becomes current) releases it.
+    A result no Ladder ever judges (stored on a version that was staged and
+    then replaced, or on the old version by a scoring the switch overtook)
+    must not show a number the Ladder would have held back. A row that
+    exists keeps its judgment (``ladder_judge`` leaves a judged row alone)
+    unless its scores changed: then it is unjudged again.
+
+    While a shared task partitions the split (decided now, not when computed:
+    the reveal may have come in between), the row holds the public topics'
+    values and the parts are kept beside it (:mod:`.partition`).
     """
     scores, primary, n_queries, per_query = (computed.scores, computed.primary_score, computed.n_queries,
                                              computed.per_query)
@@ -205,18 +215,22 @@ def result_store(*, submission: Submission, computed: ComputedResult) -> Result:
         parts_store(submission_id=submission.pk, version_id=computed.version_id, parts=computed.parts)
         if phase_partition(split_id=submission.split_id) is not None:
             scores, primary, n_queries, per_query = computed.parts["public"]
+    unjudged = {"released": not submission.split.uses_ladder, "ladder_message": "", "ladder_p": None}
+    stored = Result.objects.filter(submission=submission, qrels_version_id=computed.version_id).only("scores").first()
+    values = {
+        "scores": scores,
+        "primary_score": primary,
+        "n_queries": n_queries,
+        "per_query": per_query,
+        "warnings": computed.warnings,
+        "duration_seconds": computed.duration_seconds,
+        "verified_by": computed.verified_by,
+    }
     result, _ = Result.objects.update_or_create(
         submission=submission,
         qrels_version_id=computed.version_id,
-        defaults={
-            "scores": scores,
-            "primary_score": primary,
-            "n_queries": n_queries,
-            "per_query": per_query,
-            "warnings": computed.warnings,
-            "duration_seconds": computed.duration_seconds,
-            "verified_by": computed.verified_by,
-        },
+        defaults=values if stored is None or stored.scores == scores else {**values, **unjudged},
+        create_defaults={**values, **unjudged},
     )
     return result
 

@@ -77,7 +77,9 @@ NO_SCORES = {
 
 
 def _declared(key: str, full: str) -> bool:
-    return key in PROBES or key in NO_SCORES or key.startswith(("account_", "admin:", "socialaccount_")) \
+    # The admin and the assessment pages are the curators' and assessors' (they work on the judgments
+    # themselves, like the admin); accounts' pages show no score.
+    return key in PROBES or key in NO_SCORES or key.startswith(("account_", "admin:", "socialaccount_", "assessment:")) \
         or full.startswith("admin/")
 
 
