@@ -145,6 +145,10 @@ class Phase(models.Model):
                                           f"{before['public_share']} and {before['seed']}).")
         if self.split_id and not self.split.hidden:
             errors["split"] = "A shared task runs on a hidden split: mark the split hidden first."
+        elif self.split_id and self.split.dataset.task != "retrieval":
+            # Macro-F1 is not a mean over topics: a public part could not be scored apart from the private one.
+            errors["split"] = ("A shared task's public and private parts need per-topic scores: choose a split of a "
+                               "retrieval dataset (classification and NER scores are corpus-level).")
         if errors:
             raise ValidationError(errors)
 

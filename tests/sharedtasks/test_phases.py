@@ -192,3 +192,16 @@ def test_a_team_runs_try_number_counts_the_teams_runs(task_world, alice, carol, 
     assert submission_ordinal(submission=first) == 1 and submission_ordinal(submission=second) == 2
     entries = client.get(reverse("api:leaderboard", args=["coliee-t3"])).json()["entries"]
     assert {e["system"]: e["owner_submission_number"] for e in entries} == {"first": 1, "second": 2}
+
+
+def test_a_phase_needs_a_hidden_retrieval_split(task_world):
+    from leaderboard.models import Dataset, Split
+
+    Split.objects.filter(pk=task_world.split.pk).update(hidden=False)
+    phase = Phase.objects.get(pk=task_world.phase.pk)
+    with pytest.raises(ValidationError, match="hidden split"):
+        phase.full_clean()
+    Split.objects.filter(pk=task_world.split.pk).update(hidden=True)
+    Dataset.objects.filter(pk=task_world.dataset.pk).update(task="single")
+    with pytest.raises(ValidationError, match="per-topic scores"):
+        Phase.objects.get(pk=task_world.phase.pk).full_clean()
