@@ -211,7 +211,8 @@ def _aggregates(*, split: Split, result, vectors: dict[str, np.ndarray], measure
         qids=qids, categories={q: c for q, (c, _) in topics.items()}, vectors=vectors, measures=measures,
         min_queries=min_queries,
     )
-    buckets, n_hidden_buckets = ([], 0)
+    buckets: list[GroupRow] = []
+    n_hidden_buckets = 0
     # A hidden split shows the intervals over all queries and the large categories only: the bucket
     # table, the recall curve, the histogram and judged@10 are facts about single queries' judgments.
     public = not split.hidden

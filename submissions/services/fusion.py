@@ -208,7 +208,7 @@ def fusion_create(*, user, parts: list[Submission], method: str = "rrf", k: int 
         raise FusionRefused(refusal, status=403)
     fusion_check(user=user, parts=parts, method=method, k=k)
     split = parts[0].split
-    params = {"method": method, "parts": [p.pk for p in parts]}
+    params: dict[str, object] = {"method": method, "parts": [p.pk for p in parts]}
     if method == "rrf":
         params["k"] = k
     name = system_name.strip()[:120] or fusion_name(parts, method=method, k=k)
