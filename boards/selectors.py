@@ -324,7 +324,7 @@ def params_range(text: str) -> str:
     value = parse_params(text)
     if value is None:
         return "unknown"
-    return next(key for key, _, lo, hi in PARAM_RANGES if lo is not None and lo <= value < hi)
+    return next(key for key, _, lo, hi in PARAM_RANGES if lo is not None and hi is not None and lo <= value < hi)
 
 
 @dataclass(frozen=True)
@@ -395,7 +395,8 @@ def best_per_participant(rows: list[LeaderboardRow], *, measure: str) -> list[Le
         key = row.participant or f"row:{id(row)}"
         held = best.get(key)
         value = row.scores.get(measure)
-        if held is None or (value is not None and (held.scores.get(measure) is None or value > held.scores[measure])):
+        held_value = held.scores.get(measure) if held is not None else None
+        if held is None or (value is not None and (held_value is None or value > held_value)):
             best[key] = row
     chosen = {id(r) for r in best.values()}
     return [r for r in rows if id(r) in chosen]
