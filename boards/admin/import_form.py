@@ -46,7 +46,8 @@ class ImportForm(forms.Form):
         "qrels/<split>.tsv · trec: the topics, qrels and corpus-ids files below · classification "
         "(classification and NER datasets): one split's JSONL or CSV file in Files, with Split and Hidden",
     )
-    files = MultipleFileField(
+    # A declared field: Django's form metaclass moves it to base_fields, so BaseForm.files (the uploads) stays.
+    files = MultipleFileField(  # type: ignore[assignment]
         required=False,
         help_text="bsard or beir: the released files, several at once or one zip of the folder",
     )
@@ -74,6 +75,7 @@ class ImportForm(forms.Form):
 
     def clean(self):
         data = super().clean()
+        assert data is not None  # Form.clean returns cleaned_data
         fmt = data.get("format")
         if fmt == "trec":
             for name in ("split", "topics", "qrels"):

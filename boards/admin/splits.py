@@ -175,10 +175,12 @@ class QrelsVersionAdmin(admin.ModelAdmin):
             queued = qrels_version_publish_and_rescore(split=version.split, version=version)
             self.log_change(request, version, "Published")
             if version.split.pending_qrels_id == version.pk:
+                current = version.split.current_qrels
+                assert current is not None  # a version is staged only behind a current one (split_qrels_publish)
                 self.message_user(
                     request,
                     f"{version} published; {count(queued, 'submission')} queued for rescoring. The leaderboard keeps "
-                    f"showing v{version.split.current_qrels.version} until every one is rescored, then switches "
+                    f"showing v{current.version} until every one is rescored, then switches "
                     "(see the split's rescoring progress).",
                     messages.SUCCESS,
                 )
