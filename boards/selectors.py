@@ -123,7 +123,9 @@ def _submission_row(result, *, split: Split, private: bool = False) -> Leaderboa
         coverage_exempt=sub.coverage_exempt,
         family_key=sub.family,
         params=sub.params,
-        participant=f"user:{sub.user_id}",
+        # An anonymous entry is a participant of its own: grouped with its owner's other rows, "best per
+        # participant" would drop it or them and so tell who owns it.
+        participant="" if anonymous else f"user:{sub.user_id}",
         owner_submission_number=None if sub.is_baseline or split.kind != Split.Kind.TEST
         else getattr(result, "owner_submission_number", None),
     )
@@ -265,8 +267,9 @@ def resolve_sort(dataset: Dataset, sort: str | None) -> str:
 
 
 def cache_key(split: Split) -> str:
-    """Changes whenever a score is stored, an entry changes or new qrels are published."""
-    return f"lexboard:lb:v2:{split.pk}:{split.cache_version}:{split.current_qrels_id}"
+    """Changes whenever a score is stored, an entry changes, new qrels are published or the split is hidden
+    or made public (rows of a hidden split are rounded and released only; a curator's switch bumps no version)."""
+    return f"lexboard:lb:v3:{split.pk}:{split.cache_version}:{split.current_qrels_id}:{int(split.hidden)}"
 
 
 def leaderboard_rows(*, split: Split, user=None, sort: str | None = None) -> list[LeaderboardRow]:
@@ -387,8 +390,9 @@ class LeaderboardFilters:
 def best_per_participant(rows: list[LeaderboardRow], *, measure: str) -> list[LeaderboardRow]:
     """Each participant's best row on ``measure`` (the earliest among equals), in the order given.
 
-    Entries scored here group by their owner (whatever their visibility), reported rows by their
-    paper; a participant without a value on ``measure`` keeps their first row.
+    Entries scored here group by their owner, except anonymous ones, each its own (grouping them would
+    name their owner); reported rows group by their paper; a participant without a value on ``measure``
+    keeps their first row.
     """
     best: dict[str, LeaderboardRow] = {}
     for row in rows:

@@ -285,7 +285,7 @@ def compute_significance(*, entries: list[tuple[int, bool, np.ndarray]], measure
 
 def _cache_key(split: Split, measure: str) -> str:
     # v2: fixed families, Bonferroni tiers, flips by family size (a change of method changes the key).
-    return f"lexboard:sig:v2:{split.pk}:{split.cache_version}:{split.current_qrels_id}:{measure}"
+    return f"lexboard:sig:v3:{split.pk}:{split.cache_version}:{split.current_qrels_id}:{int(split.hidden)}:{measure}"
 
 
 def _vectors(result_ids: list[int], measure: str) -> dict[int, tuple[list[str], np.ndarray]]:
@@ -358,7 +358,7 @@ def leaderboard_power(*, split: Split) -> PowerAnalysis | None:
     leave this function, so it is shown on hidden splits too.
     """
     measure = split.dataset.primary_measure
-    key = f"lexboard:power:v1:{split.pk}:{split.cache_version}:{split.current_qrels_id}:{measure}"
+    key = f"lexboard:power:v2:{split.pk}:{split.cache_version}:{split.current_qrels_id}:{int(split.hidden)}:{measure}"
     cached = cache.get(key)
     if cached is not None:
         return cached or None

@@ -12,7 +12,7 @@ coarse (the reasoning, and what remains possible, is in docs/security.md):
   over the participant's current best on the hidden topics; otherwise the
   participant sees their best again. "Significant" is a one-sided paired
   sign-flip randomization test on the per-query values at level ``alpha``
-  (seeded, exact for up to 13 queries), and the displayed value must also go
+  (seeded, exact for up to 16 queries), and the displayed value must also go
   up by at least one step of the display precision. A change confined to a
   handful of queries can never pass: with k changed queries the smallest
   attainable p-value is 2^-k, so at alpha = 0.05 at least five queries must
@@ -34,7 +34,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as _scipy_stats
+
+from .stats import randomization_test
 
 #: One-sided level of the Ladder's test.
 ALPHA = 0.05
@@ -59,10 +60,13 @@ def improvement_p_value(best: Sequence[float] | np.ndarray, new: Sequence[float]
     """One-sided paired randomization test of "``new`` is better than ``best``" (higher is better).
 
     Per-query differences ``new - best`` have their signs flipped at random
-    (``scipy.stats.permutation_test``, paired samples, seeded); the p-value is
-    the share of flipped mean differences at least as large as the observed
-    one. Exact (all 2^n flips) when 2^n ≤ ``n_resamples``. 1.0 when nothing
-    differs.
+    (the leaderboard markers' own test, :func:`evaluation.stats.randomization_test`,
+    one-sided, seeded); the p-value is the share of flipped sums at least as
+    large as the observed one, (1 + hits) / (1 + ``n_resamples``). Exact (all
+    2^n flips) for n ≤ ``evaluation.stats.EXACT_MAX_N`` queries. 1.0 when
+    nothing differs. One matrix product: a judgment costs milliseconds, which
+    matters because the replay on new judgments runs every result of a split
+    in one transaction.
     """
     a = np.asarray(new, dtype=np.float64)
     b = np.asarray(best, dtype=np.float64)
@@ -70,11 +74,7 @@ def improvement_p_value(best: Sequence[float] | np.ndarray, new: Sequence[float]
         raise ValueError("the Ladder compares two per-query vectors of the same length (one value per topic)")
     if len(a) == 0 or not np.any(a != b):
         return 1.0
-    result = _scipy_stats.permutation_test(
-        (a, b), lambda x, y, axis: np.mean(x - y, axis=axis), permutation_type="samples",
-        alternative="greater", n_resamples=n_resamples, vectorized=True, rng=np.random.default_rng(seed),
-    )
-    return float(result.pvalue)
+    return randomization_test(a, b, n_resamples=n_resamples, seed=seed, alternative="greater")
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ def _paired(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) ->
 
 
 def randomization_test(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, *, n_resamples: int = 10000,
-                       seed: int = 0) -> float:
+                       seed: int = 0, alternative: str = "two-sided") -> float:
     """Paired two-sided randomization test of mean(a - b) = 0 by sign flips.
 
     Under the null hypothesis each per-query difference is as likely to have
@@ -36,12 +36,17 @@ def randomization_test(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.
     p-value is exact; otherwise ``n_resamples`` random flips (seeded) give
     p = (1 + #{|flipped sum| ≥ |observed sum|}) / (1 + n_resamples), which is
     never 0. Returns 1.0 when there are no queries or no differences.
+    ``alternative="greater"``: the one-sided test of mean(a - b) > 0, counting
+    flipped sums ≥ the observed sum (the Ladder's test).
 
     One comparison of :func:`randomization_tests` (same flips, same p-value):
     many comparisons at once should go through that one.
     """
+    if alternative not in ("two-sided", "greater"):
+        raise ValueError(f"alternative must be 'two-sided' or 'greater', not {alternative!r}")
     d = _paired(a, b)
-    return float(_sign_flip_pvalues(d[None, :], n_resamples=n_resamples, seed=seed)[0])
+    return float(_sign_flip_pvalues(d[None, :], n_resamples=n_resamples, seed=seed,
+                                    one_sided=alternative == "greater")[0])
 
 
 def randomization_tests(a_rows: np.ndarray, b_rows: np.ndarray, *, n_resamples: int = 10000,
@@ -72,8 +77,9 @@ _FLIP_BLOCK_VALUES = 4_000_000
 _SUM_BLOCK_VALUES = 4_000_000
 
 
-def _sign_flip_pvalues(d: np.ndarray, *, n_resamples: int, seed: int) -> np.ndarray:
-    """Two-sided sign-flip p-values of each row of differences ``d`` (n_comparisons × n_queries)."""
+def _sign_flip_pvalues(d: np.ndarray, *, n_resamples: int, seed: int, one_sided: bool = False) -> np.ndarray:
+    """Sign-flip p-values of each row of differences ``d`` (n_comparisons × n_queries): two-sided, or of
+    "the sum is greater than 0" when ``one_sided``."""
     k, n = d.shape
     p = np.ones(k, dtype=np.float64)
     if n == 0 or k == 0:
@@ -82,17 +88,17 @@ def _sign_flip_pvalues(d: np.ndarray, *, n_resamples: int, seed: int) -> np.ndar
     if len(active) == 0:
         return p
     d = np.ascontiguousarray(d[active])
-    observed = np.abs(d.sum(axis=1))
+    observed = d.sum(axis=1) if one_sided else np.abs(d.sum(axis=1))
     # Sums of the same numbers in another order may differ in the last bits.
-    threshold = observed - 1e-9 * np.maximum(observed, np.abs(d).sum(axis=1))
+    threshold = observed - 1e-9 * np.maximum(np.abs(observed), np.abs(d).sum(axis=1))
     hits = np.zeros(len(active), dtype=np.int64)
     if n <= EXACT_MAX_N:
         flips = ((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1) * 2 - 1
-        _count_extreme(flips.astype(np.float64), d, threshold, hits)
+        _count_extreme(flips.astype(np.float64), d, threshold, hits, one_sided=one_sided)
         p[active] = hits / 2 ** n
         return p
     for flips in _flip_blocks(n, n_resamples, seed):
-        _count_extreme(flips.astype(np.float64), d, threshold, hits)
+        _count_extreme(flips.astype(np.float64), d, threshold, hits, one_sided=one_sided)
     p[active] = (hits + 1) / (n_resamples + 1)
     return p
 
@@ -124,14 +130,17 @@ def _one_flip_block(n: int, n_resamples: int, seed: int) -> np.ndarray:
     return flips
 
 
-def _count_extreme(flips: np.ndarray, d: np.ndarray, threshold: np.ndarray, hits: np.ndarray) -> None:
-    """Add to ``hits[i]`` how many rows of ``flips`` give |flips @ d[i]| ≥ threshold[i] (in chunks of comparisons)."""
+def _count_extreme(flips: np.ndarray, d: np.ndarray, threshold: np.ndarray, hits: np.ndarray, *,
+                   one_sided: bool = False) -> None:
+    """Add to ``hits[i]`` how many rows of ``flips`` give |flips @ d[i]| (flips @ d[i] when ``one_sided``)
+    ≥ threshold[i] (in chunks of comparisons)."""
     m = len(flips)
     chunk = max(1, _SUM_BLOCK_VALUES // m)
     for start in range(0, len(d), chunk):
         stop = min(start + chunk, len(d))
         sums = flips @ d[start:stop].T  # m × chunk
-        np.abs(sums, out=sums)
+        if not one_sided:
+            np.abs(sums, out=sums)
         hits[start:stop] += np.count_nonzero(sums >= threshold[start:stop], axis=0)
 
 

@@ -286,6 +286,18 @@ class Split(models.Model):
         return self.accepts_submissions and (self.current_qrels_id is not None or self.open_before_judgments)
 
     @property
+    def closed_reason(self) -> str | None:
+        """Why the split takes no new submission now (an upload or a fusion), for a person; None when it does."""
+        if not self.accepts_submissions:
+            return f"{self} does not accept submissions at the moment."
+        if self.current_qrels_id is None and not self.open_before_judgments:
+            return (
+                f"{self} is not open for uploads yet: its relevance judgments are not published, so a run could "
+                "not be scored. Come back when the dataset page shows a leaderboard for it."
+            )
+        return None
+
+    @property
     def waits_for_judgments(self) -> bool:
         """Open for runs that will be scored only when the judgments are published."""
         return self.current_qrels_id is None and self.open_before_judgments

@@ -10,6 +10,8 @@ from __future__ import annotations
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 
+from lexboard.admin_saves import ChangedFieldsOnlyAdmin
+
 from . import services
 from .errors import ActionRefused
 from .models import Result, StatusEvent, Submission
@@ -72,7 +74,8 @@ class CopiesPublicEntryFilter(admin.SimpleListFilter):
 
 
 @admin.register(Submission)
-class SubmissionAdmin(admin.ModelAdmin):
+class SubmissionAdmin(ChangedFieldsOnlyAdmin):
+    # The workers own the status, progress and attempts: a change saves what the curator changed.
     list_display = (
         "id", "system_name", "user", "split", "status", "failure_kind", "visibility", "is_baseline",
         "hidden_by_curator", "attempts", "disagreement_flag", "created_at",
@@ -94,6 +97,10 @@ class SubmissionAdmin(admin.ModelAdmin):
     exclude = ("scores_disagree",)  # shown, read-only, as "disagreement"
     inlines = [ResultInline, StatusEventInline]
     actions = ["rescore", "hide", "unhide"]
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        obj.split.bump_cache_version()  # visibility, hidden by a curator, metadata: the leaderboard follows at once
 
     @admin.display(description="scores disagree", boolean=True)
     def disagreement_flag(self, obj: Submission) -> bool:

@@ -77,20 +77,36 @@ class GroupRow:
     means: dict[str, float]
 
 
+def left_out_groups(sizes: dict[str, int], min_queries: int) -> set[str]:
+    """The groups not shown: those under ``min_queries``, and then the smallest others until those left out
+    hold ``min_queries`` queries together.
+
+    The mean over all queries is shown beside the groups, so the mean of the
+    queries left out follows from it and the shown groups' means and sizes
+    (total minus the shown sums): left out together, they must be a group
+    that may be shown (secondary suppression, as in statistical tables).
+    """
+    left_out = {label for label, n in sizes.items() if n < min_queries}
+    if not left_out:
+        return left_out
+    for label in sorted((lb for lb in sizes if lb not in left_out), key=lambda lb: (sizes[lb], lb)):
+        if sum(sizes[lb] for lb in left_out) >= min_queries:
+            break
+        left_out.add(label)
+    return left_out
+
+
 def _group_rows(labels: np.ndarray, order: list[str], vectors: dict[str, np.ndarray], measures: list[str],
                 min_queries: int) -> tuple[list[GroupRow], int]:
-    rows, n_hidden = [], 0
-    for label in order:
-        mask = labels == label
-        n = int(mask.sum())
-        if n == 0:
-            continue
-        if n < min_queries:
-            n_hidden += 1
-            continue
-        rows.append(GroupRow(label=label, n_queries=n,
-                             means={m: float(np.asarray(vectors[m])[mask].mean()) for m in measures if m in vectors}))
-    return rows, n_hidden
+    masks = {label: labels == label for label in order}
+    sizes = {label: int(mask.sum()) for label, mask in masks.items() if mask.any()}
+    left_out = left_out_groups(sizes, min_queries)
+    rows = [
+        GroupRow(label=label, n_queries=n,
+                 means={m: float(np.asarray(vectors[m])[masks[label]].mean()) for m in measures if m in vectors})
+        for label, n in sizes.items() if label not in left_out
+    ]
+    return rows, len(left_out)
 
 
 def category_table(*, qids: list[str], categories: dict[str, str], vectors: dict[str, np.ndarray],
@@ -187,7 +203,9 @@ def per_query_csv(*, split: Split, vectors: dict[str, np.ndarray], measures: lis
 
 
 def _cache_key(result, split: Split) -> str:
-    return f"lexboard:analysis:v2:{result.pk}:{result.qrels_version_id}:{split.cache_version}:{split.hidden}"
+    # The group minimum too: a curator raising it (small categories were shown) bumps no split version.
+    return (f"lexboard:analysis:v3:{result.pk}:{result.qrels_version_id}:{split.cache_version}:{split.hidden}:"
+            f"{min_group_size(split)}")
 
 
 def _aggregates(*, split: Split, result, vectors: dict[str, np.ndarray], measures: list[str]) -> dict:

@@ -284,11 +284,20 @@ def compare(*, submissions: list[Submission], measure: str | None = None,
         stat.p_randomization_holm = p_r
         stat.p_ttest_holm = p_t
     hidden = split.hidden
+
+    def difference(s: PairStats) -> float:
+        # Hidden split: the difference of the shown (rounded) means. The exact difference, rounded too, would be
+        # a third constraint on the two means, finer than the display step (docs/security.md).
+        if not hidden:
+            return s.difference
+        means = budget_scores({"a": s.mean_a, "b": s.mean_b}, split=split)
+        return round((means["b"] or 0.0) - (means["a"] or 0.0), 10)
+
     for pair in pairs:
         pair["rows"] = [
             {
                 "measure": s.measure, "mean_a": fmt(s.mean_a), "mean_b": fmt(s.mean_b),
-                "difference": (("+" if s.difference >= 0 else "−") + fmt(abs(s.difference))),
+                "difference": (("+" if difference(s) >= 0 else "−") + fmt(abs(difference(s)))),
                 # Hidden split: p-values to 2 significant digits, no wins / ties / losses (for two runs that
                 # differ in one query they name the direction of its change).
                 **({"p_randomization": coarse_p(s.p_randomization), "p_randomization_holm": coarse_p(s.p_randomization_holm),

@@ -204,21 +204,29 @@ def result_released(result: Result | None, *, split: Split) -> TypeGuard[Result]
 
 
 def ladder_note(result, *, split, is_owner: bool) -> str:
-    """What a hidden split's Ladder says about ``result``: its message to the owner, a bare fact to others."""
+    """What a hidden split's Ladder says about ``result``: its message to the owner, a bare fact to others.
+
+    The owner's message names their best, which may be a private entry's score: others never read it.
+    """
     if result is None or not split.hidden or not result.ladder_message:
         return ""
-    if is_owner or result.released:
+    if is_owner:
         return result.ladder_message
-    return NOT_RELEASED
+    if not result.released:
+        return NOT_RELEASED
+    return RELEASED if result.ladder_message.startswith("Released") else result.ladder_message
 
 
 #: What others read about a run the Ladder did not release (its message names the owner's best).
 NOT_RELEASED = "Not released: not a significant improvement over its owner's best on this hidden split."
+#: What others read about a run the Ladder released (its message names the owner's previous best).
+RELEASED = "Released: a significant improvement over its owner's earlier results on this hidden split."
 
 
-#: Warnings that count against the qrels (which topics are judged, which have a relevant document):
-#: facts about the hidden labels, so a hidden split never shows them (docs/security.md).
-QRELS_WARNINGS = frozenset({"unknown_queries", "missing_queries", "empty_queries_counted"})
+#: Warnings that count against the qrels (which topics are judged, which have a relevant document) or the
+#: gold (how many of its labels a file never predicts: which labels the hidden split holds): facts about the
+#: hidden labels, so a hidden split never shows them (docs/security.md).
+QRELS_WARNINGS = frozenset({"unknown_queries", "missing_queries", "empty_queries_counted", "never_predicted"})
 
 
 def budget_warnings(warnings: list[dict] | None, *, split: Split) -> list[dict]:

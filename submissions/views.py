@@ -13,6 +13,7 @@ from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
@@ -270,8 +271,6 @@ def resubmit(request: HttpRequest, submission_id: int) -> HttpResponse:
 
 def _next_or(request: HttpRequest, default: str) -> str:
     """A local ``next`` path from the form, else ``default`` (never an outside URL)."""
-    from django.utils.http import url_has_allowed_host_and_scheme
-
     target = request.POST.get("next", "")
     if target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()},
                                                   require_https=request.is_secure()):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db.models import Prefetch
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_safe
@@ -24,7 +25,7 @@ from .compare import (
     parse_ids,
     visible_submissions,
 )
-from .models import Submission
+from .models import Result, Submission
 from .services.fusion import (
     DEFAULT_K,
     MAX_PARTS,
@@ -80,9 +81,12 @@ def per_query_csv(request: HttpRequest, submission_id: int) -> HttpResponse:
 
 
 def _fusion_candidates(split: Split, user) -> list[Submission]:
+    """The split's runs ``user`` may fuse, newest first, in three queries however many there are."""
     qs = (Submission.objects.filter(split=split, status=Submission.Status.SCORED, withdrawn_at=None,
                                     hidden_by_curator=False)
-          .select_related("user__profile").order_by("-created_at"))
+          .select_related("split", "user__profile")
+          .prefetch_related(Prefetch("results", queryset=Result.objects.defer("per_query")))
+          .order_by("-created_at"))
     return [s for s in qs if fusable_by(s, user)]
 
 

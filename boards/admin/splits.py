@@ -10,6 +10,7 @@ from django.contrib import admin, messages
 from django.db.models import Count, QuerySet
 
 from leaderboard.models import Corpus, QrelsVersion, Split, Topic
+from lexboard.admin_saves import ChangedFieldsOnlyAdmin
 from lexboard.text import count
 from submissions.selectors import split_rescoring_progress
 from submissions.services import qrels_version_publish_and_rescore
@@ -41,7 +42,8 @@ class QrelsVersionInline(admin.TabularInline):
 
 
 @admin.register(Split)
-class SplitAdmin(admin.ModelAdmin):
+class SplitAdmin(ChangedFieldsOnlyAdmin):
+    # The workers own current_qrels, pending_qrels and cache_version: a change saves what the curator changed.
     list_display = (
         "__str__", "dataset", "kind", "hidden", "ladder", "accepts_submissions", "daily_limit", "total_limit",
         "current_version", "n_topics",

@@ -34,6 +34,7 @@ INSTALLED_APPS = [
     "boards",
     "demo",
     "accounts",
+    "assessment",
 ]
 
 MIDDLEWARE = [

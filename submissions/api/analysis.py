@@ -95,6 +95,11 @@ class CompareView(JsonView):
             if not COMPARE_IDS.fullmatch(raw):
                 raise CompareRefused(f"{raw!r}: give exactly two different submission ids, comma-separated: "
                                      "?submissions=12,15.")
+            # The pattern takes any 19-digit id; one past the largest a row can have is not found (404, as
+            # for ids out of range in every URL), not a malformed request.
+            beyond = next((part for part in raw.split(",") if int(part) > MAX_ID), None)
+            if beyond is not None:
+                raise ApiError(f"No submission #{beyond} is visible to you.", status_code=status.HTTP_404_NOT_FOUND)
             ids = parse_ids([raw])
             if len(ids) != 2:
                 raise CompareRefused("Give exactly two submission ids: ?submissions=12,15.")

@@ -40,22 +40,11 @@ VISIBILITY_DEFAULT_NOTE = (
     "public leaderboard, or change it later on its page."
 )
 
-# --- the error shape, for the schema ------------------------------------------------
-
-
-# --- submissions: upload ---------------------------------------------------------------
-
-
-# --- submissions: read -----------------------------------------------------------------
-
 
 def _submissions():
     return Submission.objects.select_related("split__dataset").prefetch_related(
         Prefetch("results", queryset=Result.objects.defer("per_query").select_related("qrels_version"))
     )
-
-
-# --- datasets ------------------------------------------------------------------------------
 
 
 # --- views ------------------------------------------------------------------------------------

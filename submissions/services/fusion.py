@@ -108,6 +108,9 @@ def fusion_check(*, user, parts: list[Submission], method: str, k: int) -> None:
         raise FusionRefused("Only runs of the same dataset split can be fused.")
     split = parts[0].split
     fusion_task_check(split.dataset)
+    # A fusion is a new submission to the split: a split closed to uploads is closed to fusions too.
+    if refusal := split.closed_reason:
+        raise FusionRefused(refusal)
     for part in parts:
         if part.status != Submission.Status.SCORED:
             raise FusionRefused(f"#{part.pk} is not scored ({part.status}); only scored runs can be fused.")

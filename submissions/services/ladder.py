@@ -65,16 +65,21 @@ def _decide(*, best: Result | None, new: Result, measure: str) -> tuple[bool, st
     return decision.released, decision.message, decision.p_value
 
 
-def ladder_judge(*, result: Result, submission: Submission, split: Split) -> Result:
+def ladder_judge(*, result: Result, submission: Submission, split: Split, again: bool = False) -> Result:
     """Release ``result`` (on its qrels version) or not; the caller holds the transaction and the split lock.
 
-    Idempotent: a result that already is its participant's best stays released
-    (a redelivered scoring stores the same row again).
+    Idempotent: a result judged already keeps its judgment (a redelivered
+    scoring, or a curator's rescore of the same run on the same judgments,
+    stores the same row again; judged against the best that came after it, an
+    earlier release would leave the leaderboard). ``result_store`` clears the
+    judgment when the scores changed. ``again``: judge it anyway (the replay).
     """
     if not split.uses_ladder or submission.is_baseline or not result.scores:
         message = BASELINE_EXEMPT if submission.is_baseline and split.uses_ladder else ""
         Result.objects.filter(pk=result.pk).update(released=True, ladder_message=message, ladder_p=None)
         result.released, result.ladder_message, result.ladder_p = True, message, None
+        return result
+    if result.ladder_message and not again:
         return result
     row, _ = LadderBest.objects.get_or_create(split_id=split.pk, user_id=submission.user_id,
                                               qrels_version_id=result.qrels_version_id)
@@ -118,5 +123,5 @@ def ladder_replay(*, split: Split, version_id: int) -> int:
     LadderBest.objects.filter(split=split, qrels_version_id=version_id).delete()
     results = list(_replay_results(split=split, version_id=version_id))
     for result in results:
-        ladder_judge(result=result, submission=result.submission, split=split)
+        ladder_judge(result=result, submission=result.submission, split=split, again=True)
     return len(results)

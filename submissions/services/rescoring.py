@@ -36,8 +36,6 @@ from .results import (
 
 logger = logging.getLogger(__name__)
 
-logger = logging.getLogger(__name__)
-
 
 # --- new judgments: staged publication, rescoring, the switch -------------------------------
 #

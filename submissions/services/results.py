@@ -187,19 +187,32 @@ def result_store(*, submission: Submission, computed: ComputedResult) -> Result:
 
     ``update_or_create`` on the unique pair, so a redelivered or repeated
     scoring replaces its own row and never adds a second one.
+
+    On a split with the Ladder a new row starts *not released*: only
+    :func:`~submissions.services.ladder.ladder_judge` (on the current
+    version, or the replay when a pending one becomes current) releases it.
+    A result no Ladder ever judges (stored on a version that was staged and
+    then replaced, or on the old version by a scoring the switch overtook)
+    must not show a number the Ladder would have held back. A row that
+    exists keeps its judgment (``ladder_judge`` leaves a judged row alone)
+    unless its scores changed: then it is unjudged again.
     """
+    unjudged = {"released": not submission.split.uses_ladder, "ladder_message": "", "ladder_p": None}
+    stored = Result.objects.filter(submission=submission, qrels_version_id=computed.version_id).only("scores").first()
+    values = {
+        "scores": computed.scores,
+        "primary_score": computed.primary_score,
+        "n_queries": computed.n_queries,
+        "per_query": computed.per_query,
+        "warnings": computed.warnings,
+        "duration_seconds": computed.duration_seconds,
+        "verified_by": computed.verified_by,
+    }
     result, _ = Result.objects.update_or_create(
         submission=submission,
         qrels_version_id=computed.version_id,
-        defaults={
-            "scores": computed.scores,
-            "primary_score": computed.primary_score,
-            "n_queries": computed.n_queries,
-            "per_query": computed.per_query,
-            "warnings": computed.warnings,
-            "duration_seconds": computed.duration_seconds,
-            "verified_by": computed.verified_by,
-        },
+        defaults=values if stored is None or stored.scores == computed.scores else {**values, **unjudged},
+        create_defaults={**values, **unjudged},
     )
     return result
 

@@ -449,13 +449,8 @@ def _check_account(*, user, split: Split) -> None:
 
 
 def _check_accepts(split: Split) -> None:
-    if not split.accepts_submissions:
-        raise UploadRefused(f"{split} does not accept submissions at the moment.")
-    if split.current_qrels_id is None and not split.open_before_judgments:
-        raise UploadRefused(
-            f"{split} is not open for uploads yet: its relevance judgments are not published, so a run could "
-            "not be scored. Come back when the dataset page shows a leaderboard for it."
-        )
+    if refusal := split.closed_reason:
+        raise UploadRefused(refusal)
 
 
 def _check_quota(*, user, split: Split) -> None:

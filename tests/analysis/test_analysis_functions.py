@@ -10,6 +10,7 @@ from submissions.analysis import (
     bootstrap_intervals,
     bucket_of,
     category_table,
+    left_out_groups,
     recall_curve_points,
     relevant_breakdown,
     value_histogram,
@@ -47,10 +48,31 @@ def test_it_breaks_down_by_number_of_relevant_documents():
 
 
 def test_it_leaves_out_buckets_below_the_minimum_size():
-    rows, hidden = relevant_breakdown(n_relevant=np.array([1, 1, 1, 30]), vectors={"R@10": np.ones(4)},
+    rows, hidden = relevant_breakdown(n_relevant=np.array([1, 1, 1, 30, 30]), vectors={"R@10": np.ones(5)},
                                       measures=["R@10"], min_queries=2)
-    assert [r.label for r in rows] == ["1"]
-    assert hidden == 1
+    assert [r.label for r in rows] == ["1", ">20"]
+    rows, hidden = relevant_breakdown(n_relevant=np.array([1, 1, 1, 3, 3, 30]), vectors={"R@10": np.ones(6)},
+                                      measures=["R@10"], min_queries=2)
+    assert [r.label for r in rows] == ["1"]  # ">20" (1 query) is too small, "2–5" is left out with it
+    assert hidden == 2
+
+
+def test_the_groups_left_out_hold_the_minimum_together_or_the_overall_mean_gives_them_away():
+    """Family (4) and work (3) could be shown; left out alone, rare's one query would be total − family − work."""
+    qids = [f"q{i}" for i in range(8)]
+    categories = dict(zip(qids, ["family"] * 4 + ["work"] * 3 + ["rare"], strict=True))
+    values = np.array([1.0, 0.5, 0.0, 0.2, 1.0, 1.0, 0.3, 0.7])
+    rows, hidden = category_table(qids=qids, categories=categories, vectors={"R@10": values}, measures=["R@10"],
+                                  min_queries=3)
+    assert [r.label for r in rows] == ["family"] and hidden == 2
+    shown = sum(r.n_queries * r.means["R@10"] for r in rows)
+    left_out = len(qids) - sum(r.n_queries for r in rows)
+    assert left_out >= 3  # what follows from the overall mean is a mean over at least the minimum
+    assert (values.sum() - shown) / left_out == pytest.approx(values[4:].mean())
+    assert left_out_groups({"a": 10, "b": 10}, 10) == set()
+    assert left_out_groups({"a": 10, "b": 12, "c": 2}, 10) == {"a", "c"}
+    assert left_out_groups({"a": 4, "b": 4, "c": 12}, 3) == set()
+    assert left_out_groups({"a": 2, "b": 2, "c": 12}, 3) == {"a", "b"}
 
 
 def test_it_counts_queries_per_category_and_hides_small_categories():

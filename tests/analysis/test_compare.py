@@ -62,6 +62,15 @@ def test_the_compare_api_refuses_other_peoples_private_submissions_as_not_found(
     assert client.get(reverse("api:compare"), {"submissions": f"{a.pk},{hidden.pk}"}).status_code == 200
 
 
+def test_the_compare_api_answers_an_id_beyond_the_largest_as_not_found(scored, alice):
+    """The schema's pattern takes any 19-digit id; one past the largest a row can have is not found, like elsewhere."""
+    a = scored("test", alice, "perfect")
+    too_large = 2**63
+    response = APIClient().get(reverse("api:compare"), {"submissions": f"{too_large},{a.pk}"})
+    assert response.status_code == 404
+    assert response.json()["error"]["message"] == f"No submission #{too_large} is visible to you."
+
+
 def test_the_compare_api_explains_bad_requests(scored, alice):
     a = scored("test", alice, "perfect")
     response = APIClient().get(reverse("api:compare"), {"submissions": f"{a.pk}"})

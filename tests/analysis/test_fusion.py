@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 from rest_framework.test import APIClient
@@ -195,6 +197,21 @@ def test_a_fusion_counts_against_the_quota(scored, alice, bob, analysis_dataset)
     assert response.status_code == 429 and "A fusion counts as a submission" in response.json()["error"]["message"]
 
 
+def test_a_split_closed_to_submissions_is_closed_to_fusions(client, scored, alice, bob, analysis_dataset):
+    a = scored("dev", alice, "perfect")
+    b = scored("dev", bob, "shifted")
+    analysis_dataset.splits.filter(name="dev").update(accepts_submissions=False)
+    api = APIClient()
+    api.force_authenticate(bob)
+    response = api.post(reverse("api:fusions"), {"submissions": [a.pk, b.pk]}, format="json")
+    assert response.status_code == 400
+    assert response.json()["error"]["message"] == "anal/dev does not accept submissions at the moment."
+    client.force_login(bob)
+    response = client.post(reverse("submissions:fusion"), {"ids": [a.pk, b.pk], "method": "rrf", "k": "60"})
+    assert response.status_code == 400 and "does not accept submissions" in response.content.decode()
+    assert not Submission.objects.filter(user=bob).exclude(pk=b.pk).exists()
+
+
 def test_the_fusion_page_lists_public_runs_of_the_split(client, scored, alice, bob):
     a = scored("dev", alice, "perfect", name="Visible run")
     scored("dev", alice, "shifted", name="Alice private run", visibility="private")
@@ -202,6 +219,21 @@ def test_the_fusion_page_lists_public_runs_of_the_split(client, scored, alice, b
     html = client.get(reverse("submissions:fusion"), {"ids": str(a.pk)}).content.decode()
     assert "Visible run" in html and "Alice private run" not in html
     assert client.get(reverse("submissions:fusion")).status_code == 200
+
+
+def test_the_fusion_page_costs_the_same_queries_whatever_the_number_of_runs(client, scored, alice, bob,
+                                                                           analysis_dataset,
+                                                                           django_assert_max_num_queries):
+    split = analysis_dataset.splits.get(name="test")
+    first = scored("test", alice, "perfect", name="run 0")
+    client.force_login(bob)
+    with CaptureQueriesContext(connection) as one:
+        assert client.get(reverse("submissions:fusion"), {"split": split.pk}).status_code == 200
+    for i in range(1, 6):
+        scored("test", alice, "perfect", name=f"run {i}", tag=str(i))
+    with django_assert_max_num_queries(len(one.captured_queries)):
+        html = client.get(reverse("submissions:fusion"), {"split": split.pk}).content.decode()
+    assert f"#{first.pk} run 0" in html
 
 
 @pytest.mark.e2e

@@ -17,7 +17,12 @@ from boards.selectors import leaderboard_rows
 from leaderboard.services import qrels_version_add
 from submissions.models import LadderBest, Result, Submission
 from submissions.selectors import NOT_RELEASED
-from submissions.services import qrels_version_publish_and_rescore, submission_rescore_on
+from submissions.services import (
+    qrels_version_publish_and_rescore,
+    submission_rescore,
+    submission_rescore_on,
+    submission_score_now,
+)
 
 from .conftest import N_TOPICS, qid, relevant_docs
 
@@ -94,3 +99,23 @@ def test_new_judgments_replay_each_participants_ladder_in_upload_order(scored, a
     assert result_of(shifted, v2).released and not result_of(perfect, v2).released
     assert LadderBest.objects.get(split=split, user=alice, qrels_version=v2).result_id == result_of(shifted, v2).pk
     assert [r.system for r in leaderboard_rows(split=split)] == ["shifted"]
+
+
+def test_a_curators_rescore_keeps_each_results_judgment(scored, alice, analysis_dataset):
+    """Scoring the same run again on the same judgments is idempotent: an earlier release is not judged again
+    against the best that came after it (which would take it off the leaderboard)."""
+    split = analysis_dataset.splits.get(name="test")
+    first = scored("test", alice, "shifted", name="first")
+    better = scored("test", alice, "perfect", name="better")
+    assert result_of(first).released and result_of(better).released
+    assert submission_rescore(submission=first)
+    submission_score_now(first.pk)
+    assert result_of(first).released, result_of(first).ladder_message
+    assert sorted(r.system for r in leaderboard_rows(split=split)) == ["better", "first"]
+    # A run held back stays held back, and the best stays the best.
+    held = scored("test", alice, "random", name="held", seed=2)
+    assert submission_rescore(submission=held)
+    submission_score_now(held.pk)
+    assert not result_of(held).released
+    assert LadderBest.objects.get(split=split, user=alice, qrels_version=split.current_qrels).result_id == \
+        result_of(better).pk

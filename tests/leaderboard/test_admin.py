@@ -7,12 +7,17 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from django.contrib import admin
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db.models import F
+from django.forms.models import model_to_dict
 from django.urls import reverse
 
+from boards.admin import SplitAdmin
 from leaderboard.cards import cards_load
 from leaderboard.importers import files_from_directory, import_bsard, import_trec
 from leaderboard.models import Benchmark, Corpus, Dataset, QrelsVersion, ReportedResult, Split, Topic
+from leaderboard.services import qrels_version_add
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "import"
 MODELS = [Benchmark, Dataset, Corpus, Split, Topic, QrelsVersion, ReportedResult]
@@ -196,3 +201,24 @@ def test_qrels_versions_cannot_be_added_or_deleted_in_the_admin(loaded, client, 
     version = QrelsVersion.objects.first()
     assert client.get(reverse("admin:leaderboard_qrelsversion_add")).status_code == 403
     assert client.get(reverse("admin:leaderboard_qrelsversion_delete", args=[version.pk])).status_code == 403
+
+
+def test_saving_a_split_in_the_admin_does_not_undo_a_switch_of_qrels_made_meanwhile(tiny_dataset, staff, rf):
+    """The admin reads the row, then saves it: a qrels switch (and cache version) stored in between must stay."""
+    split = tiny_dataset.splits.get(name="test")
+    read_by_admin = Split.objects.get(pk=split.pk)
+    v2, _ = qrels_version_add(split=split, qrels={"q1": {"d1": 1}, "q2": {"d3": 1}}, publish=False)
+    Split.objects.filter(pk=split.pk).update(current_qrels=v2, cache_version=F("cache_version") + 1)  # a worker
+    request = rf.post("/admin/")
+    request.user = staff
+    model_admin = SplitAdmin(Split, admin.site)
+    form_class = model_admin.get_form(request, read_by_admin, change=True)
+    data = {k: v for k, v in model_to_dict(read_by_admin).items() if v is not None}
+    data["accepts_submissions"] = False
+    form = form_class(data, instance=read_by_admin)
+    assert form.is_valid(), form.errors
+    model_admin.save_model(request, form.save(commit=False), form, change=True)
+    split.refresh_from_db()
+    assert split.accepts_submissions is False  # the curator's change
+    assert split.current_qrels_id == v2.pk, "the admin's save put the old qrels version back"
+    assert split.cache_version > read_by_admin.cache_version

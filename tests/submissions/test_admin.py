@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from django.contrib import admin
+from django.forms.models import model_to_dict
 from django.urls import reverse
 
+from boards.selectors import leaderboard_rows
 from submissions import services
+from submissions.admin import SubmissionAdmin
 from submissions.models import ApiToken, Result, Submission
 
 from .conftest import GOOD_RUN, METADATA, upload
@@ -59,3 +65,29 @@ def test_the_admin_is_staff_only(client, alice):
     client.force_login(alice)
     response = client.get(reverse("admin:submissions_submission_changelist"))
     assert response.status_code == 302
+
+
+def test_hiding_an_entry_in_its_change_form_takes_it_off_the_leaderboard_at_once(scored, staff, test_split, rf):
+    """The change form (not only the list's action) must make the cached leaderboard stale, and save only
+    what the curator changed: the status and progress are the workers'."""
+    scored.visibility = Submission.Visibility.PUBLIC
+    scored.save(update_fields=["visibility"])
+    test_split.bump_cache_version()
+    test_split.refresh_from_db()
+    assert [r.submission_id for r in leaderboard_rows(split=test_split)] == [scored.pk]  # cached now
+    read_by_admin = Submission.objects.get(pk=scored.pk)
+    Submission.objects.filter(pk=scored.pk).update(progress=0.5)  # a worker, meanwhile
+    request = rf.post("/admin/")
+    request.user = staff
+    model_admin = SubmissionAdmin(Submission, admin.site)
+    form_class = model_admin.get_form(request, read_by_admin, change=True)
+    data = {k: json.dumps(v) if isinstance(v, dict | list) else v
+            for k, v in model_to_dict(read_by_admin, fields=form_class.base_fields).items() if v is not None}
+    data["fusion_of"] = []
+    data["hidden_by_curator"] = True
+    form = form_class(data, instance=read_by_admin)
+    assert form.is_valid(), form.errors
+    model_admin.save_model(request, form.save(commit=False), form, change=True)
+    test_split.refresh_from_db()
+    assert leaderboard_rows(split=test_split) == []
+    assert Submission.objects.get(pk=scored.pk).progress == 0.5
