@@ -26,6 +26,7 @@ from submissions.models import Submission
 from . import exports
 from .downloads import dataset_file_chunks, dataset_files
 from .page_cache import anonymous_page_cache
+from .qrels_history import qrels_history
 from .selectors import (
     KIND_CHOICES,
     PARAM_RANGES,
@@ -169,6 +170,8 @@ def dataset(request, slug: str):
         **significance_context(split=split, rows=rows, sort=measure, sig=request.GET.get("sig")),
         # How small a difference of the primary measure this split can detect (Sakai 2016).
         **power_context(split=split),
+        # Versions of the judgments, what each added and how the ranking moved (boards/qrels_history.py).
+        "qrels_history": qrels_history(split=split) if split is not None else [],
     }
     return render(request, "leaderboard/dataset.html", context)
 

@@ -15,6 +15,7 @@ urlpatterns = [
     path("accounts/", include("accounts.urls")),
     path("accounts/", include(allauth_urlpatterns)),
     path("submissions/", include("submissions.urls")),
+    path("assessment/", include("assessment.urls")),
     path("api/v1/", include("boards.api_urls")),
     path("", include("boards.urls")),
 ]

@@ -33,6 +33,7 @@ INSTALLED_APPS = [
     "boards",
     "demo",
     "accounts",
+    "assessment",
 ]
 
 MIDDLEWARE = [

@@ -10,6 +10,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
+from assessment.models import Pool
 from leaderboard.models import Benchmark, Corpus, Dataset, QrelsVersion, Split, Topic
 from submissions.models import Result, StatusEvent, Submission
 
@@ -156,3 +157,17 @@ def test_the_dataset_page_shows_the_baselines_after_loading(private_storage, cli
         assert system in html
     home = client.get(reverse("leaderboard:home"))
     assert home.status_code == 200 and "Demo statutory retrieval" in home.content.decode()
+
+
+def test_it_makes_an_assessor_and_a_small_pool_assigned_to_it(private_storage):
+    out = load()
+    assessor = get_user_model().objects.get(username="assessor")
+    assert assessor.groups.filter(name="assessors").exists() and assessor.has_usable_password()
+    pool = Pool.objects.get(split__dataset__slug="demo", split__name="test")
+    first_five = set(pool.split.topics.order_by("qid").values_list("qid", flat=True)[:5])
+    assert set(pool.items.values_list("qid", flat=True)) <= first_five
+    assert 0 < pool.items.count() <= 5 * 5 * 3 and pool.assignments.get().assessor == assessor
+    assert pool.items.exclude(doc_text="").count() == pool.items.count()  # the articles' text, for reading
+    assert "password:" in out and "assessment: Demo pool" in out
+    again = load()
+    assert "password:" not in again and "(unchanged)" in again and Pool.objects.count() == 1

@@ -36,6 +36,9 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from accounts.models import ApiToken, ParticipantApproval, Profile
+from assessment.judging import judgment_record
+from assessment.models import Judgment, Pool
+from assessment.pools import pool_assign, pool_build
 from leaderboard.models import Benchmark, Dataset, ReportedResult, Split, Topic
 from leaderboard.services import corpus_set, qrels_version_add
 from submissions.models import Result, Submission
@@ -88,7 +91,7 @@ def _submit(user, split, data: bytes, name: str, visibility: str) -> Submission:
 
 
 @pytest.fixture
-def world(alice, bob, staff) -> World:
+def world(alice, bob, staff, django_user_model) -> World:
     bench = Benchmark.objects.create(slug="matrix", name="Matrix benchmark")
     dataset = Dataset.objects.create(benchmark=bench, slug="matrix", name="Matrix", language="fr",
                                      docid_example="1234", citation="@article{matrix, title={Matrix}}",
@@ -123,6 +126,12 @@ def world(alice, bob, staff) -> World:
     assert all(s.status == Submission.Status.SCORED for k, s in subs.items() if k != "failed")
     tokens = {"alice": ApiToken.issue(user=alice, name="t")[0], "bob": ApiToken.issue(user=bob, name="t")[0]}
     ParticipantApproval.objects.create(user=bob, dataset=dataset, split=splits["test"])
+    # A pool of the hidden split, assigned to an assessor (none of the four roles) who judged one document.
+    assessor = django_user_model.objects.create_user("assessor", "assessor@example.org", "x")
+    assessor.groups.add(Group.objects.get_or_create(name="assessors")[0])
+    pool = pool_build(split=splits["test"], name="matrix pool", method="depth", params={"k": 10}, user=staff)
+    (assignment,) = pool_assign(pool=pool, assessors=[assessor], overlap_share=0)
+    judgment_record(assignment=assignment, item=pool.items.first(), grade=1)
     return World(dataset, splits["test"], splits["dev"], subs, tokens, {O: alice, X: bob, S: staff})
 
 
@@ -137,6 +146,22 @@ OWNER_FORM: Expect = {A: 302, O: 200, X: 404, S: 200}
 POST_ONLY: Expect = {A: (302, 405), O: 405, X: 405, S: 405}
 POST_ONLY_OWNER: Expect = {A: (302, 405), O: 405, X: (404, 405), S: 405}
 NOWHERE: Expect = {A: 404, O: 404, X: 404, S: 404}
+
+
+STAFF_PAGE: Expect = {A: 302, O: 404, X: 404, S: 200}
+NO_PAGE: Expect = {A: 302, O: 404, X: 404, S: 404}
+
+
+def _pool() -> Pool:
+    return Pool.objects.get(name="matrix pool")
+
+
+def _assignment():
+    return _pool().assignments.get()
+
+
+def _item():
+    return Judgment.objects.get().item
 
 
 def public(url: str) -> list[tuple[str, Expect]]:
@@ -268,6 +293,22 @@ ACCESS: dict[str, Callable[[World], list[tuple[str, Expect]]]] = {
     "api:compare": _api_compare,
     "api:fusions": lambda w: [(reverse("api:fusions"), {A: 401, O: 405, X: 405, S: 405})],
     "api:schema": lambda w: public(reverse("api:schema")),
+    # Assessment: assessors (none of the four roles here; tests/assessment) and staff only; others get a 404.
+    "assessment:home": lambda w: [(reverse("assessment:home"), STAFF_PAGE)],
+    "assessment:assignment": lambda w: [(reverse("assessment:assignment", args=[_assignment().pk]), STAFF_PAGE),
+                                        (reverse("assessment:assignment", args=[999_999]), NO_PAGE)],
+    "assessment:item": lambda w: [(reverse("assessment:item", args=[_assignment().pk, _item().pk]), STAFF_PAGE),
+                                  (reverse("assessment:item", args=[_assignment().pk, 999_999]), NO_PAGE)],
+    "assessment:undo": lambda w: [(reverse("assessment:undo", args=[_assignment().pk]), POST_ONLY)],
+    "assessment:pool": lambda w: [(reverse("assessment:pool", args=[_pool().pk]), STAFF_PAGE),
+                                  (reverse("assessment:pool", args=[999_999]), NO_PAGE)],
+    "assessment:assign": lambda w: [(reverse("assessment:assign", args=[_pool().pk]), POST_ONLY)],
+    "assessment:adjudicate": lambda w: [(reverse("assessment:adjudicate", args=[_pool().pk, _item().pk]), POST_ONLY)],
+    "assessment:export": lambda w: [(reverse("assessment:export", args=[_pool().pk, f]), STAFF_PAGE)
+                                    for f in ("trec", "csv")],
+    "assessment:import": lambda w: [(reverse("assessment:import", args=[_pool().pk]), POST_ONLY)],
+    "assessment:bias": lambda w: [(reverse("assessment:bias", args=[_pool().pk]), STAFF_PAGE)],
+    "assessment:make_qrels": lambda w: [(reverse("assessment:make_qrels", args=[_pool().pk]), STAFF_PAGE)],
     "api:docs": lambda w: public(reverse("api:docs")),
 }
 
@@ -278,7 +319,8 @@ ADMIN_MODEL_VIEW = re.compile(
     r"^admin:(?P<app>[a-z]+)_(?P<model>[a-z]+)_(?P<view>changelist|add|change|history|delete)$")
 ADMIN_REDIRECT = re.compile(r"^admin/(?P<app>[a-z]+)/(?P<model>[a-z]+)/<path:object_id>/$")
 #: Models whose add (or delete) page is refused to staff too: their rows are made by importers and services.
-READ_ONLY = {"corpus", "qrelsversion", "result", "statusevent", "apitoken", "topic", "split", "submission"}
+READ_ONLY = {"corpus", "qrelsversion", "result", "statusevent", "apitoken", "topic", "split", "submission",
+             "poolitem", "assignment", "judgment"}
 
 ADMIN_SPECIAL: dict[str, Callable[[World], list[tuple[str, Expect]]]] = {
     "admin:index": lambda w: [(reverse("admin:index"), STAFF_ONLY)],
@@ -293,7 +335,7 @@ ADMIN_SPECIAL: dict[str, Callable[[World], list[tuple[str, Expect]]]] = {
         (reverse("admin:view_on_site", args=[_content_type("submissions", "submission"), w.sub("private")]),
          {A: 302, O: 302, X: 302, S: 302})],
     "admin:app_list": lambda w: [(reverse("admin:app_list", args=[label]), STAFF_ONLY)
-                                 for label in ("auth", "leaderboard", "submissions", "account", "accounts")],
+                                 for label in ("auth", "leaderboard", "submissions", "account", "accounts", "assessment")],
     "admin/(?P<url>.*)$": lambda w: [("/admin/no-such-page/", {A: 302, O: 302, X: 302, S: 404})],
     "admin:leaderboard_dataset_import": lambda w: [
         (reverse("admin:leaderboard_dataset_import", args=[w.dataset.pk]), STAFF_ONLY)],
@@ -438,7 +480,7 @@ def _state() -> dict:
     from submissions.models import Result, StatusEvent
 
     models = (get_user_model(), Group, Benchmark, Dataset, Split, Topic, ReportedResult, Submission, Result,
-              StatusEvent, ApiToken, Profile, EmailAddress, ParticipantApproval)
+              StatusEvent, ApiToken, Profile, EmailAddress, ParticipantApproval, Pool, Judgment)
     state = {m.__name__: m.objects.count() for m in models}
     state["submissions"] = sorted(Submission.objects.values_list("pk", "visibility", "withdrawn_at", "system_name"))
     state["tokens"] = sorted(ApiToken.objects.values_list("pk", "revoked_at"))
@@ -452,6 +494,8 @@ FORMS = {
     "accounts:profile", "accounts:participation", "submissions:upload",
     "submissions:edit", "submissions:visibility", "submissions:withdraw", "submissions:resubmit",
     "submissions:fusion", "admin:logout", "admin:leaderboard_dataset_import",
+    "assessment:item", "assessment:undo", "assessment:assign", "assessment:adjudicate", "assessment:import",
+    "assessment:make_qrels",
 }
 #: What a form would change were its token not checked.
 POST_DATA = {"visibility": "private", "system_name": "changed", "name": "new token", "username": "mallory",
@@ -629,8 +673,8 @@ def test_what_every_url_reveals_about_a_hidden_split_stays_within_its_budget(rol
     client = client_for(role, world)
     over = []
     for url, _ in all_probes(world):
-        if url.startswith("/admin"):
-            continue  # curators see everything in the admin
+        if url.startswith(("/admin", "/assessment/")):
+            continue  # curators see everything in the admin, and the judging itself on the assessment pages
         response = client.get(url)
         raw = b"".join(response.streaming_content) if response.streaming else response.content
         body = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode()  # downloads are gzip files

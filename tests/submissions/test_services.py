@@ -310,12 +310,13 @@ def test_an_unexpected_error_requeues_then_fails_as_a_service_error(alice, test_
     assert submission_quota(user=alice, split=test_split).daily_used == 0
 
 
-def test_a_split_without_published_qrels_fails_as_a_service_error(alice, test_split):
+def test_a_run_scored_while_the_split_has_no_published_qrels_waits_for_them(alice, test_split):
     submission = create(alice, test_split)
     type(test_split).objects.filter(pk=test_split.pk).update(current_qrels=None)
     services.submission_score(submission.pk)
     submission.refresh_from_db()
-    assert submission.failure_kind == Submission.FailureKind.SERVICE
+    assert submission.status == Submission.Status.WAITING
+    assert submission.failure_kind == "" and not submission.results.exists()
 
 
 def test_score_now_scores_in_process(alice, test_split):

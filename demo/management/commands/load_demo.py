@@ -23,12 +23,14 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
+from demo.assessment import demo_assessor_ensure, demo_pool_ensure
 from demo.baselines import DEFAULT_DEPTH, baseline_runs
 from demo.classification import areas_export
 from demo.export import demo_export
 from demo.generator import DEFAULT_SEED, generate
-from demo.services import demo_load
+from demo.services import DATASET_SLUG, demo_load
 from demo.uploads import DemoLoadError
+from leaderboard.models import Split
 
 
 class Command(BaseCommand):
@@ -86,7 +88,20 @@ class Command(BaseCommand):
                 )
                 for line in report.areas.import_lines:
                     self.stdout.write("  " + line)
+        if not options["no_baselines"]:
+            self._assessment()
         self.stdout.write(self.style.SUCCESS(f"{lines[0]} ({time.monotonic() - started:.1f}s)"))
+
+    def _assessment(self):
+        """The assessor account and its small pool of the hidden test split (demo/assessment.py)."""
+        assessor, password = demo_assessor_ensure()
+        split = Split.objects.get(dataset__slug=DATASET_SLUG, name="test")
+        pool, created = demo_pool_ensure(split=split, assessor=assessor)
+        self.stdout.write(f"  assessment: {pool.name}, {pool.items.count()} documents assigned to "
+                          f"{assessor.get_username()}{'' if created else ' (unchanged)'}")
+        if password:
+            self.stdout.write(self.style.SUCCESS("  created the demo assessor account (printed only this once):"))
+            self.stdout.write(f"    user: {assessor.get_username()}  password: {password}  page: /assessment/")
 
     def _export(self, options):
         data = generate(options["seed"])

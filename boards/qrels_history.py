@@ -1,0 +1,92 @@
+"""A split's judgments over time, for the dataset page: versions, what each added, how the ranking moved.
+
+For each version after the first: the judgments added and regraded (from the
+stored qrels texts), Kendall's τ (tau-b) between the leaderboards of the two
+versions over the entries scored on both, and the entries whose rank moved
+most. Only what the leaderboard shows is used: public (or anonymous) entries
+and baselines, released results on a hidden split, ranked by the primary
+measure; no per-query value enters (docs/security.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.db.models import Q
+from scipy.stats import kendalltau
+
+from leaderboard.models import QrelsVersion, Split
+from submissions.models import Result, Submission
+
+#: How many of the entries that moved most to name per version.
+MOVED_SHOWN = 3
+
+
+@dataclass
+class VersionRow:
+    version: QrelsVersion
+    added: int | None = None  # judgments whose (query, document) the previous version did not have
+    regraded: int | None = None  # judgments whose grade changed
+    common: int = 0  # entries ranked on both versions
+    tau: float | None = None
+    moved: list[dict] = field(default_factory=list)
+
+
+def _pairs(version: QrelsVersion) -> dict[tuple[str, str], str]:
+    out = {}
+    for line in version.text().splitlines():
+        parts = line.split()
+        if len(parts) == 4:
+            out[(parts[0], parts[2])] = parts[3]
+    return out
+
+
+def _board(split: Split, version_id: int) -> dict[int, tuple[float, str]]:
+    """submission id → (primary score, name) of the entries a leaderboard of this version would show."""
+    results = Result.objects.filter(
+        qrels_version_id=version_id, submission__split_id=split.pk, submission__status=Submission.Status.SCORED,
+        submission__withdrawn_at__isnull=True, submission__hidden_by_curator=False, primary_score__isnull=False,
+    ).filter(Q(submission__is_baseline=True)
+             | Q(submission__visibility__in=[Submission.Visibility.PUBLIC, Submission.Visibility.ANONYMOUS]))
+    if split.hidden:
+        results = results.filter(released=True)
+    out = {}
+    for sid, score, name, visibility in results.values_list("submission_id", "primary_score",
+                                                            "submission__system_name", "submission__visibility"):
+        # A hidden split's values are known at the display precision only, so ranks and τ use those.
+        shown = round(score, 4) if split.hidden else score
+        out[sid] = (shown, "an anonymous entry" if visibility == Submission.Visibility.ANONYMOUS else name)
+    return out
+
+
+def _ranks(scores: dict[int, float]) -> dict[int, int]:
+    """1 = best; equal scores share the better rank."""
+    return {sid: 1 + sum(1 for other in scores.values() if other > s) for sid, s in scores.items()}
+
+
+def qrels_history(*, split: Split) -> list[VersionRow]:
+    """The split's versions, newest first, each compared with the one before it."""
+    versions = list(QrelsVersion.objects.filter(split=split).defer("qrels_gz").order_by("version"))
+    rows = []
+    previous, previous_pairs, previous_board = None, None, None
+    for v in versions:
+        v = QrelsVersion.objects.get(pk=v.pk)  # with its text, one at a time
+        pairs = _pairs(v)
+        board = _board(split, v.pk)
+        row = VersionRow(version=v)
+        if previous is not None:
+            row.added = sum(1 for p in pairs if p not in previous_pairs)
+            row.regraded = sum(1 for p, g in pairs.items() if p in previous_pairs and previous_pairs[p] != g)
+            common = sorted(set(board) & set(previous_board))
+            row.common = len(common)
+            if len(common) >= 2:
+                tau = kendalltau([previous_board[s][0] for s in common], [board[s][0] for s in common]).statistic
+                row.tau = None if tau != tau else round(float(tau), 3)  # nan: every score equal
+                before = _ranks({s: previous_board[s][0] for s in common})
+                after = _ranks({s: board[s][0] for s in common})
+                moves = sorted(common, key=lambda s: (-abs(after[s] - before[s]), after[s]))
+                row.moved = [{"name": board[s][1], "before": before[s], "after": after[s]}
+                             for s in moves[:MOVED_SHOWN] if after[s] != before[s]]
+        rows.append(row)
+        previous, previous_pairs, previous_board = v, pairs, board
+    return rows[::-1]

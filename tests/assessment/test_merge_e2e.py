@@ -1,0 +1,53 @@
+"""End to end through a real Celery worker process: judgments from a pool become a published qrels version,
+every entry is rescored on it, and the leaderboard switches to numbers equal to the metric core's."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import pytest
+
+from assessment.judging import judgment_record
+from assessment.merging import pool_qrels_make
+from assessment.pools import pool_assign, pool_build
+from boards.selectors import leaderboard_rows
+from evaluation.qrels import read_qrels
+from evaluation.runs import read_run
+from evaluation.scoring import evaluate
+from leaderboard.models import Split
+
+from .conftest import RUN_A, RUN_B
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+SWITCH_TIMEOUT = 90
+
+
+def test_a_pool_becomes_qrels_and_the_worker_rescores_the_board(transactional_db, celery_worker_process, test_split,
+                                                                 runs, assessors, staff):
+    pool = pool_build(split=test_split, name="depth-2", method="depth", params={"k": 2}, user=staff)
+    (carol,) = pool_assign(pool=pool, assessors=assessors[:1], overlap_share=0)
+    # B's first documents of q1 and q2, and the document both put high for q3, are relevant after all.
+    for docid, grade in (("d11", 2), ("d14", 0), ("d15", 1), ("d13", 1), ("d9", 0)):
+        judgment_record(assignment=carol, item=pool.items.get(docid=docid), grade=grade, seconds=3.0)
+    version, rescored = pool_qrels_make(pool=pool, user=staff, note="depth-2 pool judged by carol")
+    assert rescored == 2
+    deadline = time.monotonic() + SWITCH_TIMEOUT
+    while time.monotonic() < deadline:
+        split = Split.objects.get(pk=test_split.pk)
+        if split.current_qrels_id == version.pk and split.pending_qrels_id is None:
+            break
+        assert celery_worker_process.alive, celery_worker_process.log()[-3000:]
+        time.sleep(0.25)
+    else:
+        raise AssertionError(f"no switch after {SWITCH_TIMEOUT}s:\n{celery_worker_process.log()[-3000:]}")
+    dataset = test_split.dataset
+    qrels = read_qrels(version.text().encode(), threshold=dataset.relevance_threshold)
+    assert qrels.to_dict()["q1"] == {"d1": 2, "d2": 1, "d11": 2, "d14": 0, "d9": 0}
+    board = {row.system: row.scores for row in leaderboard_rows(split=split)}
+    for system, content in (("A", RUN_A), ("B", RUN_B)):
+        means = evaluate(qrels, read_run(content.encode()), dataset.measures, depth=dataset.depth).means
+        for m in dataset.measures:
+            assert math.isclose(board[system][m], round(float(means[m]), 4), abs_tol=1e-12), (system, m)
+    assert board["B"]["R@10"] > 0.5  # B found what nobody had judged; the new judgments credit it

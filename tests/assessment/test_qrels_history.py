@@ -1,0 +1,64 @@
+"""The dataset page's history of judgments: versions, judgments added, Kendall's τ and the entries that moved."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+from scipy.stats import kendalltau
+
+from boards.qrels_history import qrels_history
+from leaderboard.services import qrels_version_add
+from submissions.models import Result, Submission
+from submissions.services import qrels_version_publish_and_rescore, submission_rescore_on
+
+from .conftest import RUN_A, RUN_B, submit
+
+pytestmark = pytest.mark.django_db
+
+#: q1's d11 and d14 (B's top two) and q3's d13 and d16 (B's) become relevant: B overtakes A.
+NEW = {"q1": {"d1": 2, "d2": 1, "d11": 2, "d14": 1}, "q2": {"d3": 1}, "q3": {"d4": 1, "d5": 1, "d6": 1, "d13": 1,
+                                                                                          "d16": 1},
+       "q4": {"d7": 0}}
+
+
+def test_the_history_compares_consecutive_boards(client, dev_split_runs):
+    split, subs = dev_split_runs
+    v2, _ = qrels_version_add(split=split, qrels=NEW, note="pool of A and B")
+    qrels_version_publish_and_rescore(split=split, version=v2)
+    for s in subs.values():
+        submission_rescore_on(submission_id=s.pk, qrels_version_id=v2.pk)
+    split.refresh_from_db()
+    assert split.current_qrels == v2
+    newest, first = qrels_history(split=split)
+    assert (newest.version, first.version.version) == (v2, 1)
+    assert (newest.added, newest.regraded, first.added) == (4, 0, None)
+    old = {n: Result.objects.get(submission=s, qrels_version=first.version).primary_score for n, s in subs.items()}
+    new = {n: Result.objects.get(submission=s, qrels_version=v2).primary_score for n, s in subs.items()}
+    names = sorted(subs)
+    assert newest.tau == -1.0 == pytest.approx(kendalltau([old[n] for n in names], [new[n] for n in names]).statistic, abs=1e-3)
+    assert new["B"] > new["A"] and old["A"] > old["B"]
+    assert newest.moved == [{"name": "B", "before": 2, "after": 1}, {"name": "A", "before": 1, "after": 2}]
+    body = client.get(reverse("leaderboard:dataset", args=["tiny"]) + "?split=dev").content.decode()
+    assert "Judgments over time" in body and "pool of A and B" in body and "B 2 → 1" in body
+
+
+@pytest.fixture
+def dev_split_runs(tiny_dataset, alice, bob):
+    split = tiny_dataset.splits.get(name="dev")
+    subs = {"A": submit(alice, split, RUN_A, "A"), "B": submit(bob, split, RUN_B, "B")}
+    assert all(s.status == Submission.Status.SCORED for s in subs.values())
+    return split, subs
+
+
+def test_on_a_hidden_split_the_history_uses_released_rows_only(client, test_split, runs):
+    v2, _ = qrels_version_add(split=test_split, qrels=NEW, note="pool")
+    qrels_version_publish_and_rescore(split=test_split, version=v2)
+    for s in runs.values():
+        submission_rescore_on(submission_id=s.pk, qrels_version_id=v2.pk)
+    held = Result.objects.get(submission=runs["B"], qrels_version=v2)
+    Result.objects.filter(pk=held.pk).update(released=False)  # as the Ladder holds a result back
+    test_split.refresh_from_db()
+    newest, _ = qrels_history(split=test_split)
+    assert (newest.added, newest.common, newest.tau, newest.moved) == (4, 1, None, [])
+    body = client.get(reverse("leaderboard:dataset", args=["tiny"]) + "?split=test").content.decode()
+    assert "Judgments over time" in body and f"{held.primary_score:.4f}" not in body
