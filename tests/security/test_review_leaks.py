@@ -26,6 +26,7 @@ from submissions.selectors import load_per_query
 from submissions.services import qrels_version_publish_and_rescore, submission_rescore_on
 from tests.analysis import conftest as analysis
 from tests.analysis.conftest import N_TOPICS, qid, relevant_docs
+from tests.users import verified
 
 # The analysis tests' fixtures: their dataset, runs scored by the real service, a cache and storage of their own.
 analysis_dataset = analysis.analysis_dataset
@@ -133,7 +134,7 @@ def test_results_the_ladder_never_judged_show_no_number(scored, alice, analysis_
 
 def test_the_compare_page_shows_the_difference_of_the_shown_means_on_a_hidden_split(scored, alice, bob, django_user_model):
     """Rounding the exact difference as well as both means gives a third constraint finer than the display step."""
-    carol = django_user_model.objects.create_user("carol", "carol@example.org", "correct horse battery staple")
+    carol = verified(django_user_model.objects.create_user("carol", "carol@example.org", "correct horse battery staple"))
     entries = [scored("test", alice, "shifted", seed=1), scored("test", bob, "random", seed=3),
                scored("test", carol, "random", seed=5)]
     mismatches = []
