@@ -120,7 +120,7 @@ LeaderboardSerializer = inline_serializer(
                 "owner_submission_number": serializers.IntegerField(
                     allow_null=True,
                     help_text="Test splits: the owner's n-th submission to this split when this one was made, "
-                    "counted like the quota; null for baselines, reported rows and dev/train splits.",
+                    "counted like the quota; null for baselines, anonymous entries, reported rows and dev/train splits.",
                 ),
             },
         ),

@@ -67,7 +67,7 @@ class LeaderboardRow:
     year: int | None = None  # reported rows: the year in their source, for the progress chart
     # Test splits: the owner's n-th submission to this split when it was made, counted like the quota
     # (submissions.selectors.submission_ordinal), so readers see how many tries a score took.
-    # None for baselines, reported rows and dev/train splits.
+    # None for baselines, anonymous entries, reported rows and dev/train splits.
     owner_submission_number: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -126,7 +126,8 @@ def _submission_row(result, *, split: Split, private: bool = False) -> Leaderboa
         # An anonymous entry is a participant of its own: grouped with its owner's other rows, "best per
         # participant" would drop it or them and so tell who owns it.
         participant="" if anonymous else f"user:{sub.user_id}",
-        owner_submission_number=None if sub.is_baseline or split.kind != Split.Kind.TEST
+        # Not for anonymous entries: a count of the owner's submissions is a hint at who they are.
+        owner_submission_number=None if sub.is_baseline or anonymous or split.kind != Split.Kind.TEST
         else getattr(result, "owner_submission_number", None),
     )
 

@@ -216,7 +216,8 @@ def fusion_create(*, user, parts: list[Submission], method: str = "rrf", k: int 
         params["k"] = k
     name = system_name.strip()[:120] or fusion_name(parts, method=method, k=k)
     description = f"{METHODS[method]}{f' with k = {k}' if method == 'rrf' else ''} of " + ", ".join(
-        f"#{p.pk} {p.system_name}" for p in parts) + "."
+        # A private part by its number only: the fusion may be made public, its parts' names must not follow.
+        f"#{p.pk} {p.system_name}" if p.is_public else f"#{p.pk}" for p in parts) + "."
     submission = Submission(
         user=user,
         split=split,
