@@ -17,11 +17,15 @@ test: venv
 test-fast: venv
 	$(PY) -m pytest -m "not slow and not e2e and not browser and not chaos" $(PYTEST_ARGS)
 
-# The gates (CONTRIBUTING.md): mypy --strict on the metric core, then the gates CI runs before the tests.
+# The gates (CONTRIBUTING.md): mypy --strict on the metric core and mypy on the Django packages, then the gates
+# CI runs before the tests.
 check: check-types check-code
 
+# Two runs, one configuration each: strict on evaluation/ (pyproject.toml), then the Django packages with the
+# django-stubs and DRF plugins at a lower level (mypy-django.ini).
 check-types: venv
 	$(PY) -m mypy
+	$(PY) -m mypy --config-file mypy-django.ini
 
 # Lint and import order, the import contracts (pyproject.toml), no missing migration, the core's tests
 # without Django. (.ci/run runs `make check`: these and check-types.)

@@ -34,12 +34,13 @@ class PoolAdmin(admin.ModelAdmin):
     def get_readonly_fields(self, request, obj=None):
         return () if obj is None else self.readonly_fields
 
-    def get_form(self, request, obj=None, **kwargs):
+    def get_form(self, request, obj=None, change=False, **kwargs):
         if obj is None:
             kwargs["form"] = PoolBuildForm
-        form = super().get_form(request, obj, **kwargs)
+        form = super().get_form(request, obj, change=change, **kwargs)
         if obj is None:
-            form.user = request.user  # the builder of the pool (PoolBuildForm.clean builds it)
+            # The builder of the pool (PoolBuildForm.clean builds it), on the class the admin made from PoolBuildForm.
+            form.user = request.user  # type: ignore[attr-defined]
         return form
 
     def save_form(self, request, form, change):

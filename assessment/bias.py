@@ -20,7 +20,7 @@ from .pools import pool_candidate_runs, read_runs
 def pool_bias(*, pool: Pool) -> list[LeaveOneOut]:
     """The test for the pool's runs (all the split's scored runs when it was built from all), on the current qrels."""
     split = pool.split
-    if split.current_qrels_id is None:
+    if split.current_qrels is None:
         raise AssessmentError(f"{split} has no published judgments to test")
     chosen = list(pool.runs.all()) or list(pool_candidate_runs(split=split))
     runs = read_runs(chosen)

@@ -38,6 +38,7 @@ def assessor_grades(pool: Pool) -> dict[str, dict[Pair, int]]:
     rows = Judgment.objects.filter(item__pool=pool, kind__in=OWN_KINDS, superseded_by__isnull=True,
                                    grade__isnull=False)
     for name, qid, docid, grade in rows.values_list("assessor__username", "item__qid", "item__docid", "grade"):
+        assert grade is not None  # grade__isnull=False above
         out.setdefault(name, {})[(qid, docid)] = grade
     return out
 
@@ -46,7 +47,7 @@ def adjudicated(pool: Pool) -> dict[Pair, int]:
     """(qid, docid) → the standing adjudicated grade."""
     rows = Judgment.objects.filter(item__pool=pool, kind=Judgment.Kind.ADJUDICATION, superseded_by__isnull=True,
                                    grade__isnull=False)
-    return {(q, d): g for q, d, g in rows.values_list("item__qid", "item__docid", "grade")}
+    return {(q, d): g for q, d, g in rows.values_list("item__qid", "item__docid", "grade") if g is not None}
 
 
 def _num(x: float) -> float | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from django import forms
 from django.contrib.auth import get_user_model
 from django.db import transaction
@@ -44,15 +46,18 @@ class PoolBuildForm(forms.ModelForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["split"].queryset = Split.objects.select_related("dataset").filter(
+        cast(forms.ModelChoiceField, self.fields["split"]).queryset = Split.objects.select_related("dataset").filter(
             dataset__task="retrieval")
-        self.fields["chosen_runs"].queryset = Submission.objects.filter(
+        runs = cast(forms.ModelChoiceField, self.fields["chosen_runs"])
+        runs.queryset = Submission.objects.filter(
             status=Submission.Status.SCORED, withdrawn_at__isnull=True).select_related("split__dataset")
-        self.fields["chosen_runs"].label_from_instance = lambda s: f"{s.split}: #{s.pk} {s.system_name}"
-        self.fields["assessors"].queryset = assessor_users()
+        # Django documents replacing label_from_instance on a field; mypy sees an assignment to a method.
+        runs.label_from_instance = lambda s: f"{s.split}: #{s.pk} {s.system_name}"  # type: ignore[method-assign,assignment]
+        cast(forms.ModelChoiceField, self.fields["assessors"]).queryset = assessor_users()
 
     def clean(self):
         data = super().clean()
+        assert data is not None  # ModelForm.clean returns cleaned_data
         method = data.get("method")
         if method == Pool.Method.DEPTH and not data.get("k"):
             self.add_error("k", "depth-k needs k (10 is the usual start).")
@@ -98,7 +103,7 @@ class AssignForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["assessors"].queryset = assessor_users()
+        cast(forms.ModelChoiceField, self.fields["assessors"]).queryset = assessor_users()
 
 
 GRADE_CHOICES = [(g, str(g)) for g in GRADES]
@@ -115,7 +120,7 @@ class ImportForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["assessor"].queryset = assessor_users()
+        cast(forms.ModelChoiceField, self.fields["assessor"]).queryset = assessor_users()
 
 
 class MergeForm(forms.Form):

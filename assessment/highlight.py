@@ -48,7 +48,7 @@ def highlight(text: str, terms: set[str]) -> SafeString:
     aid, not a stemmer.
     """
     prefixes = {t[:5] for t in terms if len(t) >= 5}
-    pieces = []
+    pieces: list[str] = []
     at = 0
     for m in _WORD.finditer(text or ""):
         pieces.append(escape(text[at:m.start()]))

@@ -57,7 +57,7 @@ def grades_of(assignment: Assignment) -> dict[int, int]:
     """item id → the assessor's standing grade, for the items of the assignment that have one."""
     rows = Judgment.objects.filter(item__assignments=assignment, assessor=assignment.assessor, kind__in=OWN_KINDS,
                                    superseded_by__isnull=True, grade__isnull=False)
-    return dict(rows.values_list("item_id", "grade"))
+    return {item_id: grade for item_id, grade in rows.values_list("item_id", "grade") if grade is not None}
 
 
 def _supersede(item: PoolItem, assessor, new: Judgment) -> None:
@@ -148,7 +148,7 @@ def progress_per_assessor(pool: Pool) -> list[dict]:
         n = a.items.count()
         rows = Judgment.objects.filter(item__pool=pool, assessor=a.assessor, kind=Judgment.Kind.ASSESSMENT,
                                        undoes__isnull=True, seconds_taken__isnull=False)
-        seconds = sorted(rows.values_list("seconds_taken", flat=True))
+        seconds = sorted(s for s in rows.values_list("seconds_taken", flat=True) if s is not None)
         done = len(grades_of(a))
         out.append({"assignment": a, "assessor": a.assessor, "items": n, "judged": done,
                     "share": done / n if n else 0.0, "seconds": round(sum(seconds), 1),

@@ -53,7 +53,7 @@ def read_runs(submissions: Iterable[Submission]) -> dict[str, Run]:
 def judged_qrels(*, split: Split, exclude_pool: Pool | None = None) -> Qrels | None:
     """What counts as judged on the split: the current qrels and every standing grade of its other pools."""
     merged: dict[str, dict[str, int]] = {}
-    if split.current_qrels_id is not None:
+    if split.current_qrels is not None:
         merged = read_qrels(split.current_qrels.text().encode()).to_dict()
     standing = Judgment.objects.filter(item__pool__split=split, superseded_by__isnull=True, grade__isnull=False)
     if exclude_pool is not None:
@@ -231,6 +231,7 @@ def _feedback_grades(pool: Pool, qid: str) -> dict[str, int]:
     adjudicated: dict[str, int] = {}
     given: dict[str, int] = {}
     for docid, kind, grade in rows.values_list("item__docid", "kind", "grade"):
+        assert grade is not None  # grade__isnull=False above
         if kind == Judgment.Kind.ADJUDICATION:
             adjudicated[docid] = grade
         else:

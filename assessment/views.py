@@ -36,8 +36,10 @@ from .models import GRADE_LABELS, GRADES, Assignment, Pool
 @assessor_required
 def home(request: HttpRequest) -> HttpResponse:
     """The user's assignments with their progress; curators also see every pool."""
+    user = request.user
+    assert user.is_authenticated  # assessor_required
     rows = []
-    for a in Assignment.objects.filter(assessor=request.user).select_related("pool__split__dataset"):
+    for a in Assignment.objects.filter(assessor=user).select_related("pool__split__dataset"):
         total = a.items.count()
         done = len(grades_of(a))
         rows.append({"assignment": a, "total": total, "judged": done, "share": done / total if total else 1.0})

@@ -17,7 +17,7 @@ from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schem
 from rest_framework import permissions, serializers
 from rest_framework.response import Response
 
-from leaderboard.models import Dataset, Split
+from leaderboard.models import Benchmark, Dataset, Split
 from leaderboard.selectors import DatasetNotFound, dataset_for_page
 from submissions.api.errors import ApiError
 from submissions.api.serializers import error_responses
@@ -48,10 +48,10 @@ class SplitSerializer(serializers.ModelSerializer):
         ]
 
     def get_qrels_version(self, obj: Split) -> int | None:
-        return obj.current_qrels.version if obj.current_qrels_id else None
+        return obj.current_qrels.version if obj.current_qrels is not None else None
 
     def get_n_topics(self, obj: Split) -> int | None:
-        return obj.current_qrels.n_topics if obj.current_qrels_id else None
+        return obj.current_qrels.n_topics if obj.current_qrels is not None else None
 
     def get_leaderboard(self, obj: Split) -> str:
         path = reverse("api:leaderboard", args=[obj.dataset.slug]) + f"?split={obj.name}"
@@ -60,7 +60,7 @@ class SplitSerializer(serializers.ModelSerializer):
 
 
 class DatasetSerializer(serializers.ModelSerializer):
-    benchmark = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    benchmark: serializers.SlugRelatedField[Benchmark] = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     default_split = serializers.SerializerMethodField()
     splits = SplitSerializer(many=True, read_only=True)
     page = serializers.SerializerMethodField()
@@ -120,7 +120,7 @@ LeaderboardSerializer = inline_serializer(
                 "owner_submission_number": serializers.IntegerField(
                     allow_null=True,
                     help_text="Test splits: the owner's n-th submission to this split when this one was made, "
-                    "counted like the quota; null for baselines, reported rows and dev/train splits.",
+                    "counted like the quota; null for baselines, anonymous entries, reported rows and dev/train splits.",
                 ),
             },
         ),
@@ -193,7 +193,7 @@ class LeaderboardView(JsonView):
                 "dataset": dataset.slug,
                 "split": split.name,
                 "hidden": split.hidden,
-                "qrels_version": split.current_qrels.version if split.current_qrels_id else None,
+                "qrels_version": split.current_qrels.version if split.current_qrels is not None else None,
                 "measures": list(dataset.measures or []),
                 "primary_measure": dataset.primary_measure,
                 "sort": resolve_sort(dataset, sort),

@@ -21,10 +21,11 @@ import hashlib
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 
 from django.core.cache import cache
 
-from leaderboard.models import Corpus, Dataset, Split
+from leaderboard.models import Corpus, Dataset, QrelsVersion, Split
 from submissions.models import Submission
 
 CHUNK = 1 << 20
@@ -83,6 +84,14 @@ def _topic_lines(split: Split) -> Iterator[bytes]:
         yield (f"{qid}\t{flat}\t{category}\n" if category else f"{qid}\t{flat}\n").encode()
 
 
+def _topic_chunks(split: Split) -> Iterator[bytes]:
+    return _gzip_chunks(_topic_lines(split))
+
+
+def _gold_chunks(version: QrelsVersion) -> Iterator[bytes]:
+    return _gzip_chunks(iter([version.text().encode()]))
+
+
 def _run_chunks(submission: Submission) -> Iterator[bytes]:
     with submission.run_file.open("rb") as fh:
         head = fh.read(2)
@@ -114,6 +123,7 @@ def _sources(dataset: Dataset) -> list[_Source]:
         if has_text:
             def corpus_chunks(pk=corpus.pk) -> Iterator[bytes]:
                 blob = Corpus.objects.values_list("documents_gz", flat=True).get(pk=pk)
+                assert blob is not None  # has_text: the corpus stored its documents
                 yield from _slices(bytes(blob))
 
             sources.append(_Source(
@@ -124,7 +134,7 @@ def _sources(dataset: Dataset) -> list[_Source]:
         sources.append(_Source(
             f"topics-{split.name}.tsv.gz", "topics", split.name,
             "the questions, qid<TAB>text<TAB>category" + (" (no labels: the split is hidden)" if split.hidden else ""),
-            f"{split.pk}:{split.cache_version}", lambda s=split: _gzip_chunks(_topic_lines(s)),
+            f"{split.pk}:{split.cache_version}", partial(_topic_chunks, split),
         ))
         version = split.current_qrels
         if not split.hidden and version is not None:
@@ -134,7 +144,7 @@ def _sources(dataset: Dataset) -> list[_Source]:
             )
             sources.append(_Source(
                 name, kind, split.name, what, version.sha256,
-                lambda v=version: _gzip_chunks(iter([v.text().encode()])),
+                partial(_gold_chunks, version),
             ))
         if not split.hidden:
             baseline = _best_baseline(split)
@@ -143,7 +153,7 @@ def _sources(dataset: Dataset) -> list[_Source]:
                 sources.append(_Source(
                     f"baseline-{split.name}.{ext}.gz", "baseline", split.name,
                     f"a baseline run to start from: {baseline.system_name}",
-                    baseline.sha256 or str(baseline.pk), lambda b=baseline: _run_chunks(b),
+                    baseline.sha256 or str(baseline.pk), partial(_run_chunks, baseline),
                 ))
     return sources
 

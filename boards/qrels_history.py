@@ -33,7 +33,7 @@ class VersionRow:
 
 
 def _pairs(version: QrelsVersion) -> dict[tuple[str, str], str]:
-    out = {}
+    out: dict[tuple[str, str], str] = {}
     for line in version.text().splitlines():
         parts = line.split()
         if len(parts) == 4:
@@ -50,9 +50,10 @@ def _board(split: Split, version_id: int) -> dict[int, tuple[float, str]]:
              | Q(submission__visibility__in=[Submission.Visibility.PUBLIC, Submission.Visibility.ANONYMOUS]))
     if split.hidden:
         results = results.filter(released=True)
-    out = {}
+    out: dict[int, tuple[float, str]] = {}
     for sid, score, name, visibility in results.values_list("submission_id", "primary_score",
                                                             "submission__system_name", "submission__visibility"):
+        assert score is not None  # primary_score__isnull=False above
         # A hidden split's values are known at the display precision only, so ranks and τ use those.
         shown = round(score, 4) if split.hidden else score
         out[sid] = (shown, "an anonymous entry" if visibility == Submission.Visibility.ANONYMOUS else name)
@@ -68,13 +69,15 @@ def qrels_history(*, split: Split) -> list[VersionRow]:
     """The split's versions, newest first, each compared with the one before it."""
     versions = list(QrelsVersion.objects.filter(split=split).defer("qrels_gz").order_by("version"))
     rows = []
-    previous, previous_pairs, previous_board = None, None, None
+    # The previous version's judgments and board (None before the first version).
+    previous_pairs: dict[tuple[str, str], str] | None = None
+    previous_board: dict[int, tuple[float, str]] | None = None
     for v in versions:
         v = QrelsVersion.objects.get(pk=v.pk)  # with its text, one at a time
         pairs = _pairs(v)
         board = _board(split, v.pk)
         row = VersionRow(version=v)
-        if previous is not None:
+        if previous_pairs is not None and previous_board is not None:
             row.added = sum(1 for p in pairs if p not in previous_pairs)
             row.regraded = sum(1 for p, g in pairs.items() if p in previous_pairs and previous_pairs[p] != g)
             common = sorted(set(board) & set(previous_board))
@@ -88,5 +91,5 @@ def qrels_history(*, split: Split) -> list[VersionRow]:
                 row.moved = [{"name": board[s][1], "before": before[s], "after": after[s]}
                              for s in moves[:MOVED_SHOWN] if after[s] != before[s]]
         rows.append(row)
-        previous, previous_pairs, previous_board = v, pairs, board
+        previous_pairs, previous_board = pairs, board
     return rows[::-1]

@@ -67,7 +67,7 @@ class LeaderboardRow:
     year: int | None = None  # reported rows: the year in their source, for the progress chart
     # Test splits: the owner's n-th submission to this split when it was made, counted like the quota
     # (submissions.selectors.submission_ordinal), so readers see how many tries a score took.
-    # None for baselines, reported rows and dev/train splits.
+    # None for baselines, anonymous entries, reported rows and dev/train splits.
     owner_submission_number: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -128,7 +128,8 @@ def _submission_row(result, *, split: Split, private: bool = False) -> Leaderboa
         # whichever member sent the run.
         participant="" if anonymous else (f"team:{sub.entrant_team_id}" if sub.entrant_team_id else f"user:{sub.user_id}"),
         extra={"after_task": True} if sub.after_task else {},
-        owner_submission_number=None if sub.is_baseline or split.kind != Split.Kind.TEST
+        # Not for anonymous entries: a count of the owner's submissions is a hint at who they are.
+        owner_submission_number=None if sub.is_baseline or anonymous or split.kind != Split.Kind.TEST
         else getattr(result, "owner_submission_number", None),
     )
 
@@ -329,7 +330,7 @@ def params_range(text: str) -> str:
     value = parse_params(text)
     if value is None:
         return "unknown"
-    return next(key for key, _, lo, hi in PARAM_RANGES if lo is not None and lo <= value < hi)
+    return next(key for key, _, lo, hi in PARAM_RANGES if lo is not None and hi is not None and lo <= value < hi)
 
 
 @dataclass(frozen=True)
@@ -401,7 +402,8 @@ def best_per_participant(rows: list[LeaderboardRow], *, measure: str) -> list[Le
         key = row.participant or f"row:{id(row)}"
         held = best.get(key)
         value = row.scores.get(measure)
-        if held is None or (value is not None and (held.scores.get(measure) is None or value > held.scores[measure])):
+        held_value = held.scores.get(measure) if held is not None else None
+        if held is None or (value is not None and (held_value is None or value > held_value)):
             best[key] = row
     chosen = {id(r) for r in best.values()}
     return [r for r in rows if id(r) in chosen]

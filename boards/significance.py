@@ -333,7 +333,9 @@ def _public_entries(split: Split, measure: str) -> list[tuple[int, bool, np.ndar
     entries = []
     reference_qids = None
     for row in rows:
-        found = vectors.get(row.submission_id)
+        submission_id = row.submission_id
+        assert submission_id is not None  # rows without a submission were left out above
+        found = vectors.get(submission_id)
         if found is None:
             continue
         qids, vector = found
@@ -341,7 +343,7 @@ def _public_entries(split: Split, measure: str) -> list[tuple[int, bool, np.ndar
             reference_qids = qids
         if qids != reference_qids:
             continue  # not scored on the same queries (cannot happen on one qrels version); no marker
-        entries.append((row.submission_id, row.kind == "baseline", vector))
+        entries.append((submission_id, row.kind == "baseline", vector))
     return entries
 
 
@@ -380,6 +382,7 @@ def power_context(*, split: Split | None) -> dict:
     smallest, needed = analysis.min_detectable, analysis.topics_needed
     if split.hidden:
         # Coarser on a hidden split (docs/metrics.md): 0.1 point, topics to 2 significant digits.
+        assert smallest is not None  # leaderboard_power needs two topics or more
         smallest = round(smallest, 3)
         needed = {d: _two_digits(n) for d, n in needed.items()}
     return {"power": {

@@ -162,7 +162,7 @@ def suite_table(*, benchmark: Benchmark, partial: bool = False) -> SuiteTable:
     pct = bool(columns)  # every score is shown in percent (Dataset.format_value)
     out_rows: list[SuiteRow] = []
     for i, entry in enumerate(systems.values()):
-        row: LeaderboardRow = entry["row"]
+        row = entry["row"]
         cells = []
         for c in columns:
             value, sub_id = entry["cells"].get(c.key, (None, None))
@@ -173,7 +173,7 @@ def suite_table(*, benchmark: Benchmark, partial: bool = False) -> SuiteTable:
         if entry["parts"] and all(v is not None for v in entry["parts"].values()):
             # The LEXTREME card: the dataset holds the two reported aggregates; the score is their harmonic mean.
             parts = dict(entry["parts"])
-            value = harmonic_mean(parts.values())
+            value = harmonic_mean([v for v in parts.values() if v is not None])
         missing_keys = set(agg.missing) if agg else set()
         out_rows.append(
             SuiteRow(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import secrets
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import Group
 from django.db import transaction
 
@@ -27,7 +28,7 @@ POOL_TOPICS = 5
 
 
 @transaction.atomic
-def demo_assessor_ensure() -> tuple[object, str | None]:
+def demo_assessor_ensure() -> tuple[AbstractBaseUser, str | None]:
     """The demo assessor (a member of the assessors group); its password when it was just created, else None."""
     User = get_user_model()
     user = User.objects.filter(username=ASSESSOR_USERNAME).first()

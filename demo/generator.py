@@ -26,6 +26,7 @@ import hashlib
 import json
 import random
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from functools import cached_property
 
@@ -351,7 +352,7 @@ def generate(seed: int = DEFAULT_SEED, *, n_articles: int = N_ARTICLES, n_questi
             # code altogether (procedure, general provisions): the hard ones to find.
             draw = rng.random()
             if draw < 0.6:
-                candidates = pool
+                candidates: Sequence[int] = pool
             elif draw < 0.85:
                 candidates = [i for key, ids in by_sub.items() if key[0] == topic.key for i in ids]
             else:

@@ -22,6 +22,20 @@ Kept as text because a lawyer can read and extend it; parsed once by
 
 from __future__ import annotations
 
+from typing import TypedDict
+
+
+class TopicEntry(TypedDict):
+    """One topic as written below: its vocabulary blocks are parsed by the generator."""
+
+    key: str
+    category: str
+    code: str
+    weight: int
+    common: str
+    subcategories: dict[str, str]
+
+
 # Words every code uses: procedure, time limits, authorities.
 GENERIC = """
 N le tribunal/les tribunaux | la juridiction*f/les juridictions
@@ -49,7 +63,7 @@ A écrit/écrite/écrits/écrites
 A applicable/applicable/applicables/applicables
 """
 
-TOPICS = [
+TOPICS: list[TopicEntry] = [
     {
         "key": "family",
         "category": "Famille",

@@ -30,14 +30,17 @@ import itertools
 import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
 WEIGHTS = ("none", "linear", "quadratic")
 METRICS = ("nominal", "ordinal", "interval")
 
-#: ``{assessor: {item: grade}}``; an item is typically a (qid, docid) pair.
-Judgments = Mapping[str, Mapping[Hashable, int]]
+#: An item: typically a (qid, docid) pair; the functions below keep the caller's item type.
+Item = TypeVar("Item", bound=Hashable)
+#: ``{assessor: {item: grade}}``.
+Judgments = Mapping[str, Mapping[Item, int]]
 
 
 def cohen_kappa(a: Sequence[int], b: Sequence[int], *, weights: str = "none",
@@ -138,7 +141,7 @@ class PairAgreement:
     alpha: float
 
 
-def pairwise(judgments: Judgments, *, weights: str = "none", metric: str = "ordinal",
+def pairwise(judgments: Judgments[Item], *, weights: str = "none", metric: str = "ordinal",
              scale: Sequence[int] | None = None) -> list[PairAgreement]:
     """κ and α for every pair of assessors with at least one item in common, in name order."""
     out = []
@@ -153,16 +156,16 @@ def pairwise(judgments: Judgments, *, weights: str = "none", metric: str = "ordi
     return out
 
 
-def units_of(judgments: Judgments) -> dict[Hashable, list[int]]:
+def units_of(judgments: Judgments[Item]) -> dict[Item, list[int]]:
     """Item → the grades it received, for the items judged at least twice."""
-    units: dict[Hashable, list[int]] = {}
+    units: dict[Item, list[int]] = {}
     for name in sorted(judgments):
         for item, grade in judgments[name].items():
             units.setdefault(item, []).append(grade)
     return {item: g for item, g in units.items() if len(g) >= 2}
 
 
-def overall(judgments: Judgments, *, weights: str = "none", metric: str = "ordinal",
+def overall(judgments: Judgments[Item], *, weights: str = "none", metric: str = "ordinal",
             scale: Sequence[int] | None = None) -> dict[str, float]:
     """``{"kappa": mean pairwise κ (Light), "alpha": α over all assessors, "items": doubly judged}``."""
     pairs = [p for p in pairwise(judgments, weights=weights, metric=metric, scale=scale) if not math.isnan(p.kappa)]
@@ -172,7 +175,7 @@ def overall(judgments: Judgments, *, weights: str = "none", metric: str = "ordin
             "items": len(units)}
 
 
-def alpha_per_query(judgments: Judgments, *, metric: str = "ordinal",
+def alpha_per_query(judgments: Judgments[Item], *, metric: str = "ordinal",
                     scale: Sequence[int] | None = None) -> dict[str, float]:
     """α per query, items being (qid, docid) pairs."""
     by_query: dict[str, list[list[int]]] = {}
@@ -182,10 +185,10 @@ def alpha_per_query(judgments: Judgments, *, metric: str = "ordinal",
     return {q: krippendorff_alpha(u, metric=metric, scale=scale) for q, u in sorted(by_query.items())}
 
 
-def disagreements(judgments: Judgments) -> list[tuple[Hashable, dict[str, int]]]:
+def disagreements(judgments: Judgments[Item]) -> list[tuple[Item, dict[str, int]]]:
     """Items whose assessors gave different grades, with who gave what (to adjudicate)."""
     out = []
-    items: dict[Hashable, dict[str, int]] = {}
+    items: dict[Item, dict[str, int]] = {}
     for name in sorted(judgments):
         for item, grade in judgments[name].items():
             items.setdefault(item, {})[name] = grade

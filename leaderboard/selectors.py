@@ -53,10 +53,10 @@ def split_for_page(dataset: Dataset, name: str | None) -> Split | None:
                 split.dataset = dataset
                 return split
         raise SplitNotFound(dataset, name)
-    split = dataset.default_split
-    if split is not None:
-        split.dataset = dataset
-    return split
+    default = dataset.default_split
+    if default is not None:
+        default.dataset = dataset
+    return default
 
 
 def measure_info(names: list[str]) -> list[dict[str, str]]:

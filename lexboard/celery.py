@@ -28,4 +28,5 @@ def replace_a_grown_solo_worker(**_kwargs) -> None:
     if not limit or current_process().name != "MainProcess":
         return
     if resource.getrusage(resource.RUSAGE_SELF).ru_maxrss > limit:
-        worker_state.should_stop = 0  # a warm shutdown once this task is acknowledged
+        # celery-types declares should_stop as None; celery reads an exit code from it.
+        worker_state.should_stop = 0  # type: ignore[assignment]  # a warm shutdown once this task is acknowledged

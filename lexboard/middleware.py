@@ -135,6 +135,7 @@ def service_unavailable_response(request: HttpRequest) -> HttpResponse:
             status=503,
         )
     else:
+        body: str
         try:
             body = render_to_string("503.html", {"retry_after": retry_after})
         except TemplateDoesNotExist:
@@ -147,7 +148,7 @@ def service_unavailable_response(request: HttpRequest) -> HttpResponse:
     response["Cache-Control"] = "no-store"
     # Logged once by the middleware below; not again by django.request, whose
     # ERROR lines go to ADMINS by mail: an outage must not become a mail storm.
-    response._has_been_logged = True
+    response._has_been_logged = True  # type: ignore[attr-defined]  # Django's private flag (django.utils.log)
     return response
 
 

@@ -11,13 +11,25 @@ enough. Behaviour is otherwise Django's own.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from django.core.cache.backends.redis import RedisCache as DjangoRedisCache, RedisCacheClient
+from redis import ConnectionPool, Redis
 
 
 class ReusingRedisCacheClient(RedisCacheClient):
+    # The private attributes of Django's client this one uses (set by its __init__; django-stubs leaves them out).
+    _servers: list[str]
+    _pools: dict[int, ConnectionPool]
+    _pool_class: type[ConnectionPool]
+    _pool_options: dict[str, Any]
+    _client: type[Redis]
+    _get_connection_pool_index: Callable[[bool], int]
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self._clients: dict[int, object] = {}
+        self._clients: dict[int, Redis] = {}
 
     def get_client(self, key=None, *, write=False):
         index = self._get_connection_pool_index(write)

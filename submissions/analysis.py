@@ -47,9 +47,14 @@ def per_query_allowed(split: Split) -> bool:
     return not split.hidden and split.kind in (Split.Kind.DEV, Split.Kind.TRAIN)
 
 
+#: On hidden splits no group below this size is shown, whatever a curator sets: a group of one query is
+#: that query's value (docs/security.md).
+HIDDEN_GROUP_FLOOR = 5
+
+
 def min_group_size(split: Split) -> int:
     """The smallest group (category, bucket) whose mean may be shown on this split."""
-    return max(1, int(split.dataset.category_min_queries)) if split.hidden else 1
+    return max(HIDDEN_GROUP_FLOOR, int(split.dataset.category_min_queries)) if split.hidden else 1
 
 
 # --- the pure functions -----------------------------------------------------------------
@@ -229,7 +234,8 @@ def _aggregates(*, split: Split, result, vectors: dict[str, np.ndarray], measure
         qids=qids, categories={q: c for q, (c, _) in topics.items()}, vectors=vectors, measures=measures,
         min_queries=min_queries,
     )
-    buckets, n_hidden_buckets = ([], 0)
+    buckets: list[GroupRow] = []
+    n_hidden_buckets = 0
     # A hidden split shows the intervals over all queries and the large categories only: the bucket
     # table, the recall curve, the histogram and judged@10 are facts about single queries' judgments.
     public = not split.hidden
@@ -308,6 +314,12 @@ def submission_analysis(*, submission, result, vectors: dict[str, np.ndarray]) -
             {**row, "values": [fmt(v) for v in row["values"]]}
             for row in per_query_rows(split=split, vectors=vectors, measures=measures)
         ]
-    data["fusion_parts"] = list(submission.fusion_of.all().only("pk", "system_name")) if submission.pk else []
+    # Parts by name and link when public; a private part (the fusion's owner's own) by its number only, since
+    # the fusion's page may be public and a private entry's name is its owner's.
+    parts = submission.fusion_of.all().only("pk", "system_name", "visibility", "hidden_by_curator", "withdrawn_at")
+    data["fusion_parts"] = [
+        {"pk": p.pk, "system_name": p.system_name if p.is_public else "", "public": p.is_public}
+        for p in (parts if submission.pk else [])
+    ]
     data["fusion_params"] = submission.fusion_params or {}
     return {"analysis": data}

@@ -274,7 +274,7 @@ def format_result(info: dict) -> str:
 
 
 def _exit_code(info: dict) -> int:
-    return {"scored": EXIT_OK, "failed": EXIT_FAILED, "waiting": EXIT_WAITING}.get(info.get("status"), EXIT_TIMEOUT)
+    return {"scored": EXIT_OK, "failed": EXIT_FAILED, "waiting": EXIT_WAITING}.get(info.get("status", ""), EXIT_TIMEOUT)
 
 
 # --- command line -------------------------------------------------------------------------

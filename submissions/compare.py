@@ -12,6 +12,7 @@ only on dev and train splits; on hidden splits only aggregates leave here.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from django.core.cache import cache
@@ -239,7 +240,7 @@ def compare(*, submissions: list[Submission], measure: str | None = None,
     # Every (entry, measure) randomization test at once: 5 entries × 8 measures cost about what one does.
     p_values = iter(randomization_p_values([(ref.vectors[m], other.vectors[m]) for other in entries[1:]
                                             for m in measures]))
-    pairs = []
+    pairs: list[dict[str, Any]] = []
     all_stats: list[PairStats] = []
     for other in entries[1:]:
         stats = [pair_stats(ref.vectors[m], other.vectors[m], measure=m, p_randomization=next(p_values))
@@ -248,7 +249,7 @@ def compare(*, submissions: list[Submission], measure: str | None = None,
         diff = {focus: np.asarray(other.vectors[focus]) - np.asarray(ref.vectors[focus])}
         cat_rows, n_hidden = category_table(qids=ref.qids, categories=categories, vectors=diff, measures=[focus],
                                             min_queries=min_queries)
-        pair = {
+        pair: dict[str, Any] = {
             "entry": other,
             "stats": stats,
             "categories": [{"label": r.label, "n": r.n_queries, "delta": r.means[focus]} for r in cat_rows],

@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TypeGuard
 
 import numpy as np
 from django.db.models import Case, Count, Exists, IntegerField, OuterRef, Prefetch, QuerySet, Subquery, When
@@ -217,7 +218,7 @@ def budget_scores(scores: dict | None, *, split: Split) -> dict[str, float | Non
     return out
 
 
-def result_released(result: Result | None, *, split: Split) -> bool:
+def result_released(result: Result | None, *, split: Split) -> TypeGuard[Result]:
     """Whether a view may show ``result``'s numbers: always on a public split; on a hidden one if the Ladder released it."""
     return result is not None and (not split.hidden or result.released)
 
@@ -328,11 +329,12 @@ class RescoringProgress:
 
 def split_rescoring_progress(*, split: Split) -> RescoringProgress | None:
     """None when no version is pending; else how many of the waited-for submissions have a result on it."""
-    if split.pending_qrels_id is None:
+    pending = split.pending_qrels
+    if pending is None:
         return None
     total = rescoring_targets(split_id=split.pk).count()
-    waiting = rescoring_waiting(split_id=split.pk, version_id=split.pending_qrels_id).count()
-    return RescoringProgress(version=split.pending_qrels.version, done=total - waiting, total=total)
+    waiting = rescoring_waiting(split_id=split.pk, version_id=pending.pk).count()
+    return RescoringProgress(version=pending.version, done=total - waiting, total=total)
 
 
 def submission_result_history(*, submission: Submission) -> list[Result]:

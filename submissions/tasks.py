@@ -10,6 +10,8 @@ a deploy that moves the code.
 
 from __future__ import annotations
 
+from typing import Any
+
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
@@ -18,7 +20,7 @@ from .services.queue import RESCORE_TASK, SCORE_TASK, SWEEP_TASK
 
 #: Scoring tasks are acknowledged after they ran, redelivered when their worker
 #: dies, and retried with backoff only when the database is briefly away.
-SCORING_TASK_OPTIONS = dict(
+SCORING_TASK_OPTIONS: dict[str, Any] = dict(
     acks_late=True,
     reject_on_worker_lost=True,
     autoretry_for=(OperationalError, InterfaceError),

@@ -35,6 +35,7 @@ from .services.fusion import (
     fusion_create,
     fusion_task_check,
 )
+from .throttling import format_wait, upload_limiter
 
 
 @require_safe
@@ -126,11 +127,15 @@ def fusion(request: HttpRequest) -> HttpResponse:
                 if pk not in parts_by_id:
                     raise FusionRefused(f"No public submission #{pk} is available to fuse.", status=404)
                 parts.append(parts_by_id[pk])
+            verdict = upload_limiter().hit(f"user:{request.user.pk}")  # the same throttle as uploads and the API
+            if not verdict.allowed:
+                raise FusionRefused(f"Too many uploads in a short time; try again in "
+                                    f"{format_wait(verdict.retry_after)}.", status=429)
             submission = fusion_create(user=request.user, parts=parts, method=method, k=int(k_text),
                                        system_name=data.get("system_name", ""))
         except FusionRefused as exc:
             error = exc.message
-            status = 400
+            status = exc.status if exc.status in (403, 429) else 400
         else:
             messages.success(request, "The fusion is queued: a worker fuses the chosen runs and scores the result. "
                                       "It is private until you make it public.")

@@ -173,9 +173,9 @@ def cards_load(*, names: list[str] | tuple[str, ...] = CARD_NAMES, update: bool 
             else:
                 report.unchanged += 1
 
-        split = splits.get((card.get("reported") or {}).get("split", ""))
+        reported_split = splits.get((card.get("reported") or {}).get("split", ""))
         for row in reported_rows(card, results):
-            values = {**row, "split": split}
+            values = {**row, "split": reported_split}
             existing = ReportedResult.objects.filter(
                 dataset=dataset, system=row["system"], source=row["source"]
             ).first()

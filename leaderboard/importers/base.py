@@ -14,7 +14,7 @@ import json
 import os
 import re
 import zipfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,7 +33,7 @@ class ImportRefused(Exception):
     ``str(err)`` gives one ``file:line: reason`` line per problem, across files.
     """
 
-    def __init__(self, errors: list[InputError]):
+    def __init__(self, errors: Sequence[InputError]):
         self.errors = list(errors)
         super().__init__(str(self))
 

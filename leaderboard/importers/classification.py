@@ -28,6 +28,7 @@ import csv
 import io
 import json
 from dataclasses import dataclass, field
+from typing import cast
 
 from django.db import transaction
 from django.db.models import Max
@@ -232,7 +233,7 @@ def _example_row(obj: dict, n: int, task: str, key: str, from_csv: bool, problem
         answer = _str_list(answer or "", sep="|")
     elif from_csv and task == "ner":
         answer = _str_list(answer, sep=" ")
-    if task == "ner" and isinstance(answer, list) and len(answer) != len(tokens):
+    if task == "ner" and tokens is not None and isinstance(answer, list) and len(answer) != len(tokens):
         problems.add(n, f"{len(tokens)} tokens but {len(answer)} tags — give one tag per token")
         return None
     gold: dict = {"id": doc_id, key: answer}
@@ -251,7 +252,8 @@ def gold_counts(gold: GoldSet) -> tuple[int, int]:
         entities = [e for tags in gold.answers.values() for e in bio_entities(tags)]  # type: ignore[arg-type]
         return len(entities), len({e[0] for e in entities})
     if gold.task == "multi":
-        labels = [label for answer in gold.answers.values() for label in answer]  # type: ignore[union-attr]
+        # A multi-label gold's answers are tuples of labels (read_gold).
+        labels = [label for answer in gold.answers.values() for label in cast("tuple[str, ...]", answer)]
         return len(labels), len(set(labels))
     return len(gold.answers), len(set(gold.answers.values()))
 
@@ -341,7 +343,7 @@ def classification_import(*, dataset, data: ClassificationData, user=None, note:
         split.refresh_from_db(fields=["current_qrels", "pending_qrels"])
         sr.qrels_version, sr.qrels_created = version.version, version_created
         sr.published = version_created and split.current_qrels_id == version.pk
-        sr.current_version = split.current_qrels.version if split.current_qrels_id else None
+        sr.current_version = split.current_qrels.version if split.current_qrels is not None else None
         if (sr.topics_created or sr.topics_updated) and not sr.published:
             split.bump_cache_version()
         if dry_run:

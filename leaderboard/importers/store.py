@@ -155,7 +155,7 @@ def dataset_import(*, dataset: Dataset, data, user=None, note: str = "", dry_run
                 sr.qrels_version, sr.qrels_created = version.version, created
                 sr.published = created and split.current_qrels_id == version.pk
                 sr.switch_pending = split.pending_qrels_id == version.pk
-                sr.current_version = split.current_qrels.version if split.current_qrels_id else None
+                sr.current_version = split.current_qrels.version if split.current_qrels is not None else None
             else:
                 sr.warnings.append("no judgments in these files; no qrels version was added")
             if (new or updated) and not sr.published:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 
@@ -100,6 +101,7 @@ FORMS_URLFIELD_ASSUME_HTTPS = True
 # correct: their key is a digest of the database) and the counters go to the
 # database table ``lexboard_cache`` (lexboard/shared_counters_cache.py).
 CACHE_URL = env_str("CACHE_URL", "")
+CACHES: dict[str, dict[str, Any]]
 if CACHE_URL.startswith("redis"):
     # Django's backend with one client object per pool (lexboard/redis_cache.py: 40% of a cached page's CPU).
     CACHES = {"default": {"BACKEND": "lexboard.redis_cache.RedisCache", "LOCATION": CACHE_URL}}
@@ -175,7 +177,7 @@ ACCOUNT_RATE_LIMITS = {
 
 # Sign-in with ORCID or GitHub, each only when the deployment gives its OAuth
 # keys (register the app at orcid.org/developer-tools or github.com/settings/developers).
-SOCIALACCOUNT_PROVIDERS = {}
+SOCIALACCOUNT_PROVIDERS: dict[str, dict[str, Any]] = {}
 for _provider, _prefix in (("orcid", "ORCID"), ("github", "GITHUB")):
     _client_id = env_str(f"LEXBOARD_{_prefix}_CLIENT_ID", "")
     if _client_id:

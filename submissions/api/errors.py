@@ -28,7 +28,7 @@ logger = logging.getLogger(__name__)
 class ApiError(exceptions.APIException):
     """An error with a message for a person and optional per-line details."""
 
-    status_code = status.HTTP_400_BAD_REQUEST
+    status_code: int = status.HTTP_400_BAD_REQUEST
     default_detail = "The request could not be processed."
 
     def __init__(self, message: str, *, details: list[dict] | None = None, status_code: int | None = None) -> None:
@@ -131,12 +131,13 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
             message = "The request has problems: each is listed in details."
         body = error_body(message, details)
     elif isinstance(exc, exceptions.Throttled):
-        wait = exc.wait
+        wait = exc.wait  # type: ignore[attr-defined]  # set by Throttled.__init__; the DRF stubs leave it out
         when = f" Try again in {format_wait(int(wait))}." if wait else " Try again later."
         scope = getattr(context.get("view"), "throttle_scope", None)
         what = "uploads" if scope == "upload" else "requests"
         body = error_body(f"Too many {what} in a short time.{when}")
     else:
+        assert isinstance(exc, exceptions.APIException)  # drf_exception_handler answers no other exception
         message = _MESSAGES.get(type(exc)) or _text(exc.detail)
         body = error_body(message)
     response.data = body

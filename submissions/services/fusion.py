@@ -211,12 +211,13 @@ def fusion_create(*, user, parts: list[Submission], method: str = "rrf", k: int 
         raise FusionRefused(refusal, status=403)
     fusion_check(user=user, parts=parts, method=method, k=k)
     split = parts[0].split
-    params = {"method": method, "parts": [p.pk for p in parts]}
+    params: dict[str, object] = {"method": method, "parts": [p.pk for p in parts]}
     if method == "rrf":
         params["k"] = k
     name = system_name.strip()[:120] or fusion_name(parts, method=method, k=k)
     description = f"{METHODS[method]}{f' with k = {k}' if method == 'rrf' else ''} of " + ", ".join(
-        f"#{p.pk} {p.system_name}" for p in parts) + "."
+        # A private part by its number only: the fusion may be made public, its parts' names must not follow.
+        f"#{p.pk} {p.system_name}" if p.is_public else f"#{p.pk}" for p in parts) + "."
     submission = Submission(
         user=user,
         split=split,

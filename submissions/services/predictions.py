@@ -26,6 +26,7 @@ import json
 import zlib
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import cast
 
 from django.conf import settings
 
@@ -46,7 +47,7 @@ from leaderboard.models import Dataset, QrelsVersion, Split
 #: How many first lines of an upload the request checks.
 SNIFF_LINES = 50
 
-EXAMPLES = {
+EXAMPLES: dict[str, str] = {
     Dataset.Task.SINGLE: '{"id": "doc-1", "label": "civil"}',
     Dataset.Task.MULTI: '{"id": "doc-1", "labels": ["civil", "tax"]}',
     Dataset.Task.NER: '{"id": "s-1", "tags": ["B-PER", "I-PER", "O"]}',
@@ -132,7 +133,8 @@ def gold_labels(gold: GoldSet) -> frozenset[str]:
     if gold.task == Dataset.Task.NER:
         return frozenset(t for tags in gold.answers.values() for t, _, _ in bio_entities(tags))  # type: ignore[arg-type]
     if gold.task == Dataset.Task.MULTI:
-        return frozenset(label for labels in gold.answers.values() for label in labels)  # type: ignore[union-attr]
+        # A multi-label gold's answers are tuples of labels (read_gold).
+        return frozenset(label for labels in gold.answers.values() for label in cast("tuple[str, ...]", labels))
     return frozenset(str(label) for label in gold.answers.values())
 
 

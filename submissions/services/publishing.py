@@ -43,7 +43,7 @@ def _publish_reported(*, dataset: Dataset, sr: SplitReport) -> None:
         sr.published = True
         split.refresh_from_db(fields=["current_qrels", "pending_qrels"])
     sr.switch_pending = split.pending_qrels_id == version.pk
-    sr.current_version = split.current_qrels.version if split.current_qrels_id else None
+    sr.current_version = split.current_qrels.version if split.current_qrels is not None else None
 
 
 def release_import(*, dataset: Dataset, data, user=None, publish: bool = False, note: str = "",

@@ -16,6 +16,7 @@ from functools import lru_cache
 import numpy as np
 from django.conf import settings
 
+from evaluation import conventions
 from evaluation.corpus import CorpusIds
 from evaluation.errors import InputError, QrelsFormatError
 from evaluation.measures import parse_measure
@@ -148,8 +149,8 @@ def result_compute(*, dataset: Dataset, version: QrelsVersion, run,
         corpus=corpus,
         docid_example=dataset.docid_example or None,
         progress=progress,
-        score_precision=dataset.score_precision,
-        empty_queries=dataset.empty_queries,
+        score_precision=conventions.score_precision(dataset.score_precision),
+        empty_queries=conventions.empty_queries(dataset.empty_queries),
     )
     verified_by = _double_entry(qrels, run, evaluation, dataset=dataset, version=version, corpus=corpus)
     names = [m.name for m in measures]
@@ -183,8 +184,9 @@ def _double_entry(qrels, run, evaluation: Evaluation, *, dataset: Dataset, versi
     if not checked:
         return ""
     check = verify(qrels, run, dataclasses.replace(evaluation, measures=checked), depth=dataset.depth,
-                   threshold=dataset.relevance_threshold, score_precision=dataset.score_precision,
-                   empty_queries=dataset.empty_queries, corpus=corpus)
+                   threshold=dataset.relevance_threshold,
+                   score_precision=conventions.score_precision(dataset.score_precision),
+                   empty_queries=conventions.empty_queries(dataset.empty_queries), corpus=corpus)
     if check.disagreement is not None:
         raise ScoresDisagree(check.disagreement, check.method, version)
     return check.method
@@ -319,7 +321,8 @@ def per_query_pack(evaluation, measures: list[str]) -> bytes:
             arrays[name] = np.asarray(value)
     arrays["recall_curve"] = np.asarray(recall_curve(evaluation), dtype=np.float64)
     buffer = io.BytesIO()
-    np.savez_compressed(buffer, **arrays)
+    # mypy matches a **dict against numpy's keyword-only allow_pickle: bool as well as **kwds.
+    np.savez_compressed(buffer, **arrays)  # type: ignore[arg-type]
     return buffer.getvalue()
 
 

@@ -49,6 +49,7 @@ from .ladder import ladder_judge
 from .queue import enqueue_after_commit, send_rescoring_after_commit
 from .rescoring import bump_caches_after_commit, split_finish_rescoring, split_lock
 from .results import (
+    ComputedResult,
     ScoresDisagree,
     failure_marker,
     input_error_message,
@@ -257,7 +258,7 @@ def _score_claimed(submission: Submission, attempt: int, heartbeat: _Heartbeat,
         if row is None:
             logger.info("submission %s was taken from this worker while scoring; result dropped", submission.pk)
             return
-        by_version = {c.version_id: c for c in computed}
+        by_version: dict[int | None, ComputedResult] = {c.version_id: c for c in computed}
         for c in computed:
             if not c.failed or c.version_id == pending_id:  # a failure marker only for a version still pending
                 stored = result_store(submission=row, computed=c)

@@ -68,7 +68,7 @@ METADATA_FIELDS = (
 )
 
 
-def _human_bytes(n: int) -> str:
+def _human_bytes(n: float) -> str:
     for unit in ("bytes", "KB", "MB", "GB"):
         if n < 1024 or unit == "GB":
             return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
@@ -357,7 +357,7 @@ def clean_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
     try:
         probe.full_clean(exclude=["user", "split", "run_file"], validate_unique=False, validate_constraints=False)
     except ValidationError as exc:
-        details = [
+        details: list[dict[str, Any]] = [
             {"line": None, "reason": f"{field}: {' '.join(messages)}"}
             for field, messages in exc.message_dict.items()
         ]

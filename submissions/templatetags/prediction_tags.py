@@ -27,6 +27,7 @@ def prediction_format(dataset, split):
     except Exception:  # the format box must render even when a gold version cannot be read
         labels = []
     first = labels[0] if labels else "civil"
+    answer: str | list[str]
     if dataset.task == "single":
         answer = first
     elif dataset.task == "multi":

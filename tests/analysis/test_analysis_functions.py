@@ -7,10 +7,12 @@ import pytest
 
 from evaluation.stats import bootstrap_ci
 from submissions.analysis import (
+    HIDDEN_GROUP_FLOOR,
     bootstrap_intervals,
     bucket_of,
     category_table,
     left_out_groups,
+    min_group_size,
     recall_curve_points,
     relevant_breakdown,
     value_histogram,
@@ -105,3 +107,15 @@ def test_it_thins_the_recall_curve_from_k_1_to_the_depth():
     assert points[0] == (1.0, pytest.approx(0.01)) and points[-1] == (1000.0, pytest.approx(1.0))
     assert len(points) <= 50
     assert all(a[0] < b[0] for a, b in zip(points, points[1:]))
+
+
+@pytest.mark.django_db
+def test_no_curator_setting_shows_a_group_below_five_queries_on_a_hidden_split(tiny_dataset):
+    """A category of one query is that query's value: the floor holds whatever category_min_queries says."""
+    type(tiny_dataset).objects.filter(pk=tiny_dataset.pk).update(category_min_queries=1)
+    splits = type(tiny_dataset.splits.first()).objects  # fresh rows: the dataset read again, not the fixture's
+    hidden, public = splits.get(dataset=tiny_dataset, name="test"), splits.get(dataset=tiny_dataset, name="dev")
+    assert min_group_size(hidden) == HIDDEN_GROUP_FLOOR == 5
+    assert min_group_size(public) == 1
+    type(tiny_dataset).objects.filter(pk=tiny_dataset.pk).update(category_min_queries=12)
+    assert min_group_size(splits.get(dataset=tiny_dataset, name="test")) == 12

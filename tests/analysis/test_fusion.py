@@ -19,7 +19,7 @@ from rest_framework.test import APIClient
 
 from evaluation import cli
 from submissions.models import Submission
-from submissions.services import submission_score_now
+from submissions.services import fusion_create, submission_score_now
 from tests.users import participant
 
 from .conftest import N_TOPICS, qid, relevant_docs
@@ -266,3 +266,29 @@ def test_fusion_refuses_a_run_whose_file_was_removed_after_the_retention_period(
     assert response.status_code == 400
     assert f"#{b.pk} cannot be fused: its file removed after" in response.json()["error"]["message"]
     assert Submission.objects.filter(user=alice).count() == 2
+
+
+def test_a_public_fusion_does_not_name_its_owners_private_parts(client, scored, alice, bob):
+    """A private entry's name is its owner's: a fusion made public shows that part by its number only."""
+    secret = scored("dev", bob, "shifted", name="Secret system v7", visibility="private")
+    other = scored("dev", alice, "random", seed=3)
+    fusion = fusion_create(user=bob, parts=[secret, other], method="rrf", k=60)
+    fusion = submission_score_now(fusion.pk)
+    assert "Secret system v7" not in fusion.description and f"#{secret.pk}" in fusion.description
+    Submission.objects.filter(pk=fusion.pk).update(visibility="public")
+    html = client.get(fusion.get_absolute_url()).content.decode()  # a visitor
+    assert "Secret system v7" not in html
+    assert f"#{secret.pk} " in html and "(a private entry)" in html
+    assert f"#{other.pk} random" in html
+
+
+def test_the_fusion_form_is_throttled_like_uploads(client, scored, alice, bob, settings):
+    a = scored("dev", alice, "shifted")
+    b = scored("dev", bob, "random", seed=3)
+    settings.LEXBOARD_UPLOAD_RATE = "1/h"
+    client.force_login(bob)
+    first = client.post(reverse("submissions:fusion"), {"ids": [a.pk, b.pk], "method": "rrf", "k": "60"})
+    assert first.status_code == 302
+    second = client.post(reverse("submissions:fusion"), {"ids": [a.pk, b.pk], "method": "combsum"})
+    assert second.status_code == 429 and "Too many uploads in a short time" in second.content.decode()
+    assert Submission.objects.filter(user=bob, fusion_params__method="combsum").count() == 0

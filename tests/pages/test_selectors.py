@@ -167,9 +167,10 @@ def test_each_test_entry_says_which_try_of_its_owner_it_was(client, split_test, 
     make_entry(split_test, bob, "bob 1st", {"R@10": 0.3}, visibility="public")
     make_entry(split_test, alice, "alice 3rd", {"R@10": 0.5}, visibility="public")
     make_entry(split_test, staff, "BM25", {"R@10": 0.2}, is_baseline=True)
+    make_entry(split_test, bob, "bob anonymous", {"R@10": 0.1}, visibility="anonymous")
     make_entry(split_dev, alice, "dev", {"R@10": 0.2}, visibility="public")
     rows = {r.system: r.owner_submission_number for r in leaderboard_rows(split=split_test)}
-    assert rows == {"alice 2nd": 2, "bob 1st": 1, "alice 3rd": 3, "BM25": None}
+    assert rows == {"alice 2nd": 2, "bob 1st": 1, "alice 3rd": 3, "BM25": None, "bob anonymous": None}
     assert submission_ordinal(submission=first) == 2  # the submission page says the same
     assert [r.owner_submission_number for r in leaderboard_rows(split=split_dev)] == [None]
     page = client.get(split_test.get_absolute_url()).content.decode()

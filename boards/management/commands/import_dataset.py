@@ -111,14 +111,14 @@ class Command(BaseCommand):
             elif created:
                 self.stdout.write(f"dataset {slug} created (benchmark {dataset.benchmark.slug}); refine it in the admin")
             return dataset
-        dataset = Dataset.objects.filter(slug=slug).first()
-        if dataset is None:
+        found = Dataset.objects.filter(slug=slug).first()
+        if found is None:
             known = ", ".join(Dataset.objects.values_list("slug", flat=True)[:20]) or "none yet"
             raise CommandError(
                 f"no dataset {slug!r} (known: {known}) — run `manage.py load_cards` for BSARD and "
                 "GreekBarRetrieval, or add --create --name NAME --benchmark SLUG"
             )
-        return dataset
+        return found
 
     @staticmethod
     def _task_defaults(opts) -> dict:

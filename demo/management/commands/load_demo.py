@@ -20,6 +20,7 @@ Options::
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -106,7 +107,7 @@ class Command(BaseCommand):
     def _export(self, options):
         data = generate(options["seed"])
         runs = None if options["no_baselines"] else baseline_runs(data, depth=options["depth"])
-        written = demo_export(data=data, directory=options["export"], runs=runs)
+        written: list[Path | str] = [*demo_export(data=data, directory=options["export"], runs=runs)]
         written += areas_export(directory=options["export"], with_predictions=not options["no_baselines"])
         for path in written:
             self.stdout.write(f"  {path}")

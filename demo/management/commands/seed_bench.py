@@ -61,7 +61,8 @@ def _per_query_blob(qids: np.ndarray, scores: dict[str, float], rng: np.random.G
         arrays[name] = np.clip(rng.normal(mean, 0.2, size=len(qids)), 0.0, 1.0)
     arrays["n_relevant"] = rng.integers(1, 7, size=len(qids))
     buffer = io.BytesIO()
-    np.savez_compressed(buffer, **arrays)
+    # mypy matches a **dict against numpy's keyword-only allow_pickle: bool as well as **kwds.
+    np.savez_compressed(buffer, **arrays)  # type: ignore[arg-type]
     return buffer.getvalue()
 
 

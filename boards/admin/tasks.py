@@ -14,7 +14,7 @@ from django.db.models import QuerySet
 from sharedtasks.models import Phase, PrivateBoard
 from submissions.services.unpartition import split_partition
 
-from .private_board import phase_reveal
+from ..private_board import phase_reveal
 
 
 @admin.register(Phase)
