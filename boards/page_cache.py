@@ -108,8 +108,8 @@ def _cacheable_response(request: HttpRequest, response: HttpResponse) -> bool:
         and not response.cookies
         and not request.META.get("CSRF_COOKIE_NEEDS_UPDATE")
         and not request.META.get("CSRF_COOKIE_USED")
-        # A page with a clock on it (a shared task's countdown, boards/views_tasks.py) is rendered each time.
-        and not getattr(response, "lexboard_no_page_cache", False)
+        # A page that says it must not be stored (a shared task's countdown: boards/views.py) is not.
+        and "no-store" not in response.get("Cache-Control", "")
     )
 
 

@@ -23,6 +23,7 @@ scored (a curator may force it; such a run is then left out and named).
 
 from __future__ import annotations
 
+import io
 import logging
 from dataclasses import dataclass
 
@@ -36,7 +37,6 @@ from leaderboard.models import Split
 from sharedtasks.models import Membership, Phase, PrivateBoard
 from sharedtasks.notifications import absolute, notify
 from submissions.models import Result, ResultPart, Submission
-from submissions.selectors import load_per_query
 from submissions.services.finals import team_final_runs, team_task_runs
 from submissions.services.partition import parts_of
 from submissions.services.unpartition import split_unpartition
@@ -79,6 +79,14 @@ def _private_part(submission_ids: list[int], version_id: int, *, phase: Phase) -
     return out
 
 
+def _per_query(blob: bytes) -> dict[str, np.ndarray]:
+    """A part's per-query arrays (the layout of ``submissions.selectors.load_per_query``)."""
+    if not blob:
+        return {}
+    with np.load(io.BytesIO(blob), allow_pickle=False) as data:
+        return {name: data[name] for name in data.files}
+
+
 def private_board_rows(*, phase: Phase, version_id: int | None = None) -> tuple[list[dict], str, int, list[str]]:
     """(rows, significance method, number of private queries, notes) of the private board on ``version_id``
     (default: the split's current qrels), computed now."""
@@ -87,6 +95,8 @@ def private_board_rows(*, phase: Phase, version_id: int | None = None) -> tuple[
     measure = dataset.primary_measure
     version_id = version_id or split.current_qrels_id
     notes: list[str] = []
+    if version_id is None:
+        return [], "", 0, ["no published judgments"]
     candidates: list[tuple[LeaderboardRow, np.ndarray | None]] = []
     for team in phase.teams.order_by("name"):
         finals, marked = team_final_runs(team=team, phase=phase)
@@ -109,7 +119,7 @@ def private_board_rows(*, phase: Phase, version_id: int | None = None) -> tuple[
             team=team.name, family_key=best.family, params=best.params if shown else "",
             participant=f"team:{team.pk}", extra={"final_runs": len(finals), "marked": marked, "public": shown},
         )
-        data = load_per_query(part)  # a part has the Result's per_query layout
+        data = _per_query(part.per_query)
         vector = None
         if "qids" in data and measure in data:
             order = np.argsort(data["qids"].astype(str))
@@ -117,8 +127,11 @@ def private_board_rows(*, phase: Phase, version_id: int | None = None) -> tuple[
         candidates.append((row, vector))
     rows = rank_rows([r for r, _ in candidates], measure=measure)
     vectors = {r.submission_id: v for r, v in candidates}
-    entries = [(r.submission_id, False, vectors[r.submission_id]) for r in rows
-               if r.rank is not None and vectors.get(r.submission_id) is not None]
+    entries: list[tuple[int, bool, np.ndarray]] = []
+    for r in rows:
+        vector = vectors.get(r.submission_id)
+        if r.rank is not None and r.submission_id is not None and vector is not None:
+            entries.append((r.submission_id, False, vector))
     method, n_queries = "", 0
     if len(entries) >= 2 and len({len(e[2]) for e in entries}) == 1:
         sig = compute_significance(entries=entries, measure=measure)
@@ -159,7 +172,8 @@ def phase_reveal(*, phase_id: int, force: bool = False, now=None) -> RevealOutco
         if waiting and not force:
             return RevealOutcome(None, False, f"{waiting} run(s) sent before the close are still being scored; "
                                               "the reveal waits for them (or force it from the admin).")
-        if phase.split.current_qrels_id is None:
+        current = phase.split.current_qrels
+        if current is None:
             return RevealOutcome(None, False, "The split has no published judgments: nothing to rank.")
         rows, method, n_queries, notes = private_board_rows(phase=phase)
         if waiting:
@@ -167,7 +181,7 @@ def phase_reveal(*, phase_id: int, force: bool = False, now=None) -> RevealOutco
         if notes:
             method = (method + " " if method else "") + "Notes: " + "; ".join(notes) + "."
         board = PrivateBoard.objects.create(
-            phase=phase, published_at=now, qrels_version=phase.split.current_qrels.version,
+            phase=phase, published_at=now, qrels_version=current.version,
             measure=phase.split.dataset.primary_measure, measures=list(phase.split.dataset.measures or []),
             n_queries=n_queries, rows=rows, method=method)
         Phase.objects.filter(pk=phase.pk).update(revealed_at=now)
@@ -205,13 +219,14 @@ def private_board_rescored(*, phase: Phase, board: PrivateBoard) -> RescoredBoar
     Cached per split cache version (a rescoring or a new result bumps it).
     """
     split = Split.objects.select_related("current_qrels").get(pk=phase.split_id)
-    if split.current_qrels is None or split.current_qrels.version == board.qrels_version:
+    current = split.current_qrels
+    if current is None or current.version == board.qrels_version:
         return None
     key = f"lexboard:private-board:v1:{phase.pk}:{split.cache_version}:{split.current_qrels_id}"
     cached = cache.get(key)
     if cached is None:
-        rows, method, n_queries, _ = private_board_rows(phase=phase, version_id=split.current_qrels_id)
-        cached = RescoredBoard(split.current_qrels.version, rows, method, n_queries)
+        rows, method, n_queries, _ = private_board_rows(phase=phase, version_id=current.pk)
+        cached = RescoredBoard(current.version, rows, method, n_queries)
         cache.set(key, cached, 60 * 60)
     return cached
 

@@ -13,6 +13,7 @@ from django.http import Http404, HttpResponse, HttpResponseRedirect, StreamingHt
 from django.shortcuts import render
 from django.template import loader
 from django.templatetags.static import static
+from django.utils.cache import add_never_cache_headers
 from django.views import defaults
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_safe
@@ -181,7 +182,8 @@ def dataset(request, slug: str):
                                     if split is not None and t["phase"].split_id == split.pk
                                     and t["state"] in ("open", "closed")), None)
     response = render(request, "leaderboard/dataset.html", context)
-    response.lexboard_no_page_cache = any(t["state"] != "revealed" for t in context["task_timelines"])
+    if any(t["state"] != "revealed" for t in context["task_timelines"]):
+        add_never_cache_headers(response)  # a clock on the page: neither our page cache nor a browser keeps it
     return response
 
 

@@ -62,7 +62,7 @@ def phase_timeline(phase: Phase, now=None) -> dict:
     elif state == "closed":
         left = "closed; the private board is being computed"
     else:
-        left = f"closed; private board published {phase.local(phase.revealed_at):%Y-%m-%d %H:%M} {phase.time_zone}"
+        left = f"closed; private board published {phase.local(phase.revealed_at or now):%Y-%m-%d %H:%M} {phase.time_zone}"
     span = max((phase.closes_at - phase.opens_at).total_seconds(), 1.0)
     done = min(max((now - phase.opens_at).total_seconds() / span, 0.0), 1.0)
     return {"phase": phase, "state": state, "countdown": left, "opens": phase.when(phase.opens_at),
@@ -87,10 +87,11 @@ def task(request: HttpRequest, phase_id: int) -> HttpResponse:
     phase = get_object_or_404(Phase.objects.select_related("split__dataset"), pk=phase_id)
     dataset = phase.split.dataset
     team = team_of(user=request.user, phase=phase)
-    context = {
+    measures = list(dataset.measures or [])
+    context: dict[str, object] = {
         "phase": phase, "split": phase.split, "dataset": dataset, "timeline": phase_timeline(phase),
         "teams": phase.teams.annotate(n_members=Count("memberships")).order_by("name"),
-        "team": team, "measures": list(dataset.measures or []),
+        "team": team, "measures": measures,
         "public_percent": round(100 * phase.public_share),
     }
     if team is not None:
@@ -111,11 +112,11 @@ def task(request: HttpRequest, phase_id: int) -> HttpResponse:
     if board is not None:
         rows = _board_rows(board, dataset)
         context.update(board=board, board_rows=[
-            {"row": r, "cells": [dataset.format_value(r.scores.get(m)) for m in context["measures"]]} for r in rows])
+            {"row": r, "cells": [dataset.format_value(r.scores.get(m)) for m in measures]} for r in rows])
         rescored = private_board_rescored(phase=phase, board=board)
         if rescored is not None:
             context.update(rescored=rescored, rescored_rows=[
-                {"row": r, "cells": [dataset.format_value(r.scores.get(m)) for m in context["measures"]]}
+                {"row": r, "cells": [dataset.format_value(r.scores.get(m)) for m in measures]}
                 for r in _rows_of(rescored.rows)])
     return render(request, "sharedtasks/task.html", context)
 

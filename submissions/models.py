@@ -183,8 +183,8 @@ class Submission(models.Model):
     def display_owner(self) -> str:
         if self.visibility == self.Visibility.ANONYMOUS:
             return "anonymous"
-        if self.entrant_team_id is not None:
-            return f"team {self.entrant_team.name}"
+        if (team := self.entrant_team) is not None:
+            return f"team {team.name}"
         profile = getattr(self.user, "profile", None)
         return (profile and profile.display_name) or self.user.get_username()
 

@@ -162,9 +162,10 @@ class SubmissionSerializer(serializers.ModelSerializer):
 
     def get_team(self, obj: Submission) -> str | None:
         """The shared task's team the run was entered for (null outside a shared task, or for an anonymous entry)."""
-        if obj.entrant_team_id is None or obj.visibility == Submission.Visibility.ANONYMOUS:
+        team = obj.entrant_team
+        if team is None or obj.visibility == Submission.Visibility.ANONYMOUS:
             return None
-        return obj.entrant_team.name
+        return team.name
 
     def get_qrels_version(self, obj: Submission) -> int | None:
         result = current_result_of(obj)

@@ -53,9 +53,9 @@ def submission_mark_final(*, submission: Submission, user, final: bool, now: dat
         raise TaskRefused("A withdrawn run cannot be final.")
     with transaction.atomic():
         # The team's row is the lock: two members marking at once cannot pass the limit together.
-        Team.objects.select_for_update(no_key=True).filter(pk=submission.entrant_team_id).first()
+        team = Team.objects.select_for_update(no_key=True).get(pk=submission.entrant_team_id)
         if final and not submission.final_run:
-            marked = team_task_runs(team=submission.entrant_team, phase=phase).filter(final_run=True).count()
+            marked = team_task_runs(team=team, phase=phase).filter(final_run=True).count()
             if marked >= phase.max_final_runs:
                 raise TaskRefused(f"Your team has marked {marked} runs final, the limit of this task: unmark one "
                                   "first.")
