@@ -65,7 +65,8 @@ say "database $DB; migrating, loading the demo dataset"
 "$PY" manage.py migrate --noinput >/dev/null
 "$PY" manage.py load_demo --no-baselines >/dev/null
 "$PY" manage.py load_demo --export "$WORK/demo" >/dev/null
-"$PY" manage.py shell -c "from django.contrib.auth import get_user_model; get_user_model().objects.create_user('smoke', 'smoke@example.org', 'a long smoke password 42')" >/dev/null
+# A participant with a verified address: hidden splits take uploads from verified addresses only.
+"$PY" manage.py shell -c "from django.contrib.auth import get_user_model; from allauth.account.models import EmailAddress; u = get_user_model().objects.create_user('smoke', 'smoke@example.org', 'a long smoke password 42'); EmailAddress.objects.create(user=u, email=u.email, primary=True, verified=True)" >/dev/null
 TOKEN=$("$PY" manage.py create_api_token smoke 2>/dev/null)
 
 "$VENV/bin/celery" -A lexboard worker --loglevel=INFO --concurrency=1 --hostname="smoke-$$@%h" >"$WORK/worker.log" 2>&1 &

@@ -199,8 +199,11 @@ def prepare_site(stack: Stack) -> str:
     stack.manage("load_demo", "--no-baselines")
     stack.python("import json; from leaderboard.models import Split; "
                  "print(json.dumps(Split.objects.filter(dataset__slug='demo').update(daily_limit=0, total_limit=0)))")
+    # A participant whose address is verified: hidden splits take uploads from verified addresses only.
     stack.python("import json; from django.contrib.auth import get_user_model; "
-                 "get_user_model().objects.create_user('deployer', 'deployer@example.org', 'a long deploy password 42'); "
+                 "from allauth.account.models import EmailAddress; "
+                 "u = get_user_model().objects.create_user('deployer', 'deployer@example.org', 'a long deploy password 42'); "
+                 "EmailAddress.objects.create(user=u, email=u.email, primary=True, verified=True); "
                  "print(json.dumps(True))")
     token = stack.manage("create_api_token", "deployer", "--name", "deploy-test").strip().splitlines()[-1]
     assert token.startswith("lxb_") or len(token) > 20, token
