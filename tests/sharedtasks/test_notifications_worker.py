@@ -42,10 +42,20 @@ def _mails(folder) -> list[str]:
 
 
 @pytest.fixture
-def mail_worker(worker_factory, tmp_path):
+def mail_worker(celery_worker_process, worker_factory, tmp_path):
+    """A worker that writes its mail to a folder, alone on the session's queue.
+
+    The session's shared worker consumes the same queue: left running, it took
+    some of these tasks and sent their mail with its own backend (in the whole
+    suite, not alone). It pauses for the test and starts again after.
+    """
+    celery_worker_process.stop()
     folder = tmp_path / "mail"
     folder.mkdir()
-    return worker_factory(extra_env={"LEXBOARD_TEST_EMAIL_DIR": str(folder)}), folder
+    try:
+        yield worker_factory(extra_env={"LEXBOARD_TEST_EMAIL_DIR": str(folder)}), folder
+    finally:
+        celery_worker_process.restart()
 
 
 def test_a_scored_run_is_mailed_once_by_the_worker_and_the_board_at_the_reveal(transactional_db, task_world, carol,
