@@ -120,10 +120,9 @@ def submission_ordinal(*, submission: Submission) -> int | None:
     """
     if submission.split.kind != Split.Kind.TEST or submission.is_baseline:
         return None
-    counted = (_counted(Submission.objects.filter(split=submission.split, entrant_team_id=submission.entrant_team_id))
-               if submission.entrant_team_id is not None  # a shared task's run: its team's try
-               else counted_submissions(user=submission.user, split=submission.split))
-    return counted.filter(created_at__lte=submission.created_at, pk__lte=submission.pk).count()
+    # The leaderboard's annotation, on this one row: one home for the rule (a team's run is its team's try).
+    return (Submission.objects.filter(pk=submission.pk).annotate(n=submission_ordinal_expr())
+            .values_list("n", flat=True).first())
 
 
 def submission_quota(*, user, split: Split, now: datetime | None = None) -> QuotaStatus:
