@@ -8,6 +8,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from django.core.cache import caches
+from django.core.cache.backends.locmem import LocMemCache
 
 from tests.users import verified
 
@@ -39,6 +41,23 @@ def private_run_storage(private_data_dir):
     """Runs go to the session's own folder, shared with the worker processes it starts, never into var/data."""
     with run_storage_at(private_data_dir) as location:
         yield location
+
+
+@pytest.fixture(autouse=True)
+def _empty_local_cache():
+    """Each test starts with an empty per-process cache (the embedded default's locmem part).
+
+    Row ids and split cache versions repeat across tests (each one rolls back),
+    and on locmem a page's cache tag is built from them: without this a test
+    could be served the page an earlier test cached for the same ids. Only the
+    process's memory is emptied: the embedded default's counters live in the
+    test database (rolled back with it), and a shared Redis is used by other
+    sessions (its page generation only grows; directories that need more use
+    ``own_cache_namespace``).
+    """
+    backend = caches["default"]
+    if isinstance(backend, LocMemCache):
+        LocMemCache.clear(backend)
 
 
 @pytest.fixture
