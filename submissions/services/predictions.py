@@ -24,6 +24,7 @@ from __future__ import annotations
 import gzip
 import json
 import zlib
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import cast
@@ -195,7 +196,7 @@ class TaskScores:
 
 
 def score_for_task(*, dataset: Dataset, version: QrelsVersion, data: bytes, name: str = "predictions",
-                   hidden: bool = True) -> TaskScores:
+                   hidden: bool = True, min_group: int = 1) -> TaskScores:
     """Check a prediction file against a gold version and score it by macro-F1 (and per language).
 
     Raises ``PredictionFormatError`` (an ``InputError``: the participant's
@@ -203,6 +204,9 @@ def score_for_task(*, dataset: Dataset, version: QrelsVersion, data: bytes, name
     gold cannot be read (ours). On a hidden split the warnings do not name
     gold labels (which labels a hidden split holds is part of its answers).
     No per-example vectors are stored: a per-example macro-F1 does not exist.
+    A language with fewer than ``min_group`` gold examples gets no score of
+    its own (on a hidden split a language of one example would give that
+    example's label per submission: ``submissions.analysis.min_group_size``).
     """
     gold = gold_for(version=version, task=dataset.task)
     labels = dataset_labels(dataset=dataset) | gold_labels(gold)
@@ -210,8 +214,10 @@ def score_for_task(*, dataset: Dataset, version: QrelsVersion, data: bytes, name
     predictions = read_predictions(data, gold=gold, name=name)
     result = evaluate_predictions(gold, predictions)
     scores = {MACRO_F1: float(result.macro_f1)}
+    sizes = Counter(gold.languages.get(i) for i in gold.ids)
     for language, value in result.per_language.items():
-        scores[language_measure(language)] = float(value)
+        if sizes[language] >= min_group:
+            scores[language_measure(language)] = float(value)
     warnings = []
     for notice in result.warnings:
         if hidden and notice in gold.warnings:

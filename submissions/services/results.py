@@ -27,6 +27,7 @@ from evaluation.verify import VERIFIABLE_FAMILIES, Disagreement, verify
 from leaderboard.models import Corpus, Dataset, QrelsVersion, Split
 from sharedtasks.selectors import phase_partition
 
+from ..analysis import HIDDEN_GROUP_FLOOR, min_group_size
 from ..models import Result, Submission
 from .fusion import fused_run_ensure
 from .partition import parts_of, parts_store
@@ -107,11 +108,12 @@ def _read_stored_predictions(submission: Submission) -> bytes:
 
 
 def _result_compute_for_task(*, dataset: Dataset, version: QrelsVersion, data: bytes, name: str,
-                             hidden: bool) -> ComputedResult:
+                             hidden: bool, min_group: int) -> ComputedResult:
     """Classification and NER: macro-F1 of a prediction file on one gold version (:mod:`.predictions`)."""
 
     started = time.monotonic()
-    task = score_for_task(dataset=dataset, version=version, data=data, name=name, hidden=hidden)
+    task = score_for_task(dataset=dataset, version=version, data=data, name=name, hidden=hidden,
+                          min_group=min_group)
     return ComputedResult(
         version_id=version.pk,
         scores=task.scores,
@@ -134,9 +136,10 @@ def result_compute(*, dataset: Dataset, version: QrelsVersion, run,
     """
 
     if dataset.task != Dataset.Task.RETRIEVAL:  # ``run`` is a prediction file's bytes (``read_stored_run``)
-        hidden = Split.objects.filter(pk=version.split_id).values_list("hidden", flat=True).first()
+        split = Split.objects.filter(pk=version.split_id).select_related("dataset").first()
+        hidden = split is None or split.hidden
         return _result_compute_for_task(dataset=dataset, version=version, data=run, name="predictions",
-                                        hidden=hidden is not False)
+                                        hidden=hidden, min_group=min_group_size(split) if split else HIDDEN_GROUP_FLOOR)
     started = time.monotonic()
     qrels = _qrels_cached(version.pk, version.sha256, dataset.relevance_threshold)
     measures = [parse_measure(name) for name in dataset.measures]

@@ -12,7 +12,7 @@ from submissions.errors import UploadRefused
 from submissions.models import Submission
 from submissions.services import submission_create, submission_score_now
 
-from .conftest import GOOD_PREDICTIONS, TEST_GOLD, gold_file, predictions, upload
+from .conftest import GOOD_PREDICTIONS, TEST_GOLD, TRAIN_GOLD, gold_file, predictions, upload
 
 META = {"system_name": "Linear", "family": "lexical", "visibility": "public"}
 
@@ -145,3 +145,33 @@ def test_the_upload_form_takes_a_prediction_file(test_split, alice, client):
     sub = Submission.objects.get()
     assert sub.status == Submission.Status.QUEUED
     assert submission_score_now(sub.pk).status == Submission.Status.SCORED
+
+
+def test_a_language_with_fewer_examples_than_the_hidden_floor_gets_no_score_of_its_own(db, alice):
+    """A language of one hidden example would give that example's gold label per submission (its macro-F1 is 1
+    or 0 for a guess): on a hidden split no language below ``min_group_size`` is scored on its own."""
+    from leaderboard.importers import import_classification
+    from leaderboard.models import Benchmark, Dataset
+
+    bench = Benchmark.objects.create(slug="small-bench", name="Small")
+    dataset = Dataset.objects.create(
+        benchmark=bench, slug="small", name="Small", language="fr,de,it", task=Dataset.Task.SINGLE,
+        measures=["macro-F1", "macro-F1/fr", "macro-F1/de", "macro-F1/it"], primary_measure="macro-F1",
+        category_min_queries=5,
+    )
+    gold = TEST_GOLD | {"t13": ("tax", "it")}
+    import_classification(dataset=dataset, task="single", split="test", file=("test.jsonl", gold_file(gold)),
+                          hidden=True)
+    split = dataset.splits.get(name="test")
+    for guess in ("tax", "civil"):
+        sub = score(split, alice, predictions(GOOD_PREDICTIONS | {"t13": guess}), system_name=f"Guess {guess}")
+        assert sub.status == Submission.Status.SCORED, sub.error
+        scores = sub.results.get(qrels_version=split.current_qrels).scores
+        assert "macro-F1/it" not in scores and "macro-F1/fr" in scores and "macro-F1/de" in scores
+
+
+def test_a_small_language_is_scored_on_a_public_split(clf_dataset, alice):
+    train = clf_dataset.splits.get(name="train")
+    sub = score(train, alice, predictions({i: label for i, (label, _) in TRAIN_GOLD.items()}))
+    assert sub.status == Submission.Status.SCORED, sub.error
+    assert sub.results.get().scores["macro-F1/fr"] == 1.0 == sub.results.get().scores["macro-F1/de"]

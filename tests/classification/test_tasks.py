@@ -56,8 +56,8 @@ def test_it_scores_multi_label_and_ner_uploads_like_the_metric_core(alice, task,
     scores = sub.results.get().scores
     assert scores["macro-F1"] == pytest.approx(expected.macro_f1, abs=1e-12)
     assert 0 < scores["macro-F1"] < 1
-    if task == "ner":
-        assert scores["macro-F1/fr"] == pytest.approx(expected.per_language["fr"], abs=1e-12)
+    if task == "ner":  # two hidden French examples: below the floor, so no score of their own
+        assert expected.per_language["fr"] > 0 and "macro-F1/fr" not in scores
 
 
 def test_it_refuses_an_ner_file_with_the_wrong_number_of_tags_or_an_unknown_type(alice):
