@@ -377,5 +377,5 @@ def visible_submissions(*, ids: list[int], user) -> list[Submission]:
 def comparable_with(*, submission: Submission, user, limit: int = 50) -> list[Submission]:
     """Other scored entries of the submission's split that ``user`` may see, newest first (for one-click links)."""
     qs = (Submission.objects.filter(split_id=submission.split_id, status=Submission.Status.SCORED)
-          .exclude(pk=submission.pk).select_related("user__profile").order_by("-created_at"))
+          .exclude(pk=submission.pk).select_related("split__dataset", "user__profile").order_by("-created_at"))
     return [s for s in qs[: limit * 4] if s.visible_to(user)][:limit]

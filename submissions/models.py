@@ -177,8 +177,11 @@ class Submission(models.Model):
         return bool(user is not None and user.is_authenticated and (user.pk == self.user_id or user.is_staff))
 
     def visible_to(self, user) -> bool:
-        """Public entries are for everyone; the rest only for those who may manage them."""
-        return self.is_public or self.manageable_by(user)
+        """Public entries of published datasets are for everyone; the rest only for those who may manage them.
+
+        (A curator who unpublishes a dataset takes its entries off the site, not only its pages.)
+        """
+        return (self.is_public and self.split.dataset.is_published) or self.manageable_by(user)
 
     def display_owner(self) -> str:
         if self.visibility == self.Visibility.ANONYMOUS:

@@ -85,7 +85,7 @@ def _fusion_candidates(split: Split, user) -> list[Submission]:
     """The split's runs ``user`` may fuse, newest first, in three queries however many there are."""
     qs = (Submission.objects.filter(split=split, status=Submission.Status.SCORED, withdrawn_at=None,
                                     hidden_by_curator=False)
-          .select_related("split", "user__profile")
+          .select_related("split__dataset", "user__profile")
           .prefetch_related(Prefetch("results", queryset=Result.objects.defer("per_query")))
           .order_by("-created_at"))
     return [s for s in qs if fusable_by(s, user)]
@@ -104,7 +104,10 @@ def fusion(request: HttpRequest) -> HttpResponse:
     except CompareRefused as exc:
         error = exc.message
     if data.get("split", "").isdigit():
-        split = Split.objects.select_related("dataset").filter(pk=int(data["split"])).first()
+        splits = Split.objects.select_related("dataset")
+        if not request.user.is_staff:
+            splits = splits.filter(dataset__is_published=True)  # an unpublished dataset is not named to others
+        split = splits.filter(pk=int(data["split"])).first()
     if split is None and chosen:
         first = Submission.objects.select_related("split__dataset").filter(pk=chosen[0]).first()
         if first is not None and fusable_by(first, request.user):

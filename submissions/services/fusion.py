@@ -78,7 +78,7 @@ def fusable_by(submission: Submission, user) -> bool:
     if bool(user and user.is_authenticated and submission.user_id == user.pk
             and submission.withdrawn_at is None and not submission.hidden_by_curator):
         return True
-    if not submission.is_public:
+    if not submission.is_public or not submission.split.dataset.is_published:
         return False
     return not submission.split.hidden or result_released(current_result_of(submission), split=submission.split)
 

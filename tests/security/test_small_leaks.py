@@ -84,3 +84,29 @@ def test_the_csv_export_holds_no_formula(secret, person, visitor):
     formulas = [(r["system"], field, r[field]) for r in rows for field in r
                 if (r[field] or "").startswith(FORMULA_STARTS)]
     assert not formulas, f"cells a spreadsheet runs as formulas: {formulas}"
+
+
+def test_an_unpublished_datasets_entries_are_not_reachable_by_id(secret, person, visitor):
+    """A curator who unpublishes a dataset takes its entries off the site: its pages answer 404, and so must its
+    entries' pages, status, API records, the compare page and the fusion form's ``?split=`` (ids are guessable)."""
+    from leaderboard.models import Dataset
+
+    alice, bob = person("alice"), person("bob")
+    entry_id, answer = submit(alice, secret, secret.run_text(), visibility="public", system_name=f"Entry {MARK}")
+    assert answer["status"] == "scored", answer
+    other_id, _ = submit(bob, secret, secret.run_text(), visibility="public", system_name="Bob's entry")
+    assert visitor.get(f"/submissions/{entry_id}/").status == 200  # published: everyone's
+    Dataset.objects.filter(slug=secret.slug).update(is_published=False)
+    reached = []
+    for who, client in (("a visitor", visitor), ("another participant", bob)):
+        for path in (f"/submissions/{entry_id}/", f"/submissions/{entry_id}/status.json",
+                     f"/api/v1/submissions/{entry_id}/", f"/submissions/compare/?ids={entry_id},{other_id}",
+                     f"/api/v1/compare/?submissions={entry_id},{other_id}"):
+            got = client.get(path)
+            if got.status == 200 or MARK in got.body:
+                reached.append((who, path, got.status))
+    fusion_form = bob.get(f"/submissions/fusion/?split={secret.split.pk}")
+    if "Secret" in fusion_form.body or MARK in fusion_form.body:
+        reached.append(("another participant", "fusion form", fusion_form.status))
+    assert not reached, f"an unpublished dataset's entry is reachable: {reached}"
+    assert alice.get(f"/submissions/{entry_id}/").status == 200  # its owner keeps it (nothing uploaded is lost)
