@@ -219,10 +219,13 @@ def _submission_users(ids: list[int]) -> dict[int, int]:
 
 
 def _system_key(row: LeaderboardRow, users: dict[int, int]) -> tuple:
-    """Who a row belongs to: the user and system name; anonymous entries never join named ones."""
+    """Who a row belongs to: the user and system name. An anonymous entry joins nothing, not even its owner's
+    other anonymous entries: a joined row would say that they have one owner."""
     if row.kind == "reported" or row.submission_id is None:
         return ("reported", row.system)
-    return (row.kind, users.get(row.submission_id), row.system, row.is_anonymous)
+    if row.is_anonymous:
+        return ("anonymous", row.submission_id)
+    return (row.kind, users.get(row.submission_id), row.system)
 
 
 def _format(value: float | None, method: str, percent: bool) -> str:

@@ -74,6 +74,16 @@ def test_anonymous_entries_never_join_named_ones(suite, make_entry, alice):
     assert all(r.aggregate is None for r in table.rows)
 
 
+def test_anonymous_entries_of_one_user_are_not_joined_across_datasets(suite, make_entry, alice):
+    """Joined, they would say that two anonymous entries have one owner (and give a row its owner's full suite)."""
+    bench, t1, t2 = suite
+    make_entry(t1, alice, "Secret", {"R@10": 0.2}, visibility="anonymous")
+    make_entry(t2, alice, "Secret", {"MAP@10": 0.6}, visibility="anonymous")
+    table = suite_table(benchmark=bench)
+    assert [r.owner for r in table.rows] == ["anonymous", "anonymous"]
+    assert all(r.aggregate is None for r in table.rows)
+
+
 def test_private_entries_stay_out_of_the_suite(suite, make_entry, alice):
     bench, t1, t2 = suite
     make_entry(t1, alice, "BM25", {"R@10": 0.2}, visibility="private")
