@@ -37,13 +37,21 @@ prediction from there (usually none or one extra batch). The prediction only
 decides when a pair is tested, never its p-value or the tiers.
 
 Results are cached per (split, cache_version, current qrels, measure): a new
-score bumps the version, so the markers never lag behind the table.
+score bumps the version, so the markers never lag behind the table. Each
+p-value is also remembered on its own, by a digest of its differences, the
+number of flips and the seed (:func:`p_value_name`): on a board large enough
+for the flip cap, a new score costs the tests of the pairs it changed, not
+all of them again (the first render after a score landed went from ~0.45 s
+of tests to a few ms; docs/performance.md). Only the two arrays needed (query
+ids and the measure) are decoded from each entry's stored vectors.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import numpy as np
 from django.core.cache import cache
@@ -53,7 +61,7 @@ from evaluation.power import PowerAnalysis, power_analysis
 from evaluation.stats import EXACT_MAX_N, holm, randomization_tests
 from leaderboard.models import Split
 from submissions.models import Result
-from submissions.selectors import load_per_query
+from submissions.selectors import load_per_query_arrays
 
 from .selectors import leaderboard_rows, resolve_sort
 
@@ -193,11 +201,16 @@ def _approx_p(d: np.ndarray) -> float:
 
 
 def compute_significance(*, entries: list[tuple[int, bool, np.ndarray]], measure: str, alpha: float = ALPHA,
-                         n_resamples: int | None = None, seed: int = SEED) -> Significance:
+                         n_resamples: int | None = None, seed: int = SEED,
+                         p_store: PValueStore | None = None) -> Significance:
     """Markers and tiers for ``entries`` = [(submission id, is baseline, per-query vector)] in rank order.
 
-    Pure (no database): the vectors must be aligned on the same queries.
+    No database: the vectors must be aligned on the same queries.
     ``n_resamples`` defaults to :func:`resamples_for` the larger family.
+    ``p_store`` (a cache) remembers p-values by what they are a function of
+    (:func:`p_value_name`), so a new entry on a large board costs the tests of
+    its own pairs, not of every pair again; the outcome is the same with or
+    without it.
     """
     ids = [e[0] for e in entries]
     vectors = {e[0]: np.asarray(e[2], dtype=np.float64) for e in entries}
@@ -234,10 +247,22 @@ def compute_significance(*, entries: list[tuple[int, bool, np.ndarray]], measure
     def test(pairs: list[tuple[int, int]]) -> None:
         """Test every pair not tested yet in one batch (each pair's p-value does not depend on the batch)."""
         missing = [key for key in dict.fromkeys(pairs) if key not in p_cache]
-        if missing:
-            ps = randomization_tests(np.stack([vectors[a] for a, _ in missing]),
-                                     np.stack([vectors[b] for _, b in missing]), n_resamples=n_resamples, seed=seed)
-            p_cache.update(zip(missing, ps.tolist(), strict=True))
+        if not missing:
+            return
+        names: dict[tuple[int, int], str] = {}
+        if p_store is not None:
+            names = {key: p_value_name(vectors[key[0]] - vectors[key[1]], n_resamples=n_resamples, seed=seed)
+                     for key in missing}
+            known = p_store.get_many(list(names.values()))
+            p_cache.update({key: float(known[names[key]]) for key in missing if names[key] in known})
+            missing = [key for key in missing if key not in p_cache]
+            if not missing:
+                return
+        ps = randomization_tests(np.stack([vectors[a] for a, _ in missing]),
+                                 np.stack([vectors[b] for _, b in missing]), n_resamples=n_resamples, seed=seed)
+        p_cache.update(zip(missing, ps.tolist(), strict=True))
+        if p_store is not None:
+            p_store.set_many({names[key]: p for key, p in zip(missing, ps.tolist(), strict=True)}, CACHE_SECONDS)
 
     test(marker_pairs + (predicted_walk(1, leader) if leader is not None else []))
 
@@ -283,6 +308,25 @@ def compute_significance(*, entries: list[tuple[int, bool, np.ndarray]], measure
     )
 
 
+class PValueStore(Protocol):
+    """Where p-values are remembered between renders: Django's cache has these two methods."""
+
+    def get_many(self, keys: list[str]) -> dict[str, Any]: ...
+
+    def set_many(self, data: dict[str, Any], timeout: int | None = ...) -> list[str]: ...
+
+
+def p_value_name(d: np.ndarray, *, n_resamples: int, seed: int) -> str:
+    """The cache name of a sign-flip p-value: it is a function of the differences, the flips and the seed only.
+
+    (Not of the entries' ids, their rank or the batch they were tested in:
+    ``evaluation.stats.randomization_tests``. A result rewritten in place gives
+    other differences, so a name never points at a stale value.)
+    """
+    digest = hashlib.blake2b(np.ascontiguousarray(d, dtype=np.float64).tobytes(), digest_size=16).hexdigest()
+    return f"lexboard:sigp:v1:{n_resamples}:{seed}:{digest}"
+
+
 def _cache_key(split: Split, measure: str) -> str:
     # v2: fixed families, Bonferroni tiers, flips by family size (a change of method changes the key).
     return f"lexboard:sig:v3:{split.pk}:{split.cache_version}:{split.current_qrels_id}:{int(split.hidden)}:{measure}"
@@ -292,7 +336,7 @@ def _vectors(result_ids: list[int], measure: str) -> dict[int, tuple[list[str], 
     """submission id → (qids, vector of ``measure``) from the stored results (one query)."""
     out = {}
     for result in Result.objects.filter(pk__in=result_ids).only("pk", "submission_id", "per_query"):
-        data = load_per_query(result)
+        data = load_per_query_arrays(result, ("qids", measure))
         if measure in data and "qids" in data:
             out[result.submission_id] = ([str(q) for q in data["qids"]], np.asarray(data[measure], dtype=np.float64))
     return out
@@ -312,7 +356,8 @@ def leaderboard_significance(*, split: Split, measure: str | None = None) -> Sig
     if cached is not None:
         return cached or None
     entries = _public_entries(split, measure)
-    significance = compute_significance(entries=entries, measure=measure) if len(entries) >= 2 else None
+    significance = (compute_significance(entries=entries, measure=measure, p_store=cache)
+                    if len(entries) >= 2 else None)
     cache.set(key, significance or False, CACHE_SECONDS)
     return significance
 

@@ -230,3 +230,37 @@ def test_the_significance_bench_runs_and_checks_the_method(tmp_path):
     report = json.loads(out.read_text())
     assert report["stable"] and report["smallest_adjusted_p"] < 0.05
     assert "as the page computes it" in result.stdout
+
+
+class _CountingStore:
+    """A dict with the cache's two methods, counting what was computed (set) and what was reused (found)."""
+
+    def __init__(self):
+        self.data: dict[str, float] = {}
+        self.found = self.stored = 0
+
+    def get_many(self, keys):
+        hits = {k: self.data[k] for k in keys if k in self.data}
+        self.found += len(hits)
+        return hits
+
+    def set_many(self, data, timeout=None):
+        self.data.update(data)
+        self.stored += len(data)
+        return []
+
+
+def test_remembered_p_values_give_the_same_outcome_and_a_new_entry_tests_only_its_own_pairs():
+    board = _board(40, 30)
+    plain = compute_significance(entries=board, measure="R@100", n_resamples=3000)
+    store = _CountingStore()
+    remembered = compute_significance(entries=board, measure="R@100", n_resamples=3000, p_store=store)
+    assert remembered == plain and store.found == 0 and store.stored > 40
+    first = store.stored
+    # A new entry lands in the middle of the board: only the pairs that involve it (and the tier walk's
+    # new pairs below it) are tested; everything else comes from the store, and the outcome is a fresh run's.
+    newcomer = (999, False, np.clip(board[20][2] + 0.01, 0, 1))
+    grown = [*board[:20], newcomer, *board[20:]]
+    again = compute_significance(entries=grown, measure="R@100", n_resamples=3000, p_store=store)
+    assert again == compute_significance(entries=grown, measure="R@100", n_resamples=3000)
+    assert store.found >= first - 5 and store.stored - first <= 12, (first, store.found, store.stored)
