@@ -46,32 +46,28 @@ def team_create(request: HttpRequest, phase_id: int) -> HttpResponse:
 def join(request: HttpRequest, token: str) -> HttpResponse:
     """An invitation link: GET shows the team and a button; POST joins. Anonymous visitors sign up first."""
     team = get_object_or_404(Team.objects.select_related("phase__split__dataset"), invite_token=token)
-    if not request.user.is_authenticated:
-        return _signup_then(request)
-    if request.method == "POST":
-        try:
-            services.team_join(token=token, user=request.user)
-            messages.success(request, f"You joined the team \u201c{team.name}\u201d.")
-        except TaskRefused as exc:
-            messages.error(request, exc.message)
-        return _back(team.phase)
-    return render(request, "sharedtasks/join.html", {"team": team, "phase": team.phase, "invitation": None})
+    return _joining(request, team, None, accept=lambda: services.team_join(token=token, user=request.user))
 
 
 def invitation(request: HttpRequest, token: str) -> HttpResponse:
     """An e-mail invitation: accepted by the account holding the invited address (verified)."""
     invite = get_object_or_404(Invitation.objects.select_related("team__phase__split__dataset"), token=token)
+    return _joining(request, invite.team, invite,
+                    accept=lambda: services.invitation_accept(token=token, user=request.user))
+
+
+def _joining(request: HttpRequest, team: Team, invite: Invitation | None, *, accept) -> HttpResponse:
+    """The one flow of both ways in: sign up first, then a page with a button; POST joins (or says why not)."""
     if not request.user.is_authenticated:
         return _signup_then(request)
     if request.method == "POST":
         try:
-            services.invitation_accept(token=token, user=request.user)
-            messages.success(request, f"You joined the team \u201c{invite.team.name}\u201d.")
+            accept()
+            messages.success(request, f"You joined the team \u201c{team.name}\u201d.")
         except TaskRefused as exc:
             messages.error(request, exc.message)
-        return _back(invite.team.phase)
-    return render(request, "sharedtasks/join.html", {"team": invite.team, "phase": invite.team.phase,
-                                                     "invitation": invite})
+        return _back(team.phase)
+    return render(request, "sharedtasks/join.html", {"team": team, "phase": team.phase, "invitation": invite})
 
 
 @login_required
