@@ -164,6 +164,9 @@ def _collect_distinct(chunk: K.Chunk, col: int, seen: dict[str, None], collector
     if len(L) and int(L.max()) <= 8:
         # Tags are short and nearly always one value: one gathered word per row suffices.
         words = (chunk.w8[s] & K.low_mask(L)).reshape(-1, 1)
+        if (words == words[0]).all():  # the usual chunk: one tag
+            seen.setdefault(K.words_to_strings(words[:1])[0], None)
+            return
     else:
         words = K.column_words(chunk, col, collector, "run tag")
     change = np.ones(len(words), dtype=bool)

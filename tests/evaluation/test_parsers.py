@@ -184,6 +184,18 @@ def test_it_parses_scores_exactly_like_strtod(scores):
     assert np.array_equal(parsed, expected), [(s, a, b) for s, a, b in zip(scores, parsed, expected) if a != b]
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 14), st.lists(st.floats(-1e9, 1e9), min_size=1, max_size=30), st.lists(SCORE_TEXT, max_size=2))
+def test_it_parses_fixed_decimal_scores_exactly_like_strtod(decimals, values, others):
+    """Every score with the same number of decimals (the usual file: the kernel's scalar path), some too long for
+    the fast path, some followed by other forms (the general path)."""
+    scores = [f"{x:.{decimals}f}" for x in values] + others
+    text = "".join(f"q Q0 d{i} {i} {s} t\n" for i, s in enumerate(scores)).encode()
+    parsed = read_run(text).scores
+    expected = np.array([float(s) for s in scores])
+    assert np.array_equal(parsed, expected), [(s, a, b) for s, a, b in zip(scores, parsed, expected) if a != b]
+
+
 def test_it_writes_a_run_that_reads_back_identically():
     run = read_run(b"q1 Q0 d1 1 0.1 t\nq1 Q0 d2 2 0.30000000000000004 t\nq2 Q0 x 1 -7 t\n")
     out = io.StringIO()
