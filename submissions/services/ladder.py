@@ -28,8 +28,9 @@ from django.db.models import QuerySet
 
 from evaluation.ladder import ladder_step, round_score
 from leaderboard.models import Split
+from sharedtasks.selectors import phase_of
 
-from ..models import LadderBest, Result, Submission
+from ..models import LadderBest, Result, ResultPart, Submission
 from ..selectors import load_per_query
 
 logger = logging.getLogger(__name__)
@@ -46,8 +47,29 @@ def _vector(result: Result, measure: str) -> dict[str, float] | None:
     return dict(zip(data["qids"].astype(str).tolist(), np.asarray(data[measure], dtype=np.float64).tolist()))
 
 
-def _decide(*, best: Result | None, new: Result, measure: str) -> tuple[bool, str, float | None]:
-    """(released, message, p) for ``new`` against ``best`` (None: the participant's first result here)."""
+def _private_topics(*, split: Split, submission: Submission) -> frozenset[str] | None:
+    """The private topics of the split's revealed shared task, when ``submission`` was shown on its public part.
+
+    Such a run's public-part means were released during the phase; released again on all topics, a pair of
+    them would give the difference of their private parts (``N * all - Npub * public``): a run that moves five
+    public topics and one private one would give that one topic's value. So after the reveal such a run must
+    also be a significant improvement on the private topics alone (:func:`_decide`). None otherwise.
+    """
+    phase = phase_of(split_id=split.pk)
+    if phase is None or phase.revealed_at is None or not phase.public_qids:
+        return None
+    if not ResultPart.objects.filter(submission_id=submission.pk).exists():
+        return None
+    public = set(phase.public_qids)
+    return frozenset(q for q in split.topics.values_list("qid", flat=True) if q not in public)
+
+
+def _decide(*, best: Result | None, new: Result, measure: str,
+            private: frozenset[str] | None = None) -> tuple[bool, str, float | None]:
+    """(released, message, p) for ``new`` against ``best`` (None: the participant's first result here).
+
+    ``private``: topics on which ``new`` must be a significant improvement too (:func:`_private_topics`).
+    """
     new_values = _vector(new, measure)
     best_values = _vector(best, measure) if best is not None else {}
     if new_values is None or best_values is None:
@@ -62,6 +84,15 @@ def _decide(*, best: Result | None, new: Result, measure: str) -> tuple[bool, st
     qids = sorted(set(best_values) | set(new_values))  # a query one of them lacks counts as 0 there
     decision = ladder_step(best=[best_values.get(q, 0.0) for q in qids] if best is not None else None,
                            new=[new_values.get(q, 0.0) for q in qids])
+    hidden = [q for q in qids if q in private] if private is not None else []
+    if hidden and decision.released:
+        on_private = ladder_step(best=[best_values.get(q, 0.0) for q in hidden] if best is not None else None,
+                                 new=[new_values.get(q, 0.0) for q in hidden])
+        if not on_private.released:
+            # The owner's message names the all-topic best, as for any run held back.
+            held = ladder_step(best=[best_values.get(q, 0.0) for q in qids] if best is not None else None,
+                               new=[best_values.get(q, 0.0) for q in qids])
+            return False, held.message, max(decision.p_value, on_private.p_value)
     return decision.released, decision.message, decision.p_value
 
 
@@ -94,7 +125,8 @@ def ladder_judge(*, result: Result, submission: Submission, split: Split, again:
         return result
     best = Result.objects.filter(pk=row.result_id).first() if row.result_id else None
     measure = split.dataset.primary_measure
-    released, message, p = _decide(best=best, new=result, measure=measure)
+    released, message, p = _decide(best=best, new=result, measure=measure,
+                                   private=_private_topics(split=split, submission=submission))
     Result.objects.filter(pk=result.pk).update(released=released, ladder_message=message, ladder_p=p)
     result.released, result.ladder_message, result.ladder_p = released, message, p
     if released:

@@ -1,0 +1,97 @@
+"""Leaks of a shared task's private topics across the reveal (review, round on the newer apps).
+
+During the phase a run's released values are its public part's; at the reveal the Ladder is replayed on all
+topics. A pair of runs released both times gives the difference of their private parts:
+``Npriv * Δprivate = N * Δall - Npub * Δpublic``. Two runs that differ in five public topics (improved) and
+one private topic are both released during the phase (five public improvements) and both after the reveal
+(six moves in the same direction), so the one private topic's change is read from the four rounded means.
+Through the real services and the API (Django's test client); the hidden split has the Ladder on.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from boards.private_board import phase_reveal
+from leaderboard.models import Benchmark, Dataset, Split, Topic
+from leaderboard.services import corpus_set, qrels_version_add
+from sharedtasks.models import Phase
+from sharedtasks.services import team_create
+from submissions.models import Submission
+from submissions.services import submission_create, submission_score_now
+from tests.sharedtasks.conftest import close
+
+pytestmark = pytest.mark.django_db
+
+QIDS = [f"q{i:02d}" for i in range(1, 21)]
+PUBLIC = QIDS[:10]
+PRIVATE = QIDS[10:]
+QRELS = {q: {f"rel-{q}": 1} for q in QIDS}
+PROBED = "q16"  # a private topic: is the document the attacker puts first for it relevant?
+
+
+def _run(found: set[str], tag: str) -> bytes:
+    """Ten documents per topic; the topic's relevant document first for the topics in ``found``."""
+    lines = []
+    for q in QIDS:
+        docs = ([f"rel-{q}"] if q in found else []) + [f"d{n}" for n in range(1, 11)]
+        lines += [f"{q} Q0 {d} {r} {20 - r} {tag}" for r, d in enumerate(docs[:10], start=1)]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def _upload(user, split, found: set[str], name: str) -> Submission:
+    sub = submission_create(user=user, split=split, upload=SimpleUploadedFile("run.txt", _run(found, name)),
+                            metadata={"system_name": name, "visibility": "public"}, enqueue=False)
+    return submission_score_now(sub.pk)
+
+
+def _scores(api: APIClient, sub: Submission) -> dict:
+    return api.get(reverse("api:submission", args=[sub.pk])).json()["scores"]
+
+
+def test_runs_released_before_and_after_the_reveal_give_no_private_topics_value(alice, private_run_storage,
+                                                                               own_cache_namespace):
+    bench = Benchmark.objects.create(slug="task", name="Task")
+    dataset = Dataset.objects.create(benchmark=bench, slug="task-t1", name="Task 1", language="en",
+                                     docid_example="d1", measures=["R@10"], primary_measure="R@10")
+    corpus_set(dataset=dataset, ids=[f"d{i}" for i in range(1, 11)] + [f"rel-{q}" for q in QIDS])
+    split = Split.objects.create(dataset=dataset, name="test", kind="test", hidden=True, daily_limit=0,
+                                 total_limit=0)
+    assert split.uses_ladder
+    for q in QIDS:
+        Topic.objects.create(split=split, qid=q, text=f"Question {q}?", category="civil")
+    qrels_version_add(split=split, qrels=QRELS)
+    now = timezone.now()
+    phase = Phase.objects.create(split=split, title="Task 2027", opens_at=now - timedelta(days=1),
+                                 closes_at=now + timedelta(days=2), public_share=0.5, public_qids=PUBLIC)
+    team_create(phase=phase, user=alice, name="Red")
+    split = Split.objects.get(pk=split.pk)
+
+    base = set(PUBLIC[:5]) | set(PRIVATE[:5])
+    a = _upload(alice, split, base, "a")
+    b = _upload(alice, split, base | set(PUBLIC[5:]) | {PROBED}, "b")  # five public improvements, one probe
+    api = APIClient()
+    api.force_authenticate(alice)
+    before = {"a": _scores(api, a).get("R@10"), "b": _scores(api, b).get("R@10")}
+    assert before["a"] is not None and before["b"] is not None, "both are released on the public part"
+
+    c = _upload(alice, split, base | set(PUBLIC[5:]) | set(PRIVATE[5:]), "c")  # a's best, with five more private
+    close(phase)
+    assert phase_reveal(phase_id=phase.pk).created
+    after = {"a": _scores(api, a).get("R@10"), "b": _scores(api, b).get("R@10")}
+    recovered = None
+    if None not in after.values():
+        # The sum of b's changes over the private topics, i.e. the probed topic's change.
+        recovered = len(QIDS) * (after["b"] - after["a"]) - len(PUBLIC) * (before["b"] - before["a"])
+    assert recovered is None, (
+        f"the private topic {PROBED}'s change of R@10 follows from the four released means: {recovered:.3f} "
+        f"(its relevant document is first in b: 1.0)")
+    # A run of the task that improves five private topics too is still released on all topics after the reveal.
+    assert _scores(api, c) == {"R@10": 1.0}
+
