@@ -36,6 +36,7 @@ from evaluation.ladder import round_score
 from leaderboard.models import Split
 from sharedtasks.models import Membership, Phase, PrivateBoard
 from sharedtasks.notifications import absolute, notify
+from submissions.analysis import HIDDEN_GROUP_FLOOR
 from submissions.models import Result, ResultPart, Submission
 from submissions.services.finals import team_final_runs, team_task_runs
 from submissions.services.partition import parts_of
@@ -125,6 +126,13 @@ def private_board_rows(*, phase: Phase, version_id: int | None = None) -> tuple[
             order = np.argsort(data["qids"].astype(str))
             vector = np.asarray(data[measure], dtype=np.float64)[order]
         candidates.append((row, vector))
+    small = min((len(v) for _, v in candidates if v is not None), default=None)
+    if small is not None and small < HIDDEN_GROUP_FLOOR:
+        # A mean over fewer topics is close to one topic's value, and this board has no Ladder: shown per team,
+        # it would tell whether the documents a team put first are relevant (docs/security.md).
+        notes.append(f"the private part has {small} evaluated topic(s), fewer than {HIDDEN_GROUP_FLOOR}: "
+                     "no scores are shown")
+        return [], "", small, notes
     rows = rank_rows([r for r, _ in candidates], measure=measure)
     vectors = {r.submission_id: v for r, v in candidates}
     entries: list[tuple[int, bool, np.ndarray]] = []

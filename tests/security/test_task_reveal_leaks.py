@@ -95,3 +95,38 @@ def test_runs_released_before_and_after_the_reveal_give_no_private_topics_value(
     # A run of the task that improves five private topics too is still released on all topics after the reveal.
     assert _scores(api, c) == {"R@10": 1.0}
 
+
+def test_a_private_part_of_fewer_than_five_topics_shows_no_value_on_the_private_board(client, alice, bob,
+                                                                                     private_run_storage,
+                                                                                     own_cache_namespace):
+    """public_share up to 0.95: on a split of 20 topics the private part is one topic, and the private board (no
+    Ladder) would show each team's value on it; with two runs differing there, whether a document is relevant."""
+    bench = Benchmark.objects.create(slug="small", name="Small")
+    dataset = Dataset.objects.create(benchmark=bench, slug="small-t1", name="Small 1", language="en",
+                                     docid_example="d1", measures=["R@10"], primary_measure="R@10")
+    corpus_set(dataset=dataset, ids=[f"d{i}" for i in range(1, 11)] + [f"rel-{q}" for q in QIDS])
+    split = Split.objects.create(dataset=dataset, name="test", kind="test", hidden=True, daily_limit=0,
+                                 total_limit=0, ladder=False)
+    for q in QIDS:
+        Topic.objects.create(split=split, qid=q, text=f"Question {q}?", category="civil")
+    qrels_version_add(split=split, qrels=QRELS)
+    now = timezone.now()
+    public = sorted(Phase.draw_public(QIDS, share=0.95, seed=1))
+    [lone] = set(QIDS) - set(public)
+    phase = Phase.objects.create(split=split, title="Small task", opens_at=now - timedelta(days=1),
+                                 closes_at=now + timedelta(days=2), public_share=0.95, seed=1, public_qids=public)
+    team_create(phase=phase, user=alice, name="Red")
+    team_create(phase=phase, user=bob, name="Blue")
+    split = Split.objects.get(pk=split.pk)
+    _upload(alice, split, set(QIDS), "with-it")  # the probed document first for the lone private topic
+    _upload(bob, split, set(QIDS) - {lone}, "without-it")
+    close(phase)
+    assert phase_reveal(phase_id=phase.pk).created
+    answer = client.get(reverse("sharedtasks:board_export", args=[phase.pk, "json"]))
+    shown = [e["scores"] for e in answer.json()["entries"]] if answer.status_code == 200 else []
+    assert not any(v is not None for scores in shown for v in scores.values()), (
+        f"the private board shows each team's value on the one private topic {lone}: {shown}")
+    response = client.get(phase.get_absolute_url())
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "100.00" not in page, "the task page shows the lone private topic's value"
