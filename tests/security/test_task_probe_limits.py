@@ -1,0 +1,39 @@
+"""A shared task's probing limits (the team's caps and its one Ladder) that one person could step around.
+
+The caps (``Phase.daily_cap``, ``total_cap``) and the Ladder (``LadderBest.team``) count per team: that is
+what bounds how many probes of the hidden topics one participant gets. Through the real services, on the
+shared-task world of ``tests/sharedtasks/conftest.py`` (caps: 3 a day, 10 in all).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from sharedtasks.errors import TaskRefused
+from sharedtasks.services import team_create, team_leave
+from submissions.errors import QuotaExceeded, UploadRefused
+from submissions.models import Submission
+from tests.sharedtasks import conftest as tasks
+from tests.sharedtasks.conftest import ALICE_RANKS, upload
+
+task_world = tasks.task_world
+carol = tasks.carol
+
+pytestmark = pytest.mark.django_db
+
+
+def test_leaving_a_team_for_a_new_one_gives_no_fresh_caps_or_ladder(task_world, alice):
+    """Alice spends her team's daily cap, leaves, makes a team of her own: its caps and Ladder start from zero."""
+    for n in range(3):
+        upload(alice, task_world.split, {**ALICE_RANKS, "q9": n + 1}, f"red-{n}")
+    with pytest.raises(QuotaExceeded):
+        upload(alice, task_world.split, ALICE_RANKS, "red-4")
+    team_leave(team=task_world.red, user=alice)
+    try:
+        team_create(phase=task_world.phase, user=alice, name="Red again")
+    except TaskRefused:
+        return  # refused at the team: fine too
+    with pytest.raises((UploadRefused, QuotaExceeded)):
+        upload(alice, task_world.split, ALICE_RANKS, "again-1")
+    assert not Submission.objects.filter(system_name="again-1").exists()
+
