@@ -42,6 +42,7 @@ from evaluation.fusion import combsum, rrf
 from evaluation.runs import read_run, write_run
 from leaderboard.models import Dataset
 
+from ..errors import UploadRefused
 from ..models import Submission
 from ..selectors import current_result_of, result_released, submission_quota
 from .locks import lock_uploader
@@ -211,6 +212,12 @@ def fusion_create(*, user, parts: list[Submission], method: str = "rrf", k: int 
         raise FusionRefused(refusal, status=403)
     fusion_check(user=user, parts=parts, method=method, k=k)
     split = parts[0].split
+    from .uploads import task_place  # here: uploads imports the scoring side, which imports this module
+
+    try:  # a shared task's rule, as for an upload: a team's run (its caps, its Ladder), or refused
+        place = task_place(user=user, split=split)
+    except UploadRefused as exc:
+        raise FusionRefused(exc.message) from None
     params: dict[str, object] = {"method": method, "parts": [p.pk for p in parts]}
     if method == "rrf":
         params["k"] = k
@@ -228,6 +235,8 @@ def fusion_create(*, user, parts: list[Submission], method: str = "rrf", k: int 
         original_name=f"fusion-{method}.txt",
         fusion_params=params,
         used_training_data=any(p.used_training_data for p in parts),
+        entrant_team=place.team,
+        after_task=place.after_task,
     )
     with transaction.atomic():
         lock_uploader(user)
