@@ -92,7 +92,7 @@ def _decide(*, best: Result | None, new: Result, measure: str,
             # The owner's message names the all-topic best, as for any run held back.
             held = ladder_step(best=[best_values.get(q, 0.0) for q in qids] if best is not None else None,
                                new=[best_values.get(q, 0.0) for q in qids])
-            return False, held.message, max(decision.p_value, on_private.p_value)
+            return False, held.message, on_private.p_value  # the test that held it back
     return decision.released, decision.message, decision.p_value
 
 
