@@ -16,11 +16,11 @@ from django.http import Http404
 from django.utils import timezone
 
 from evaluation.ladder import round_score
-from leaderboard.models import Split
+from leaderboard.models import Split, Topic
 from lexboard.text import count
-from sharedtasks.selectors import quota_scope
+from sharedtasks.selectors import phase_of, quota_scope
 
-from .models import Result, StatusEvent, Submission
+from .models import Result, ResultPart, StatusEvent, Submission
 
 #: The daily quota is a rolling window: a submission stops counting 24 hours after it was made.
 QUOTA_WINDOW = timedelta(hours=24)
@@ -202,6 +202,24 @@ def submission_current_result(*, submission: Submission) -> Result | None:
     """The current result (:func:`pick_current_result`) with its qrels version loaded (shown with it)."""
     results = submission.results.select_related("qrels_version")
     return pick_current_result(results, current_qrels_id=submission.split.current_qrels_id)
+
+
+def revealed_private_topics(*, submission: Submission) -> frozenset[str] | None:
+    """The private topics of its split's revealed shared task, when ``submission`` was shown on the public part.
+
+    Such a run's means (overall, per category) were shown on the public topics during the phase and are shown
+    on all topics after the reveal: by difference, on the private topics. So what is released and grouped
+    after the reveal must also hold on the private topics alone (the Ladder, ``services.ladder``; the category
+    tables, ``analysis.category_table``). None otherwise.
+    """
+    phase = phase_of(split_id=submission.split_id)
+    if phase is None or phase.revealed_at is None or not phase.public_qids:
+        return None
+    if not ResultPart.objects.filter(submission_id=submission.pk).exists():
+        return None
+    public = set(phase.public_qids)
+    return frozenset(q for q in Topic.objects.filter(split_id=submission.split_id).values_list("qid", flat=True)
+                     if q not in public)
 
 
 def budget_scores(scores: dict | None, *, split: Split) -> dict[str, float | None]:

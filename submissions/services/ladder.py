@@ -28,10 +28,9 @@ from django.db.models import QuerySet
 
 from evaluation.ladder import ladder_step, round_score
 from leaderboard.models import Split
-from sharedtasks.selectors import phase_of
 
-from ..models import LadderBest, Result, ResultPart, Submission
-from ..selectors import load_per_query
+from ..models import LadderBest, Result, Submission
+from ..selectors import load_per_query, revealed_private_topics
 
 logger = logging.getLogger(__name__)
 
@@ -47,28 +46,14 @@ def _vector(result: Result, measure: str) -> dict[str, float] | None:
     return dict(zip(data["qids"].astype(str).tolist(), np.asarray(data[measure], dtype=np.float64).tolist()))
 
 
-def _private_topics(*, split: Split, submission: Submission) -> frozenset[str] | None:
-    """The private topics of the split's revealed shared task, when ``submission`` was shown on its public part.
-
-    Such a run's public-part means were released during the phase; released again on all topics, a pair of
-    them would give the difference of their private parts (``N * all - Npub * public``): a run that moves five
-    public topics and one private one would give that one topic's value. So after the reveal such a run must
-    also be a significant improvement on the private topics alone (:func:`_decide`). None otherwise.
-    """
-    phase = phase_of(split_id=split.pk)
-    if phase is None or phase.revealed_at is None or not phase.public_qids:
-        return None
-    if not ResultPart.objects.filter(submission_id=submission.pk).exists():
-        return None
-    public = set(phase.public_qids)
-    return frozenset(q for q in split.topics.values_list("qid", flat=True) if q not in public)
-
-
 def _decide(*, best: Result | None, new: Result, measure: str,
             private: frozenset[str] | None = None) -> tuple[bool, str, float | None]:
     """(released, message, p) for ``new`` against ``best`` (None: the participant's first result here).
 
-    ``private``: topics on which ``new`` must be a significant improvement too (:func:`_private_topics`).
+    ``private``: topics on which ``new`` must be a significant improvement too: after a shared task's reveal,
+    a run shown on its public part during the phase (``selectors.revealed_private_topics``). Released on the
+    public part then and on all topics now, a pair of such runs would give the difference of their private
+    parts (``N * all - Npub * public``): five public topics and one private one moved, that one's value.
     """
     new_values = _vector(new, measure)
     best_values = _vector(best, measure) if best is not None else {}
@@ -126,7 +111,7 @@ def ladder_judge(*, result: Result, submission: Submission, split: Split, again:
     best = Result.objects.filter(pk=row.result_id).first() if row.result_id else None
     measure = split.dataset.primary_measure
     released, message, p = _decide(best=best, new=result, measure=measure,
-                                   private=_private_topics(split=split, submission=submission))
+                                   private=revealed_private_topics(submission=submission))
     Result.objects.filter(pk=result.pk).update(released=released, ladder_message=message, ladder_p=p)
     result.released, result.ladder_message, result.ladder_p = released, message, p
     if released:

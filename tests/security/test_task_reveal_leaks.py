@@ -10,7 +10,9 @@ Through the real services and the API (Django's test client); the hidden split h
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
+from html import unescape
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -130,3 +132,67 @@ def test_a_private_part_of_fewer_than_five_topics_shows_no_value_on_the_private_
     assert response.status_code == 200
     page = response.content.decode()
     assert "100.00" not in page, "the task page shows the lone private topic's value"
+
+
+def _category_means(html: str) -> dict[str, tuple[int, float]]:
+    """{category: (n, first value as a fraction)} of the submission page's "By category" table."""
+    section = re.search(r"By category.*?</table>", html, flags=re.S)
+    out = {}
+    for tr in re.findall(r"<tr>(.*?)</tr>", section.group(0) if section else "", flags=re.S):
+        cells = [unescape(re.sub(r"<[^>]+>", "", c)).strip()
+                 for c in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", tr, flags=re.S)]
+        if len(cells) >= 3 and cells[1].isdigit():
+            out[cells[0]] = (int(cells[1]), float(cells[2].replace("−", "-")) / 100)
+    return out
+
+
+def test_category_means_before_and_after_the_reveal_give_no_small_private_group(client, alice, private_run_storage,
+                                                                                own_cache_namespace):
+    """family: 11 public topics and 1 private. Its mean is shown during the phase (11 ≥ 10) and after the reveal
+    (12): 12 × after − 11 × before is the one private family topic's value."""
+    family = [f"f{i:02d}" for i in range(1, 13)]
+    work = [f"w{i:02d}" for i in range(1, 22)]
+    civil = [f"c{i:02d}" for i in range(1, 21)]
+    qids = family + work + civil
+    public = family[:11] + work[:10] + civil[:10]
+    category = {**{q: "family" for q in family}, **{q: "work" for q in work}, **{q: "civil" for q in civil}}
+    bench = Benchmark.objects.create(slug="cats", name="Cats")
+    dataset = Dataset.objects.create(benchmark=bench, slug="cats-t1", name="Cats 1", language="en",
+                                     docid_example="d1", measures=["R@10"], primary_measure="R@10",
+                                     category_min_queries=10)
+    corpus_set(dataset=dataset, ids=[f"d{i}" for i in range(1, 11)] + [f"rel-{q}" for q in qids])
+    split = Split.objects.create(dataset=dataset, name="test", kind="test", hidden=True, daily_limit=0,
+                                 total_limit=0)
+    for q in qids:
+        Topic.objects.create(split=split, qid=q, text=f"Question {q}?", category=category[q])
+    qrels_version_add(split=split, qrels={q: {f"rel-{q}": 1} for q in qids})
+    now = timezone.now()
+    phase = Phase.objects.create(split=split, title="Cats task", opens_at=now - timedelta(days=1),
+                                 closes_at=now + timedelta(days=2), public_share=0.6, public_qids=public)
+    team_create(phase=phase, user=alice, name="Red")
+    split = Split.objects.get(pk=split.pk)
+
+    def run(found: set[str]) -> bytes:
+        lines = []
+        for q in qids:
+            docs = ([f"rel-{q}"] if q in found else []) + [f"d{n}" for n in range(1, 11)]
+            lines += [f"{q} Q0 {d} {r} {20 - r} probe" for r, d in enumerate(docs[:10], start=1)]
+        return ("\n".join(lines) + "\n").encode()
+
+    sub = submission_create(user=alice, split=split, upload=SimpleUploadedFile("run.txt", run(set(qids))),
+                            metadata={"system_name": "probe", "visibility": "public"}, enqueue=False)
+    sub = submission_score_now(sub.pk)  # its document first for the private family topic f12 is relevant
+    before = _category_means(client.get(sub.get_absolute_url()).content.decode())
+    assert before.get("family", (0,))[0] == 11, before
+    close(phase)
+    assert phase_reveal(phase_id=phase.pk).created
+    after = _category_means(client.get(sub.get_absolute_url()).content.decode())
+    recovered = None
+    if "family" in before and "family" in after:
+        (n_after, m_after), (n_before, m_before) = after["family"], before["family"]
+        recovered = n_after * m_after - n_before * m_before
+    assert recovered is None, (
+        f"the private family topic's R@10 follows from the family means before and after the reveal: {recovered:.3f}")
+    # work (10 public, 11 private) is still shown; civil (10 and 10) is left out with family, or family's mean
+    # would follow from the overall mean and the two others.
+    assert set(after) == {"work"}, after
