@@ -6,10 +6,11 @@ metric core (:mod:`evaluation.stats`), the plots from :mod:`leaderboard.plots`.
 
 Hidden labels stay hidden: on a hidden split nothing here returns a value of
 a single query, nor a bootstrap interval (seeded, so its endpoints are exact
-equations on a crafted run's per-query values). Categories and relevant-count buckets are shown only when they
-hold at least ``Dataset.category_min_queries`` queries (a small group would
-reveal the values of its few queries), and per-query rows, the per-query CSV
-and scatter plots exist only for dev and train splits.
+equations on a crafted run's per-query values), nor a category's mean (a
+crafted run scores 0 on the category's other queries). Elsewhere categories
+and relevant-count buckets are shown when they hold at least
+``Dataset.category_min_queries`` queries, and per-query rows, the per-query
+CSV and scatter plots exist only for dev and train splits.
 """
 
 from __future__ import annotations
@@ -210,8 +211,8 @@ def per_query_csv(*, split: Split, vectors: dict[str, np.ndarray], measures: lis
 
 def _cache_key(result, split: Split) -> str:
     # The group minimum too: a curator raising it (small categories were shown) bumps no split version.
-    # v4: no intervals on hidden splits (an entry cached before would still hold them).
-    return (f"lexboard:analysis:v4:{result.pk}:{result.qrels_version_id}:{split.cache_version}:{split.hidden}:"
+    # v5: no intervals nor categories on hidden splits (an entry cached before would still hold them).
+    return (f"lexboard:analysis:v5:{result.pk}:{result.qrels_version_id}:{split.cache_version}:{split.hidden}:"
             f"{min_group_size(split)}")
 
 
@@ -234,15 +235,20 @@ def _aggregates(*, split: Split, result, vectors: dict[str, np.ndarray], measure
         {"name": m, "mean": fmt(v[0]), "low": fmt(v[1]), "high": fmt(v[2]), "primary": m == dataset.primary_measure}
         for m, v in intervals.items()
     ]
-    topics = _topics(split)
-    categories, n_hidden_categories = category_table(
-        qids=qids, categories={q: c for q, (c, _) in topics.items()}, vectors=vectors, measures=measures,
-        min_queries=min_queries,
-    )
+    # A hidden split shows no group of queries either: the attacker decides what the others of a category
+    # score (0 with documents outside the corpus) and puts the Ladder's anchors in another one, so a
+    # category of ten queries is one query (docs/security.md). The bucket table, the recall curve, the
+    # histogram and judged@10 are facts about single queries' judgments.
+    categories: list[GroupRow] = []
+    n_hidden_categories = 0
+    if public:
+        topics = _topics(split)
+        categories, n_hidden_categories = category_table(
+            qids=qids, categories={q: c for q, (c, _) in topics.items()}, vectors=vectors, measures=measures,
+            min_queries=min_queries,
+        )
     buckets: list[GroupRow] = []
     n_hidden_buckets = 0
-    # A hidden split shows the large categories only: the bucket table, the recall curve, the histogram
-    # and judged@10 are facts about single queries' judgments.
     if public and "n_relevant" in vectors:
         buckets, n_hidden_buckets = relevant_breakdown(n_relevant=vectors["n_relevant"], vectors=vectors,
                                                        measures=measures, min_queries=min_queries)
