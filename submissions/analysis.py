@@ -5,10 +5,12 @@ Plain functions over the per-query vectors the worker stored with the result
 metric core (:mod:`evaluation.stats`), the plots from :mod:`leaderboard.plots`.
 
 Hidden labels stay hidden: on a hidden split nothing here returns a value of
-a single query. Categories and relevant-count buckets are shown only when they
-hold at least ``Dataset.category_min_queries`` queries (a small group would
-reveal the values of its few queries), and per-query rows, the per-query CSV
-and scatter plots exist only for dev and train splits.
+a single query, nor a bootstrap interval (seeded, so its endpoints are exact
+equations on a crafted run's per-query values), nor a category's mean (a
+crafted run scores 0 on the category's other queries). Elsewhere categories
+and relevant-count buckets are shown when they hold at least
+``Dataset.category_min_queries`` queries, and per-query rows, the per-query
+CSV and scatter plots exist only for dev and train splits.
 """
 
 from __future__ import annotations
@@ -237,7 +239,8 @@ def per_query_csv(*, split: Split, vectors: dict[str, np.ndarray], measures: lis
 
 def _cache_key(result, split: Split) -> str:
     # The group minimum too: a curator raising it (small categories were shown) bumps no split version.
-    return (f"lexboard:analysis:v3:{result.pk}:{result.qrels_version_id}:{split.cache_version}:{split.hidden}:"
+    # v5: no intervals nor categories on hidden splits (an entry cached before would still hold them).
+    return (f"lexboard:analysis:v5:{result.pk}:{result.qrels_version_id}:{split.cache_version}:{split.hidden}:"
             f"{min_group_size(split)}")
 
 
@@ -253,21 +256,28 @@ def _aggregates(*, split: Split, result, vectors: dict[str, np.ndarray], measure
     qids = [str(q) for q in vectors.get("qids", [])]
     min_queries = min_group_size(split)
 
-    intervals = bootstrap_intervals(vectors, measures)
+    # A hidden split shows no bootstrap interval: with its published seed, the endpoints of a crafted run are
+    # exact equations on its per-query values, which tell apart vectors of one rounded mean (docs/security.md).
+    public = not split.hidden
+    intervals = bootstrap_intervals(vectors, measures) if public else {}
     interval_rows = [
         {"name": m, "mean": fmt(v[0]), "low": fmt(v[1]), "high": fmt(v[2]), "primary": m == dataset.primary_measure}
         for m, v in intervals.items()
     ]
-    topics = _topics(split)
-    categories, n_hidden_categories = category_table(
-        qids=qids, categories={q: c for q, (c, _) in topics.items()}, vectors=vectors, measures=measures,
-        min_queries=min_queries, within=within,
-    )
+    # A hidden split shows no group of queries either: the attacker decides what the others of a category
+    # score (0 with documents outside the corpus) and puts the Ladder's anchors in another one, so a
+    # category of ten queries is one query (docs/security.md). The bucket table, the recall curve, the
+    # histogram and judged@10 are facts about single queries' judgments.
+    categories: list[GroupRow] = []
+    n_hidden_categories = 0
+    if public:
+        topics = _topics(split)
+        categories, n_hidden_categories = category_table(
+            qids=qids, categories={q: c for q, (c, _) in topics.items()}, vectors=vectors, measures=measures,
+            min_queries=min_queries, within=within,
+        )
     buckets: list[GroupRow] = []
     n_hidden_buckets = 0
-    # A hidden split shows the intervals over all queries and the large categories only: the bucket
-    # table, the recall curve, the histogram and judged@10 are facts about single queries' judgments.
-    public = not split.hidden
     if public and "n_relevant" in vectors:
         buckets, n_hidden_buckets = relevant_breakdown(n_relevant=vectors["n_relevant"], vectors=vectors,
                                                        measures=measures, min_queries=min_queries)

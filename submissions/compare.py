@@ -4,8 +4,8 @@ Each submission after the first is compared with the first (the reference)
 on every measure: the difference of the means, the paired randomization test
 (10,000 seeded sign flips, exact for few queries) and the paired t-test from
 :mod:`evaluation.stats`, Holm–Bonferroni over all the comparisons on the page,
-wins/ties/losses over queries, per-category differences, and, on splits whose
-labels are public, how much the top 10 documents of the two runs overlap. Per-query values (the scatter plot)
+wins/ties/losses over queries, and, on splits whose labels are public,
+per-category differences and how much the top 10 documents of the two runs overlap. Per-query values (the scatter plot)
 only on dev and train splits; on hidden splits only aggregates leave here.
 """
 
@@ -257,8 +257,11 @@ def compare(*, submissions: list[Submission], measure: str | None = None,
                  for m in measures]
         all_stats += stats
         diff = {focus: np.asarray(other.vectors[focus]) - np.asarray(ref.vectors[focus])}
-        cat_rows, n_hidden = category_table(qids=ref.qids, categories=categories, vectors=diff, measures=[focus],
-                                            min_queries=min_queries, within=within)
+        # Hidden split: no category. Two released runs of one participant may differ in five queries, four
+        # in one category and one in another: that category's difference is one query's (docs/security.md).
+        cat_rows, n_hidden = ([], 0) if split.hidden else category_table(
+            qids=ref.qids, categories=categories, vectors=diff, measures=[focus], min_queries=min_queries,
+            within=within)
         pair: dict[str, Any] = {
             "entry": other,
             "stats": stats,

@@ -119,7 +119,7 @@ def test_a_combsum_fusion_through_the_api_is_pollable_and_matches_the_command_li
     web = Client()
     web.force_login(carol)
     html = web.get(reverse("submissions:detail", args=[body["id"]])).content.decode()
-    assert "95% bootstrap intervals" in html and "secretq" not in html
+    assert "Analyses" in html and "95% bootstrap intervals" not in html and "secretq" not in html
 
 
 def test_the_web_request_does_not_read_the_parts_run_files(scored, alice, bob):

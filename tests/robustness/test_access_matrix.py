@@ -658,7 +658,7 @@ BUDGET: dict[str, tuple[str, str]] = {  # key -> (the docs' view, what it reveal
     "api:leaderboard": ("/api/v1/datasets/<slug>/leaderboard", "the same released rows, rounded"),
     "leaderboard:home": ("/d/<slug>/", "the best released row per dataset, rounded"),
     "leaderboard:benchmark": ("/d/<slug>/", "released rows, rounded"),
-    "submissions:detail": ("/submissions/<id>/", "a released run's rounded means, intervals, large categories; "
+    "submissions:detail": ("/submissions/<id>/", "a released run's rounded means, large categories; "
                                                   "else the Ladder's message"),
     "submissions:status": ("status.json", "the status and the Ladder's message, no value"),
     "api:submission": ("/api/v1/submissions/<id>/", "rounded scores of a released run, released, message"),
@@ -690,6 +690,7 @@ def test_every_url_declares_what_it_reveals_about_a_hidden_split_as_docs_securit
 
 #: Views a hidden split never shows (docs/security.md, "Never shown on a hidden split").
 NEVER_ON_HIDDEN = ("Recall curve", "Distribution of per-query", "By number of relevant documents", "Judged@10",
+                   "95% interval",
                    "better</th>", "overlap", '"wins": 0', '"wins": 1', '"wins": 2', '"wins": 3')
 
 

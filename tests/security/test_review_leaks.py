@@ -60,9 +60,7 @@ def test_the_left_out_categories_cannot_be_recovered_from_the_shown_ones_and_the
     n_queries = result.n_queries
     overall = round(result.primary_score, 4)  # the page's own rounded mean (intervals table, scores table)
     section = re.search(r"By category.*?</table>", html, flags=re.S)
-    assert section, "the page shows a category table on this hidden split"
-    shown = _category_rows(section.group(0))
-    assert shown, "at least one category is shown"
+    shown = _category_rows(section.group(0)) if section else []  # none since test_category_leak.py
     left_out = n_queries - sum(n for _, n, _ in shown)
     recovered = (overall * n_queries - sum(n * mean for _, n, mean in shown)) / left_out if left_out else None
     true_rare = float(np.mean(load_per_query(result)["R@10"][-2:]))
@@ -77,8 +75,7 @@ def test_the_compare_page_leaves_out_categories_whose_difference_follows_from_th
     html = client.get(reverse("submissions:compare") + f"?ids={a.pk},{b.pk}").content.decode()
     rows = re.findall(r"<tr><th scope=\"row\">(\w+)</th><td class=\"num\">(\d+)</td>", html)
     shown = sum(int(n) for _, n in rows)
-    left_out = N_TOPICS - shown
-    assert rows, "the compare page shows per-category differences"
+    left_out = N_TOPICS - shown  # every query since test_category_leak.py: no category on a hidden split
     assert left_out == 0 or left_out >= 10, f"the difference on the {left_out} left-out queries follows from the page"
 
 
@@ -183,12 +180,11 @@ def test_a_split_made_hidden_shows_rounded_values_at_once(client, scored, alice,
 
 
 def test_raising_the_category_minimum_takes_effect_at_once(client, scored, alice, analysis_dataset):
-    """A curator who finds small categories shown on a hidden split raises the minimum: the cached analysis must follow."""
-    # family (12) is shown at the floor of 5 (work and rare are left out together); at 13 it is not.
+    """A hidden split shows no category, whatever the minimum a curator sets (test_category_leak.py)."""
     analysis_dataset.category_min_queries = 5
     analysis_dataset.save()
     sub = scored("test", alice, "shifted", seed=1)
-    assert ">family<" in client.get(sub.get_absolute_url()).content.decode()
+    assert ">family<" not in client.get(sub.get_absolute_url()).content.decode()
     analysis_dataset.category_min_queries = 13
     analysis_dataset.save()
     assert ">family<" not in client.get(sub.get_absolute_url()).content.decode()
