@@ -26,8 +26,6 @@ from evaluation.stats import bootstrap_ci
 from leaderboard import plots
 from leaderboard.models import Split, Topic
 
-from .selectors import revealed_private_topics
-
 #: Buckets of the number of relevant documents of a query: (label, lowest, highest or None).
 RELEVANT_BUCKETS: list[tuple[str, int, int | None]] = [("1", 1, 1), ("2–5", 2, 5), ("6–20", 6, 20), (">20", 21, None)]
 HISTOGRAM_BINS = 10
@@ -105,33 +103,11 @@ def left_out_groups(sizes: dict[str, int], min_queries: int) -> set[str]:
     return left_out
 
 
-def left_out_groups_within(sizes: dict[str, int], part_sizes: dict[str, int], min_queries: int) -> set[str]:
-    """:func:`left_out_groups`, and also for a part of the queries: every shown group's part, and the left-out
-    groups' part together, hold ``min_queries`` queries (or none).
-
-    The part is a shared task's private topics after the reveal: a group's mean shown on the public topics
-    during the phase and on all topics now gives its mean on the private ones by difference.
-    """
-    def small(n: int) -> bool:
-        return 0 < n < min_queries
-
-    left_out = left_out_groups(sizes, min_queries) | {label for label, n in part_sizes.items() if small(n)}
-    for label in sorted((lb for lb in sizes if lb not in left_out), key=lambda lb: (sizes[lb], lb)):
-        if not small(sum(sizes[lb] for lb in left_out)) and not small(sum(part_sizes.get(lb, 0) for lb in left_out)):
-            break
-        left_out.add(label)
-    return left_out
-
-
 def _group_rows(labels: np.ndarray, order: list[str], vectors: dict[str, np.ndarray], measures: list[str],
-                min_queries: int, in_part: np.ndarray | None = None) -> tuple[list[GroupRow], int]:
+                min_queries: int) -> tuple[list[GroupRow], int]:
     masks = {label: labels == label for label in order}
     sizes = {label: int(mask.sum()) for label, mask in masks.items() if mask.any()}
-    if in_part is None:
-        left_out = left_out_groups(sizes, min_queries)
-    else:
-        part_sizes = {label: int((masks[label] & in_part).sum()) for label in sizes}
-        left_out = left_out_groups_within(sizes, part_sizes, min_queries)
+    left_out = left_out_groups(sizes, min_queries)
     rows = [
         GroupRow(label=label, n_queries=n,
                  means={m: float(np.asarray(vectors[m])[masks[label]].mean()) for m in measures if m in vectors})
@@ -141,22 +117,18 @@ def _group_rows(labels: np.ndarray, order: list[str], vectors: dict[str, np.ndar
 
 
 def category_table(*, qids: list[str], categories: dict[str, str], vectors: dict[str, np.ndarray],
-                   measures: list[str], min_queries: int = 1,
-                   within: frozenset[str] | None = None) -> tuple[list[GroupRow], int]:
+                   measures: list[str], min_queries: int = 1) -> tuple[list[GroupRow], int]:
     """Per-category means with query counts, and how many categories were left out as too small.
 
     ``categories`` maps qid → category (topics without one go to “(no category)”).
-    Categories with fewer than ``min_queries`` evaluated queries are left out; with ``within`` (a shared
-    task's private topics after the reveal, ``selectors.revealed_private_topics``) also those whose queries
-    among these are fewer (:func:`left_out_groups_within`).
+    Categories with fewer than ``min_queries`` evaluated queries are left out.
     Returns ``([], 0)`` when no topic has a category.
     """
     labels = np.asarray([categories.get(q) or NO_CATEGORY for q in qids], dtype=object)
     if len(labels) == 0 or all(label == NO_CATEGORY for label in labels):
         return [], 0
     order = sorted(set(labels.tolist()), key=lambda c: (c == NO_CATEGORY, c))
-    in_part = np.asarray([q in within for q in qids], dtype=bool) if within is not None else None
-    return _group_rows(labels, order, vectors, measures, min_queries, in_part)
+    return _group_rows(labels, order, vectors, measures, min_queries)
 
 
 def bucket_of(n_relevant: int) -> str:
@@ -244,8 +216,7 @@ def _cache_key(result, split: Split) -> str:
             f"{min_group_size(split)}")
 
 
-def _aggregates(*, split: Split, result, vectors: dict[str, np.ndarray], measures: list[str],
-                within: frozenset[str] | None = None) -> dict:
+def _aggregates(*, split: Split, result, vectors: dict[str, np.ndarray], measures: list[str]) -> dict:
     """Everything on the page that is not a per-query row (safe on hidden splits); cached."""
     key = _cache_key(result, split)
     cached = cache.get(key)
@@ -274,7 +245,7 @@ def _aggregates(*, split: Split, result, vectors: dict[str, np.ndarray], measure
         topics = _topics(split)
         categories, n_hidden_categories = category_table(
             qids=qids, categories={q: c for q, (c, _) in topics.items()}, vectors=vectors, measures=measures,
-            min_queries=min_queries, within=within,
+            min_queries=min_queries,
         )
     buckets: list[GroupRow] = []
     n_hidden_buckets = 0
@@ -344,8 +315,7 @@ def submission_analysis(*, submission, result, vectors: dict[str, np.ndarray]) -
     if split.hidden and not result.released:  # the Ladder did not release it: no number of its own
         return {"analysis": None}
     measures = [m for m in (split.dataset.measures or []) if m in vectors]
-    within = revealed_private_topics(submission=submission) if split.hidden and submission.pk else None
-    data = dict(_aggregates(split=split, result=result, vectors=vectors, measures=measures, within=within))
+    data = dict(_aggregates(split=split, result=result, vectors=vectors, measures=measures))
     data["per_query_allowed"] = per_query_allowed(split)
     data["per_query_rows"] = []
     if data["per_query_allowed"]:

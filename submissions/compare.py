@@ -25,13 +25,7 @@ from lexboard.converters import MAX_ID
 
 from .analysis import _topics, category_table, min_group_size, per_query_allowed
 from .models import Result, Submission
-from .selectors import (
-    budget_scores,
-    load_per_query,
-    result_released,
-    revealed_private_topics,
-    submission_current_result,
-)
+from .selectors import budget_scores, load_per_query, result_released, submission_current_result
 
 N_RESAMPLES = 10_000
 SEED = 0
@@ -242,10 +236,6 @@ def compare(*, submissions: list[Submission], measure: str | None = None,
     categories = {q: c for q, (c, _) in topics.items()}
     min_queries = min_group_size(split)
     allowed = per_query_allowed(split)
-    # After a shared task's reveal, groups must be large on its private topics too when an entry was shown on
-    # the public part during the phase (analysis.left_out_groups_within).
-    parts = [revealed_private_topics(submission=e.submission) for e in entries] if split.hidden else []
-    within = next((p for p in parts if p is not None), None)
 
     # Every (entry, measure) randomization test at once: 5 entries × 8 measures cost about what one does.
     p_values = iter(randomization_p_values([(ref.vectors[m], other.vectors[m]) for other in entries[1:]
@@ -260,8 +250,7 @@ def compare(*, submissions: list[Submission], measure: str | None = None,
         # Hidden split: no category. Two released runs of one participant may differ in five queries, four
         # in one category and one in another: that category's difference is one query's (docs/security.md).
         cat_rows, n_hidden = ([], 0) if split.hidden else category_table(
-            qids=ref.qids, categories=categories, vectors=diff, measures=[focus], min_queries=min_queries,
-            within=within)
+            qids=ref.qids, categories=categories, vectors=diff, measures=[focus], min_queries=min_queries)
         pair: dict[str, Any] = {
             "entry": other,
             "stats": stats,
