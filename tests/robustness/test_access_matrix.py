@@ -708,6 +708,16 @@ def _hidden_values(w: World) -> tuple[set[str], set[str]]:
     return full, held
 
 
+def _shows(value: str, body: str) -> bool:
+    """Whether ``body`` shows the number ``value`` (or more digits of it), not a part of another number or time.
+
+    Not after a digit, a dot, or a digit and a colon (JSON's ``"R@10":0.4`` is a number): a time with
+    fractions of a second, such as an export's ``published_at`` "…T23:31:40.481234", holds "40.48", and a
+    held-back mean of 40.48 percent failed the test once on such a clock reading.
+    """
+    return re.search(r"(?<![\d.])(?<!\d:)" + re.escape(value), body) is not None
+
+
 @pytest.mark.parametrize("role", ROLES)
 def test_what_every_url_reveals_about_a_hidden_split_stays_within_its_budget(role, world):
     """No answer shows a hidden mean beyond the display precision, a held-back run's values, or a per-query view."""
@@ -724,7 +734,7 @@ def test_what_every_url_reveals_about_a_hidden_split_stays_within_its_budget(rol
         body = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode()  # downloads are gzip files
         hidden_url = (url.startswith(("/d/", "/submissions/", "/api/v1/submissions", "/api/v1/compare"))
                       and "split=dev" not in url and str(world.sub("dev_public")) not in url.split("/"))
-        shown = [v for v in full if v in body] + [v for v in held if v in body]
+        shown = [v for v in full if _shows(v, body)] + [v for v in held if _shows(v, body)]
         shown += [m for m in NEVER_ON_HIDDEN if hidden_url and m in body]
         if shown:
             over.append(f"{url}: {shown}")
@@ -736,4 +746,10 @@ def test_the_budget_detector_sees_full_precision_where_it_is_shown(world, client
     Split.objects.filter(pk=world.test.pk).update(hidden=False)
     full, _ = _hidden_values(world)
     body = client.get(reverse("api:submission", args=[world.sub("public")])).content.decode()
-    assert any(v in body for v in full)
+    assert any(_shows(v, body) for v in full)
+
+
+def test_the_budget_detector_reads_numbers_not_clock_times():
+    assert _shows("40.48", "<td>40.48</td>") and _shows("0.40482", '"R@10":0.404821,')
+    assert not _shows("40.48", '"published_at": "2026-12-01T23:31:40.481234+00:00"')
+    assert not _shows("0.4048", "10.4048")
