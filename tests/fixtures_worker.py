@@ -222,6 +222,41 @@ def worker_queue() -> str:
     return queue
 
 
+@pytest.fixture
+def unread_queue(worker_queue):
+    """Messages sent during the test go to a queue no worker reads, deleted afterwards.
+
+    For a test that sends runs through a live server and checks only what the
+    requests answer: the session's worker (started by an earlier test) would
+    score them meanwhile, and a worker writing to the database while the
+    test's teardown truncates every table can deadlock the flush (seen in CI:
+    "deadlock detected" at the teardown of tests/api/test_client.py).
+    """
+    from django.conf import settings
+
+    from lexboard.celery import app
+
+    unread = f"{worker_queue}-unread-{uuid.uuid4().hex[:8]}"
+
+    def route(queue: str) -> None:
+        settings.CELERY_TASK_DEFAULT_QUEUE = queue
+        app.conf.task_default_queue = queue
+        for cached in ("queues", "default_queue", "router"):
+            app.amqp.__dict__.pop(cached, None)
+
+    route(unread)
+    try:
+        yield unread
+    finally:
+        route(worker_queue)
+        try:
+            with app.connection_for_write() as conn:
+                conn.ensure_connection(max_retries=1)
+                conn.default_channel.queue_delete(unread)
+        except Exception:  # never declared, or the broker is gone: nothing to delete
+            pass
+
+
 @pytest.fixture(scope="session")
 def celery_worker_process(django_db_setup, django_db_blocker, private_data_dir, worker_queue, tmp_path_factory):
     """One real worker (solo pool, concurrency 1) for the whole session, stopped at the end."""

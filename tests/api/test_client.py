@@ -211,8 +211,11 @@ def test_it_exits_1_with_the_lines_when_the_worker_fails_the_run(
 
 
 @pytest.mark.django_db(transaction=True)
-def test_it_exits_non_zero_on_every_refusal(live_server, tiny_dataset, alice_token, tmp_path):
-    """Runs that cannot mean anything: no query of the split, or the same content twice."""
+def test_it_exits_non_zero_on_every_refusal(live_server, tiny_dataset, alice_token, tmp_path, unread_queue):
+    """Runs that cannot mean anything: no query of the split, or the same content twice.
+
+    (The accepted run is sent to a queue no worker reads: ``unread_queue``.)
+    """
     foreign = tmp_path / "foreign.txt"
     foreign.write_bytes(b"x1 Q0 d1 1 3.0 sys\n")
     code, _, err = run_client("submit", "--url", live_server.url, "--token", alice_token, "--dataset", "tiny",
