@@ -61,7 +61,7 @@ from evaluation.power import PowerAnalysis, power_analysis
 from evaluation.stats import EXACT_MAX_N, holm, randomization_tests
 from leaderboard.models import Split
 from submissions.models import Result
-from submissions.selectors import load_per_query_arrays
+from submissions.selectors import load_per_query
 
 from .selectors import leaderboard_rows, resolve_sort
 
@@ -336,7 +336,7 @@ def _vectors(result_ids: list[int], measure: str) -> dict[int, tuple[list[str], 
     """submission id → (qids, vector of ``measure``) from the stored results (one query)."""
     out = {}
     for result in Result.objects.filter(pk__in=result_ids).only("pk", "submission_id", "per_query"):
-        data = load_per_query_arrays(result, ("qids", measure))
+        data = load_per_query(result, ("qids", measure))
         if measure in data and "qids" in data:
             out[result.submission_id] = ([str(q) for q in data["qids"]], np.asarray(data[measure], dtype=np.float64))
     return out

@@ -209,8 +209,7 @@ def revealed_private_topics(*, submission: Submission) -> frozenset[str] | None:
 
     Such a run's means (overall, per category) were shown on the public topics during the phase and are shown
     on all topics after the reveal: by difference, on the private topics. So what is released and grouped
-    after the reveal must also hold on the private topics alone (the Ladder, ``services.ladder``; the category
-    tables, ``analysis.category_table``). None otherwise.
+    after the reveal must also hold on the private topics alone (the Ladder, ``services.ladder``). None otherwise.
     """
     phase = phase_of(split_id=submission.split_id)
     if phase is None or phase.revealed_at is None or not phase.public_qids:
@@ -273,28 +272,19 @@ def budget_warnings(warnings: list[dict] | None, *, split: Split) -> list[dict]:
     return [w for w in (warnings or []) if w.get("code") not in QRELS_WARNINGS]
 
 
-def load_per_query(result: Result) -> dict[str, np.ndarray]:
-    """The per-query vectors of a result: ``qids``, one array per measure, and the extras.
+def load_per_query(result: Result, names: tuple[str, ...] | None = None) -> dict[str, np.ndarray]:
+    """The per-query vectors of a result: ``qids``, one array per measure, and the extras (or only ``names``).
 
     Extras (when the core provided them): ``n_relevant``, ``first_relevant_rank``,
     ``judged_at_10``, ``rel_ranks`` / ``rel_offsets``, ``recall_curve``.
-    Never show these for a hidden split.
+    Never show these for a hidden split. An npz member is decoded on access, so
+    asking for ``names`` (a leaderboard's significance reads two) skips the rest.
     """
     blob = bytes(result.per_query or b"")
     if not blob:
         return {}
     with np.load(io.BytesIO(blob), allow_pickle=False) as data:
-        return {name: data[name] for name in data.files}
-
-
-def load_per_query_arrays(result: Result, names: tuple[str, ...]) -> dict[str, np.ndarray]:
-    """Only the named arrays of a result's per-query vectors (those it has): an npz member is decoded on access,
-    so a leaderboard's significance reads two arrays per entry instead of a dozen."""
-    blob = bytes(result.per_query or b"")
-    if not blob:
-        return {}
-    with np.load(io.BytesIO(blob), allow_pickle=False) as data:
-        return {name: data[name] for name in names if name in data.files}
+        return {name: data[name] for name in (data.files if names is None else names) if name in data.files}
 
 
 @dataclass(frozen=True)
