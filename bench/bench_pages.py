@@ -133,6 +133,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--land-every", type=float, default=2.0,
                         help="While the leaderboard is measured again, upload a run every this many seconds "
                              "(scored by the worker; default 2; 0 skips that measurement).")
+    parser.add_argument("--landing-duration", type=int, default=0,
+                        help="Seconds of wrk while scores land (default: --duration); longer lets more scores land "
+                             "when the worker gets little CPU.")
     parser.add_argument("--smoke", action="store_true", help="Tiny run (1 s, 4 connections, 20 entries) for tests.")
     args = parser.parse_args(argv)
     if args.smoke:
@@ -176,7 +179,8 @@ def main(argv: list[str] | None = None) -> int:
                 landing.start()
                 time.sleep(1.0)  # the first upload is in the worker's hands
                 headers = [f"Accept-Encoding: {args.accept_encoding}"] if args.accept_encoding else []
-                r = run_wrk(url, connections=c, duration=args.duration, threads=args.threads, headers=headers)
+                r = run_wrk(url, connections=c, duration=args.landing_duration or args.duration,
+                            threads=args.threads, headers=headers)
                 landing.stopped.set()
                 landing.join(60)
                 r.update(target=name.replace("leaderboard page", "leaderboard page, scores landing"),

@@ -109,6 +109,7 @@ class Stack:
     web_threads: int = 4  # gthread: keep-alive, and a thread waiting on the database frees the CPU
     celery_workers: int = 1
     concurrency: int = 1
+    worker_nice: int = 0  # > 0: the workers yield the CPU to the web, as on machines of their own
     broker_db: int = 12
     cache_db: int = 13
     entries: int = 200
@@ -154,6 +155,7 @@ class Stack:
             "LEXBOARD_QUEUE": f"{self.name}-queue",
             "LEXBOARD_UPLOAD_RATE": "100000/h",  # the bench user uploads 100 runs at once
             "LOG_LEVEL": "WARNING",
+            "LEXBOARD_SITE_URL": f"http://127.0.0.1:{self.port}",  # the pages workers render ahead
             "PYTHONUNBUFFERED": "1",
             **self.extra_env,
         }
@@ -201,8 +203,9 @@ class Stack:
         ]
         self._spawn(gunicorn, "gunicorn.log")
         for i in range(self.celery_workers):
+            nice = ["nice", "-n", str(self.worker_nice)] if self.worker_nice else []
             self._spawn(
-                [PYTHON, "-m", "celery", "-A", "lexboard", "worker", "--loglevel=INFO", "--pool=prefork",
+                [*nice, PYTHON, "-m", "celery", "-A", "lexboard", "worker", "--loglevel=INFO", "--pool=prefork",
                  f"--concurrency={self.concurrency}", f"--hostname=bench{i}-{self.name}@%h",
                  "--without-gossip", "--without-mingle", *self.celery_args],
                 f"celery-{i}.log",
@@ -269,6 +272,9 @@ def stack_arguments(parser, *, celery_workers: int = 1, concurrency: int = 1) ->
                    help="gunicorn threads per worker (default 4, the gthread worker; 1 = the sync worker).")
     g.add_argument("--celery-workers", type=int, default=celery_workers, help="Celery worker processes.")
     g.add_argument("--concurrency", type=int, default=concurrency, help="Pool size of each Celery worker.")
+    g.add_argument("--worker-nice", type=int, default=0,
+                   help="Run the Celery workers at this nice level (default 0): > 0 gives the web the CPU first, "
+                        "as when workers run on machines of their own.")
     g.add_argument("--entries", type=int, default=200, help="Leaderboard entries to seed (default 200).")
     g.add_argument("--broker-db", type=int, default=12, help="Redis database of the broker (default 12).")
     g.add_argument("--cache-db", type=int, default=13, help="Redis database of the cache (default 13).")
@@ -285,7 +291,8 @@ def stack_from_args(args):
         yield state
         return
     stack = Stack(name=args.db, port=args.port, web_workers=args.web_workers, web_threads=args.web_threads,
-                  celery_workers=args.celery_workers, concurrency=args.concurrency, entries=args.entries,
+                  celery_workers=args.celery_workers, concurrency=args.concurrency, worker_nice=args.worker_nice,
+                  entries=args.entries,
                   broker_db=args.broker_db, cache_db=args.cache_db)
     with stack:
         state = stack.state()

@@ -30,6 +30,16 @@ and renders it; requests arriving meanwhile are served the previous page
 instead of all rendering the same page at once. A request alone is never
 served a stale page: it finds the lock free and renders.
 
+**Rendered ahead by the worker.** The pages a new score changes most — the
+dataset's leaderboard as it opens, its API leaderboard, the home page — are
+not left to the first web request either: the worker that stored the score,
+once committed, takes their render locks, bumps the generation and renders
+them itself through the full request stack (:func:`render_ahead`, registered
+with ``leaderboard.page_generation.pages_renew``). Web processes keep serving
+the previous pages meanwhile, and none renders after a landing; a render in
+a web process would hold its interpreter lock against every other request of
+that process for half a second (docs/performance.md).
+
 Each page is stored twice, plain and gzip-compressed (compressed once, when
 stored), and served compressed to clients that accept it, as browsers do.
 
@@ -43,22 +53,27 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import io
 import logging
 import re
+import sys
 import time
 from collections.abc import Callable
 from functools import wraps
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib.messages import get_messages
 from django.core.cache import cache
+from django.core.handlers.wsgi import WSGIHandler, WSGIRequest
 from django.db.models.signals import post_delete, post_save
 from django.http import HttpRequest, HttpResponse
+from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 
 from accounts.models import Profile
 from leaderboard.models import Benchmark, Dataset, ReportedResult, Split
-from leaderboard.page_generation import GENERATION_KEY, page_generation, page_generation_bump
+from leaderboard.page_generation import GENERATION_KEY, page_generation, page_generation_bump, register_render_ahead
 
 logger = logging.getLogger(__name__)
 
@@ -70,6 +85,8 @@ LOCK_SECONDS = 10
 COLD_WAIT_SECONDS = 2.0
 COLD_POLL_SECONDS = 0.02
 _ACCEPTS_GZIP = re.compile(r"\bgzip\b")
+#: Marks a worker's render-ahead request: a WSGI environ key, not a header, so no client can send it.
+RENDER_AHEAD = "lexboard.render_ahead"
 
 
 def shared_cache() -> bool:
@@ -172,10 +189,11 @@ def anonymous_page_cache(key_func: Callable[..., str | None], *, name: str):
                     return view(request, *args, **kwargs)
                 found = {wanted: cache.get(wanted)}
             cached = found.get(wanted)
-            if cached is not None and cached[0] == tag:
+            ahead = request.META.get(RENDER_AHEAD) is True  # the worker, which holds the render lock
+            if cached is not None and cached[0] == tag and not ahead:
                 return _from_cache(cached, gzip_ok)
             lock = key + ":render"
-            locked = cache.add(lock, 1, LOCK_SECONDS)
+            locked = ahead or cache.add(lock, 1, LOCK_SECONDS)
             if not locked:
                 # Someone is rendering this page now: the previous page, or (cold cache) wait for theirs.
                 if cached is None:
@@ -204,6 +222,75 @@ def anonymous_page_cache(key_func: Callable[..., str | None], *, name: str):
     return decorator
 
 
+def _environ(path: str) -> dict:
+    """A WSGI environ for an anonymous GET of ``path`` on the public site (``LEXBOARD_SITE_URL``), gzip accepted."""
+    site = urlsplit(settings.LEXBOARD_SITE_URL)
+    https = site.scheme == "https"
+    return {
+        "REQUEST_METHOD": "GET", "PATH_INFO": path, "SCRIPT_NAME": "", "QUERY_STRING": "",
+        "SERVER_NAME": site.hostname or "localhost", "SERVER_PORT": str(site.port or (443 if https else 80)),
+        "SERVER_PROTOCOL": "HTTP/1.1", "REMOTE_ADDR": "127.0.0.1", "HTTP_HOST": site.netloc,
+        "HTTP_ACCEPT_ENCODING": "gzip", "wsgi.url_scheme": site.scheme or "http", "wsgi.input": io.BytesIO(),
+        "wsgi.errors": sys.stderr, "wsgi.multithread": False, "wsgi.multiprocess": True, "wsgi.run_once": False,
+        "wsgi.version": (1, 0),
+    }
+
+
+_handler: list[WSGIHandler] = []  # one per process, built on first use (it loads the middleware)
+
+
+def _pages_of_split(split_id: int) -> list[tuple[str, str]]:
+    """The pages a score on the split changes that most visitors read: (cache name, path)."""
+    split = Split.objects.select_related("dataset").filter(pk=split_id).first()
+    if split is None or not split.dataset.is_published:
+        return []  # an anonymous visitor sees no unpublished dataset: nothing to render ahead
+    slug = split.dataset.slug
+    return [
+        ("dataset", reverse("leaderboard:dataset", args=[slug])),
+        ("api-leaderboard", reverse("api:leaderboard", args=[slug])),
+        ("home", reverse("leaderboard:home")),
+    ]
+
+
+def render_ahead(split_id: int, bump: Callable[[], None]) -> None:
+    """Render the pages a new score changes most, here (the worker), while the web serves the previous ones.
+
+    Takes each page's render lock, then calls ``bump`` (the page generation
+    moves: every cached page is stale), then renders each locked page
+    through the full request stack, as an anonymous visitor of the public
+    site, and stores it under the new generation
+    (:func:`anonymous_page_cache` does, seeing :data:`RENDER_AHEAD`). A page
+    whose lock a web request holds is left to it. Only with a shared cache:
+    a per-process one would hold the pages where no web process reads them.
+    """
+    if not shared_cache():
+        bump()
+        return
+    if not _handler:
+        _handler.append(WSGIHandler())
+    pages = []
+    for name, path in _pages_of_split(split_id):
+        environ = _environ(path)
+        lock = page_key(name, WSGIRequest(_environ(path))) + ":render"
+        if cache.add(lock, 1, LOCK_SECONDS):
+            pages.append((path, environ, lock))
+    bump()
+    for path, environ, lock in pages:
+        environ[RENDER_AHEAD] = True
+        started = time.monotonic()
+        try:
+            # The handler's middleware and view, without the request signals (nor response.close(), which
+            # sends one): they close the worker's database connection (in a test, the test's transaction).
+            response = _handler[0].get_response(WSGIRequest(environ))
+            if response.status_code != 200:
+                logger.warning("rendering %s ahead answered %s (is %s in ALLOWED_HOSTS?)", path,
+                               response.status_code, environ["HTTP_HOST"])
+            else:
+                logger.info("rendered %s ahead in %.2fs", path, time.monotonic() - started)
+        finally:
+            cache.delete(lock)  # (the page's view released it; not if the request stopped before the view)
+
+
 def connect_signals() -> None:
     """Bump the page generation when a row the pages show from the curated side is saved or deleted.
 
@@ -214,3 +301,4 @@ def connect_signals() -> None:
     for model in (Benchmark, Dataset, Split, ReportedResult, Profile):
         for signal in (post_save, post_delete):
             signal.connect(page_generation_bump, sender=model, dispatch_uid=f"page-cache-{model._meta.label}-{signal}")
+    register_render_ahead(render_ahead)

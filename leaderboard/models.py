@@ -314,10 +314,17 @@ class Split(models.Model):
             return self.hidden
         return self.verified_email == self.VerifiedEmail.ALWAYS
 
-    def bump_cache_version(self) -> None:
-        """Make cached leaderboard pages of this split stale (an atomic increment)."""
+    def bump_cache_version(self, *, pages: bool = True) -> None:
+        """Make cached leaderboard rows of this split stale (an atomic increment), and cached pages unless told not to.
+
+        ``pages=False`` is for a score landing: its worker renews the pages
+        itself once committed (``page_generation.pages_renew``), rendering the
+        busiest ahead of the crowd; a bump here, before the commit, would have
+        the web render the old rows meanwhile.
+        """
         Split.objects.filter(pk=self.pk).update(cache_version=models.F("cache_version") + 1)
-        page_generation_bump()  # cached anonymous pages too (boards/page_cache.py)
+        if pages:
+            page_generation_bump()  # cached anonymous pages too (boards/page_cache.py)
 
 
 class Topic(models.Model):

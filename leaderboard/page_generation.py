@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 
 from django.core.cache import cache
 from django.db import transaction
@@ -19,6 +20,10 @@ from django.db import transaction
 logger = logging.getLogger(__name__)
 
 GENERATION_KEY = "lexboard:page:generation"
+
+#: Renders a split's busiest pages ahead of the crowd around a bump it is given (boards.page_cache registers it).
+RenderAhead = Callable[[int, Callable[[], None]], None]
+_render_ahead: list[RenderAhead] = []
 
 
 def page_generation() -> int:
@@ -48,3 +53,35 @@ def page_generation_bump(**_signal_kwargs) -> None:
     _bump()
     if transaction.get_connection().in_atomic_block:
         transaction.on_commit(_bump)
+
+
+def register_render_ahead(render_ahead: RenderAhead) -> None:
+    """Let the pages' layer render the busiest pages itself when a score lands (one, the last registered)."""
+    _render_ahead[:] = [render_ahead]
+
+
+def pages_renew(split_id: int) -> None:
+    """A score has landed on ``split_id`` and is committed: make every cached page stale, the busiest rendered here.
+
+    Called by the worker that stored the score, after its commit (never
+    inside a transaction: the render must read the new rows). With the
+    pages' render-ahead registered (:func:`boards.page_cache.render_ahead`),
+    it takes those pages' render locks, bumps the generation and renders
+    them in this process, so the web processes keep serving the previous
+    pages meanwhile and render none of them after a landing. Never raises:
+    whatever fails, the generation is bumped.
+    """
+    bumped = False
+
+    def bump() -> None:
+        nonlocal bumped
+        if not bumped:
+            bumped = True
+            _bump()
+
+    try:
+        for render_ahead in _render_ahead:
+            render_ahead(split_id, bump)
+    except Exception:
+        logger.warning("could not render the pages of split %s ahead; the web renders them", split_id, exc_info=True)
+    bump()

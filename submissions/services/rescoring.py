@@ -14,6 +14,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from leaderboard.models import QrelsVersion, Split
+from leaderboard.page_generation import pages_renew
 
 from ..models import Result, Submission
 from ..selectors import rescoring_targets, rescoring_waiting
@@ -91,15 +92,21 @@ def _drop_failure_markers(version_id: int) -> list[Result]:
 
 
 def bump_caches_after_commit(split: Split) -> None:
-    """Once the switch is visible, make every cached page stale again.
+    """Once the switch (or a new score) is visible, make every cached page stale again.
 
     The switch's UPDATE already changes the leaderboard rows' cache key; this
-    also moves the whole-page cache on (``Split.bump_cache_version`` does both),
-    after commit so that a page rendered from the old version in between
-    cannot be cached under the new key.
+    also moves the whole-page cache on, after commit so that a page rendered
+    from the old version in between cannot be cached under the new key. This
+    process renders the busiest pages itself (``pages_renew``): the web keeps
+    serving the previous ones meanwhile instead of rendering them.
     """
     split_id = split.pk
-    transaction.on_commit(lambda: Split(pk=split_id).bump_cache_version(), robust=True)
+
+    def renew() -> None:
+        Split(pk=split_id).bump_cache_version(pages=False)
+        pages_renew(split_id)  # the busiest pages rendered here, then served to the crowd
+
+    transaction.on_commit(renew, robust=True)
 
 
 def split_qrels_publish(*, split: Split, version: QrelsVersion) -> PublishOutcome:

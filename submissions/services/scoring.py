@@ -276,9 +276,9 @@ def _score_claimed(submission: Submission, attempt: int, heartbeat: _Heartbeat,
             if pending_id is not None and pending_id not in by_version:
                 # Published after this scoring started: the rescoring waits for this one too.
                 send_rescoring_after_commit([row.pk], pending_id)
-        split.bump_cache_version()
-        # Again once committed: a page rendered between the bump above and the commit
-        # (still without this result) must not stay cached under the new key.
+        # The rows' version now; the pages once committed, rendered in this process first (a bump
+        # of the pages before the commit would have the web render the old rows meanwhile).
+        split.bump_cache_version(pages=False)
         bump_caches_after_commit(split)
     if pending_id is not None:
         split_finish_rescoring(split=split)

@@ -6,6 +6,7 @@ import uuid
 
 import pytest
 from django.db import connection
+from django.test import RequestFactory
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
@@ -279,3 +280,81 @@ def test_a_page_key_is_short_and_plain_whatever_the_query_string(rf):
     same = rf.get("/api/v1/datasets/system_name/leaderboard", {"sort": "MAP@10", "@\x10\x08" * 40: "{'\x9d': -1440}"})
     assert page_key("api-leaderboard", same) == key
     assert page_key("api-leaderboard", rf.get("/api/v1/datasets/system_name/leaderboard", {"sort": "R@10"})) != key
+
+
+#: A per-process cache is not the web's: there the worker only bumps (the key is a digest of the rows).
+SHARED_ONLY = pytest.mark.parametrize("cache_kind", ["generation"], indirect=True)
+
+
+def _landing(split, user, make_entry, system: str) -> None:
+    """A score lands the way the worker stores one: the rows' version moves, the pages' generation not yet."""
+    from leaderboard.models import Split
+
+    make_entry(split, user, system, {"R@10": 0.9})
+    Split.objects.filter(pk=split.pk).update(cache_version=split.cache_version + 100)
+
+
+@SHARED_ONLY
+def test_the_worker_renders_the_busiest_pages_ahead_of_the_first_visitor(client, split_test, alice, make_entry,
+                                                                         cache_kind):
+    from django.core.cache import cache
+
+    from leaderboard.page_generation import page_generation, pages_renew
+
+    urls = [reverse("leaderboard:dataset", args=["tiny"]), reverse("api:leaderboard", args=["tiny"]),
+            reverse("leaderboard:home")]
+    make_entry(split_test, alice, "before", {"R@10": 0.3})
+    for url in urls:
+        assert "before" in _get(client, url)[0]
+    _landing(split_test, alice, make_entry, "landed")
+
+    pages_renew(split_test.pk)  # what the worker does once the score is committed
+
+    generation = page_generation()
+    for url, name in zip(urls, ["dataset", "api-leaderboard", "home"]):
+        for variant in ("", ":gz"):
+            tag, _, _ = cache.get(page_key(name, RequestFactory().get(url)) + variant)
+            assert tag == generation, f"{url}{variant} was not rendered ahead"
+        page, queries = _get(client, url)
+        assert queries == 0, f"{url} was rendered by the web after the landing"
+    assert "landed" in _get(client, urls[0])[0]
+
+
+@SHARED_ONLY
+def test_while_the_worker_renders_ahead_a_visitor_gets_the_previous_page_and_renders_nothing(
+    client, split_test, alice, make_entry, cache_kind
+):
+    from boards.page_cache import render_ahead
+    from leaderboard.page_generation import page_generation_bump
+
+    url = reverse("leaderboard:dataset", args=["tiny"])
+    make_entry(split_test, alice, "before", {"R@10": 0.3})
+    assert "landed" not in _get(client, url)[0]
+    _landing(split_test, alice, make_entry, "landed")
+    seen: list[tuple[str, int]] = []
+
+    def bump_then_visit() -> None:
+        page_generation_bump()  # every page is stale now; the worker holds the busiest pages' locks
+        seen.append(_get(client, url))
+
+    render_ahead(split_test.pk, bump_then_visit)
+
+    (page, queries), = seen
+    assert "landed" not in page and queries == 0  # the previous page, from the cache, no render
+    page, queries = _get(client, url)
+    assert "landed" in page and queries == 0  # then the worker's page
+
+
+@SHARED_ONLY
+def test_an_unpublished_dataset_is_not_rendered_ahead(client, split_test, alice, make_entry, cache_kind,
+                                                      tiny_dataset):
+    from django.core.cache import cache
+
+    from leaderboard.page_generation import pages_renew
+
+    tiny_dataset.is_published = False
+    tiny_dataset.save()
+    _landing(split_test, alice, make_entry, "landed")
+    pages_renew(split_test.pk)
+    url = reverse("leaderboard:dataset", args=["tiny"])
+    assert cache.get(page_key("dataset", RequestFactory().get(url))) is None

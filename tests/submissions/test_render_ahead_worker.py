@@ -1,0 +1,51 @@
+"""Through a real worker process and Redis: after a score lands, the worker has rendered the leaderboard itself.
+
+No web request renders the page after a landing: the first anonymous visitor
+is served the worker's page from the cache (``boards.page_cache.render_ahead``).
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from django.core.cache import cache
+from django.db import connection
+from django.test import Client, RequestFactory
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from boards.page_cache import page_key, shared_cache
+from leaderboard.page_generation import page_generation
+from submissions.models import Submission
+
+from .conftest import GOOD_RUN
+from .test_e2e_worker import post_run, wait_until_final
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+
+def test_the_worker_renders_the_leaderboard_a_new_score_changes(transactional_db, celery_worker_process, client,
+                                                                  alice, tiny_dataset):
+    if not shared_cache():
+        pytest.skip("needs a cache the worker shares with the web (CACHE_URL=redis://…)")
+    split = tiny_dataset.splits.get(name="test")
+    url = reverse("leaderboard:dataset", args=[tiny_dataset.slug])
+    visitor = Client()
+    assert "BM25 e2e" not in visitor.get(url).content.decode()  # cached for anonymous visitors
+
+    client.force_login(alice)
+    assert post_run(client, split, GOOD_RUN).status_code == 302
+    submission = wait_until_final(Submission.objects.get().pk, celery_worker_process)
+    assert submission.status == Submission.Status.SCORED, submission.error
+
+    key = page_key("dataset", RequestFactory().get(url)) + ":gz"
+    deadline = time.monotonic() + 30  # the worker renders once its commit is done: just after "scored"
+    while (entry := cache.get(key)) is None or entry[0] != page_generation():
+        assert time.monotonic() < deadline, f"no current page in the cache; worker log:\n{celery_worker_process.log()[-3000:]}"
+        time.sleep(0.1)
+    with CaptureQueriesContext(connection) as queries:
+        page = visitor.get(url).content.decode()
+    assert "BM25 e2e" in page
+    assert len(queries) == 0  # served the worker's page: nothing rendered here
+    assert f"rendered {url} ahead" in celery_worker_process.log()
