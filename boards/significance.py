@@ -342,7 +342,8 @@ def _vectors(result_ids: list[int], measure: str) -> dict[int, tuple[list[str], 
     return out
 
 
-def leaderboard_significance(*, split: Split, measure: str | None = None) -> Significance | None:
+def leaderboard_significance(*, split: Split, measure: str | None = None,
+                             board: PublicBoard | None = None) -> Significance | None:
     """Markers and tiers of the split's public leaderboard on ``measure`` (default: the primary one).
 
     The entries are the scored public rows and baselines of
@@ -355,11 +356,29 @@ def leaderboard_significance(*, split: Split, measure: str | None = None) -> Sig
     cached = cache.get(key)
     if cached is not None:
         return cached or None
-    entries = _public_entries(split, measure)
+    entries = (board or PublicBoard(split)).entries(measure)
     significance = (compute_significance(entries=entries, measure=measure, p_store=cache)
                     if len(entries) >= 2 else None)
     cache.set(key, significance or False, CACHE_SECONDS)
     return significance
+
+
+class PublicBoard:
+    """The split's public board as per-query vectors, read at most once per measure for one page.
+
+    The markers and the power analysis both start from it: a page that
+    computes both (after a new score, neither is cached) reads the stored
+    results once.
+    """
+
+    def __init__(self, split: Split):
+        self.split = split
+        self._read: dict[str, list[tuple[int, bool, np.ndarray]]] = {}
+
+    def entries(self, measure: str) -> list[tuple[int, bool, np.ndarray]]:
+        if measure not in self._read:
+            self._read[measure] = _public_entries(self.split, measure)
+        return self._read[measure]
 
 
 def _public_entries(split: Split, measure: str) -> list[tuple[int, bool, np.ndarray]]:
@@ -392,7 +411,7 @@ def _public_entries(split: Split, measure: str) -> list[tuple[int, bool, np.ndar
     return entries
 
 
-def leaderboard_power(*, split: Split) -> PowerAnalysis | None:
+def leaderboard_power(*, split: Split, board: PublicBoard | None = None) -> PowerAnalysis | None:
     """Statistical power of the split on its primary measure, from the public board's per-query values.
 
     Topic-set-size design (Sakai 2016, :mod:`evaluation.power`): the minimum
@@ -407,7 +426,7 @@ def leaderboard_power(*, split: Split) -> PowerAnalysis | None:
     cached = cache.get(key)
     if cached is not None:
         return cached or None
-    entries = _public_entries(split, measure)
+    entries = (board or PublicBoard(split)).entries(measure)
     analysis = None
     if len(entries) >= 2 and len(entries[0][2]) >= 2:
         analysis = power_analysis(np.stack([vector for _, _, vector in entries]))
@@ -415,11 +434,11 @@ def leaderboard_power(*, split: Split) -> PowerAnalysis | None:
     return analysis
 
 
-def power_context(*, split: Split | None) -> dict:
+def power_context(*, split: Split | None, board: PublicBoard | None = None) -> dict:
     """What the dataset page shows about the split's power (``power`` is None when it cannot be computed)."""
     if split is None or split.dataset.task != split.dataset.Task.RETRIEVAL or split.current_qrels_id is None:
         return {"power": None}
-    analysis = leaderboard_power(split=split)
+    analysis = leaderboard_power(split=split, board=board)
     if analysis is None:
         return {"power": None}
     dataset = split.dataset
@@ -445,7 +464,8 @@ def _two_digits(n: int) -> int:
     return int(round(n / scale) * scale)
 
 
-def significance_context(*, split: Split | None, rows: list, sort: str, sig: str | None) -> dict:
+def significance_context(*, split: Split | None, rows: list, sort: str, sig: str | None,
+                         board: PublicBoard | None = None) -> dict:
     """What the dataset page needs: the significance of ``sig`` (default: the ranked-by measure), rows annotated.
 
     Each row gets ``row.extra["sig"]`` (tier and markers, or None) and
@@ -456,7 +476,7 @@ def significance_context(*, split: Split | None, rows: list, sort: str, sig: str
         return {"significance": None, "sig_measure": None}
     measures = list(split.dataset.measures or [])
     measure = sig if sig in measures else sort
-    significance = leaderboard_significance(split=split, measure=measure)
+    significance = leaderboard_significance(split=split, measure=measure, board=board)
     previous_tier = None
     for row in rows:
         info = significance.for_row(row.submission_id) if significance is not None else None

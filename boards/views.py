@@ -43,7 +43,7 @@ from .selectors import (
     progress_points,
     resolve_sort,
 )
-from .significance import power_context, significance_context
+from .significance import PublicBoard, power_context, significance_context
 from .views_tasks import phase_timeline
 
 
@@ -143,6 +143,7 @@ def dataset(request, slug: str):
     rows = filter_rows(all_rows, filters, measure=measure)
     _format_cells(dataset, rows, sort=measure)
     export_query = urlencode([("split", split.name)] + filters.query_items()) if split is not None else ""
+    board = PublicBoard(split) if split is not None else None  # the markers and the power analysis read it once
     context = {
         "dataset": dataset,
         "split": split,
@@ -170,9 +171,9 @@ def dataset(request, slug: str):
         "n_all_rows": len(all_rows),
         "progress": _progress(dataset, split, all_rows),
         # Significance markers and tiers: ?sig=MEASURE, default the ranked-by measure.
-        **significance_context(split=split, rows=rows, sort=measure, sig=request.GET.get("sig")),
+        **significance_context(split=split, rows=rows, sort=measure, sig=request.GET.get("sig"), board=board),
         # How small a difference of the primary measure this split can detect (Sakai 2016).
-        **power_context(split=split),
+        **power_context(split=split, board=board),
         # Versions of the judgments, what each added and how the ranking moved (boards/qrels_history.py).
         "qrels_history": qrels_history(split=split) if split is not None else [],
     }

@@ -358,3 +358,13 @@ def test_an_unpublished_dataset_is_not_rendered_ahead(client, split_test, alice,
     pages_renew(split_test.pk)
     url = reverse("leaderboard:dataset", args=["tiny"])
     assert cache.get(page_key("dataset", RequestFactory().get(url))) is None
+
+
+def test_a_render_reads_the_boards_per_query_values_once(client, split_test, alice, make_entry, cache_kind):
+    """The markers and the power analysis start from the same vectors: one read of the stored results, not two."""
+    for i in range(3):
+        make_entry(split_test, alice, f"s{i}", {"R@10": i / 10})
+    with CaptureQueriesContext(connection) as ctx:
+        assert client.get(reverse("leaderboard:dataset", args=["tiny"])).status_code == 200
+    reads = [q["sql"] for q in ctx.captured_queries if '"per_query"' in q["sql"]]
+    assert len(reads) == 1, reads
