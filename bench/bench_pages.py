@@ -24,6 +24,7 @@ request renders the new page, the others get the previous one:
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import re
 import shutil
@@ -31,6 +32,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -85,22 +87,34 @@ def run_wrk(url: str, *, connections: int, duration: int, threads: int, headers:
     return result
 
 
+_LANDING_SEEDS = itertools.count(1)  # each measurement its own files
+
+
 class ScoreLanding(threading.Thread):
     """Uploads a run every ``every`` seconds until stopped; ``landed()`` counts those scored so far."""
 
-    def __init__(self, state: dict, every: float):
+    def __init__(self, state: dict, every: float, duration: float):
         super().__init__(daemon=True)
         self.state, self.every = state, every
         self.stopped = threading.Event()
         self.ids: list[int] = []
-        self.runs = [gzipped(synthetic_run(seed=1000 + i, tag=f"landing{i}")) for i in range(4)]
+        self.refused: list[str] = []
+        # A different file each time (the same file twice is refused as a duplicate).
+        count = int(duration / every) + 3
+        first = next(_LANDING_SEEDS) * 1000
+        self.runs = [gzipped(synthetic_run(seed=first + i, tag=f"landing{first + i}")) for i in range(count)]
 
     def run(self) -> None:
         i = 0
-        while not self.stopped.wait(self.every if i else 0.5):
-            made = upload_run(self.state, self.runs[i % len(self.runs)], system_name=f"landing {time.time():.0f}-{i}",
-                              visibility="public")
-            self.ids.append(int(made["id"]))
+        while not self.stopped.wait(self.every if i else 0.5) and i < len(self.runs):
+            try:
+                made = upload_run(self.state, self.runs[i], system_name=f"landing {time.time():.0f}-{i}",
+                                  visibility="public")
+            except urllib.error.HTTPError as exc:  # said in the table, not lost in a dead thread
+                self.refused.append(f"{exc.code}: {exc.read().decode(errors='replace')[:300]}")
+                log(f"landing upload {i} refused: {self.refused[-1]}")
+            else:
+                self.ids.append(int(made["id"]))
             i += 1
 
     def landed(self) -> int:
@@ -174,18 +188,18 @@ def main(argv: list[str] | None = None) -> int:
                 time.sleep(0.5)
         if args.land_every > 0:
             name, url = targets[2]
+            landing_duration = args.landing_duration or args.duration
             for c in connections:
-                landing = ScoreLanding(state, args.land_every)
+                landing = ScoreLanding(state, args.land_every, landing_duration)
                 landing.start()
                 time.sleep(1.0)  # the first upload is in the worker's hands
                 headers = [f"Accept-Encoding: {args.accept_encoding}"] if args.accept_encoding else []
-                r = run_wrk(url, connections=c, duration=args.landing_duration or args.duration,
-                            threads=args.threads, headers=headers)
+                r = run_wrk(url, connections=c, duration=landing_duration, threads=args.threads, headers=headers)
                 landing.stopped.set()
                 landing.join(60)
                 r.update(target=name.replace("leaderboard page", "leaderboard page, scores landing"),
                          url=url.replace(base, ""), connections=c, landed=landing.landed(),
-                         uploaded=len(landing.ids))
+                         uploaded=len(landing.ids), refused=landing.refused)
                 results.append(r)
                 log(f"{r['target']:<50} c={c:<3} {r['rps']:8.0f} req/s  p50 {r['p50_ms']:7.2f} ms  "
                     f"p99 {r['p99_ms']:7.2f} ms  non-2xx {r['non2xx']}  scores landed {r['landed']}/{r['uploaded']}")
@@ -207,6 +221,8 @@ def main(argv: list[str] | None = None) -> int:
                 failures.append(f"{r['target']} at c=16: p99 {r['p99_ms']:.0f} ms")
             if "landed" in r and r["connections"] == 64 and r["p99_ms"] >= 100:
                 failures.append(f"{r['target']} at c=64: p99 {r['p99_ms']:.0f} ms with scores landing")
+            if r.get("refused"):
+                failures.append(f"{r['target']} at c={r['connections']}: {len(r['refused'])} landing uploads refused")
             if "landed" in r and not r["landed"]:
                 failures.append(f"{r['target']} at c={r['connections']}: no score landed during the run")
         if not r["requests"]:
