@@ -156,6 +156,7 @@ class Chunk:
     ends: np.ndarray  # (rows, ncols) token end offsets (exclusive)
     line_no: np.ndarray  # (rows,) 1-based line numbers
     _seen: dict[bytes, bool] = field(default_factory=dict, repr=False)  # contains()'s answers
+    _lengths: np.ndarray | None = field(default=None, repr=False)  # (rows, ncols) token lengths, when known
 
     def contains(self, byte: bytes) -> bool:
         """Whether the chunk's text holds ``byte`` (one scan per byte and chunk: the columns ask the same)."""
@@ -166,6 +167,8 @@ class Chunk:
 
     def lengths(self, col: int) -> np.ndarray:
         """Token lengths of a column."""
+        if self._lengths is not None:
+            return self._lengths[:, col]
         lengths: np.ndarray = self.ends[:, col] - self.starts[:, col]
         return lengths
 
@@ -360,25 +363,30 @@ def _tokenize_single_separators(buf: bytearray, b: np.ndarray, w8: np.ndarray, n
     comment lines and wrong column counts are not): the general path decides.
     """
     text = b[PAD:len(b) - PAD]
-    p = np.flatnonzero(text <= 32)
-    p += PAD
+    p = np.flatnonzero(text <= 32)  # offsets into text, not buf
     nlines = (len(p) - 1) // ncols
     if nlines <= 0 or len(p) != ncols * nlines + 1:
         return None
-    is_nl = b[p] == 10
+    is_nl = text[p] == 10
     if int(np.count_nonzero(is_nl)) != nlines + 1 or not is_nl[::ncols].all():
         return None
-    gaps = p[1:] - p[:-1]
-    if not (gaps > 1).all():  # an empty token: two separators in a row
+    # Column-major int32 tables (chunks are far below 2 GB): a column (chunk.starts[:, j]) is then one
+    # contiguous block, where row-major int64 made every column's pass stream the whole table.
+    sep = np.empty((ncols + 1, nlines), dtype=np.int32)  # sep[j, i]: separator before token j of line i
+    sep[:ncols] = p[:-1].reshape(nlines, ncols).T
+    sep[ncols] = p[ncols::ncols]
+    sep += PAD
+    ends = sep[1:]
+    starts = sep[:ncols] + 1
+    lengths = ends - starts
+    if int(lengths.min()) < 1:  # an empty token: two separators in a row
         return None
-    S = (p[:-1] + 1).reshape(nlines, ncols)
-    if (b[S[:, 0]] == 35).any():  # a comment line
+    if (b[starts[0]] == 35).any():  # a comment line
         return None
-    if int(gaps.max()) > MAX_LINE_BYTES:
+    if int(lengths.max()) >= MAX_LINE_BYTES:
         return None  # the general path names the long line
-    E = p[1:].reshape(nlines, ncols)
     line_no = np.arange(base_line + 1, base_line + nlines + 1, dtype=np.int64)
-    return Chunk(buf, b, w8, S, E, line_no), nlines
+    return Chunk(buf, b, w8, starts.T, ends.T, line_no, _lengths=lengths.T), nlines
 
 
 # ---------------------------------------------------------------- columns
@@ -398,7 +406,7 @@ def column_words(chunk: Chunk, col: int, collector: ProblemCollector | None = No
     file is refused) and truncated here so that memory stays bounded.
     """
     s = chunk.starts[:, col]
-    L = chunk.ends[:, col] - s
+    L = chunk.lengths(col)
     longest = int(L.max()) if len(L) else 1
     if longest > MAX_ID_BYTES:
         if collector is not None:
@@ -538,6 +546,79 @@ def _common_decimals(dot_hi: np.ndarray, dot_lo: np.ndarray, n_dot: np.ndarray) 
     return 15 - dot_pos
 
 
+_DOT = np.uint64(ord(".") ^ 0x30)  # a dot's byte once the ASCII zero is xored away
+
+
+def _parse_fixed_decimals(chunk: Chunk, col: int) -> np.ndarray | None:
+    """The usual score column in a third of ``parse_scores``' passes; None when the chunk is not like that.
+
+    Like that: every token is an optional minus, then 2 to 16 digits and dots
+    with exactly one dot, in the same place from the token's end in every row
+    (at most 7 decimals: what run writers print). The right-aligned last 8
+    bytes then hold the dot at one known byte: the digits left of it are
+    shifted over it (one mask and one shift for the whole column, no
+    division), the word before supplies the leading digits, and the number is
+    ``mantissa / 10**decimals`` as in ``parse_scores``: the same doubles. One
+    byte that is not a digit anywhere and the whole chunk goes the general way.
+    """
+    e = chunk.ends[:, col]
+    L = chunk.lengths(col)
+    if not len(L):
+        return None
+    neg = None
+    if chunk.contains(b"-"):
+        neg = chunk.b[chunk.starts[:, col]] == 45
+        if neg.any():
+            L = L - neg  # the digits and the dot; the minus is left out by the masks below
+        else:
+            neg = None
+    shortest, longest = int(L.min()), int(L.max())
+    if shortest < 2 or longest > 16:
+        return None
+    end0, len0 = int(e[0]), int(L[0])
+    dot_at = bytes(chunk.buf[end0 - len0:end0]).rfind(b".")
+    decimals = len0 - 1 - dot_at
+    if dot_at < 0 or decimals > 7:
+        return None
+    dot_byte = 7 - decimals  # the dot's byte in the right-aligned last word (byte 0 = lowest address)
+    d_lo = chunk.w8[e - 8] ^ _ASCII0  # digits become their values 0..9, the dot 0x1e
+    if shortest < 8:
+        d_lo &= _HIGH_MASKS[np.minimum(L, 8)]  # bytes before the token: 0, a leading zero
+    byte_mask = np.uint64(0xFF << (8 * dot_byte))
+    if not ((d_lo & byte_mask) == (_DOT << np.uint64(8 * dot_byte))).all():
+        return None
+    below = np.uint64((1 << (8 * dot_byte)) - 1)  # digits left of the dot in this word
+    above = np.uint64(((1 << 64) - 1) ^ ((1 << (8 * (dot_byte + 1))) - 1))  # the decimals
+    digits = (d_lo & below) << np.uint64(8)
+    digits |= d_lo & above
+    del d_lo
+    rest = None
+    if longest > 8:
+        d_hi = chunk.w8[e - 16] ^ _ASCII0
+        d_hi &= _HIGH_MASKS[_clip8(L - 8)]
+        if _nondigit_values(d_hi):
+            return None
+        digits |= d_hi >> np.uint64(56)  # its last byte moves in where the dot was
+        if longest > 9:
+            rest = d_hi << np.uint64(8)
+        del d_hi
+    if _nondigit_values(digits):
+        return None
+    mant = _eight_digits(digits)
+    if rest is not None:
+        mant += _eight_digits(rest) * np.uint64(100_000_000)
+    values: np.ndarray = mant.astype(np.float64)
+    values /= _POW10_F[decimals]
+    if neg is not None:
+        np.negative(values, out=values, where=neg)
+    return values
+
+
+def _nondigit_values(d: np.ndarray) -> bool:
+    """Whether any byte of ``d`` is above 9 (bytes already xored with ASCII zero; see ``_nondigit_flags``)."""
+    return bool((((d + _PLUS76) | d) & _HIGHS).any())
+
+
 def parse_scores(chunk: Chunk, col: int, collector: ProblemCollector, label: str = "score") -> np.ndarray:
     """Parse a column of decimal numbers exactly as ``strtod`` would; report bad ones.
 
@@ -545,9 +626,11 @@ def parse_scores(chunk: Chunk, col: int, collector: ProblemCollector, label: str
     minus, at most 15 digits and at most one dot. The mantissa is then exact
     in a double and dividing by an exact power of ten rounds once, correctly.
     """
-    s = chunk.starts[:, col]
+    fixed = _parse_fixed_decimals(chunk, col)
+    if fixed is not None:
+        return fixed
     e = chunk.ends[:, col]
-    L = e - s
+    L = chunk.lengths(col)
     k_hi = _clip8(L - 8)
     k_lo = np.minimum(L, 8)
     hi = chunk.w8[e - 16] & _HIGH_MASKS[k_hi]
@@ -625,7 +708,7 @@ def parse_scores(chunk: Chunk, col: int, collector: ProblemCollector, label: str
 def check_integers(chunk: Chunk, col: int, collector: ProblemCollector, message: str) -> None:
     """Check that a column holds integers (optional leading minus), SWAR on one word."""
     s = chunk.starts[:, col]
-    L = chunk.ends[:, col] - s
+    L = chunk.lengths(col)
     k = np.minimum(L, 8)
     w = chunk.w8[s] & _LOW_MASKS[k]
     pad = _HIGHS & ~_LOW_MASKS[k]

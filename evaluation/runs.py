@@ -160,7 +160,7 @@ def _collect_distinct(chunk: K.Chunk, col: int, seen: dict[str, None], collector
     if len(seen) >= 1000:
         return
     s = chunk.starts[:, col]
-    L = chunk.ends[:, col] - s
+    L = chunk.lengths(col)
     if len(L) and int(L.max()) <= 8:
         # Tags are short and nearly always one value: one gathered word per row suffices.
         words = (chunk.w8[s] & K.low_mask(L)).reshape(-1, 1)
@@ -199,6 +199,8 @@ def _check_duplicates(run: Run, collector: ProblemCollector) -> None:
         block.sort(axis=1)
         eq = block[:, 1:] == block[:, :-1]
         eq &= np.arange(1, width) < lens[:, None]  # both members are real rows, not padding
+        if not eq.any():
+            return
         suspicious = np.unique(block[:, 1:][eq])
         del block, eq
         if len(suspicious) == 0:

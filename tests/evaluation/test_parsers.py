@@ -196,6 +196,35 @@ def test_it_parses_fixed_decimal_scores_exactly_like_strtod(decimals, values, ot
     assert np.array_equal(parsed, expected), [(s, a, b) for s, a, b in zip(scores, parsed, expected) if a != b]
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 7), st.lists(st.floats(-1e8, 1e8), min_size=1, max_size=30), st.booleans(),
+       st.sampled_from(["", "5.", ".5", "-.5", "-0.0", "007.25", "1.2.3", "--1.5", "+1.5", "1e5", "-", "1,5"]))
+def test_the_fixed_decimals_path_gives_strtods_numbers_or_the_general_paths(decimals, values, dashes, odd):
+    """The usual column (one dot, the same number of decimals everywhere, at most 7) parsed without a division:
+    with minus signs, dashes in the docids (the chunk holds a '-'), and one odd token that sends the chunk back
+    to the general path (or is refused there)."""
+    scores = [f"{x:.{decimals}f}" for x in values] + ([odd] if odd else [])
+    docs = [f"{'doc-' if dashes else 'd'}{i}" for i in range(len(scores))]
+    text = "".join(f"q Q0 {d} {i} {s} t\n" for i, (d, s) in enumerate(zip(docs, scores, strict=True))).encode()
+    try:
+        expected = np.array([float(s) for s in scores])
+    except ValueError:
+        with pytest.raises(InputError):
+            read_run(text)
+        return
+    parsed = read_run(text).scores
+    assert np.array_equal(parsed, expected) and np.array_equal(np.signbit(parsed), np.signbit(expected)), [
+        (s, a, b) for s, a, b in zip(scores, parsed, expected, strict=True) if a != b]
+
+
+def test_the_fixed_decimals_path_takes_the_usual_column():
+    text = b"q1 Q0 doc-1 1 12.500000 t\nq1 Q0 doc-2 2 -3.250000 t\nq1 Q0 doc-3 3 .250000 t\n"
+    collector = _kernel.ProblemCollector("run", InputError)
+    chunk = next(_kernel.iter_chunks(io.BytesIO(text), ncols=6, columns_help="", collector=collector))
+    assert _kernel._parse_fixed_decimals(chunk, 4).tolist() == [12.5, -3.25, 0.25]
+    assert _kernel._parse_fixed_decimals(chunk, 3) is None  # integers: no dot, the general path
+
+
 def test_it_writes_a_run_that_reads_back_identically():
     run = read_run(b"q1 Q0 d1 1 0.1 t\nq1 Q0 d2 2 0.30000000000000004 t\nq2 Q0 x 1 -7 t\n")
     out = io.StringIO()
