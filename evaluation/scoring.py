@@ -175,17 +175,21 @@ def evaluate(
     # Judged rows within the depth.
     row_q = q_of_code[run.qcode] if len(run) else np.zeros(0, dtype=np.int32)
     row_q[rank > depth] = -1
-    judged, grade = qrels.lookup(row_q, run.doc_words, run.doc_keys)
-    if corpus is not None:
+    if corpus is None:
+        rows, row_grades = qrels.judged_rows(row_q, run.doc_words, run.doc_keys)  # a few rows per query
+    else:
+        judged, grade = qrels.lookup(row_q, run.doc_words, run.doc_keys)
         judged, grade = _apply_corpus(run, corpus, row_q, rank <= depth, judged, grade, docid_example, warnings)
+        rows = np.flatnonzero(judged)
+        row_grades = grade[rows]
+        del judged, grade
     report(0.85)
 
-    rows = np.flatnonzero(judged)
     hq = eval_pos[row_q[rows]]
     keep = hq >= 0
     rows, hq = rows[keep], hq[keep]
     hr = rank[rows].astype(np.int64)
-    hg = grade[rows]
+    hg = row_grades[keep]
     order = np.lexsort((hr, hq))
     hq, hr, hg = hq[order], hr[order], hg[order]
 

@@ -125,6 +125,20 @@ def test_it_refuses_duplicates_in_a_run_not_grouped_by_query():
     assert "lines 1 and 3" in str(err)
 
 
+@pytest.mark.parametrize("cells", [1, 4, 7, 1 << 20])
+def test_it_finds_duplicates_block_by_block(monkeypatch, cells):
+    """The grouped-run check works a few queries at a time: a duplicate in any block, full or padded, is found."""
+    from evaluation import runs
+
+    monkeypatch.setattr(runs, "_DUPLICATE_BLOCK_CELLS", cells)
+    lines = [f"q{q} Q0 d{d} {d} 1.0 t" for q, n in ((1, 3), (2, 3), (3, 2), (4, 3), (5, 1)) for d in range(n)]
+    assert len(read_run(("\n".join(lines) + "\n").encode())) == 12
+    for at in (1, 5, 7, 10):  # a repeat of the line before it, in each query that has one
+        dup = lines[:at + 1] + [lines[at - 1]] + lines[at + 1:]
+        err = problems(("\n".join(dup) + "\n").encode())
+        assert f"lines {at} and {at + 2}" in str(err), (cells, at, str(err))
+
+
 def test_it_allows_the_same_docid_in_different_queries():
     assert len(read_run(b"q1 Q0 d1 1 2.5 t\nq2 Q0 d1 1 1.5 t\n")) == 2
 
