@@ -370,15 +370,17 @@ def _tokenize_single_separators(buf: bytearray, b: np.ndarray, w8: np.ndarray, n
     nlines = (len(p) - 1) // ncols
     if nlines <= 0 or len(p) != ncols * nlines + 1:
         return None
-    is_nl = text[p] == 10
-    if int(np.count_nonzero(is_nl)) != nlines + 1 or not is_nl[::ncols].all():
+    # Every ncols-th separator a newline, and no other newline in the text.
+    if not (text[p[::ncols]] == 10).all() or int(np.count_nonzero(text == 10)) != nlines + 1:
         return None
     # Column-major int32 tables (chunks are far below 2 GB): a column (chunk.starts[:, j]) is then one
     # contiguous block, where row-major int64 made every column's pass stream the whole table.
+    p32 = np.add(p, PAD, dtype=np.int32, casting="unsafe")  # offsets into buf
+    del p
     sep = np.empty((ncols + 1, nlines), dtype=np.int32)  # sep[j, i]: separator before token j of line i
-    sep[:ncols] = p[:-1].reshape(nlines, ncols).T
-    sep[ncols] = p[ncols::ncols]
-    sep += PAD
+    sep[:ncols] = p32[:-1].reshape(nlines, ncols).T
+    sep[ncols] = p32[ncols::ncols]
+    del p32
     ends = sep[1:]
     starts = sep[:ncols] + 1
     lengths = ends - starts
@@ -420,6 +422,9 @@ def column_words(chunk: Chunk, col: int, collector: ProblemCollector | None = No
         longest = MAX_ID_BYTES
     nw = max(1, (longest + 7) // 8)
     out = np.empty((len(s), nw), dtype=np.uint64)
+    if nw == 1:  # the usual identifier (MS MARCO's docids, query ids, tags): one word, no clipping
+        np.bitwise_and(chunk.w8[s], _LOW_MASKS[L], out=out[:, 0])
+        return out
     last = len(chunk.w8) - 1
     for i in range(nw):
         k = _clip8(L - 8 * i)
@@ -484,7 +489,7 @@ def codes_for(chunk: Chunk, col: int, codes: dict[str, int], collector: ProblemC
         head_codes[j] = codes.setdefault(s, len(codes))
     if inverse is not None:
         head_codes = head_codes[inverse.reshape(-1)]
-    row_codes: np.ndarray = head_codes[np.cumsum(change) - 1]
+    row_codes: np.ndarray = np.repeat(head_codes, np.diff(heads, append=n))
     return row_codes
 
 
@@ -712,6 +717,11 @@ def check_integers(chunk: Chunk, col: int, collector: ProblemCollector, message:
     """Check that a column holds integers (optional leading minus), SWAR on one word."""
     s = chunk.starts[:, col]
     L = chunk.lengths(col)
+    if len(L) and int(L.max()) <= 8 and not chunk.contains(b"-"):
+        # The usual column (ranks): digits xored with ASCII zero are 0..9 and the bytes past the token,
+        # masked to 0, read as leading zeros, so one test on every byte decides the whole chunk.
+        if not _nondigit_values((chunk.w8[s] ^ _ASCII0) & _LOW_MASKS[L]):
+            return
     k = np.minimum(L, 8)
     w = chunk.w8[s] & _LOW_MASKS[k]
     pad = _HIGHS & ~_LOW_MASKS[k]
