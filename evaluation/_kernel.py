@@ -601,7 +601,14 @@ def _parse_fixed_decimals(chunk: Chunk, col: int) -> np.ndarray | None:
     digits |= d_lo & above
     del d_lo
     rest = None
-    if longest > 8:
+    if longest == 9:  # (scores of 10 to 99 with 6 decimals) one more digit: one byte, not one more word
+        first = chunk.b[e - 9] ^ np.uint8(0x30)
+        first[L != 9] = 0
+        if int(first.max()) > 9:
+            return None
+        digits |= first  # into byte 0, where the dot's shift left room
+        del first
+    elif longest > 8:
         d_hi = chunk.w8[e - 16] ^ _ASCII0
         d_hi &= _HIGH_MASKS[_clip8(L - 8)]
         if _nondigit_values(d_hi):
