@@ -19,7 +19,11 @@ reported), the command lines participants use, on the same four measures:
   "not measured".
 
 Every child's CPU time (user + system) and peak resident memory are its own,
-read with ``os.wait4`` when it ends (never this script's figures).
+read with ``os.wait4`` when it ends (never this script's figures). CPU time
+depends on the machine's load (memory bandwidth shared with other processes);
+where ``perf stat`` can count instructions, one more run of each command line
+gives their user-space instruction counts too, a figure load does not move
+("not measured" otherwise, e.g. on a virtual machine without hardware counters).
 
 Scales: BSARD (222 queries x 1,000) and MS MARCO dev (6,980 queries x 1,000,
 about 7M lines). ``--quick`` runs the BSARD scale only.
@@ -236,6 +240,34 @@ def side_by_side(run_path: Path, qrels_path: Path, trec_eval: str | None, repeat
     ratio_min = min(r["cpu"] for r in te) / min(r["cpu"] for r in cli)
     ratio_med = statistics.median(r["cpu"] for r in te) / statistics.median(r["cpu"] for r in cli)
     print(f"trec_eval / CLI CPU time: {ratio_min:.2f}x (min), {ratio_med:.2f}x (median)")
+    counts = {name: instructions(cmd) for name, cmd in commands.items()} if perf_counts_instructions() else {}
+    if len(counts) == 2 and None not in counts.values():
+        n_cli, n_te = counts.values()
+        assert n_cli is not None and n_te is not None
+        print(f"instructions (perf stat -e instructions:u, one more run each; independent of load): "
+              f"CLI {n_cli / 1e9:.2f} G, trec_eval {n_te / 1e9:.2f} G, trec_eval / CLI {n_te / n_cli:.2f}x")
+    else:
+        print("instructions: not measured (perf stat cannot count instructions here, e.g. a virtual machine "
+              "without hardware counters)")
+
+
+def perf_counts_instructions() -> bool:
+    """Whether ``perf stat`` can count user-space instructions on this machine."""
+    return shutil.which("perf") is not None and instructions(["true"]) is not None
+
+
+def instructions(cmd: list[str]) -> int | None:
+    """User-space instructions retired by ``cmd`` (``perf stat``), None when they cannot be counted."""
+    try:
+        res = subprocess.run(["perf", "stat", "-x", ",", "-e", "instructions:u", "--", *cmd], cwd=ROOT,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=600)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    for line in res.stderr.splitlines():
+        fields = line.split(",")
+        if len(fields) > 2 and fields[2].startswith("instructions"):
+            return int(fields[0]) if fields[0].isdigit() else None  # "<not supported>", "<not counted>"
+    return None
 
 
 def subprocess_in_root(cmd: list[str]) -> dict[str, Any]:

@@ -4,6 +4,7 @@ The core modules import no Django, so the same code scores on the server, in a
 worker and on a researcher's laptop (``python -m evaluation ...``).
 """
 
+from . import _startup  # noqa: F401  (first: it may set an environment variable numpy reads at import)
 from .corpus import CorpusIds
 from .errors import InputError, Notice, Problem, QrelsFormatError, RunFormatError
 from .measures import DEFAULT_MEASURES, Measure, parse_measure, parse_measures

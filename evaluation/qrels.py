@@ -79,8 +79,17 @@ class Qrels:
         n = len(qidx)
         judged = np.zeros(n, dtype=bool)
         grade = np.zeros(n, dtype=np.int64)
+        rows, grades = self.judged_rows(qidx, doc_words, doc_keys)
+        judged[rows] = True
+        grade[rows] = grades
+        return judged, grade
+
+    def judged_rows(self, qidx: np.ndarray, doc_words: np.ndarray, doc_keys: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray]:
+        """``lookup`` without the per-row arrays: the judged rows, ascending, and their grades."""
+        n = len(qidx)
         if n == 0 or len(self.grades) == 0:
-            return judged, grade
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         # Blocks keep the temporaries of a 7M-row run to a few MB.
         found_rows, found_keys = [], []
         block = 1 << 20
@@ -103,9 +112,7 @@ class Qrels:
         same = (self.qidx[j] == qidx[rows]) & (
             K.pad_words(doc_words[rows], nw) == K.pad_words(self.doc_words[j], nw)).all(axis=1)
         rows, j = rows[same], j[same]
-        judged[rows] = True
-        grade[rows] = self.grades[j]
-        return judged, grade
+        return rows, self.grades[j]
 
     def positive_grades(self) -> tuple[np.ndarray, np.ndarray]:
         """Positive grades per query, sorted descending, as (query index, grade) (for ideal DCG)."""

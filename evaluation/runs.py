@@ -160,7 +160,7 @@ def _collect_distinct(chunk: K.Chunk, col: int, seen: dict[str, None], collector
     if len(seen) >= 1000:
         return
     s = chunk.starts[:, col]
-    L = chunk.ends[:, col] - s
+    L = chunk.lengths(col)
     if len(L) and int(L.max()) <= 8:
         # Tags are short and nearly always one value: one gathered word per row suffices.
         words = (chunk.w8[s] & K.low_mask(L)).reshape(-1, 1)
@@ -173,6 +173,9 @@ def _collect_distinct(chunk: K.Chunk, col: int, seen: dict[str, None], collector
     change[1:] = (words[1:] != words[:-1]).any(axis=1)
     for value in K.words_to_strings(words[change]):
         seen.setdefault(value, None)
+
+
+_DUPLICATE_BLOCK_CELLS = 1 << 20
 
 
 def _check_duplicates(run: Run, collector: ProblemCollector) -> None:
@@ -191,19 +194,28 @@ def _check_duplicates(run: Run, collector: ProblemCollector) -> None:
     lens = np.diff(np.append(heads, n))
     width = int(lens.max())
     if len(heads) == len(run.qids) and len(heads) * width <= 2 * n:
-        if width * len(heads) == n:
-            block = run.doc_keys.reshape(len(heads), width).copy()
-        else:
-            block = np.full((len(heads), width), np.iinfo(np.uint64).max, dtype=np.uint64)
-            block[np.repeat(np.arange(len(heads)), lens), np.arange(n) - np.repeat(heads, lens)] = run.doc_keys
-        block.sort(axis=1)
-        eq = block[:, 1:] == block[:, :-1]
-        eq &= np.arange(1, width) < lens[:, None]  # both members are real rows, not padding
-        suspicious = np.unique(block[:, 1:][eq])
-        del block, eq
-        if len(suspicious) == 0:
+        # A few thousand queries at a time: the matrix and its temporaries stay a few MB, reused from
+        # block to block (one matrix of the whole run was fresh memory, about 8 bytes a row, to fault in).
+        keys = run.doc_keys
+        per_block = max(1, _DUPLICATE_BLOCK_CELLS // width)
+        found = []
+        for a in range(0, len(heads), per_block):
+            h, m = heads[a:a + per_block], lens[a:a + per_block]
+            lo, hi = int(h[0]), int(h[-1] + m[-1])
+            if width * len(h) == hi - lo:
+                block = keys[lo:hi].reshape(len(h), width).copy()
+            else:
+                block = np.full((len(h), width), np.iinfo(np.uint64).max, dtype=np.uint64)
+                block[np.repeat(np.arange(len(h)), m), np.arange(hi - lo) - np.repeat(h - lo, m)] = keys[lo:hi]
+            block.sort(axis=1)
+            eq = block[:, 1:] == block[:, :-1]
+            eq &= np.arange(1, width) < m[:, None]  # both members are real rows, not padding
+            if eq.any():
+                found.append(block[:, 1:][eq])
+        if not found:
             return
-        rows = np.flatnonzero(np.isin(run.doc_keys, suspicious))
+        suspicious = np.unique(np.concatenate(found))
+        rows = np.flatnonzero(np.isin(keys, suspicious))
     else:
         keys = K.pair_key(q, run.doc_keys)
         ordered = np.sort(keys)

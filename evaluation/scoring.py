@@ -175,17 +175,21 @@ def evaluate(
     # Judged rows within the depth.
     row_q = q_of_code[run.qcode] if len(run) else np.zeros(0, dtype=np.int32)
     row_q[rank > depth] = -1
-    judged, grade = qrels.lookup(row_q, run.doc_words, run.doc_keys)
-    if corpus is not None:
+    if corpus is None:
+        rows, row_grades = qrels.judged_rows(row_q, run.doc_words, run.doc_keys)  # a few rows per query
+    else:
+        judged, grade = qrels.lookup(row_q, run.doc_words, run.doc_keys)
         judged, grade = _apply_corpus(run, corpus, row_q, rank <= depth, judged, grade, docid_example, warnings)
+        rows = np.flatnonzero(judged)
+        row_grades = grade[rows]
+        del judged, grade
     report(0.85)
 
-    rows = np.flatnonzero(judged)
     hq = eval_pos[row_q[rows]]
     keep = hq >= 0
     rows, hq = rows[keep], hq[keep]
     hr = rank[rows].astype(np.int64)
-    hg = grade[rows]
+    hg = row_grades[keep]
     order = np.lexsort((hr, hq))
     hq, hr, hg = hq[order], hr[order], hg[order]
 
@@ -227,7 +231,7 @@ def rank_rows(run: Run, depth: int, *, score_precision: ScorePrecision = DEFAULT
     groups of equal scores are sorted, by docid descending.
     """
     n = len(run)
-    retrieved = np.bincount(run.qcode, minlength=len(run.qids)) if n else np.zeros(len(run.qids), dtype=np.int64)
+    retrieved = np.zeros(len(run.qids), dtype=np.int64)
     if n == 0:
         return np.zeros(0, dtype=np.int32), None, None, retrieved
     q, s = run.qcode, K.compared_scores(run.scores, score_precision)
@@ -241,10 +245,12 @@ def rank_rows(run: Run, depth: int, *, score_precision: ScorePrecision = DEFAULT
         newq = q[1:] != q[:-1]
     heads = np.concatenate(([0], np.flatnonzero(newq) + 1))
     lens = np.diff(np.append(heads, n))
+    retrieved[q[heads]] = lens  # q is grouped by query here (sorted if it was not)
     rank_sorted = np.arange(1, n + 1, dtype=np.int32)
     rank_sorted -= np.repeat(heads.astype(np.int32), lens)
 
     tie_notice = None
+    tied: tuple[np.ndarray, np.ndarray] | None = None  # (rows, their ranks) when only tied rows move
     tie = (s[1:] == s[:-1]) & ~newq
     if tie.any():
         member = np.zeros(n, dtype=bool)
@@ -254,11 +260,14 @@ def rank_rows(run: Run, depth: int, *, score_precision: ScorePrecision = DEFAULT
         first = np.ones(len(pos), dtype=bool)
         first[1:] = ~tie[pos[1:] - 1]
         gid = np.cumsum(first)
-        if order is None:
-            order = np.arange(n)
-        rows = order[pos]
+        rows = order[pos] if order is not None else pos
         sub = np.lexsort(K.sort_keys_desc(run.doc_words[rows]) + [gid])
-        order[pos] = rows[sub]
+        if order is not None:
+            order[pos] = rows[sub]
+        else:
+            # A run already in score order: only the tied rows move, so they alone are given their ranks
+            # (what ``rank[order] = rank_sorted`` below does with ``order`` the identity elsewhere).
+            tied = (pos[sub], rank_sorted[pos])
         decided = rank_sorted[pos] <= depth
         n_groups = int(np.unique(gid[decided]).size)
         n_queries = int(np.unique(q[pos[decided]]).size)
@@ -275,6 +284,8 @@ def rank_rows(run: Run, depth: int, *, score_precision: ScorePrecision = DEFAULT
                             "after sorting by score", n_cut)
     if order is None:
         rank = rank_sorted
+        if tied is not None:
+            rank[tied[0]] = tied[1]
     else:
         rank = np.empty(n, dtype=np.int32)
         rank[order] = rank_sorted

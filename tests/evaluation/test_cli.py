@@ -81,3 +81,17 @@ def test_it_refuses_a_run_with_the_wrong_id_scheme_given_a_corpus(files):
     res = cli("score", "--qrels", str(files / "q.qrels"), "--run", str(files / "a.run"), "--corpus",
               str(files / "corpus.txt"))
     assert res.returncode == 2 and "id scheme" in res.stderr and "CivC::1" in res.stderr
+
+
+def test_score_alone_starts_without_blas_threads():
+    """``python -m evaluation score`` sets OPENBLAS_NUM_THREADS=1 before numpy's import; other commands and
+    importers do not (evaluation/_startup.py)."""
+    probe = ("import os, sys; sys.argv = ['-m']; sys.orig_argv = [sys.executable, '-m', 'evaluation', {cmd!r}]; "
+             "os.environ.pop('OPENBLAS_NUM_THREADS', None); import evaluation; "
+             "print(os.environ.get('OPENBLAS_NUM_THREADS'))")
+    for cmd, expected in (("score", "1"), ("compare", "None")):
+        res = subprocess.run([sys.executable, "-c", probe.format(cmd=cmd)], cwd=ROOT, capture_output=True, text=True,
+                             timeout=60)
+        assert res.stdout.strip() == expected, res.stderr
+    from evaluation._startup import started_as_score_command
+    assert not started_as_score_command()  # this process imported the package as a library

@@ -125,6 +125,20 @@ def test_it_refuses_duplicates_in_a_run_not_grouped_by_query():
     assert "lines 1 and 3" in str(err)
 
 
+@pytest.mark.parametrize("cells", [1, 4, 7, 1 << 20])
+def test_it_finds_duplicates_block_by_block(monkeypatch, cells):
+    """The grouped-run check works a few queries at a time: a duplicate in any block, full or padded, is found."""
+    from evaluation import runs
+
+    monkeypatch.setattr(runs, "_DUPLICATE_BLOCK_CELLS", cells)
+    lines = [f"q{q} Q0 d{d} {d} 1.0 t" for q, n in ((1, 3), (2, 3), (3, 2), (4, 3), (5, 1)) for d in range(n)]
+    assert len(read_run(("\n".join(lines) + "\n").encode())) == 12
+    for at in (1, 5, 7, 10):  # a repeat of the line before it, in each query that has one
+        dup = lines[:at + 1] + [lines[at - 1]] + lines[at + 1:]
+        err = problems(("\n".join(dup) + "\n").encode())
+        assert f"lines {at} and {at + 2}" in str(err), (cells, at, str(err))
+
+
 def test_it_allows_the_same_docid_in_different_queries():
     assert len(read_run(b"q1 Q0 d1 1 2.5 t\nq2 Q0 d1 1 1.5 t\n")) == 2
 
@@ -194,6 +208,35 @@ def test_it_parses_fixed_decimal_scores_exactly_like_strtod(decimals, values, ot
     parsed = read_run(text).scores
     expected = np.array([float(s) for s in scores])
     assert np.array_equal(parsed, expected), [(s, a, b) for s, a, b in zip(scores, parsed, expected) if a != b]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 7), st.lists(st.floats(-1e8, 1e8), min_size=1, max_size=30), st.booleans(),
+       st.sampled_from(["", "5.", ".5", "-.5", "-0.0", "007.25", "1.2.3", "--1.5", "+1.5", "1e5", "-", "1,5"]))
+def test_the_fixed_decimals_path_gives_strtods_numbers_or_the_general_paths(decimals, values, dashes, odd):
+    """The usual column (one dot, the same number of decimals everywhere, at most 7) parsed without a division:
+    with minus signs, dashes in the docids (the chunk holds a '-'), and one odd token that sends the chunk back
+    to the general path (or is refused there)."""
+    scores = [f"{x:.{decimals}f}" for x in values] + ([odd] if odd else [])
+    docs = [f"{'doc-' if dashes else 'd'}{i}" for i in range(len(scores))]
+    text = "".join(f"q Q0 {d} {i} {s} t\n" for i, (d, s) in enumerate(zip(docs, scores, strict=True))).encode()
+    try:
+        expected = np.array([float(s) for s in scores])
+    except ValueError:
+        with pytest.raises(InputError):
+            read_run(text)
+        return
+    parsed = read_run(text).scores
+    assert np.array_equal(parsed, expected) and np.array_equal(np.signbit(parsed), np.signbit(expected)), [
+        (s, a, b) for s, a, b in zip(scores, parsed, expected, strict=True) if a != b]
+
+
+def test_the_fixed_decimals_path_takes_the_usual_column():
+    text = b"q1 Q0 doc-1 1 12.500000 t\nq1 Q0 doc-2 2 -3.250000 t\nq1 Q0 doc-3 3 .250000 t\n"
+    collector = _kernel.ProblemCollector("run", InputError)
+    chunk = next(_kernel.iter_chunks(io.BytesIO(text), ncols=6, columns_help="", collector=collector))
+    assert _kernel._parse_fixed_decimals(chunk, 4).tolist() == [12.5, -3.25, 0.25]
+    assert _kernel._parse_fixed_decimals(chunk, 3) is None  # integers: no dot, the general path
 
 
 def test_it_writes_a_run_that_reads_back_identically():
