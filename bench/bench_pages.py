@@ -30,6 +30,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
@@ -78,11 +79,24 @@ def parse_wrk(output: str) -> dict:
     }
 
 
+#: wrk prints p50–p99; its Lua hook gives the rest of the tail (microseconds).
+TAIL_SCRIPT = """
+done = function(summary, latency, requests)
+  io.write(string.format("tail p99.9 %d max %d\\n", latency:percentile(99.9), latency.max))
+end
+"""
+
+
 def run_wrk(url: str, *, connections: int, duration: int, threads: int, headers: list[str]) -> dict:
-    command = ["wrk", f"-t{min(threads, connections)}", f"-c{connections}", f"-d{duration}s", "--latency",
-               "--timeout", "5s", *[a for h in headers for a in ("-H", h)], url]
-    out = subprocess.run(command, check=True, capture_output=True, text=True, timeout=duration + 30)
+    with tempfile.NamedTemporaryFile("w", suffix=".lua") as script:
+        script.write(TAIL_SCRIPT)
+        script.flush()
+        command = ["wrk", f"-t{min(threads, connections)}", f"-c{connections}", f"-d{duration}s", "--latency",
+                   "--timeout", "5s", "-s", script.name, *[a for h in headers for a in ("-H", h)], url]
+        out = subprocess.run(command, check=True, capture_output=True, text=True, timeout=duration + 30)
     result = parse_wrk(out.stdout)
+    tail = re.search(r"tail p99.9 (\d+) max (\d+)", out.stdout)
+    result["p999_ms"], result["max_ms"] = (int(tail.group(1)) / 1000, int(tail.group(2)) / 1000) if tail else (None, None)
     result["command"] = " ".join(command)
     return result
 
@@ -212,8 +226,10 @@ def main(argv: list[str] | None = None) -> int:
         share = r["rps"] / ceiling[r["connections"]]
         r["share_of_static"] = share
         rows.append([r["target"], r["connections"], f"{r['rps']:.0f}", f"{share:.0%}",
-                     f"{r['p50_ms']:.1f}", f"{r['p99_ms']:.1f}", r["non2xx"] + r["socket_errors"],
-                     r.get("landed", "–")])
+                     f"{r['p50_ms']:.1f}", f"{r['p99_ms']:.1f}",
+                     f"{r['p999_ms']:.0f}" if r.get("p999_ms") is not None else "–",
+                     f"{r['max_ms']:.0f}" if r.get("max_ms") is not None else "–",
+                     r["non2xx"] + r["socket_errors"], r.get("landed", "–")])
         if not r["target"].startswith("static"):
             if share < 1 / 3:
                 failures.append(f"{r['target']} at c={r['connections']}: {share:.0%} of the static ceiling")
@@ -230,8 +246,8 @@ def main(argv: list[str] | None = None) -> int:
         if r["non2xx"] or r["socket_errors"]:
             failures.append(f"{r['target']} at c={r['connections']}: {r['non2xx']} non-2xx, "
                             f"{r['socket_errors']} socket errors")
-    table = markdown_table(["target", "connections", "req/s", "of static", "p50 ms", "p99 ms", "errors",
-                            "scores landed"], rows)
+    table = markdown_table(["target", "connections", "req/s", "of static", "p50 ms", "p99 ms", "p99.9 ms", "max ms",
+                            "errors", "scores landed"], rows)
     print(f"Pages under load ({MACHINE_NOTE}; wrk -t{args.threads} -d{args.duration}s --latency, loopback, "
           f"Accept-Encoding: {args.accept_encoding or 'none'})\n")
     print(table)
