@@ -368,3 +368,16 @@ def test_a_render_reads_the_boards_per_query_values_once(client, split_test, ali
         assert client.get(reverse("leaderboard:dataset", args=["tiny"])).status_code == 200
     reads = [q["sql"] for q in ctx.captured_queries if '"per_query"' in q["sql"]]
     assert len(reads) == 1, reads
+
+
+@SHARED_ONLY
+def test_no_header_makes_the_page_render_instead_of_being_served_from_the_cache(client, split_test, alice, make_entry,
+                                                                               cache_kind):
+    """The worker's render-ahead marker is an environ key: a header of any spelling is just a header."""
+    url = reverse("leaderboard:dataset", args=["tiny"])
+    make_entry(split_test, alice, "mine", {"R@10": 0.3})
+    _get(client, url)
+    for header in ("lexboard.render_ahead", "Lexboard-Render-Ahead", "render_ahead"):
+        with CaptureQueriesContext(connection) as ctx:
+            assert client.get(url, headers={header: "True"}).status_code == 200
+        assert len(ctx.captured_queries) == 0, header  # served from the cache, nothing rendered
