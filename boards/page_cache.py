@@ -68,12 +68,14 @@ from django.core.cache import cache
 from django.core.handlers.wsgi import WSGIHandler, WSGIRequest
 from django.db.models.signals import post_delete, post_save
 from django.http import HttpRequest, HttpResponse
+from django.http.request import validate_host
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 
 from accounts.models import Profile
 from leaderboard.models import Benchmark, Dataset, ReportedResult, Split
 from leaderboard.page_generation import GENERATION_KEY, page_generation, page_generation_bump, register_render_ahead
+from sharedtasks.selectors import phases_for_dataset
 
 logger = logging.getLogger(__name__)
 
@@ -237,6 +239,7 @@ def _environ(path: str) -> dict:
 
 
 _handler: list[WSGIHandler] = []  # one per process, built on first use (it loads the middleware)
+_site_refused: list[str] = []  # the site URL's host, once found not in ALLOWED_HOSTS (said once per process)
 
 
 def _pages_of_split(split_id: int) -> list[tuple[str, str]]:
@@ -245,11 +248,23 @@ def _pages_of_split(split_id: int) -> list[tuple[str, str]]:
     if split is None or not split.dataset.is_published:
         return []  # an anonymous visitor sees no unpublished dataset: nothing to render ahead
     slug = split.dataset.slug
-    return [
-        ("dataset", reverse("leaderboard:dataset", args=[slug])),
-        ("api-leaderboard", reverse("api:leaderboard", args=[slug])),
-        ("home", reverse("leaderboard:home")),
-    ]
+    pages = [("api-leaderboard", reverse("api:leaderboard", args=[slug])), ("home", reverse("leaderboard:home"))]
+    if all(phase.state() == "revealed" for phase in phases_for_dataset(dataset_id=split.dataset_id)):
+        # (While a shared task runs, the dataset page carries its countdown and is never stored.)
+        pages.insert(0, ("dataset", reverse("leaderboard:dataset", args=[slug])))
+    return pages
+
+
+def _site_host_allowed() -> bool:
+    """Whether ``LEXBOARD_SITE_URL``'s host is one Django answers for (otherwise every render would be a 400)."""
+    host = urlsplit(settings.LEXBOARD_SITE_URL).hostname or ""
+    if validate_host(host, settings.ALLOWED_HOSTS):
+        return True
+    if host not in _site_refused:
+        _site_refused.append(host)
+        logger.warning("pages are not rendered ahead: LEXBOARD_SITE_URL's host %r is not in ALLOWED_HOSTS "
+                       "(set LEXBOARD_SITE_URL to the site's public address)", host)
+    return False
 
 
 def render_ahead(split_id: int, bump: Callable[[], None]) -> None:
@@ -263,30 +278,33 @@ def render_ahead(split_id: int, bump: Callable[[], None]) -> None:
     whose lock a web request holds is left to it. Only with a shared cache:
     a per-process one would hold the pages where no web process reads them.
     """
-    if not shared_cache():
+    if not shared_cache() or not _site_host_allowed():
         bump()
         return
-    if not _handler:
-        _handler.append(WSGIHandler())
     pages = []
-    for name, path in _pages_of_split(split_id):
-        environ = _environ(path)
-        lock = page_key(name, WSGIRequest(_environ(path))) + ":render"
-        if cache.add(lock, 1, LOCK_SECONDS):
-            pages.append((path, environ, lock))
-    bump()
-    for path, environ, lock in pages:
-        environ[RENDER_AHEAD] = True
+    try:
+        for name, path in _pages_of_split(split_id):
+            lock = page_key(name, WSGIRequest(_environ(path))) + ":render"
+            if cache.add(lock, 1, LOCK_SECONDS):
+                pages.append((path, lock))
+    finally:
+        bump()  # first, whatever failed above: the pages' rows have changed
+    if pages and not _handler:
+        _handler.append(WSGIHandler())
+    for path, lock in pages:
+        environ = {**_environ(path), RENDER_AHEAD: True}
         started = time.monotonic()
         try:
             # The handler's middleware and view, without the request signals (nor response.close(), which
             # sends one): they close the worker's database connection (in a test, the test's transaction).
             response = _handler[0].get_response(WSGIRequest(environ))
-            if response.status_code != 200:
-                logger.warning("rendering %s ahead answered %s (is %s in ALLOWED_HOSTS?)", path,
-                               response.status_code, environ["HTTP_HOST"])
-            else:
+        except Exception:  # the next page still gets its turn
+            logger.warning("could not render %s ahead; the web renders it", path, exc_info=True)
+        else:
+            if response.status_code == 200:
                 logger.info("rendered %s ahead in %.2fs", path, time.monotonic() - started)
+            else:
+                logger.warning("rendering %s ahead answered %s; the web renders it", path, response.status_code)
         finally:
             cache.delete(lock)  # (the page's view released it; not if the request stopped before the view)
 

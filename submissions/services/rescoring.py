@@ -103,8 +103,10 @@ def bump_caches_after_commit(split: Split) -> None:
     split_id = split.pk
 
     def renew() -> None:
-        Split(pk=split_id).bump_cache_version(pages=False)
-        pages_renew(split_id)  # the busiest pages rendered here, then served to the crowd
+        try:
+            Split(pk=split_id).bump_cache_version(pages=False)
+        finally:  # the pages move on even when that UPDATE fails (a fail-over): their rows are committed
+            pages_renew(split_id)  # the busiest pages rendered here, then served to the crowd
 
     transaction.on_commit(renew, robust=True)
 

@@ -42,6 +42,7 @@ from django.utils import timezone
 
 from evaluation.errors import InputError, QrelsFormatError
 from leaderboard.models import Split
+from leaderboard.page_generation import page_generation_bump
 
 from ..models import WAITING_MESSAGE, Submission
 from .fusion import FusionFailed
@@ -172,6 +173,9 @@ def submission_score(submission_id: int, *, progress: Callable[[float], None] | 
     if not submission.claim():
         logger.info("submission %s is not queued (status %s); someone else has it", submission_id,
                     submission.status)
+        if submission.status == Submission.Status.SCORED:
+            # A redelivery: the worker that stored it may have died before moving the pages on.
+            page_generation_bump()
         return
     attempt = submission.attempts
     heartbeat = _Heartbeat(submission.pk, attempt)

@@ -381,3 +381,69 @@ def test_no_header_makes_the_page_render_instead_of_being_served_from_the_cache(
         with CaptureQueriesContext(connection) as ctx:
             assert client.get(url, headers={header: "True"}).status_code == 200
         assert len(ctx.captured_queries) == 0, header  # served from the cache, nothing rendered
+
+
+@SHARED_ONLY
+def test_a_site_url_django_does_not_answer_for_renders_nothing_ahead_and_says_so_once(
+    client, split_test, alice, make_entry, cache_kind, settings, caplog, monkeypatch
+):
+    from django.core.cache import cache
+
+    from boards import page_cache
+    from leaderboard.page_generation import page_generation, pages_renew
+
+    monkeypatch.setattr(page_cache, "_site_refused", [])
+    settings.LEXBOARD_SITE_URL = "https://internal-name.invalid"
+    url = reverse("leaderboard:dataset", args=["tiny"])
+    make_entry(split_test, alice, "before", {"R@10": 0.3})
+    _get(client, url)
+    before = page_generation()
+    _landing(split_test, alice, make_entry, "landed")
+    for _ in range(2):
+        pages_renew(split_test.pk)
+    assert page_generation() > before  # the pages still move on: the web renders them
+    entry = cache.get(page_key("dataset", RequestFactory().get(url)))
+    assert entry is None or entry[0] != page_generation()
+    said = [r for r in caplog.records if "internal-name.invalid" in r.getMessage()]
+    assert len(said) == 1 and "LEXBOARD_SITE_URL" in said[0].getMessage()  # once, naming the setting to fix
+    assert "landed" in _get(client, url)[0]
+
+
+@SHARED_ONLY
+def test_while_a_shared_task_runs_its_dataset_page_is_not_rendered_ahead(client, split_test, alice, make_entry,
+                                                                        cache_kind, caplog):
+    """That page carries the task's countdown and is never stored: rendering it would only hold its lock."""
+    from datetime import timedelta
+
+    from django.core.cache import cache
+    from django.utils import timezone
+
+    from leaderboard.page_generation import page_generation, pages_renew
+    from sharedtasks.models import Phase
+
+    now = timezone.now()
+    Phase.objects.create(split=split_test, title="Task", opens_at=now - timedelta(days=1),
+                         closes_at=now + timedelta(days=1))
+    _landing(split_test, alice, make_entry, "landed")
+    with caplog.at_level("INFO", logger="boards.page_cache"):
+        pages_renew(split_test.pk)
+    rendered = [r.getMessage() for r in caplog.records if "ahead" in r.getMessage()]
+    assert not [m for m in rendered if "/d/tiny/" in m], rendered
+    assert [m for m in rendered if "/api/v1/datasets/tiny/leaderboard" in m], rendered
+    generation = page_generation()
+    api = cache.get(page_key("api-leaderboard", RequestFactory().get(reverse("api:leaderboard", args=["tiny"]))))
+    assert api is not None and api[0] == generation
+    url = reverse("leaderboard:dataset", args=["tiny"])
+    assert cache.get(page_key("dataset", RequestFactory().get(url)) + ":render") is None  # no lock left behind
+    assert cache.get(page_key("dataset", RequestFactory().get(url))) is None
+
+
+def test_a_redelivered_score_task_moves_the_pages_on(split_test, alice, make_entry, cache_kind):
+    """The worker that stored the score may have died before the bump; its redelivered task does it."""
+    from leaderboard.page_generation import page_generation
+    from submissions.services import submission_score
+
+    submission = make_entry(split_test, alice, "scored", {"R@10": 0.3})
+    before = page_generation()
+    submission_score(submission.pk)  # not queued: nothing is scored again
+    assert page_generation() > before
