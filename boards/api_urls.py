@@ -18,7 +18,7 @@ urlpatterns = [
     path("submissions/<id:pk>/final", finals.SubmissionFinalView.as_view(), name="submission_final"),
     path("datasets/", api.DatasetList.as_view(), name="datasets"),
     # Cached for anonymous readers like the leaderboard pages (boards/page_cache.py, docs/performance.md).
-    path("datasets/<slug:slug>/leaderboard", anonymous_page_cache(api_leaderboard_page_key, name="api-leaderboard")(
+    path("datasets/<slug:slug>/leaderboard", anonymous_page_cache(api_leaderboard_page_key)(
         api.LeaderboardView.as_view()), name="leaderboard"),
     path("datasets/<slug:slug>/files", api.DatasetFilesView.as_view(), name="dataset_files"),
     path("compare/", analysis.CompareView.as_view(), name="compare"),

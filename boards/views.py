@@ -71,7 +71,7 @@ def _dataset_and_split(request, slug: str):
 
 
 @require_safe
-@anonymous_page_cache(lambda request: home_page_cache_key(path=request.get_full_path()), name="home")
+@anonymous_page_cache(lambda request: home_page_cache_key(path=request.get_full_path()))
 def home(request):
     return render(request, "leaderboard/home.html", {"benchmarks": home_datasets(user=request.user)})
 
@@ -133,8 +133,7 @@ def _progress(dataset, split, rows) -> dict | None:
 
 
 @require_safe
-@anonymous_page_cache(lambda request, slug: dataset_page_cache_key(slug=slug, path=request.get_full_path()),
-                      name="dataset")
+@anonymous_page_cache(lambda request, slug: dataset_page_cache_key(slug=slug, path=request.get_full_path()))
 def dataset(request, slug: str):
     dataset, split = _dataset_and_split(request, slug)
     measure = resolve_sort(dataset, request.GET.get("sort"))

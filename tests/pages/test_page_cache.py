@@ -204,7 +204,7 @@ def _serve(slow: _SlowPage):
 
     from boards.page_cache import anonymous_page_cache
 
-    cached_view = anonymous_page_cache(lambda request: slow.tag, name=f"slow-{uuid.uuid4().hex}")(slow.view)
+    cached_view = anonymous_page_cache(lambda request: slow.tag)(slow.view)
 
     def get():
         request = RequestFactory().get("/slow/")
@@ -275,11 +275,11 @@ def test_a_request_alone_after_a_score_gets_the_new_page_at_once(cache_kind):
 def test_a_page_key_is_short_and_plain_whatever_the_query_string(rf):
     """Fuzzers send long query strings of control bytes: the key stays a valid memcached key (≤ 250, no spaces)."""
     odd = rf.get("/api/v1/datasets/system_name/leaderboard", {"@\x10\x08" * 40: "{'\x9d': -1440}", "sort": "MAP@10"})
-    key = page_key("api-leaderboard", odd)
+    key = page_key(odd)
     assert len(key) <= 250 and key.isascii() and key.isprintable() and " " not in key
     same = rf.get("/api/v1/datasets/system_name/leaderboard", {"sort": "MAP@10", "@\x10\x08" * 40: "{'\x9d': -1440}"})
-    assert page_key("api-leaderboard", same) == key
-    assert page_key("api-leaderboard", rf.get("/api/v1/datasets/system_name/leaderboard", {"sort": "R@10"})) != key
+    assert page_key(same) == key
+    assert page_key(rf.get("/api/v1/datasets/system_name/leaderboard", {"sort": "R@10"})) != key
 
 
 #: A per-process cache is not the web's: there the worker only bumps (the key is a digest of the rows).
@@ -311,9 +311,9 @@ def test_the_worker_renders_the_busiest_pages_ahead_of_the_first_visitor(client,
     pages_renew(split_test.pk)  # what the worker does once the score is committed
 
     generation = page_generation()
-    for url, name in zip(urls, ["dataset", "api-leaderboard", "home"]):
+    for url in urls:
         for variant in ("", ":gz"):
-            tag, _, _ = cache.get(page_key(name, RequestFactory().get(url)) + variant)
+            tag, _, _ = cache.get(page_key(RequestFactory().get(url)) + variant)
             assert tag == generation, f"{url}{variant} was not rendered ahead"
         page, queries = _get(client, url)
         assert queries == 0, f"{url} was rendered by the web after the landing"
@@ -357,7 +357,7 @@ def test_an_unpublished_dataset_is_not_rendered_ahead(client, split_test, alice,
     _landing(split_test, alice, make_entry, "landed")
     pages_renew(split_test.pk)
     url = reverse("leaderboard:dataset", args=["tiny"])
-    assert cache.get(page_key("dataset", RequestFactory().get(url))) is None
+    assert cache.get(page_key(RequestFactory().get(url))) is None
 
 
 def test_a_render_reads_the_boards_per_query_values_once(client, split_test, alice, make_entry, cache_kind):
@@ -402,7 +402,7 @@ def test_a_site_url_django_does_not_answer_for_renders_nothing_ahead_and_says_so
     for _ in range(2):
         pages_renew(split_test.pk)
     assert page_generation() > before  # the pages still move on: the web renders them
-    entry = cache.get(page_key("dataset", RequestFactory().get(url)))
+    entry = cache.get(page_key(RequestFactory().get(url)))
     assert entry is None or entry[0] != page_generation()
     said = [r for r in caplog.records if "internal-name.invalid" in r.getMessage()]
     assert len(said) == 1 and "LEXBOARD_SITE_URL" in said[0].getMessage()  # once, naming the setting to fix
@@ -431,11 +431,11 @@ def test_while_a_shared_task_runs_its_dataset_page_is_not_rendered_ahead(client,
     assert not [m for m in rendered if "/d/tiny/" in m], rendered
     assert [m for m in rendered if "/api/v1/datasets/tiny/leaderboard" in m], rendered
     generation = page_generation()
-    api = cache.get(page_key("api-leaderboard", RequestFactory().get(reverse("api:leaderboard", args=["tiny"]))))
+    api = cache.get(page_key(RequestFactory().get(reverse("api:leaderboard", args=["tiny"]))))
     assert api is not None and api[0] == generation
     url = reverse("leaderboard:dataset", args=["tiny"])
-    assert cache.get(page_key("dataset", RequestFactory().get(url)) + ":render") is None  # no lock left behind
-    assert cache.get(page_key("dataset", RequestFactory().get(url))) is None
+    assert cache.get(page_key(RequestFactory().get(url)) + ":render") is None  # no lock left behind
+    assert cache.get(page_key(RequestFactory().get(url))) is None
 
 
 def test_a_redelivered_score_task_moves_the_pages_on(split_test, alice, make_entry, cache_kind):
@@ -447,3 +447,43 @@ def test_a_redelivered_score_task_moves_the_pages_on(split_test, alice, make_ent
     before = page_generation()
     submission_score(submission.pk)  # not queued: nothing is scored again
     assert page_generation() > before
+
+
+@SHARED_ONLY
+def test_a_cached_page_is_served_before_the_session_and_the_view_with_the_full_stacks_headers(
+    client, split_test, alice, make_entry, cache_kind, monkeypatch
+):
+    from boards import page_cache
+
+    url = reverse("leaderboard:dataset", args=["tiny"])
+    make_entry(split_test, alice, "mine", {"R@10": 0.3})
+    client.get(url, headers={"accept-encoding": "gzip"})  # rendered and stored
+    reached: list[str] = []
+    real = page_cache._cacheable_request
+    monkeypatch.setattr(page_cache, "_cacheable_request", lambda request: reached.append(request.path) or real(request))
+
+    fast = client.get(url, headers={"accept-encoding": "gzip"})
+    assert fast.status_code == 200 and reached == []  # the view's decorator was not reached
+    client.cookies["theme"] = "dark"  # any other cookie: the full stack decides (and serves the same page)
+    full = client.get(url, headers={"accept-encoding": "gzip"})
+    assert reached == [url]
+    assert fast.content == full.content
+    ignored = {"Date"}
+    assert {k: v for k, v in fast.items() if k not in ignored} == {k: v for k, v in full.items() if k not in ignored}
+    assert fast["Vary"] == "Accept-Encoding, Cookie" and fast["X-Frame-Options"] == "DENY"
+
+
+@SHARED_ONLY
+def test_a_visitor_with_a_session_or_messages_is_never_served_by_the_fast_path(client, split_test, alice, bob,
+                                                                             make_entry, cache_kind):
+    from django.contrib.messages.storage.cookie import CookieStorage
+
+    url = reverse("leaderboard:dataset", args=["tiny"])
+    make_entry(split_test, alice, "alice's private run", {"R@10": 0.3}, visibility="private")
+    anonymous = client.get(url).content.decode()
+    assert "alice&#x27;s private run" not in anonymous and "alice's private run" not in anonymous
+    client.force_login(alice)  # a session cookie
+    assert "private run" in client.get(url).content.decode()  # her own row: not the anonymous page
+    client.logout()
+    client.cookies[CookieStorage.cookie_name] = "anything"
+    client.get(url)  # a messages cookie: the full stack (the decorator then decides); it must not fail

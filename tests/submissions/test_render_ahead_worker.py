@@ -39,7 +39,7 @@ def test_the_worker_renders_the_leaderboard_a_new_score_changes(transactional_db
     submission = wait_until_final(Submission.objects.get().pk, celery_worker_process)
     assert submission.status == Submission.Status.SCORED, submission.error
 
-    key = page_key("dataset", RequestFactory().get(url)) + ":gz"
+    key = page_key(RequestFactory().get(url)) + ":gz"
     deadline = time.monotonic() + 30  # the worker renders once its commit is done: just after "scored"
     while (entry := cache.get(key)) is None or entry[0] != page_generation():
         assert time.monotonic() < deadline, f"no current page in the cache; worker log:\n{celery_worker_process.log()[-3000:]}"
