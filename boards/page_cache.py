@@ -326,7 +326,7 @@ def render_ahead(split_id: int, bump: Callable[[], None]) -> None:
     whose lock a web request holds is left to it. Only with a shared cache:
     a per-process one would hold the pages where no web process reads them.
     """
-    if not shared_cache() or not _site_host_allowed():
+    if not settings.LEXBOARD_RENDER_AHEAD or not shared_cache() or not _site_host_allowed():
         bump()
         return
     pages = []

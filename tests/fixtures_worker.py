@@ -138,6 +138,10 @@ def start_worker(
         "LEXBOARD_DATA_DIR": str(data_dir),
         "LEXBOARD_VAR_DIR": str(settings.VAR_DIR),
         "PYTHONUNBUFFERED": "1",
+        # No pages rendered ahead after a score: that work goes on after the "scored" a test waits for, and a
+        # worker reading several tables while the test's teardown truncates them deadlocks the flush (seen in
+        # CI). tests/submissions/test_render_ahead_worker.py turns it on for a worker of its own.
+        "LEXBOARD_RENDER_AHEAD": "0",
         **(extra_env or {}),
     }
     if beat:

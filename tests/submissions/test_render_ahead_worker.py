@@ -2,6 +2,10 @@
 
 No web request renders the page after a landing: the first anonymous visitor
 is served the worker's page from the cache (``boards.page_cache.render_ahead``).
+The session's worker renders nothing ahead (tests/fixtures_worker.py: that
+work outlives the "scored" other tests wait for); this test starts a worker of
+its own, on a queue of its own, with render-ahead on, and waits for its task
+to end before the teardown empties the tables.
 """
 
 from __future__ import annotations
@@ -25,10 +29,11 @@ from .test_e2e_worker import post_run, wait_until_final
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 
-def test_the_worker_renders_the_leaderboard_a_new_score_changes(transactional_db, celery_worker_process, client,
-                                                                  alice, tiny_dataset):
+def test_the_worker_renders_the_leaderboard_a_new_score_changes(transactional_db, unread_queue, worker_factory,
+                                                                  client, alice, tiny_dataset):
     if not shared_cache():
         pytest.skip("needs a cache the worker shares with the web (CACHE_URL=redis://…)")
+    worker = worker_factory(queues=[unread_queue], extra_env={"LEXBOARD_RENDER_AHEAD": "1"})
     split = tiny_dataset.splits.get(name="test")
     url = reverse("leaderboard:dataset", args=[tiny_dataset.slug])
     visitor = Client()
@@ -36,16 +41,19 @@ def test_the_worker_renders_the_leaderboard_a_new_score_changes(transactional_db
 
     client.force_login(alice)
     assert post_run(client, split, GOOD_RUN).status_code == 302
-    submission = wait_until_final(Submission.objects.get().pk, celery_worker_process)
+    submission = wait_until_final(Submission.objects.get().pk, worker)
     assert submission.status == Submission.Status.SCORED, submission.error
 
     key = page_key(RequestFactory().get(url)) + ":gz"
     deadline = time.monotonic() + 30  # the worker renders once its commit is done: just after "scored"
     while (entry := cache.get(key)) is None or entry[0] != page_generation():
-        assert time.monotonic() < deadline, f"no current page in the cache; worker log:\n{celery_worker_process.log()[-3000:]}"
+        assert time.monotonic() < deadline, f"no current page in the cache; worker log:\n{worker.log()[-3000:]}"
         time.sleep(0.1)
     with CaptureQueriesContext(connection) as queries:
         page = visitor.get(url).content.decode()
     assert "BM25 e2e" in page
     assert len(queries) == 0  # served the worker's page: nothing rendered here
-    assert f"rendered {url} ahead" in celery_worker_process.log()
+    while "succeeded in" not in worker.log():  # the task's end (the other pages): then the teardown may flush
+        assert time.monotonic() < deadline, f"the task did not end; worker log:\n{worker.log()[-3000:]}"
+        time.sleep(0.1)
+    assert f"rendered {url} ahead" in worker.log()
