@@ -59,6 +59,7 @@ responses that are not a plain 200 or that set a cookie or used a CSRF token.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import hashlib
 import io
@@ -118,6 +119,19 @@ def page_key(request: HttpRequest) -> str:
     if len(path) > 120 or not path.isascii() or not path.isprintable() or " " in path:
         path = hashlib.blake2b(path.encode(), digest_size=12).hexdigest()
     return f"lexboard:page:v6:{path}:{digest}"
+
+
+def _wanted(request: HttpRequest) -> tuple[bool, str, str]:
+    """Whether the client takes gzip, the page's key, and the key of the variant it is served."""
+    gzip_ok = bool(_ACCEPTS_GZIP.search(request.META.get("HTTP_ACCEPT_ENCODING", "")))
+    key = page_key(request)
+    return gzip_ok, key, key + ":gz" if gzip_ok else key
+
+
+def _shared_lookup(wanted: str) -> tuple[int | None, tuple | None]:
+    """The page generation and the stored entry, in one round trip (shared cache)."""
+    found = cache.get_many([GENERATION_KEY, wanted])
+    return found.get(GENERATION_KEY), found.get(wanted)
 
 
 def _cacheable_request(request: HttpRequest) -> bool:
@@ -182,23 +196,19 @@ def anonymous_page_cache(key_func: Callable[..., str | None]):
         def wrapped(request: HttpRequest, *args, **kwargs):
             if not _cacheable_request(request):
                 return view(request, *args, **kwargs)
-            gzip_ok = bool(_ACCEPTS_GZIP.search(request.META.get("HTTP_ACCEPT_ENCODING", "")))
             # One key per page, its entry tagged with what it was rendered from: the page generation
             # (shared cache) or the digest of the rows it shows (per-process cache).
-            key = page_key(request)
-            wanted = key + ":gz" if gzip_ok else key
+            gzip_ok, key, wanted = _wanted(request)
+            tag: object
             if shared_cache():
-                # The counter and the page come back in one round trip.
-                found = cache.get_many([GENERATION_KEY, wanted])
-                tag = found.get(GENERATION_KEY)
+                tag, cached = _shared_lookup(wanted)
                 if tag is None:
                     tag = page_generation()
             else:
                 tag = key_func(request, *args, **kwargs)
                 if tag is None:
                     return view(request, *args, **kwargs)
-                found = {wanted: cache.get(wanted)}
-            cached = found.get(wanted)
+                cached = cache.get(wanted)
             ahead = request.META.get(RENDER_AHEAD) is True  # the worker, which holds the render lock
             if cached is not None and cached[0] == tag and not ahead:
                 return _from_cache(cached, gzip_ok)
@@ -259,12 +269,9 @@ class CachedPageMiddleware:
             and set(request.COOKIES) <= {settings.CSRF_COOKIE_NAME}
             and shared_cache()
         ):
-            gzip_ok = bool(_ACCEPTS_GZIP.search(request.META.get("HTTP_ACCEPT_ENCODING", "")))
-            key = page_key(request)
-            wanted = key + ":gz" if gzip_ok else key
-            found = cache.get_many([GENERATION_KEY, wanted])
-            entry = found.get(wanted)
-            if entry is not None and entry[0] == found.get(GENERATION_KEY):
+            gzip_ok, _key, wanted = _wanted(request)
+            generation, entry = _shared_lookup(wanted)
+            if entry is not None and entry[0] == generation:
                 response = _from_cache(entry, gzip_ok)
                 patch_vary_headers(response, ["Cookie"])  # as the session middleware says for every page
                 response["Content-Length"] = str(len(response.content))
@@ -286,7 +293,12 @@ def _environ(path: str) -> dict:
     }
 
 
-_handler: list[WSGIHandler] = []  # one per process, built on first use (it loads the middleware)
+@functools.cache
+def _handler() -> WSGIHandler:
+    """One per process, built on first use (it loads the middleware)."""
+    return WSGIHandler()
+
+
 _site_refused: list[str] = []  # the site URL's host, once found not in ALLOWED_HOSTS (said once per process)
 
 
@@ -332,20 +344,18 @@ def render_ahead(split_id: int, bump: Callable[[], None]) -> None:
     pages = []
     try:
         for path in _pages_of_split(split_id):
-            lock = page_key(WSGIRequest(_environ(path))) + ":render"
+            request = WSGIRequest({**_environ(path), RENDER_AHEAD: True})
+            lock = page_key(request) + ":render"
             if cache.add(lock, 1, LOCK_SECONDS):
-                pages.append((path, lock))
+                pages.append((path, request, lock))
     finally:
         bump()  # first, whatever failed above: the pages' rows have changed
-    if pages and not _handler:
-        _handler.append(WSGIHandler())
-    for path, lock in pages:
-        environ = {**_environ(path), RENDER_AHEAD: True}
+    for path, request, lock in pages:
         started = time.monotonic()
         try:
             # The handler's middleware and view, without the request signals (nor response.close(), which
             # sends one): they close the worker's database connection (in a test, the test's transaction).
-            response = _handler[0].get_response(WSGIRequest(environ))
+            response = _handler().get_response(request)
         except Exception:  # the next page still gets its turn
             logger.warning("could not render %s ahead; the web renders it", path, exc_info=True)
         else:

@@ -23,7 +23,7 @@ GENERATION_KEY = "lexboard:page:generation"
 
 #: Renders a split's busiest pages ahead of the crowd around a bump it is given (boards.page_cache registers it).
 RenderAhead = Callable[[int, Callable[[], None]], None]
-_render_ahead: list[RenderAhead] = []
+_render_ahead: RenderAhead | None = None
 
 
 def page_generation() -> int:
@@ -56,8 +56,9 @@ def page_generation_bump(**_signal_kwargs) -> None:
 
 
 def register_render_ahead(render_ahead: RenderAhead) -> None:
-    """Let the pages' layer render the busiest pages itself when a score lands (one, the last registered)."""
-    _render_ahead[:] = [render_ahead]
+    """Let the pages' layer render the busiest pages itself when a score lands (the last one registered)."""
+    global _render_ahead
+    _render_ahead = render_ahead
 
 
 def pages_renew(split_id: int) -> None:
@@ -80,8 +81,8 @@ def pages_renew(split_id: int) -> None:
             _bump()
 
     try:
-        for render_ahead in _render_ahead:
-            render_ahead(split_id, bump)
+        if _render_ahead is not None:
+            _render_ahead(split_id, bump)
     except Exception:
         logger.warning("could not render the pages of split %s ahead; the web renders them", split_id, exc_info=True)
     bump()

@@ -347,7 +347,7 @@ def test_while_the_worker_renders_ahead_a_visitor_gets_the_previous_page_and_ren
 
 @SHARED_ONLY
 def test_an_unpublished_dataset_is_not_rendered_ahead(client, split_test, alice, make_entry, cache_kind,
-                                                      tiny_dataset):
+                                                      tiny_dataset, caplog):
     from django.core.cache import cache
 
     from leaderboard.page_generation import pages_renew
@@ -355,7 +355,10 @@ def test_an_unpublished_dataset_is_not_rendered_ahead(client, split_test, alice,
     tiny_dataset.is_published = False
     tiny_dataset.save()
     _landing(split_test, alice, make_entry, "landed")
-    pages_renew(split_test.pk)
+    with caplog.at_level("INFO", logger="boards.page_cache"):
+        pages_renew(split_test.pk)
+    # Not even tried (an anonymous render would answer 404 and store nothing, so the cache alone cannot tell).
+    assert [r.getMessage() for r in caplog.records if "ahead" in r.getMessage()] == []
     url = reverse("leaderboard:dataset", args=["tiny"])
     assert cache.get(page_key(RequestFactory().get(url))) is None
 
@@ -475,8 +478,10 @@ def test_a_cached_page_is_served_before_the_session_and_the_view_with_the_full_s
 
 @SHARED_ONLY
 def test_a_visitor_with_a_session_or_messages_is_never_served_by_the_fast_path(client, split_test, alice, bob,
-                                                                             make_entry, cache_kind):
+                                                                             make_entry, cache_kind, monkeypatch):
     from django.contrib.messages.storage.cookie import CookieStorage
+
+    from boards import page_cache
 
     url = reverse("leaderboard:dataset", args=["tiny"])
     make_entry(split_test, alice, "alice's private run", {"R@10": 0.3}, visibility="private")
@@ -485,5 +490,9 @@ def test_a_visitor_with_a_session_or_messages_is_never_served_by_the_fast_path(c
     client.force_login(alice)  # a session cookie
     assert "private run" in client.get(url).content.decode()  # her own row: not the anonymous page
     client.logout()
+    reached: list[str] = []
+    real = page_cache._cacheable_request
+    monkeypatch.setattr(page_cache, "_cacheable_request", lambda request: reached.append(request.path) or real(request))
+    assert client.get(url).status_code == 200 and reached == []  # no cookie: the fast path
     client.cookies[CookieStorage.cookie_name] = "anything"
-    client.get(url)  # a messages cookie: the full stack (the decorator then decides); it must not fail
+    assert client.get(url).status_code == 200 and reached == [url]  # a messages cookie: the full stack decides
