@@ -24,6 +24,8 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from pytest_django.django_compat import is_django_unittest
+from pytest_django.fixtures import validate_django_db
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -58,6 +60,7 @@ class WorkerProcess:
     process: subprocess.Popen
     log_path: Path
     queue: str
+    hostname: str = ""
     _log: object = field(repr=False, default=None)
     _start_kwargs: dict = field(repr=False, default_factory=dict)
 
@@ -105,7 +108,26 @@ class WorkerProcess:
         """Start the same worker again (after a kill), in this same handle."""
         self.stop()
         fresh = start_worker(**self._start_kwargs)
-        self.process, self._log = fresh.process, fresh._log
+        self.process, self._log, self.hostname = fresh.process, fresh._log, fresh.hostname
+
+    def wait_idle(self, timeout: float = 60) -> bool:
+        """Wait until this worker runs no task and holds none in reserve; False if it did not in time.
+
+        A solo-pool worker answers a control message only between tasks, so an
+        answer of "no active task, none reserved" means it is idle.
+        """
+        from lexboard.celery import app
+
+        deadline = time.monotonic() + timeout
+        while self.alive and time.monotonic() < deadline:
+            inspect = app.control.inspect(destination=[self.hostname], timeout=1.0, limit=1)
+            active = inspect.active() or {}
+            if self.hostname in active and not active[self.hostname]:
+                reserved = inspect.reserved() or {}
+                if self.hostname in reserved and not reserved[self.hostname]:
+                    return True
+            time.sleep(0.05)
+        return not self.alive
 
 
 def process_children(pid: int) -> list[int]:
@@ -130,6 +152,7 @@ def start_worker(
     """
     from django.conf import settings
 
+    hostname = "" if beat else f"e2e-{uuid.uuid4().hex[:8]}@lexboard-tests"
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "lexboard.settings.test",
@@ -154,7 +177,7 @@ def start_worker(
         command = [
             sys.executable, "-m", "celery", "-A", "lexboard", "worker",
             "--pool", pool, "--concurrency", str(concurrency),
-            "-Q", ",".join(queues or [queue]), "--hostname", f"e2e-{uuid.uuid4().hex[:8]}@%h",
+            "-Q", ",".join(queues or [queue]), "--hostname", hostname,
             "--loglevel", "INFO", "--without-gossip", "--without-mingle", "--without-heartbeat",
         ]
         ready = b" ready."
@@ -167,7 +190,7 @@ def start_worker(
         command, cwd=BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
     )
     worker = WorkerProcess(
-        process=process, log_path=log_path, queue=queue, _log=log,
+        process=process, log_path=log_path, queue=queue, hostname=hostname, _log=log,
         _start_kwargs={"database": database, "queue": queue, "data_dir": data_dir, "log_path": log_path,
                        "pool": pool, "concurrency": concurrency, "extra_env": extra_env, "queues": queues,
                        "supervised": supervised, "beat": beat},
@@ -184,18 +207,88 @@ def start_worker(
     raise RuntimeError(f"the Celery worker was not ready after {READY_TIMEOUT:.0f}s:\n{worker.log()[-4000:]}")
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _purge_test_queue(worker_queue):
-    """Drop the messages this session left in its own queue (the broker outlives the session)."""
-    yield
+def drop_messages(queue: str, *, delete: bool = False) -> None:
+    """Purge a queue on the broker (or delete it); nothing to do when it was never declared or the broker is gone."""
     from lexboard.celery import app
 
     try:
         with app.connection_for_write() as conn:
             conn.ensure_connection(max_retries=1)
-            conn.default_channel.queue_purge(worker_queue)
-    except Exception:  # a queue that was never declared, or a broker that is gone: nothing to purge
+            channel = conn.default_channel
+            if delete:
+                channel.queue_delete(queue)
+            else:
+                channel.queue_purge(queue)
+    except Exception:  # a queue that was never declared, or a broker that is gone
         pass
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _purge_test_queue(worker_queue):
+    """Drop the messages this session left in its own queues (the broker outlives the session)."""
+    yield
+    drop_messages(worker_queue)
+    drop_messages(unread_queue_of(worker_queue), delete=True)
+
+
+def unread_queue_of(worker_queue: str) -> str:
+    """The session's queue that no worker reads (see ``_no_task_outlives_its_test``)."""
+    return f"{worker_queue}-unread"
+
+
+# A test asking for one of these sends its messages where it means to: to the session's worker, to workers
+# it starts, or to a queue of its own.
+ROUTING_FIXTURES = frozenset({"celery_worker_process", "worker_factory", "unread_queue", "s3_queue", "s3_worker"})
+
+
+def commits(request: pytest.FixtureRequest) -> bool:
+    """Whether the test's database work is committed (a transactional test), so that a worker can see it."""
+    if is_django_unittest(request):
+        return False
+    names = request.fixturenames
+    if "transactional_db" in names or "live_server" in names:
+        return True
+    marker = request.node.get_closest_marker("django_db")
+    if marker is None:
+        return False
+    transaction, reset_sequences, *_ = validate_django_db(marker)
+    return bool(transaction or reset_sequences)
+
+
+@pytest.fixture(autouse=True)
+def _no_task_outlives_its_test(request, worker_queue):
+    """No worker writes to the database while a transactional test's teardown empties it.
+
+    The teardown of a transactional test truncates every table; a worker still
+    scoring a run the test sent locks the same tables in another order, and
+    PostgreSQL ends one of the two with "deadlock detected" (seen in CI, by a
+    test that sent a run and checked only the answer). So, for every such test:
+
+    - one that asks for no worker sends its messages to a queue no worker reads
+      (the session's worker, started by an earlier test, would score them);
+    - the database fixture is set up before every other fixture of the test, so
+      its flush comes last: after the workers the test started have stopped,
+      and after the session's worker has finished what the test sent (its queue
+      purged first, then waited for until it runs and holds nothing).
+    """
+    if not commits(request):
+        yield
+        return
+    request.getfixturevalue("_django_db_helper")
+    names = set(request.fixturenames)
+    if not names & ROUTING_FIXTURES:
+        send_to(unread_queue_of(worker_queue))
+        try:
+            yield
+        finally:
+            send_to(worker_queue)
+        return
+    worker = request.getfixturevalue("celery_worker_process") if "celery_worker_process" in names else None
+    yield
+    if worker is not None and worker.alive:
+        drop_messages(worker_queue)
+        if not worker.wait_idle():
+            raise RuntimeError(f"the session's worker was still busy 60 s after the test:\n{worker.log()[-4000:]}")
 
 
 @pytest.fixture(scope="session")
@@ -212,18 +305,23 @@ def worker_queue() -> str:
     queue is set on the settings and on the Celery app directly, before any
     test sends a message (the autouse purge fixture requests this one first).
     """
+    queue = os.environ["LEXBOARD_QUEUE"]
+    if queue == "lexboard":  # the deployment's default: never share it with a running site
+        queue = f"lexboard-test-{uuid.uuid4().hex[:12]}"
+    send_to(queue)
+    return queue
+
+
+def send_to(queue: str) -> None:
+    """Route the messages this process sends from now on to ``queue`` (settings and the Celery app)."""
     from django.conf import settings
 
     from lexboard.celery import app
 
-    queue = os.environ["LEXBOARD_QUEUE"]
-    if queue == "lexboard":  # the deployment's default: never share it with a running site
-        queue = f"lexboard-test-{uuid.uuid4().hex[:12]}"
     settings.CELERY_TASK_DEFAULT_QUEUE = queue
     app.conf.task_default_queue = queue
     for cached in ("queues", "default_queue", "router"):
         app.amqp.__dict__.pop(cached, None)
-    return queue
 
 
 @pytest.fixture
@@ -236,23 +334,14 @@ def unread_queue(worker_queue):
     test's teardown truncates every table can deadlock the flush (seen in CI:
     "deadlock detected" at the teardown of tests/api/test_client.py).
     """
-    from django.conf import settings
-
     from lexboard.celery import app
 
     unread = f"{worker_queue}-unread-{uuid.uuid4().hex[:8]}"
-
-    def route(queue: str) -> None:
-        settings.CELERY_TASK_DEFAULT_QUEUE = queue
-        app.conf.task_default_queue = queue
-        for cached in ("queues", "default_queue", "router"):
-            app.amqp.__dict__.pop(cached, None)
-
-    route(unread)
+    send_to(unread)
     try:
         yield unread
     finally:
-        route(worker_queue)
+        send_to(worker_queue)
         try:
             with app.connection_for_write() as conn:
                 conn.ensure_connection(max_retries=1)

@@ -115,15 +115,7 @@ def s3_run_storage(s3_bucket, private_data_dir):
 @pytest.fixture
 def s3_queue(worker_queue):
     """A queue of these tests' own for the duration: the session's worker (local files) must not take their tasks."""
-    from django.conf import settings
-
-    from lexboard.celery import app
-
-    def send_to(name: str) -> None:
-        settings.CELERY_TASK_DEFAULT_QUEUE = name
-        app.conf.task_default_queue = name
-        for cached in ("queues", "default_queue", "router"):
-            app.amqp.__dict__.pop(cached, None)
+    from tests.fixtures_worker import send_to
 
     queue = f"{worker_queue}-s3-{uuid.uuid4().hex[:8]}"
     send_to(queue)
