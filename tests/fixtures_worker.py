@@ -113,16 +113,20 @@ class WorkerProcess:
     def wait_idle(self, timeout: float = 60) -> bool:
         """Wait until this worker runs no task and holds none in reserve; False if it did not in time.
 
-        A solo-pool worker answers a control message only between tasks, so an
-        answer of "no active task, none reserved" means it is idle.
+        A solo-pool worker answers a control message only between tasks (it runs
+        a task in the callback that received it, so it holds none in reserve
+        then): any answer means it is idle. Other pools are asked twice.
         """
         from lexboard.celery import app
 
+        solo = self._start_kwargs.get("pool", "solo") == "solo"
         deadline = time.monotonic() + timeout
         while self.alive and time.monotonic() < deadline:
             inspect = app.control.inspect(destination=[self.hostname], timeout=1.0, limit=1)
             active = inspect.active() or {}
             if self.hostname in active and not active[self.hostname]:
+                if solo:
+                    return True
                 reserved = inspect.reserved() or {}
                 if self.hostname in reserved and not reserved[self.hostname]:
                     return True
