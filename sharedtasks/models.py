@@ -126,9 +126,13 @@ class Phase(models.Model):
         k = min(len(ordered) - 1, max(1, round(share * len(ordered))))
         return sorted(random.Random(seed).sample(ordered, k))
 
-    def fix_partition(self, qids: list[str]) -> None:
-        """Draw the public topics from ``qids`` (the split's topics); only before the opening, or once if unset."""
-        if self.public_qids and timezone.now() >= self.opens_at:
+    def fix_partition(self, qids: list[str], *, in_use: bool = False) -> None:
+        """Draw the public topics from ``qids`` (the split's topics); only before the opening, or once if unset.
+
+        ``in_use``: stored results hold their public part on the drawn topics already (their values were shown
+        on it): the draw is kept, opening or not.
+        """
+        if self.public_qids and (in_use or timezone.now() >= self.opens_at):
             return
         self.public_qids = self.draw_public(qids, share=self.public_share, seed=self.seed)
 

@@ -204,21 +204,41 @@ def submission_current_result(*, submission: Submission) -> Result | None:
     return pick_current_result(results, current_qrels_id=submission.split.current_qrels_id)
 
 
-def revealed_private_topics(*, submission: Submission) -> frozenset[str] | None:
-    """The private topics of its split's revealed shared task, when ``submission`` was shown on the public part.
+def differenced_private_topics(*, submission: Submission) -> frozenset[str] | None:
+    """The private topics of its split's shared task, when ``submission``'s means are shown on two sets of topics.
 
-    Such a run's means (overall, per category) were shown on the public topics during the phase and are shown
-    on all topics after the reveal: by difference, on the private topics. So what is released and grouped
-    after the reveal must also hold on the private topics alone (the Ladder, ``services.ladder``). None otherwise.
+    Its private part then follows by difference (``N * all - Npub * public``), so what the Ladder releases of
+    it must hold on the private topics alone too (``services.ladder``). Two cases:
+
+    * after the reveal, a run shown on its public part during the phase (it has parts) is shown on all topics;
+    * while the partition holds (from the phase's set-up to the reveal), a run sent before the phase was set
+      up may have been shown on all topics then, and is shown on its public part now.
+
+    None otherwise.
     """
     phase = phase_of(split_id=submission.split_id)
-    if phase is None or phase.revealed_at is None or not phase.public_qids:
+    if phase is None or not phase.public_qids:
         return None
-    if not ResultPart.objects.filter(submission_id=submission.pk).exists():
+    if phase.revealed_at is not None:
+        if not ResultPart.objects.filter(submission_id=submission.pk).exists():
+            return None
+    elif submission.created_at >= phase.created_at:
         return None
     public = set(phase.public_qids)
     return frozenset(q for q in Topic.objects.filter(split_id=submission.split_id).values_list("qid", flat=True)
                      if q not in public)
+
+
+def partition_in_use(*, split_id: int) -> bool:
+    """Whether stored results of the split hold their public part (a shared task's partition shown on pages)."""
+    return ResultPart.objects.filter(submission__split_id=split_id).exists()
+
+
+def full_part_of(result: Result) -> Result | ResultPart:
+    """``result`` on all topics: its full part while a shared task shows the public one, else itself."""
+    part = ResultPart.objects.filter(submission_id=result.submission_id, qrels_version_id=result.qrels_version_id,
+                                     part=ResultPart.Part.FULL).first()
+    return part if part is not None else result
 
 
 def budget_scores(scores: dict | None, *, split: Split) -> dict[str, float | None]:
@@ -272,7 +292,7 @@ def budget_warnings(warnings: list[dict] | None, *, split: Split) -> list[dict]:
     return [w for w in (warnings or []) if w.get("code") not in QRELS_WARNINGS]
 
 
-def load_per_query(result: Result, names: tuple[str, ...] | None = None) -> dict[str, np.ndarray]:
+def load_per_query(result: Result | ResultPart, names: tuple[str, ...] | None = None) -> dict[str, np.ndarray]:
     """The per-query vectors of a result: ``qids``, one array per measure, and the extras (or only ``names``).
 
     Extras (when the core provided them): ``n_relevant``, ``first_relevant_rank``,

@@ -7,18 +7,44 @@ does it at the close; both are idempotent).
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin, messages
 from django.db import transaction
 from django.db.models import QuerySet
 
 from sharedtasks.models import Phase, PrivateBoard
+from submissions.selectors import partition_in_use
 from submissions.services.unpartition import split_partition
 
 from ..private_board import phase_reveal
 
 
+class PhaseForm(forms.ModelForm):
+    class Meta:
+        model = Phase
+        fields = "__all__"
+
+    def clean(self) -> dict:
+        cleaned = super().clean() or {}
+        phase = self.instance
+        # Against the stored values (the instance is updated after clean()): the seed's callable default makes
+        # Django compare it with a hidden initial field, which a script's POST may lack.
+        moved = {name for name in ("public_share", "seed")
+                 if name in cleaned and cleaned[name] != getattr(phase, name)}
+        if phase.pk and phase.public_qids and moved and partition_in_use(split_id=phase.split_id):
+            # The stored results show their public part on the drawn topics: a new draw would show the same runs
+            # on a second set of topics, and the two means differ by the topics that moved in or out.
+            raise forms.ValidationError({name: (
+                "The partition is in use: runs on this split already show their score on its public topics, so "
+                "the public share and the seed cannot change any more (set them back to "
+                f"{phase.public_share} and {phase.seed})."
+            ) for name in sorted(moved)})
+        return cleaned
+
+
 @admin.register(Phase)
 class PhaseAdmin(admin.ModelAdmin):
+    form = PhaseForm
     list_display = ("title", "split", "opens_at", "closes_at", "time_zone", "state_display", "n_teams",
                     "revealed_at")
     list_select_related = ("split__dataset",)
@@ -41,11 +67,17 @@ class PhaseAdmin(admin.ModelAdmin):
         total = obj.split.topics.count() if obj.split_id else 0
         if not n:
             return "drawn when the phase is saved (redrawn at each save until the opening)"
-        fixed = "fixed (the phase has opened)" if obj.state() != "upcoming" else "redrawn at each save until the opening"
+        if obj.state() != "upcoming":
+            fixed = "fixed (the phase has opened)"
+        elif partition_in_use(split_id=obj.split_id):
+            fixed = "fixed (runs on the split show their score on its public topics)"
+        else:
+            fixed = "redrawn at each save until the opening"
         return f"{n} public topics of {total}; {fixed}. Which ones is never shown."
 
     def save_model(self, request, obj: Phase, form, change) -> None:
-        obj.fix_partition(list(obj.split.topics.values_list("qid", flat=True)))
+        obj.fix_partition(list(obj.split.topics.values_list("qid", flat=True)),
+                          in_use=bool(change) and partition_in_use(split_id=obj.split_id))
         with transaction.atomic():
             super().save_model(request, obj, form, change)
             if obj.partition_active:

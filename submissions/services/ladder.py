@@ -29,8 +29,8 @@ from django.db.models import QuerySet
 from evaluation.ladder import ladder_step, round_score
 from leaderboard.models import Split
 
-from ..models import LadderBest, Result, Submission
-from ..selectors import load_per_query, revealed_private_topics
+from ..models import LadderBest, Result, ResultPart, Submission
+from ..selectors import differenced_private_topics, full_part_of, load_per_query
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ logger = logging.getLogger(__name__)
 BASELINE_EXEMPT = "Baseline: released without the Ladder (a curator's reference run)."
 
 
-def _vector(result: Result, measure: str) -> dict[str, float] | None:
+def _vector(result: Result | ResultPart, measure: str) -> dict[str, float] | None:
     """The primary measure's per-query values of ``result`` by query id; None when it has none."""
     data = load_per_query(result)
     if "qids" not in data or measure not in data:
@@ -50,10 +50,10 @@ def _decide(*, best: Result | None, new: Result, measure: str,
             private: frozenset[str] | None = None) -> tuple[bool, str, float | None]:
     """(released, message, p) for ``new`` against ``best`` (None: the participant's first result here).
 
-    ``private``: topics on which ``new`` must be a significant improvement too: after a shared task's reveal,
-    a run shown on its public part during the phase (``selectors.revealed_private_topics``). Released on the
-    public part then and on all topics now, a pair of such runs would give the difference of their private
-    parts (``N * all - Npub * public``): five public topics and one private one moved, that one's value.
+    ``private``: topics on which ``new`` must be a significant improvement too, read from the full parts
+    (``selectors.differenced_private_topics``): a run shown on two sets of topics, the public part and all of
+    them, gives the difference of its private part and its best's (``N * all - Npub * public``): five public
+    topics and one private one moved, that one's value.
     """
     new_values = _vector(new, measure)
     best_values = _vector(best, measure) if best is not None else {}
@@ -69,12 +69,14 @@ def _decide(*, best: Result | None, new: Result, measure: str,
     qids = sorted(set(best_values) | set(new_values))  # a query one of them lacks counts as 0 there
     decision = ladder_step(best=[best_values.get(q, 0.0) for q in qids] if best is not None else None,
                            new=[new_values.get(q, 0.0) for q in qids])
-    hidden = [q for q in qids if q in private] if private is not None else []
-    if hidden and decision.released:
-        on_private = ladder_step(best=[best_values.get(q, 0.0) for q in hidden] if best is not None else None,
-                                 new=[new_values.get(q, 0.0) for q in hidden])
-        if not on_private.released:
-            # The owner's message names the all-topic best, as for any run held back.
+    if private and decision.released:
+        full_new = _vector(full_part_of(new), measure) or {}
+        full_best = (_vector(full_part_of(best), measure) or {}) if best is not None else {}
+        hidden = sorted(q for q in set(full_new) | set(full_best) if q in private)
+        on_private = ladder_step(best=[full_best.get(q, 0.0) for q in hidden] if best is not None else None,
+                                 new=[full_new.get(q, 0.0) for q in hidden]) if hidden else None
+        if on_private is not None and not on_private.released:
+            # The owner's message names the shown best, as for any run held back.
             held = ladder_step(best=[best_values.get(q, 0.0) for q in qids] if best is not None else None,
                                new=[best_values.get(q, 0.0) for q in qids])
             return False, held.message, on_private.p_value  # the test that held it back
@@ -111,7 +113,7 @@ def ladder_judge(*, result: Result, submission: Submission, split: Split, again:
     best = Result.objects.filter(pk=row.result_id).first() if row.result_id else None
     measure = split.dataset.primary_measure
     released, message, p = _decide(best=best, new=result, measure=measure,
-                                   private=revealed_private_topics(submission=submission))
+                                   private=differenced_private_topics(submission=submission))
     Result.objects.filter(pk=result.pk).update(released=released, ladder_message=message, ladder_p=p)
     result.released, result.ladder_message, result.ladder_p = released, message, p
     if released:

@@ -27,6 +27,7 @@ from sharedtasks.models import Phase
 from sharedtasks.services import team_create
 from submissions.models import Submission
 from submissions.services import submission_create, submission_score_now
+from submissions.services.unpartition import split_partition
 from tests.sharedtasks.conftest import close
 
 pytestmark = pytest.mark.django_db
@@ -96,6 +97,49 @@ def test_runs_released_before_and_after_the_reveal_give_no_private_topics_value(
         f"(its relevant document is first in b: 1.0)")
     # A run of the task that improves five private topics too is still released on all topics after the reveal.
     assert _scores(api, c) == {"R@10": 1.0}
+
+
+def test_runs_released_before_a_phase_and_during_it_give_no_private_topics_value(alice, private_run_storage,
+                                                                               own_cache_namespace):
+    """The mirror at the opening: two runs released on all topics before a curator sets a phase up on their
+    split, then on the public part during it (``split_partition`` cuts the stored results and replays the
+    Ladder), give the difference of their private parts by the same arithmetic."""
+    bench = Benchmark.objects.create(slug="early", name="Early")
+    dataset = Dataset.objects.create(benchmark=bench, slug="early-t1", name="Early 1", language="en",
+                                     docid_example="d1", measures=["R@10"], primary_measure="R@10")
+    corpus_set(dataset=dataset, ids=[f"d{i}" for i in range(1, 11)] + [f"rel-{q}" for q in QIDS])
+    split = Split.objects.create(dataset=dataset, name="test", kind="test", hidden=True, daily_limit=0,
+                                 total_limit=0)
+    assert split.uses_ladder
+    for q in QIDS:
+        Topic.objects.create(split=split, qid=q, text=f"Question {q}?", category="civil")
+    qrels_version_add(split=split, qrels=QRELS)
+
+    base = set(PUBLIC[:5]) | set(PRIVATE[:5])
+    a = _upload(alice, split, base, "a")
+    b = _upload(alice, split, base | set(PUBLIC[5:]) | {PROBED}, "b")  # five public improvements, one probe
+    api = APIClient()
+    api.force_authenticate(alice)
+    before = {"a": _scores(api, a).get("R@10"), "b": _scores(api, b).get("R@10")}
+    assert None not in before.values(), "both are released on all topics before the phase"
+
+    now = timezone.now()
+    phase = Phase.objects.create(split=split, title="Late task", opens_at=now - timedelta(hours=1),
+                                 closes_at=now + timedelta(days=2), public_share=0.5, public_qids=PUBLIC)
+    assert split_partition(split=split, public=frozenset(phase.public_qids)) == 2  # what the admin's save does
+    team_create(phase=phase, user=alice, name="Red")
+    split = Split.objects.get(pk=split.pk)
+    during = {"a": _scores(api, a).get("R@10"), "b": _scores(api, b).get("R@10")}
+    recovered = None
+    if None not in during.values():
+        recovered = len(QIDS) * (before["b"] - before["a"]) - len(PUBLIC) * (during["b"] - during["a"])
+    assert recovered is None, (
+        f"the private topic {PROBED}'s change of R@10 follows from the four released means: {recovered:.3f} "
+        f"(its relevant document is first in b: 1.0)")
+    assert during["a"] == 0.5, "the first run is still released, on its public part"
+
+    c = _upload(alice, split, base | set(PUBLIC[5:]) | set(PRIVATE[5:]), "c")  # sent during the phase
+    assert _scores(api, c) == {"R@10": 1.0}, "a run of the phase is judged on the public part, as before"
 
 
 def test_a_private_part_of_fewer_than_five_topics_shows_no_value_on_the_private_board(client, alice, bob,

@@ -205,3 +205,56 @@ def test_a_phase_needs_a_hidden_retrieval_split(task_world):
     Dataset.objects.filter(pk=task_world.dataset.pk).update(task="single")
     with pytest.raises(ValidationError, match="per-topic scores"):
         Phase.objects.get(pk=task_world.phase.pk).full_clean()
+
+
+def test_the_partition_stays_once_runs_show_their_public_part(task_world, bob, staff, client):
+    """Before the opening a phase's draw follows its share and seed; once stored runs show their score on the
+    public topics, a new draw would show each of them on a second set of topics, and the two means differ by
+    the topics that moved in or out (one topic, for a small change of the share)."""
+    from submissions.models import Result
+
+    Phase.objects.filter(pk=task_world.phase.pk).delete()
+    early = upload(bob, task_world.split, BOB_RANKS, "before the task")
+    client.force_login(staff)
+    now = timezone.now()
+    form = {"split": task_world.split.pk, "title": "Late task",
+            "opens_at_0": (now + timedelta(days=1)).strftime("%Y-%m-%d"), "opens_at_1": "12:00:00",
+            "closes_at_0": (now + timedelta(days=3)).strftime("%Y-%m-%d"), "closes_at_1": "12:00:00",
+            "time_zone": "UTC", "daily_cap": 5, "total_cap": 30, "max_final_runs": 3, "public_share": 0.45,
+            "seed": 11}
+    assert client.post(reverse("admin:sharedtasks_phase_add"), form).status_code == 302
+    phase = Phase.objects.get(title="Late task")
+    assert phase.state() == "upcoming"
+    drawn, shown = list(phase.public_qids), Result.objects.get(submission=early).scores
+
+    url = reverse("admin:sharedtasks_phase_change", args=[phase.pk])
+    response = client.post(url, {**form, "public_share": 0.6, "seed": 12})
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "The partition is in use" in page and "set them back to 0.45 and 11" in page
+    phase.refresh_from_db()
+    assert phase.public_qids == drawn and (phase.public_share, phase.seed) == (0.45, 11)
+    assert Result.objects.get(submission=early).scores == shown
+
+    renamed = client.post(url, {**form, "title": "Late task, renamed"})  # other fields still change
+    assert renamed.status_code == 302, renamed.context["adminform"].form.errors if renamed.context else renamed
+    phase.refresh_from_db()
+    assert phase.title == "Late task, renamed" and phase.public_qids == drawn
+    assert "fixed (runs on the split show their score on its public topics)" in client.get(url).content.decode()
+
+
+def test_an_upcoming_phase_without_stored_runs_is_drawn_again_at_each_save(task_world, staff, client):
+    Phase.objects.filter(pk=task_world.phase.pk).delete()
+    client.force_login(staff)
+    now = timezone.now()
+    form = {"split": task_world.split.pk, "title": "Fresh task",
+            "opens_at_0": (now + timedelta(days=1)).strftime("%Y-%m-%d"), "opens_at_1": "12:00:00",
+            "closes_at_0": (now + timedelta(days=3)).strftime("%Y-%m-%d"), "closes_at_1": "12:00:00",
+            "time_zone": "UTC", "daily_cap": 5, "total_cap": 30, "max_final_runs": 3, "public_share": 0.45,
+            "seed": 11}
+    assert client.post(reverse("admin:sharedtasks_phase_add"), form).status_code == 302
+    phase = Phase.objects.get(title="Fresh task")
+    url = reverse("admin:sharedtasks_phase_change", args=[phase.pk])
+    assert client.post(url, {**form, "public_share": 0.8}).status_code == 302
+    phase.refresh_from_db()
+    assert phase.public_qids == Phase.draw_public(QIDS, share=0.8, seed=11)
