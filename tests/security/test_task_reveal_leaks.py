@@ -58,10 +58,10 @@ def _scores(api: APIClient, sub: Submission) -> dict:
     return api.get(reverse("api:submission", args=[sub.pk])).json()["scores"]
 
 
-def test_runs_released_before_and_after_the_reveal_give_no_private_topics_value(alice, private_run_storage,
-                                                                               own_cache_namespace):
-    bench = Benchmark.objects.create(slug="task", name="Task")
-    dataset = Dataset.objects.create(benchmark=bench, slug="task-t1", name="Task 1", language="en",
+def _hidden_split(slug: str) -> Split:
+    """A hidden split of 20 topics with one relevant document each, the Ladder on."""
+    bench = Benchmark.objects.create(slug=slug, name=slug.title())
+    dataset = Dataset.objects.create(benchmark=bench, slug=f"{slug}-t1", name=f"{slug.title()} 1", language="en",
                                      docid_example="d1", measures=["R@10"], primary_measure="R@10")
     corpus_set(dataset=dataset, ids=[f"d{i}" for i in range(1, 11)] + [f"rel-{q}" for q in QIDS])
     split = Split.objects.create(dataset=dataset, name="test", kind="test", hidden=True, daily_limit=0,
@@ -70,6 +70,12 @@ def test_runs_released_before_and_after_the_reveal_give_no_private_topics_value(
     for q in QIDS:
         Topic.objects.create(split=split, qid=q, text=f"Question {q}?", category="civil")
     qrels_version_add(split=split, qrels=QRELS)
+    return split
+
+
+def test_runs_released_before_and_after_the_reveal_give_no_private_topics_value(alice, private_run_storage,
+                                                                               own_cache_namespace):
+    split = _hidden_split("task")
     now = timezone.now()
     phase = Phase.objects.create(split=split, title="Task 2027", opens_at=now - timedelta(days=1),
                                  closes_at=now + timedelta(days=2), public_share=0.5, public_qids=PUBLIC)
@@ -104,16 +110,7 @@ def test_runs_released_before_a_phase_and_during_it_give_no_private_topics_value
     """The mirror at the opening: two runs released on all topics before a curator sets a phase up on their
     split, then on the public part during it (``split_partition`` cuts the stored results and replays the
     Ladder), give the difference of their private parts by the same arithmetic."""
-    bench = Benchmark.objects.create(slug="early", name="Early")
-    dataset = Dataset.objects.create(benchmark=bench, slug="early-t1", name="Early 1", language="en",
-                                     docid_example="d1", measures=["R@10"], primary_measure="R@10")
-    corpus_set(dataset=dataset, ids=[f"d{i}" for i in range(1, 11)] + [f"rel-{q}" for q in QIDS])
-    split = Split.objects.create(dataset=dataset, name="test", kind="test", hidden=True, daily_limit=0,
-                                 total_limit=0)
-    assert split.uses_ladder
-    for q in QIDS:
-        Topic.objects.create(split=split, qid=q, text=f"Question {q}?", category="civil")
-    qrels_version_add(split=split, qrels=QRELS)
+    split = _hidden_split("early")
 
     base = set(PUBLIC[:5]) | set(PRIVATE[:5])
     a = _upload(alice, split, base, "a")

@@ -207,6 +207,16 @@ def test_a_phase_needs_a_hidden_retrieval_split(task_world):
         Phase.objects.get(pk=task_world.phase.pk).full_clean()
 
 
+def upcoming_phase_form(split, title: str) -> dict:
+    """The admin's form for a phase opening tomorrow (public share 0.45, seed 11)."""
+    now = timezone.now()
+    return {"split": split.pk, "title": title,
+            "opens_at_0": (now + timedelta(days=1)).strftime("%Y-%m-%d"), "opens_at_1": "12:00:00",
+            "closes_at_0": (now + timedelta(days=3)).strftime("%Y-%m-%d"), "closes_at_1": "12:00:00",
+            "time_zone": "UTC", "daily_cap": 5, "total_cap": 30, "max_final_runs": 3, "public_share": 0.45,
+            "seed": 11}
+
+
 def test_the_partition_stays_once_runs_show_their_public_part(task_world, bob, staff, client):
     """Before the opening a phase's draw follows its share and seed; once stored runs show their score on the
     public topics, a new draw would show each of them on a second set of topics, and the two means differ by
@@ -216,12 +226,7 @@ def test_the_partition_stays_once_runs_show_their_public_part(task_world, bob, s
     Phase.objects.filter(pk=task_world.phase.pk).delete()
     early = upload(bob, task_world.split, BOB_RANKS, "before the task")
     client.force_login(staff)
-    now = timezone.now()
-    form = {"split": task_world.split.pk, "title": "Late task",
-            "opens_at_0": (now + timedelta(days=1)).strftime("%Y-%m-%d"), "opens_at_1": "12:00:00",
-            "closes_at_0": (now + timedelta(days=3)).strftime("%Y-%m-%d"), "closes_at_1": "12:00:00",
-            "time_zone": "UTC", "daily_cap": 5, "total_cap": 30, "max_final_runs": 3, "public_share": 0.45,
-            "seed": 11}
+    form = upcoming_phase_form(task_world.split, "Late task")
     assert client.post(reverse("admin:sharedtasks_phase_add"), form).status_code == 302
     phase = Phase.objects.get(title="Late task")
     assert phase.state() == "upcoming"
@@ -246,12 +251,7 @@ def test_the_partition_stays_once_runs_show_their_public_part(task_world, bob, s
 def test_an_upcoming_phase_without_stored_runs_is_drawn_again_at_each_save(task_world, staff, client):
     Phase.objects.filter(pk=task_world.phase.pk).delete()
     client.force_login(staff)
-    now = timezone.now()
-    form = {"split": task_world.split.pk, "title": "Fresh task",
-            "opens_at_0": (now + timedelta(days=1)).strftime("%Y-%m-%d"), "opens_at_1": "12:00:00",
-            "closes_at_0": (now + timedelta(days=3)).strftime("%Y-%m-%d"), "closes_at_1": "12:00:00",
-            "time_zone": "UTC", "daily_cap": 5, "total_cap": 30, "max_final_runs": 3, "public_share": 0.45,
-            "seed": 11}
+    form = upcoming_phase_form(task_world.split, "Fresh task")
     assert client.post(reverse("admin:sharedtasks_phase_add"), form).status_code == 302
     phase = Phase.objects.get(title="Fresh task")
     url = reverse("admin:sharedtasks_phase_change", args=[phase.pk])
