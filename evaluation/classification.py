@@ -125,35 +125,60 @@ def scores_from_counts(tp: Counter[str], fp: Counter[str], fn: Counter[str]) -> 
     return macro, per_label
 
 
+#: Where an example's contribution goes: true positive, false positive, false negative (columns of the counts).
+TP, FP, FN = 0, 1, 2
+
+
+def contributions(task: str, gold: object, pred: object) -> Iterator[tuple[str, int]]:
+    """One example's counts as ``(label, TP | FP | FN)`` pairs (a label may come more than once, for NER).
+
+    ``pred`` None is no prediction at all (the Ladder's empty run): only the gold's false negatives.
+    Every macro-F1 here is :func:`scores_from_counts` of these pairs summed over the examples.
+    """
+    if task == "single":
+        if gold == pred:
+            yield str(gold), TP
+        else:
+            yield str(gold), FN
+            if pred is not None:
+                yield str(pred), FP
+    elif task == "multi":
+        gs, ps = set(cast("Iterable[str]", gold)), set(cast("Iterable[str]", pred or ()))
+        yield from ((label, TP) for label in gs & ps)
+        yield from ((label, FN) for label in gs - ps)
+        yield from ((label, FP) for label in ps - gs)
+    elif task == "ner":
+        g = cast("Sequence[str]", gold)
+        p = cast("Sequence[str]", pred) if pred is not None else ["O"] * len(g)
+        if len(g) != len(p):
+            raise ValueError(f"a sequence has {len(g)} gold tags but {len(p)} predicted tags")
+        ge, pe = set(bio_entities(g)), set(bio_entities(p))
+        yield from ((e[0], TP) for e in ge & pe)
+        yield from ((e[0], FN) for e in ge - pe)
+        yield from ((e[0], FP) for e in pe - ge)
+    else:
+        raise ValueError(f"unknown task {task!r}: expected one of {', '.join(TASKS)}")
+
+
+def _task_f1(task: str, gold: Sequence[object], pred: Sequence[object]) -> tuple[float, dict[str, LabelScore]]:
+    _same_length(gold, pred)
+    counts: tuple[Counter[str], Counter[str], Counter[str]] = (Counter(), Counter(), Counter())
+    for g, p in zip(gold, pred, strict=True):
+        for label, column in contributions(task, g, p):
+            counts[column][label] += 1
+    return scores_from_counts(*counts)
+
+
 def single_label_f1(gold: Sequence[str], pred: Sequence[str]) -> tuple[float, dict[str, LabelScore]]:
     """Macro-F1 of aligned single-label answers (sklearn ``f1_score(average="macro", zero_division=0)``)."""
-    _same_length(gold, pred)
-    tp: Counter[str] = Counter()
-    fp: Counter[str] = Counter()
-    fn: Counter[str] = Counter()
-    for g, p in zip(gold, pred, strict=True):
-        if g == p:
-            tp[g] += 1
-        else:
-            fn[g] += 1
-            fp[p] += 1
-    return scores_from_counts(tp, fp, fn)
+    return _task_f1("single", gold, pred)
 
 
 def multi_label_f1(
     gold: Sequence[Iterable[str]], pred: Sequence[Iterable[str]]
 ) -> tuple[float, dict[str, LabelScore]]:
     """Macro-F1 of aligned label sets: per-label F1 over the binarized columns, then their mean."""
-    _same_length(gold, pred)
-    tp: Counter[str] = Counter()
-    fp: Counter[str] = Counter()
-    fn: Counter[str] = Counter()
-    for g, p in zip(gold, pred, strict=True):
-        gs, ps = set(g), set(p)
-        tp.update(gs & ps)
-        fn.update(gs - ps)
-        fp.update(ps - gs)
-    return scores_from_counts(tp, fp, fn)
+    return _task_f1("multi", gold, pred)
 
 
 def bio_entities(tags: Sequence[str]) -> list[tuple[str, int, int]]:
@@ -194,18 +219,7 @@ def orphan_inside_tags(tags: Sequence[str]) -> int:
 
 def ner_f1(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> tuple[float, dict[str, LabelScore]]:
     """Entity-level macro-F1 of aligned BIO tag sequences (seqeval ``f1_score(average="macro")``, default mode)."""
-    _same_length(gold, pred)
-    tp: Counter[str] = Counter()
-    fp: Counter[str] = Counter()
-    fn: Counter[str] = Counter()
-    for g, p in zip(gold, pred, strict=True):
-        if len(g) != len(p):
-            raise ValueError(f"a sequence has {len(g)} gold tags but {len(p)} predicted tags")
-        ge, pe = set(bio_entities(g)), set(bio_entities(p))
-        tp.update(e[0] for e in ge & pe)
-        fn.update(e[0] for e in ge - pe)
-        fp.update(e[0] for e in pe - ge)
-    return scores_from_counts(tp, fp, fn)
+    return _task_f1("ner", gold, pred)
 
 
 def _same_length(gold: Sequence[object], pred: Sequence[object]) -> None:

@@ -19,6 +19,11 @@ coarse (the reasoning, and what remains possible, is in docs/security.md):
   all move the same way, and what is released is their rounded sum. A first
   submission is compared with an empty run (0 everywhere), so a run that
   scores on one topic only is not released either.
+* :func:`ladder_step_macro_f1` — the same rule for macro-F1 (classification
+  and NER), which is no mean over examples: the examples where the two
+  prediction sets differ are swapped between them at random
+  (:func:`macro_f1_improvement`), with the same bound of 2^-k for k changed
+  examples.
 * :func:`coverage_check` — a run on a hidden split must rank documents for a
   share of the split's published topics (default 90%), and optionally at least
   a number of documents for each topic it covers, or it is refused before it
@@ -30,12 +35,14 @@ call them alike.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from .stats import randomization_test
+from .classification import FN, FP, TP, contributions
+from .stats import EXACT_MAX_N, randomization_test
 
 #: One-sided level of the Ladder's test.
 ALPHA = 0.05
@@ -115,15 +122,132 @@ def ladder_step(*, best: Sequence[float] | None, new: Sequence[float], alpha: fl
     new_shown = round_score(new_values.mean() if len(new_values) else 0.0, decimals)
     best_shown = round_score(best_values.mean() if len(best_values) else 0.0, decimals)
     p = improvement_p_value(best_values, new_values, n_resamples=n_resamples, seed=seed)
+    return _decision(first=first, new_shown=new_shown, best_shown=best_shown, p=p, alpha=alpha, show=show)
+
+
+def _decision(*, first: bool, new_shown: float, best_shown: float, p: float, alpha: float,
+              show: Callable[[float], str],
+              too_few: str = "it scores above 0 on too few of the split's topics") -> LadderDecision:
     if new_shown > best_shown and p < alpha:
         message = (f"Released: your first score here, {show(new_shown)}." if first else
                    f"Released: a significant improvement over your best ({show(best_shown)}), now {show(new_shown)}.")
         return LadderDecision(True, new_shown, p, message)
     if first:
         return LadderDecision(False, best_shown, p, "Not released: this run is not a significant improvement over an "
-                                                    "empty run (it scores above 0 on too few of the split's topics).")
+                                                    f"empty run ({too_few}).")
     return LadderDecision(False, best_shown, p, f"Not a significant improvement over your best "
                                                 f"({show(best_shown)}); your best stays on the leaderboard.")
+
+
+# --- corpus-level measures: macro-F1 ---------------------------------------------------------------
+
+#: Swap rows held at once (rows × differing examples).
+_SWAP_BLOCK_VALUES = 4_000_000
+
+
+def _macro_f1_rows(counts: np.ndarray) -> np.ndarray:
+    """Macro-F1 of each row of per-label counts (rows × labels × (TP, FP, FN)), as ``scores_from_counts``."""
+    tp, fp, fn = counts[..., TP], counts[..., FP], counts[..., FN]
+    denominator = 2 * tp + fp + fn
+    f1 = np.divide(2 * tp, denominator, out=np.zeros_like(denominator, dtype=np.float64), where=tp > 0)
+    present = (denominator > 0).sum(axis=-1)
+    macro: np.ndarray = np.divide(f1.sum(axis=-1), present, out=np.zeros(f1.shape[:-1]), where=present > 0)
+    return macro
+
+
+def macro_f1_improvement(*, task: str, gold: Sequence[object], best: Sequence[object] | None, new: Sequence[object],
+                         n_resamples: int = N_RESAMPLES, seed: int = SEED) -> tuple[float, float, float]:
+    """(p, best's macro-F1, new's) of the one-sided paired test of "``new`` predicts better than ``best``".
+
+    Macro-F1 is no mean over examples, so the Ladder's sign flips become swaps
+    (approximate randomization, Noreen 1989; Yeh 2000): under the null
+    hypothesis each example's two predictions are exchangeable, so the
+    examples where they differ are swapped between the two systems at random
+    and the difference of the two macro-F1 recomputed; p is the share at least
+    as large as the observed one. Exact (all 2^k swaps) for k ≤
+    ``evaluation.stats.EXACT_MAX_N`` differing examples, else ``n_resamples``
+    seeded random swaps, (1 + hits) / (1 + n_resamples). As with the sign
+    flips, a change confined to k examples can reach no p below 2^-k: at
+    alpha = 0.05 five examples must all help. ``best`` None is no prediction
+    at all (a first run against an empty one). Each example's counts come from
+    :func:`evaluation.classification.contributions`; a swap moves them from
+    one system's totals to the other's.
+    """
+    if len(gold) != len(new) or (best is not None and len(best) != len(new)):
+        raise ValueError("the Ladder compares two prediction sets answering the same examples")
+    index: dict[str, int] = {}
+    rows_best: list[list[tuple[int, int]]] = []
+    rows_new: list[list[tuple[int, int]]] = []
+    for i, g in enumerate(gold):
+        b = best[i] if best is not None else None
+        rows_best.append([(index.setdefault(label, len(index)), column) for label, column in contributions(task, g, b)])
+        rows_new.append([(index.setdefault(label, len(index)), column) for label, column in contributions(task, g, new[i])])
+    n_labels = len(index)
+
+    def total_of(rows: list[list[tuple[int, int]]]) -> np.ndarray:
+        out = np.zeros((n_labels, 3), dtype=np.int64)
+        for row in rows:
+            for label, column in row:
+                out[label, column] += 1
+        return out
+
+    total_best, total_new = total_of(rows_best), total_of(rows_new)
+    f1_best, f1_new = (float(v) for v in _macro_f1_rows(np.stack([total_best, total_new])))
+    # A swap of example i gives new its best-side counts: new + (b_i - n_i), best - (b_i - n_i). Each example
+    # moves a few counts only, so the moves are kept per count (label, column): the examples and amounts.
+    moves: dict[int, dict[int, int]] = {}
+    k = 0
+    for i in range(len(gold)):
+        change: Counter[int] = Counter(label * 3 + column for label, column in rows_best[i])
+        change.subtract(label * 3 + column for label, column in rows_new[i])
+        if not any(change.values()):
+            continue
+        for flat, amount in change.items():
+            if amount:
+                moves.setdefault(flat, {})[k] = amount
+        k += 1
+    if k == 0:
+        return 1.0, f1_best, f1_new
+    by_count = [(flat, np.fromiter(m.keys(), dtype=np.int64), np.fromiter(m.values(), dtype=np.float64))
+                for flat, m in moves.items()]
+    observed = f1_new - f1_best
+    threshold = observed - 1e-12
+    hits = 0
+    if k <= EXACT_MAX_N:
+        swaps = ((np.arange(2 ** k)[:, None] >> np.arange(k)) & 1).astype(np.int8)
+        blocks: Iterable[np.ndarray] = [swaps]
+        total_rows = 2 ** k
+    else:
+        rng = np.random.default_rng(seed)
+        per_block = max(1, _SWAP_BLOCK_VALUES // k)
+        blocks = (rng.integers(0, 2, size=(min(per_block, n_resamples - start), k), dtype=np.int8)
+                  for start in range(0, n_resamples, per_block))
+        total_rows = n_resamples
+    for block in blocks:
+        moved = np.zeros((len(block), n_labels * 3))
+        for flat, examples, amounts in by_count:
+            moved[:, flat] = block[:, examples] @ amounts
+        moved3 = moved.reshape(len(block), n_labels, 3)
+        stats = _macro_f1_rows(total_new + moved3) - _macro_f1_rows(total_best - moved3)
+        hits += int(np.count_nonzero(stats >= threshold))
+    p = hits / total_rows if k <= EXACT_MAX_N else (1 + hits) / (1 + total_rows)
+    return float(p), f1_best, f1_new
+
+
+def ladder_step_macro_f1(*, task: str, gold: Sequence[object], best: Sequence[object] | None, new: Sequence[object],
+                         alpha: float = ALPHA, decimals: int = DECIMALS, n_resamples: int = N_RESAMPLES,
+                         seed: int = SEED, fmt: Callable[[float], str] | None = None) -> LadderDecision:
+    """:func:`ladder_step` for macro-F1 (classification and NER): the swap test of :func:`macro_f1_improvement`.
+
+    ``best``/``new``: the answers of the two prediction sets in the order of ``gold``; ``best`` None for a first
+    run, which is held to the same rule against no prediction at all.
+    """
+    p, f1_best, f1_new = macro_f1_improvement(task=task, gold=gold, best=best, new=new, n_resamples=n_resamples,
+                                              seed=seed)
+    show = fmt or (lambda v: f"{v:.{decimals}f}")
+    return _decision(first=best is None, new_shown=round_score(f1_new, decimals),
+                     best_shown=round_score(f1_best, decimals), p=p, alpha=alpha, show=show,
+                     too_few="it answers too few of the split's examples right")
 
 
 # --- coverage ---------------------------------------------------------------------------------

@@ -26,11 +26,13 @@ import logging
 import numpy as np
 from django.db.models import QuerySet
 
-from evaluation.ladder import ladder_step, round_score
-from leaderboard.models import Split
+from evaluation.ladder import ladder_step, ladder_step_macro_f1, round_score
+from leaderboard.models import Dataset, Split
 
 from ..models import LadderBest, Result, ResultPart, Submission
 from ..selectors import differenced_private_topics, full_part_of, load_per_query
+from .predictions import aligned_answers, gold_with_labels
+from .results import read_stored_run
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +48,7 @@ def _vector(result: Result | ResultPart, measure: str) -> dict[str, float] | Non
     return dict(zip(data["qids"].astype(str).tolist(), np.asarray(data[measure], dtype=np.float64).tolist()))
 
 
-def _decide(*, best: Result | None, new: Result, measure: str,
+def _decide(*, best: Result | None, new: Result, measure: str, split: Split,
             private: frozenset[str] | None = None) -> tuple[bool, str, float | None]:
     """(released, message, p) for ``new`` against ``best`` (None: the participant's first result here).
 
@@ -55,11 +57,13 @@ def _decide(*, best: Result | None, new: Result, measure: str,
     them, gives the difference of its private part and its best's (``N * all - Npub * public``): five public
     topics and one private one moved, that one's value.
     """
+    if split.dataset.task != Dataset.Task.RETRIEVAL:
+        return _decide_macro_f1(best=best, new=new, split=split)
     new_values = _vector(new, measure)
     best_values = _vector(best, measure) if best is not None else {}
     if new_values is None or best_values is None:
-        # No per-query values for the primary measure (a corpus-level measure such as macro-F1):
-        # no test is possible, so only the displayed value going up by a step releases it.
+        # A result stored without per-query values (none is since the per-query blob exists): no test is
+        # possible, so only the displayed value going up by a step releases it.
         shown_new = round_score(new.primary_score or 0.0)
         shown_best = round_score(best.primary_score or 0.0) if best is not None else None
         if shown_best is None or shown_new > shown_best:
@@ -80,6 +84,22 @@ def _decide(*, best: Result | None, new: Result, measure: str,
             held = ladder_step(best=[best_values.get(q, 0.0) for q in qids] if best is not None else None,
                                new=[best_values.get(q, 0.0) for q in qids])
             return False, held.message, on_private.p_value  # the test that held it back
+    return decision.released, decision.message, decision.p_value
+
+
+def _decide_macro_f1(*, best: Result | None, new: Result, split: Split) -> tuple[bool, str, float | None]:
+    """The Ladder of a classification or NER split: the swap test on macro-F1 (``evaluation.ladder``).
+
+    Macro-F1 has no per-example values to store, so both prediction files are read again and aligned on the
+    gold's examples. (Before, a run was released when its shown macro-F1 went up a step: one changed
+    prediction was released exactly when it was right, one label per submission.)
+    """
+    dataset = split.dataset
+    gold = gold_with_labels(dataset=dataset, version=new.qrels_version)
+    new_answers = aligned_answers(gold=gold, data=read_stored_run(new.submission))
+    best_answers = aligned_answers(gold=gold, data=read_stored_run(best.submission)) if best is not None else None
+    decision = ladder_step_macro_f1(task=dataset.task, gold=[gold.answers[i] for i in gold.ids], best=best_answers,
+                                    new=new_answers)
     return decision.released, decision.message, decision.p_value
 
 
@@ -112,7 +132,7 @@ def ladder_judge(*, result: Result, submission: Submission, split: Split, again:
         return result
     best = Result.objects.filter(pk=row.result_id).first() if row.result_id else None
     measure = split.dataset.primary_measure
-    released, message, p = _decide(best=best, new=result, measure=measure,
+    released, message, p = _decide(best=best, new=result, measure=measure, split=split,
                                    private=differenced_private_topics(submission=submission))
     Result.objects.filter(pk=result.pk).update(released=released, ladder_message=message, ladder_p=p)
     result.released, result.ladder_message, result.ladder_p = released, message, p

@@ -77,3 +77,10 @@ def test_the_growth_bench_scores_in_a_subprocess_and_draws_a_plot():
     assert "µs per line" in out and "5,000" in out
     svg = (ROOT / "var" / "bench-results" / "growth-smoke.svg").read_text()
     assert svg.startswith("<svg") and "run lines" in svg
+
+
+def test_the_ladder_bench_times_the_swap_test_beside_its_peers():
+    out = run_bench("bench_ladder.py").stdout
+    assert "swap / scoring" in out and "| 300 | 5 |" in out
+    records = json.loads((ROOT / "var" / "bench-results" / "ladder-smoke.json").read_text())
+    assert records[0]["examples"] == 300 and records[0]["swap_step_s"] > 0

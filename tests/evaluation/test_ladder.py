@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 
 import numpy as np
 import pytest
 
-from evaluation.ladder import coverage_check, improvement_p_value, ladder_step, round_score
+from evaluation.classification import multi_label_f1, ner_f1, single_label_f1
+from evaluation.ladder import (
+    coverage_check,
+    improvement_p_value,
+    ladder_step,
+    ladder_step_macro_f1,
+    macro_f1_improvement,
+    round_score,
+)
 
 
 def test_it_releases_a_first_submission_rounded():
@@ -162,3 +171,88 @@ def test_it_checks_documents_per_topic_only_when_asked():
 def test_it_takes_a_lower_share():
     counts = {t: 1 for t in TOPICS[:10]}
     assert coverage_check(topic_ids=TOPICS, docs_per_topic=counts, min_share=0.5).refusal is None
+
+
+# --- macro-F1 (classification and NER): swaps instead of sign flips ----------------------------------
+
+LABELS = ["civil", "tax", "criminal", "labour"]
+
+
+def _swap_p_by_hand(task, gold, best, new):
+    """The swap test's exact p-value from the task's own macro-F1 over every swap of the differing examples."""
+    measure = {"single": single_label_f1, "multi": multi_label_f1, "ner": ner_f1}[task]
+    differ = [i for i in range(len(gold)) if best[i] != new[i]]
+    observed = measure(gold, new)[0] - measure(gold, best)[0]
+    hits = 0
+    for mask in itertools.product([False, True], repeat=len(differ)):
+        a, b = list(new), list(best)
+        for i, swap in zip(differ, mask, strict=True):
+            if swap:
+                a[i], b[i] = best[i], new[i]
+        hits += measure(gold, a)[0] - measure(gold, b)[0] >= observed - 1e-12
+    return hits / 2 ** len(differ)
+
+
+def test_one_changed_prediction_is_never_released_however_it_helps():
+    gold = [LABELS[i % 4] for i in range(40)]
+    best = ["civil"] * 40
+    new = list(best)
+    new[1] = gold[1]  # right now, and the only right "tax": that label's F1 goes from 0 up
+    decision = ladder_step_macro_f1(task="single", gold=gold, best=best, new=new)
+    assert not decision.released and decision.p_value == 0.5
+    assert decision.shown == round_score(single_label_f1(gold, best)[0])
+
+
+def test_five_changed_predictions_that_all_help_are_released():
+    gold = [LABELS[i % 4] for i in range(40)]
+    best = ["civil"] * 40
+    new = list(best)
+    for i in (1, 2, 3, 5, 6):
+        new[i] = gold[i]
+    decision = ladder_step_macro_f1(task="single", gold=gold, best=best, new=new)
+    assert decision.released and decision.p_value == 1 / 32
+
+
+@pytest.mark.parametrize("task", ["single", "multi", "ner"])
+@pytest.mark.parametrize("seed", range(6))
+def test_the_swap_test_equals_every_swap_scored_by_the_tasks_own_measure(task, seed):
+    rng = np.random.default_rng(seed)
+    n = 12
+
+    def answer():
+        if task == "single":
+            return LABELS[rng.integers(0, 4)]
+        if task == "multi":
+            return sorted({LABELS[j] for j in rng.integers(0, 4, size=rng.integers(0, 3))})
+        return [["O", "B-PER", "I-PER", "B-ORG"][j] for j in rng.integers(0, 4, size=4)]
+
+    gold = [answer() for _ in range(n)]
+    best = [answer() for _ in range(n)]
+    new = [g if rng.random() < 0.5 else b for g, b in zip(gold, best, strict=True)]
+    for i in rng.integers(0, n, size=3):
+        new[i] = answer()
+    p, f1_best, f1_new = macro_f1_improvement(task=task, gold=gold, best=best, new=new)
+    measure = {"single": single_label_f1, "multi": multi_label_f1, "ner": ner_f1}[task]
+    assert f1_best == pytest.approx(measure(gold, best)[0], abs=1e-12)
+    assert f1_new == pytest.approx(measure(gold, new)[0], abs=1e-12)
+    assert p == pytest.approx(_swap_p_by_hand(task, gold, best, new), abs=1e-12)
+
+
+def test_a_first_prediction_set_is_tested_against_no_prediction_at_all():
+    gold = [LABELS[i % 4] for i in range(40)]
+    probe = ["labour"] * 40  # right on the ten "labour" examples only: a label's worth of examples, released
+    assert ladder_step_macro_f1(task="single", gold=gold, best=None, new=probe).released
+    one = ["none-of-these"] * 40
+    one[0] = gold[0]
+    decision = ladder_step_macro_f1(task="single", gold=gold, best=None, new=one)
+    assert not decision.released and "too few of the split's examples" in decision.message
+
+
+def test_the_swap_test_is_seeded_beyond_sixteen_differences():
+    rng = np.random.default_rng(3)
+    gold = [LABELS[i] for i in rng.integers(0, 4, size=300)]
+    best = [LABELS[i] for i in rng.integers(0, 4, size=300)]
+    new = [g if rng.random() < 0.4 else b for g, b in zip(gold, best, strict=True)]
+    first = macro_f1_improvement(task="single", gold=gold, best=best, new=new)
+    assert first == macro_f1_improvement(task="single", gold=gold, best=best, new=new)
+    assert first[0] == pytest.approx(1 / 10_001)
