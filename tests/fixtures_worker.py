@@ -133,6 +133,32 @@ class WorkerProcess:
             time.sleep(0.05)
         return not self.alive
 
+    def settle(self, queue: str, timeout: float = 60) -> bool:
+        """Leave this worker nothing to do: ``queue`` purged, nothing running, nothing scheduled.
+
+        Rounds until one finds nothing new: a task that was running may have
+        sent more (a notice after its commit, a rescoring) or be due again
+        later (a retry's or a countdown's ETA, held in the worker's timer,
+        where ``active`` does not list it: revoked, so it never runs).
+        """
+        from lexboard.celery import app
+
+        deadline = time.monotonic() + timeout
+        revoked: set[str] = set()
+        while self.alive and time.monotonic() < deadline:
+            dropped = drop_messages(queue)
+            if not self.wait_idle(timeout=max(0.0, deadline - time.monotonic())):
+                return False
+            inspect = app.control.inspect(destination=[self.hostname], timeout=1.0, limit=1)
+            due = {entry["request"]["id"] for entry in (inspect.scheduled() or {}).get(self.hostname, [])} - revoked
+            if due:
+                app.control.revoke(sorted(due), destination=[self.hostname])
+                revoked |= due
+                continue
+            if not dropped:
+                return True
+        return not self.alive
+
 
 def process_children(pid: int) -> list[int]:
     """The pids of a process's direct children (Linux /proc)."""
@@ -211,8 +237,9 @@ def start_worker(
     raise RuntimeError(f"the Celery worker was not ready after {READY_TIMEOUT:.0f}s:\n{worker.log()[-4000:]}")
 
 
-def drop_messages(queue: str, *, delete: bool = False) -> None:
-    """Purge a queue on the broker (or delete it); nothing to do when it was never declared or the broker is gone."""
+def drop_messages(queue: str, *, delete: bool = False) -> int:
+    """Purge a queue on the broker (or delete it); how many messages it held (0 when it was never declared or
+    the broker is gone)."""
     from lexboard.celery import app
 
     try:
@@ -221,10 +248,10 @@ def drop_messages(queue: str, *, delete: bool = False) -> None:
             channel = conn.default_channel
             if delete:
                 channel.queue_delete(queue)
-            else:
-                channel.queue_purge(queue)
+                return 0
+            return int(channel.queue_purge(queue) or 0)
     except Exception:  # a queue that was never declared, or a broker that is gone
-        pass
+        return 0
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -242,7 +269,10 @@ def unread_queue_of(worker_queue: str) -> str:
 
 # A test asking for one of these sends its messages where it means to: to the session's worker, to workers
 # it starts, or to a queue of its own.
-ROUTING_FIXTURES = frozenset({"celery_worker_process", "worker_factory", "unread_queue", "s3_queue", "s3_worker"})
+ROUTING_FIXTURES = frozenset({"celery_worker_process", "worker_factory", "unread_queue", "s3_queue", "s3_worker",
+                              "live_site"})  # (gunicorn sends to the session's queue, whatever this process does)
+#: The session's worker once a test has started it: it reads the session's queue for every later test too.
+SESSION_WORKER = pytest.StashKey["WorkerProcess"]()
 
 
 def commits(request: pytest.FixtureRequest) -> bool:
@@ -272,8 +302,8 @@ def _no_task_outlives_its_test(request, worker_queue):
       (the session's worker, started by an earlier test, would score them);
     - the database fixture is set up before every other fixture of the test, so
       its flush comes last: after the workers the test started have stopped,
-      and after the session's worker has finished what the test sent (its queue
-      purged first, then waited for until it runs and holds nothing).
+      and after the session's worker (started by this test or an earlier one)
+      has finished what the test sent: ``WorkerProcess.settle``.
     """
     if not commits(request):
         yield
@@ -287,12 +317,10 @@ def _no_task_outlives_its_test(request, worker_queue):
         finally:
             send_to(worker_queue)
         return
-    worker = request.getfixturevalue("celery_worker_process") if "celery_worker_process" in names else None
     yield
-    if worker is not None and worker.alive:
-        drop_messages(worker_queue)
-        if not worker.wait_idle():
-            raise RuntimeError(f"the session's worker was still busy 60 s after the test:\n{worker.log()[-4000:]}")
+    worker = request.config.stash.get(SESSION_WORKER, None)
+    if worker is not None and worker.alive and not worker.settle(worker_queue):
+        raise RuntimeError(f"the session's worker was still busy 60 s after the test:\n{worker.log()[-4000:]}")
 
 
 @pytest.fixture(scope="session")
@@ -355,7 +383,8 @@ def unread_queue(worker_queue):
 
 
 @pytest.fixture(scope="session")
-def celery_worker_process(django_db_setup, django_db_blocker, private_data_dir, worker_queue, tmp_path_factory):
+def celery_worker_process(request, django_db_setup, django_db_blocker, private_data_dir, worker_queue,
+                          tmp_path_factory):
     """One real worker (solo pool, concurrency 1) for the whole session, stopped at the end."""
     from django.db import connection
 
@@ -363,7 +392,9 @@ def celery_worker_process(django_db_setup, django_db_blocker, private_data_dir, 
         url = database_url(connection.settings_dict)
     log_path = tmp_path_factory.mktemp("worker") / "worker.log"
     worker = start_worker(database=url, queue=worker_queue, data_dir=private_data_dir, log_path=log_path)
+    request.config.stash[SESSION_WORKER] = worker
     yield worker
+    del request.config.stash[SESSION_WORKER]
     worker.stop()
 
 

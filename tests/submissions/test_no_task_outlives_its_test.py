@@ -5,7 +5,9 @@ sent a run and did not wait for it: the session's worker, started by an
 earlier test, was scoring it while the flush truncated every table.
 ``tests/fixtures_worker._no_task_outlives_its_test`` sends the messages of a
 test that asks for no worker to a queue no worker reads, and has the session's
-worker finish what a test sent before the flush. These tests check both.
+worker finish what a test sent before the flush (``WorkerProcess.settle``:
+its queue purged, nothing running, anything held for later revoked). These
+tests check each part.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from lexboard.celery import app
 from submissions.models import Submission
 from submissions.services import submission_create
+from submissions.services.queue import submission_enqueue
 from tests.fixtures_worker import unread_queue_of
 
 from .conftest import GOOD_RUN
@@ -52,6 +55,25 @@ def test_a_test_that_asks_for_no_worker_sends_to_a_queue_no_worker_reads(transac
 
 def test_a_test_with_the_sessions_worker_sends_to_it(transactional_db, celery_worker_process, worker_queue):
     assert settings.CELERY_TASK_DEFAULT_QUEUE == worker_queue
+
+
+def test_settle_revokes_a_task_the_worker_holds_for_later(transactional_db, celery_worker_process, worker_queue,
+                                                          alice, tiny_dataset):
+    """A retry or a countdown waits in the worker's timer, where ``active`` does not list it: revoked."""
+    worker = celery_worker_process
+    split = tiny_dataset.splits.get(name="test")
+    submission = submission_create(user=alice, split=split, upload=SimpleUploadedFile("run.txt", GOOD_RUN.encode()),
+                                   metadata={"system_name": "later"}, enqueue=False)
+    taken = worker.log().count("] received")
+    assert submission_enqueue(submission_id=submission.pk, countdown=2)
+    deadline = time.monotonic() + 60
+    while worker.log().count("] received") == taken:  # held in the timer until its ETA
+        assert time.monotonic() < deadline, worker.log()[-3000:]
+        time.sleep(0.02)
+    assert worker.settle(worker_queue)
+    time.sleep(3)  # past its ETA
+    assert Submission.objects.get(pk=submission.pk).status == Submission.Status.QUEUED
+    assert "revoked" in worker.log().lower()
 
 
 def test_wait_idle_returns_once_the_worker_has_finished_what_it_took(transactional_db, celery_worker_process,
