@@ -234,6 +234,12 @@ def partition_in_use(*, split_id: int) -> bool:
     return ResultPart.objects.filter(submission__split_id=split_id).exists()
 
 
+def released_participant_runs(*, split_id: int) -> int:
+    """How many participants' runs (not curators' baselines) have released scores on the split."""
+    return (Submission.objects.filter(split_id=split_id, is_baseline=False, results__released=True)
+            .exclude(results__scores={}).distinct().count())
+
+
 def full_part_of(result: Result) -> Result | ResultPart:
     """``result`` on all topics: its full part while a shared task shows the public one, else itself."""
     part = ResultPart.objects.filter(submission_id=result.submission_id, qrels_version_id=result.qrels_version_id,

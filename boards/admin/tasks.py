@@ -13,7 +13,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 
 from sharedtasks.models import Phase, PrivateBoard
-from submissions.selectors import partition_in_use
+from submissions.selectors import partition_in_use, released_participant_runs
 from submissions.services.unpartition import split_partition
 
 from ..private_board import phase_reveal
@@ -27,6 +27,19 @@ class PhaseForm(forms.ModelForm):
     def clean(self) -> dict:
         cleaned = super().clean() or {}
         phase = self.instance
+        split = cleaned.get("split")
+        if phase.pk and split is not None and split.pk != phase.split_id:
+            raise forms.ValidationError({"split": (
+                f"A phase stays on its split ({phase.split}): its partition and its runs are that split's. "
+                "Add a new phase for another split.")})
+        if not phase.pk and split is not None and (shown := released_participant_runs(split_id=split.pk)):
+            # Their scores were shown on all topics; during the task they would be shown on the public part,
+            # and a participant sending such a run again for a team gets both: by difference, a private topic.
+            raise forms.ValidationError({"split": (
+                f"{split} already shows the scores of {shown} participants' run(s) on all its topics; during the "
+                "task they would be shown on the public part too, and the two give the private topics away by "
+                "difference. Set the task up on a hidden split without participants' runs (add one, e.g. "
+                "“test-2027”, with the task's topics and judgments); curators' baselines may be there.")})
         # Against the stored values (the instance is updated after clean()): the seed's callable default makes
         # Django compare it with a hidden initial field, which a script's POST may lack.
         moved = {name for name in ("public_share", "seed")

@@ -107,9 +107,10 @@ def test_runs_released_before_and_after_the_reveal_give_no_private_topics_value(
 
 def test_runs_released_before_a_phase_and_during_it_give_no_private_topics_value(alice, private_run_storage,
                                                                                own_cache_namespace):
-    """The mirror at the opening: two runs released on all topics before a curator sets a phase up on their
-    split, then on the public part during it (``split_partition`` cuts the stored results and replays the
-    Ladder), give the difference of their private parts by the same arithmetic."""
+    """The mirror at the opening: two runs released on all topics before a phase is set up on their split,
+    then on the public part during it (``split_partition`` cuts the stored results and replays the Ladder),
+    give the difference of their private parts by the same arithmetic. The admin refuses such a split
+    (tests/sharedtasks/test_phases.py); this is the Ladder's second line, for a phase made another way."""
     split = _hidden_split("early")
 
     base = set(PUBLIC[:5]) | set(PRIVATE[:5])

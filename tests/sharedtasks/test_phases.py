@@ -149,12 +149,22 @@ def test_baselines_are_not_held_to_the_dates(task_world, staff):
     assert sub.entrant_team_id is None and not sub.after_task
 
 
-def test_runs_scored_before_the_phase_show_their_public_part_once_the_curator_saves_it(task_world, bob, staff,
-                                                                                       client):
+def baseline(staff, split, ranks: dict[str, int], name: str) -> Submission:
+    """A curator's reference run, scored (a phase may be set up on a split that has these)."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from submissions.services import submission_score_now
+
+    sub = submission_create(user=staff, split=split, upload=SimpleUploadedFile("b.txt", run_bytes(ranks, "b")),
+                            metadata={"system_name": name, "visibility": "public"}, is_baseline=True, enqueue=False)
+    return submission_score_now(sub.pk)
+
+
+def test_runs_scored_before_the_phase_show_their_public_part_once_the_curator_saves_it(task_world, staff, client):
     from submissions.models import Result, ResultPart
 
     Phase.objects.filter(pk=task_world.phase.pk).delete()
-    early = upload(bob, task_world.split, BOB_RANKS, "before the task")
+    early = baseline(staff, task_world.split, BOB_RANKS, "before the task")
     assert Result.objects.get(submission=early).scores["R@10"] == pytest.approx(5 / 9)  # all topics: no phase
     client.force_login(staff)
     now = timezone.now()
@@ -217,14 +227,14 @@ def upcoming_phase_form(split, title: str) -> dict:
             "seed": 11}
 
 
-def test_the_partition_stays_once_runs_show_their_public_part(task_world, bob, staff, client):
+def test_the_partition_stays_once_runs_show_their_public_part(task_world, staff, client):
     """Before the opening a phase's draw follows its share and seed; once stored runs show their score on the
     public topics, a new draw would show each of them on a second set of topics, and the two means differ by
     the topics that moved in or out (one topic, for a small change of the share)."""
     from submissions.models import Result
 
     Phase.objects.filter(pk=task_world.phase.pk).delete()
-    early = upload(bob, task_world.split, BOB_RANKS, "before the task")
+    early = baseline(staff, task_world.split, BOB_RANKS, "before the task")
     client.force_login(staff)
     form = upcoming_phase_form(task_world.split, "Late task")
     assert client.post(reverse("admin:sharedtasks_phase_add"), form).status_code == 302
@@ -258,3 +268,33 @@ def test_an_upcoming_phase_without_stored_runs_is_drawn_again_at_each_save(task_
     assert client.post(url, {**form, "public_share": 0.8}).status_code == 302
     phase.refresh_from_db()
     assert phase.public_qids == Phase.draw_public(QIDS, share=0.8, seed=11)
+
+
+def test_a_phase_cannot_be_set_up_on_a_split_showing_participants_scores(task_world, bob, staff, client):
+    """Their all-topic values were shown; during the task the public part's would be, and a participant who
+    sends such a run again for a team (a new run, on the team's own Ladder) gets both: by difference
+    (N * all - Npub * public) the private topics'. So the split must have no participants' released runs."""
+    from submissions.models import Result
+
+    Phase.objects.filter(pk=task_world.phase.pk).delete()
+    early = upload(bob, task_world.split, BOB_RANKS, "before the task")
+    assert Result.objects.get(submission=early).released
+    client.force_login(staff)
+    response = client.post(reverse("admin:sharedtasks_phase_add"), upcoming_phase_form(task_world.split, "Late"))
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "already shows the scores of 1 participants" in page and "without participants" in page
+    assert not Phase.objects.filter(title="Late").exists()
+    assert Result.objects.get(submission=early).scores["R@10"] == pytest.approx(5 / 9)  # not cut
+
+
+def test_a_phase_stays_on_its_split(task_world, staff, client):
+    from leaderboard.models import Split
+
+    other = Split.objects.create(dataset=task_world.dataset, name="test-2027", kind="test", hidden=True)
+    client.force_login(staff)
+    form = upcoming_phase_form(task_world.split, task_world.phase.title)
+    response = client.post(reverse("admin:sharedtasks_phase_change", args=[task_world.phase.pk]),
+                           {**form, "split": other.pk})
+    assert response.status_code == 200 and "A phase stays on its split" in response.content.decode()
+    assert Phase.objects.get(pk=task_world.phase.pk).split_id == task_world.split.pk
