@@ -137,11 +137,11 @@ def contributions(task: str, gold: object, pred: object) -> Iterator[tuple[str, 
     """
     if task == "single":
         if gold == pred:
-            yield str(gold), TP
+            yield cast("str", gold), TP
         else:
-            yield str(gold), FN
+            yield cast("str", gold), FN
             if pred is not None:
-                yield str(pred), FP
+                yield cast("str", pred), FP
     elif task == "multi":
         gs, ps = set(cast("Iterable[str]", gold)), set(cast("Iterable[str]", pred or ()))
         yield from ((label, TP) for label in gs & ps)

@@ -141,17 +141,21 @@ def _decision(*, first: bool, new_shown: float, best_shown: float, p: float, alp
 
 # --- corpus-level measures: macro-F1 ---------------------------------------------------------------
 
-#: Swap rows held at once (rows × differing examples).
-_SWAP_BLOCK_VALUES = 4_000_000
+#: Values of a block of swaps (rows × max(differing examples, moved counts)): about 8 MB per array of it.
+_SWAP_BLOCK_VALUES = 1_000_000
 
 
-def _macro_f1_rows(counts: np.ndarray) -> np.ndarray:
-    """Macro-F1 of each row of per-label counts (rows × labels × (TP, FP, FN)), as ``scores_from_counts``."""
+def _f1_sum_present(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of per-label counts (… × labels × (TP, FP, FN)): the sum of the labels' F1 and how many labels
+    count (any count at all), as ``scores_from_counts`` averages them."""
     tp, fp, fn = counts[..., TP], counts[..., FP], counts[..., FN]
     denominator = 2 * tp + fp + fn
     f1 = np.divide(2 * tp, denominator, out=np.zeros_like(denominator, dtype=np.float64), where=tp > 0)
-    present = (denominator > 0).sum(axis=-1)
-    macro: np.ndarray = np.divide(f1.sum(axis=-1), present, out=np.zeros(f1.shape[:-1]), where=present > 0)
+    return f1.sum(axis=-1), (denominator > 0).sum(axis=-1)
+
+
+def _macro(f1_sum: np.ndarray, present: np.ndarray) -> np.ndarray:
+    macro: np.ndarray = np.divide(f1_sum, present, out=np.zeros(np.shape(f1_sum)), where=present > 0)
     return macro
 
 
@@ -192,7 +196,7 @@ def macro_f1_improvement(*, task: str, gold: Sequence[object], best: Sequence[ob
         return out
 
     total_best, total_new = total_of(rows_best), total_of(rows_new)
-    f1_best, f1_new = (float(v) for v in _macro_f1_rows(np.stack([total_best, total_new])))
+    f1_best, f1_new = (float(v) for v in _macro(*_f1_sum_present(np.stack([total_best, total_new]))))
     # A swap of example i gives new its best-side counts: new + (b_i - n_i), best - (b_i - n_i). Each example
     # moves a few counts only, so the moves are kept per count (label, column): the examples and amounts.
     moves: dict[int, dict[int, int]] = {}
@@ -208,27 +212,36 @@ def macro_f1_improvement(*, task: str, gold: Sequence[object], best: Sequence[ob
         k += 1
     if k == 0:
         return 1.0, f1_best, f1_new
-    by_count = [(flat, np.fromiter(m.keys(), dtype=np.int64), np.fromiter(m.values(), dtype=np.float64))
-                for flat, m in moves.items()]
+    # Only the labels some swap moves are scored per swap; the others' F1 is the same in every swap.
+    moved_labels = sorted({flat // 3 for flat in moves})
+    slot = {label: j for j, label in enumerate(moved_labels)}
+    by_count = [(3 * slot[flat // 3] + flat % 3, np.fromiter(m.keys(), dtype=np.int64),
+                 np.fromiter(m.values(), dtype=np.float64)) for flat, m in moves.items()]
+    still = np.ones(n_labels, dtype=bool)
+    still[moved_labels] = False
+    fixed_new, fixed_best = _f1_sum_present(total_new[still]), _f1_sum_present(total_best[still])
+    base_new, base_best = total_new[moved_labels], total_best[moved_labels]
     observed = f1_new - f1_best
     threshold = observed - 1e-12
+    per_block = max(1, _SWAP_BLOCK_VALUES // max(k, 3 * len(moved_labels)))
+    exact = k <= EXACT_MAX_N
+    total_rows = 2 ** k if exact else n_resamples
+    rng = np.random.default_rng(seed)
     hits = 0
-    if k <= EXACT_MAX_N:
-        swaps = ((np.arange(2 ** k)[:, None] >> np.arange(k)) & 1).astype(np.int8)
-        blocks: Iterable[np.ndarray] = [swaps]
-        total_rows = 2 ** k
-    else:
-        rng = np.random.default_rng(seed)
-        per_block = max(1, _SWAP_BLOCK_VALUES // k)
-        blocks = (rng.integers(0, 2, size=(min(per_block, n_resamples - start), k), dtype=np.int8)
-                  for start in range(0, n_resamples, per_block))
-        total_rows = n_resamples
-    for block in blocks:
-        moved = np.zeros((len(block), n_labels * 3))
-        for flat, examples, amounts in by_count:
-            moved[:, flat] = block[:, examples] @ amounts
-        moved3 = moved.reshape(len(block), n_labels, 3)
-        stats = _macro_f1_rows(total_new + moved3) - _macro_f1_rows(total_best - moved3)
+    for start in range(0, total_rows, per_block):
+        rows = min(per_block, total_rows - start)
+        if exact:
+            block = ((np.arange(start, start + rows)[:, None] >> np.arange(k)) & 1).astype(np.int8)
+        else:
+            block = rng.integers(0, 2, size=(rows, k), dtype=np.int8)
+        moved = np.zeros((rows, 3 * len(moved_labels)))
+        for column, examples, amounts in by_count:
+            moved[:, column] = block[:, examples] @ amounts
+        moved3 = moved.reshape(rows, len(moved_labels), 3)
+        sum_new, present_new = _f1_sum_present(base_new + moved3)
+        sum_best, present_best = _f1_sum_present(base_best - moved3)
+        stats = (_macro(sum_new + fixed_new[0], present_new + fixed_new[1])
+                 - _macro(sum_best + fixed_best[0], present_best + fixed_best[1]))
         hits += int(np.count_nonzero(stats >= threshold))
     p = hits / total_rows if k <= EXACT_MAX_N else (1 + hits) / (1 + total_rows)
     return float(p), f1_best, f1_new

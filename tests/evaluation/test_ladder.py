@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import time
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -256,3 +257,22 @@ def test_the_swap_test_is_seeded_beyond_sixteen_differences():
     first = macro_f1_improvement(task="single", gold=gold, best=best, new=new)
     assert first == macro_f1_improvement(task="single", gold=gold, best=best, new=new)
     assert first[0] == pytest.approx(1 / 10_001)
+
+
+def test_the_swap_test_holds_little_memory_with_many_labels():
+    """Exact over 2^16 swaps of 16 changed predictions among 2,000 labels: the swaps go in blocks, and only the
+    labels they move are scored per swap (the whole label set per swap row held about 1 GB)."""
+    labels = [f"label-{i}" for i in range(2000)]
+    rng = np.random.default_rng(2)
+    gold = [labels[i] for i in rng.integers(0, len(labels), 5000)]
+    new = list(gold)
+    for i in range(16):
+        new[i] = labels[(labels.index(gold[i]) + 1) % len(labels)]
+    tracemalloc.start()
+    try:
+        p, _, _ = macro_f1_improvement(task="single", gold=gold, best=gold, new=new)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert p == 1.0  # sixteen changes for the worse
+    assert peak < 60e6, f"{peak / 1e6:.0f} MB"
