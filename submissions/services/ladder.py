@@ -21,6 +21,7 @@ as such; splits without the Ladder release every result.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 
 import numpy as np
@@ -31,7 +32,7 @@ from leaderboard.models import Dataset, Split
 
 from ..models import LadderBest, Result, ResultPart, Submission
 from ..selectors import differenced_private_topics, full_part_of, load_per_query
-from .predictions import aligned_answers, gold_with_labels
+from .predictions import aligned_answers, gold_for
 from .results import read_stored_run
 
 logger = logging.getLogger(__name__)
@@ -95,7 +96,9 @@ def _decide_macro_f1(*, best: Result | None, new: Result, split: Split) -> tuple
     prediction was released exactly when it was right, one label per submission.)
     """
     dataset = split.dataset
-    gold = gold_with_labels(dataset=dataset, version=new.qrels_version)
+    # Any label accepted: each file was checked when it was scored; a label the dataset no longer declares
+    # must not make the best unreadable here (a new run's scoring, or a switch's replay, would fail on it).
+    gold = dataclasses.replace(gold_for(version=new.qrels_version, task=dataset.task), labels=None)
     new_answers = aligned_answers(gold=gold, data=read_stored_run(new.submission))
     best_answers = aligned_answers(gold=gold, data=read_stored_run(best.submission)) if best is not None else None
     decision = ladder_step_macro_f1(task=dataset.task, gold=[gold.answers[i] for i in gold.ids], best=best_answers,

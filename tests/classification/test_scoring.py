@@ -175,3 +175,28 @@ def test_a_small_language_is_scored_on_a_public_split(clf_dataset, alice):
     sub = score(train, alice, predictions({i: label for i, (label, _) in TRAIN_GOLD.items()}))
     assert sub.status == Submission.Status.SCORED, sub.error
     assert sub.results.get().scores["macro-F1/fr"] == 1.0 == sub.results.get().scores["macro-F1/de"]
+
+
+def test_the_ladder_still_reads_a_best_that_names_a_label_no_gold_declares_any_more(clf_dataset, alice):
+    """The Ladder reads the participant's best again at each judgment: a label the dataset declared when the best
+    was scored, and no longer does, must not make the next run fail (nor a switch's replay)."""
+    from leaderboard.importers import import_classification
+    from submissions.services import split_qrels_publish
+    from submissions.services.predictions import dataset_labels
+
+    train = clf_dataset.splits.get(name="train")
+    test = clf_dataset.splits.get(name="test")
+
+    def publish_train(gold: dict) -> None:
+        import_classification(dataset=clf_dataset, task="single", split="train", file=("train.jsonl", gold_file(gold)))
+        version = train.qrels_versions.order_by("-version").first()
+        split_qrels_publish(split=train, version=version)
+
+    publish_train({**TRAIN_GOLD, "r1": ("labour", "fr")})  # "labour" is a label of the dataset now
+    best = score(test, alice, predictions({**GOOD_PREDICTIONS, "t1": "labour"}), name="best.jsonl")
+    assert best.status == Submission.Status.SCORED, best.error
+    publish_train({**TRAIN_GOLD, "r10": ("civil", "fr")})  # and no more
+    assert "labour" not in dataset_labels(dataset=clf_dataset)
+    better = {i: label for i, (label, _) in TEST_GOLD.items()}
+    new = score(test, alice, predictions(better), name="better.jsonl")
+    assert new.status == Submission.Status.SCORED, new.error
