@@ -12,6 +12,7 @@ from django.contrib import admin, messages
 from django.db import transaction
 from django.db.models import QuerySet
 
+from lexboard.text import count
 from sharedtasks.models import Phase, PrivateBoard
 from submissions.selectors import partition_in_use, released_participant_runs
 from submissions.services.unpartition import split_partition
@@ -36,9 +37,9 @@ class PhaseForm(forms.ModelForm):
             # Their scores were shown on all topics; during the task they would be shown on the public part,
             # and a participant sending such a run again for a team gets both: by difference, a private topic.
             raise forms.ValidationError({"split": (
-                f"{split} already shows the scores of {shown} participants' run(s) on all its topics; during the "
-                "task they would be shown on the public part too, and the two give the private topics away by "
-                "difference. Set the task up on a hidden split without participants' runs (add one, e.g. "
+                f"{split} already shows the scores of {count(shown, 'run')} by participants on all its topics; "
+                "during the task they would be shown on the public part too, and the two give the private topics "
+                "away by difference. Set the task up on a hidden split without participants' runs (add one, e.g. "
                 "“test-2027”, with the task's topics and judgments); curators' baselines may be there.")})
         # Against the stored values (the instance is updated after clean()): the seed's callable default makes
         # Django compare it with a hidden initial field, which a script's POST may lack.

@@ -283,7 +283,7 @@ def test_a_phase_cannot_be_set_up_on_a_split_showing_participants_scores(task_wo
     response = client.post(reverse("admin:sharedtasks_phase_add"), upcoming_phase_form(task_world.split, "Late"))
     assert response.status_code == 200
     page = response.content.decode()
-    assert "already shows the scores of 1 participants" in page and "without participants" in page
+    assert "already shows the scores of 1 run by participants" in page and "without participants" in page
     assert not Phase.objects.filter(title="Late").exists()
     assert Result.objects.get(submission=early).scores["R@10"] == pytest.approx(5 / 9)  # not cut
 
