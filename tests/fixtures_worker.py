@@ -303,21 +303,23 @@ def _no_task_outlives_its_test(request, worker_queue):
     - the database fixture is set up before every other fixture of the test, so
       its flush comes last: after the workers the test started have stopped,
       and after the session's worker (started by this test or an earlier one)
-      has finished what the test sent: ``WorkerProcess.settle``.
+      has finished what the test or a server it started sent:
+      ``WorkerProcess.settle``, after every committing test.
     """
     if not commits(request):
         yield
         return
     request.getfixturevalue("_django_db_helper")
-    names = set(request.fixturenames)
-    if not names & ROUTING_FIXTURES:
+    routed = not set(request.fixturenames) & ROUTING_FIXTURES
+    if routed:
         send_to(unread_queue_of(worker_queue))
-        try:
-            yield
-        finally:
+    try:
+        yield
+    finally:
+        if routed:
             send_to(worker_queue)
-        return
-    yield
+    # Every committing test, whatever its fixtures: a server a test starts itself (as tests/security's
+    # start_server does) inherits the session's queue from the environment and sends there (seen in CI).
     worker = request.config.stash.get(SESSION_WORKER, None)
     if worker is not None and worker.alive and not worker.settle(worker_queue):
         raise RuntimeError(f"the session's worker was still busy 60 s after the test:\n{worker.log()[-4000:]}")
