@@ -236,8 +236,8 @@ def partition_in_use(*, split_id: int) -> bool:
 
 def released_participant_runs(*, split_id: int) -> int:
     """How many participants' runs (not curators' baselines) have released scores on the split."""
-    return (Submission.objects.filter(split_id=split_id, is_baseline=False, results__released=True)
-            .exclude(results__scores={}).distinct().count())
+    return (Result.objects.filter(submission__split_id=split_id, submission__is_baseline=False, released=True)
+            .exclude(scores={}).values("submission_id").distinct().count())
 
 
 def full_part_of(result: Result) -> Result | ResultPart:

@@ -195,15 +195,8 @@ class TaskScores:
     n_examples: int
 
 
-def gold_with_labels(*, dataset: Dataset, version: QrelsVersion) -> GoldSet:
-    """The gold version, taking every label the dataset declares as well as its own (what predictions may name)."""
-    gold = gold_for(version=version, task=dataset.task)
-    labels = dataset_labels(dataset=dataset) | gold_labels(gold)
-    return GoldSet(gold.task, gold.ids, gold.answers, labels, gold.languages, gold.warnings)
-
-
 def aligned_answers(*, gold: GoldSet, data: bytes, name: str = "predictions") -> list[object]:
-    """A prediction file's answers in the order of the gold's examples (checked as scoring checks them)."""
+    """A prediction file's answers in the order of the gold's examples (checked against ``gold``'s labels)."""
     answers = read_predictions(data, gold=gold, name=name).answers
     return [answers[i] for i in gold.ids]
 
@@ -221,7 +214,9 @@ def score_for_task(*, dataset: Dataset, version: QrelsVersion, data: bytes, name
     its own (on a hidden split a language of one example would give that
     example's label per submission: ``submissions.analysis.min_group_size``).
     """
-    gold = gold_with_labels(dataset=dataset, version=version)
+    gold = gold_for(version=version, task=dataset.task)
+    labels = dataset_labels(dataset=dataset) | gold_labels(gold)
+    gold = GoldSet(gold.task, gold.ids, gold.answers, labels, gold.languages, gold.warnings)
     predictions = read_predictions(data, gold=gold, name=name)
     result = evaluate_predictions(gold, predictions)
     scores = {MACRO_F1: float(result.macro_f1)}

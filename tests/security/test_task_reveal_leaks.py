@@ -73,6 +73,18 @@ def _hidden_split(slug: str) -> Split:
     return split
 
 
+def _assert_no_private_change(*, on_all: dict, on_public: dict) -> None:
+    """Runs a and b released on all topics and on the public part give the sum of b's changes over the private
+    topics (``N * Δall - Npub * Δpublic``), i.e. the probed topic's change: at least one must be held back."""
+    recovered = None
+    if None not in on_all.values() and None not in on_public.values():
+        recovered = (len(QIDS) * (on_all["b"] - on_all["a"])
+                     - len(PUBLIC) * (on_public["b"] - on_public["a"]))
+    assert recovered is None, (
+        f"the private topic {PROBED}'s change of R@10 follows from the four released means: {recovered:.3f} "
+        f"(its relevant document is first in b: 1.0)")
+
+
 def test_runs_released_before_and_after_the_reveal_give_no_private_topics_value(alice, private_run_storage,
                                                                                own_cache_namespace):
     split = _hidden_split("task")
@@ -94,13 +106,7 @@ def test_runs_released_before_and_after_the_reveal_give_no_private_topics_value(
     close(phase)
     assert phase_reveal(phase_id=phase.pk).created
     after = {"a": _scores(api, a).get("R@10"), "b": _scores(api, b).get("R@10")}
-    recovered = None
-    if None not in after.values():
-        # The sum of b's changes over the private topics, i.e. the probed topic's change.
-        recovered = len(QIDS) * (after["b"] - after["a"]) - len(PUBLIC) * (before["b"] - before["a"])
-    assert recovered is None, (
-        f"the private topic {PROBED}'s change of R@10 follows from the four released means: {recovered:.3f} "
-        f"(its relevant document is first in b: 1.0)")
+    _assert_no_private_change(on_all=after, on_public=before)
     # A run of the task that improves five private topics too is still released on all topics after the reveal.
     assert _scores(api, c) == {"R@10": 1.0}
 
@@ -128,12 +134,7 @@ def test_runs_released_before_a_phase_and_during_it_give_no_private_topics_value
     team_create(phase=phase, user=alice, name="Red")
     split = Split.objects.get(pk=split.pk)
     during = {"a": _scores(api, a).get("R@10"), "b": _scores(api, b).get("R@10")}
-    recovered = None
-    if None not in during.values():
-        recovered = len(QIDS) * (before["b"] - before["a"]) - len(PUBLIC) * (during["b"] - during["a"])
-    assert recovered is None, (
-        f"the private topic {PROBED}'s change of R@10 follows from the four released means: {recovered:.3f} "
-        f"(its relevant document is first in b: 1.0)")
+    _assert_no_private_change(on_all=before, on_public=during)
     assert during["a"] == 0.5, "the first run is still released, on its public part"
 
     c = _upload(alice, split, base | set(PUBLIC[5:]) | set(PRIVATE[5:]), "c")  # sent during the phase
