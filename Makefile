@@ -4,6 +4,10 @@ VENV ?= .venv
 # The metric core's own environment: no Django in it.
 CORE_VENV ?= .venv-core
 PY := $(VENV)/bin/python
+# The suite runs in parallel (pytest-xdist), one process per core by default; PYTEST_WORKERS=0 runs it serially.
+# --dist loadfile keeps a module's tests (and its module-scoped servers) in one process.
+PYTEST_WORKERS ?= 2
+XDIST := $(if $(filter 0 1,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS) --dist loadfile)
 
 .PHONY: run test test-fast check check-types check-code check-core venv venv-core clean-var
 
@@ -11,11 +15,11 @@ run:
 	./scripts/run.sh
 
 test: venv
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest $(XDIST) $(PYTEST_ARGS)
 
 # The quick part of the suite (no real worker processes, no browser).
 test-fast: venv
-	$(PY) -m pytest -m "not slow and not e2e and not browser and not chaos" $(PYTEST_ARGS)
+	$(PY) -m pytest $(XDIST) -m "not slow and not e2e and not browser and not chaos" $(PYTEST_ARGS)
 
 # The gates (CONTRIBUTING.md): mypy --strict on the metric core and mypy on the Django packages, then the gates
 # CI runs before the tests.
