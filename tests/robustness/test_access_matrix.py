@@ -476,6 +476,18 @@ def client_for(role: str, w: World, *, csrf: bool = False) -> Client:
     return client
 
 
+#: Template syntax that reached the visitor: a comment Django did not strip (``{# … #}`` is one line only),
+#: an unknown tag, a variable printed as text. The sweep below fails on any of them in an HTML answer.
+RAW_TEMPLATE = re.compile(r"\{#|\{%|\{\{")
+
+
+def raw_template_syntax(response, body: str) -> list[str]:
+    """The raw template syntax in an HTML answer, each with some context to find its template by."""
+    if not response.get("Content-Type", "").startswith("text/html"):
+        return []
+    return [body[max(0, m.start() - 60):m.end() + 60].replace("\n", " ") for m in RAW_TEMPLATE.finditer(body)]
+
+
 def leaks(body: str) -> list[str]:
     found = [m for m in (SECRET_DOC, SECRET_QID) if m in body]
     found += [v for v in HIDDEN_PER_QUERY if v in body]
@@ -484,9 +496,11 @@ def leaks(body: str) -> list[str]:
 
 @pytest.mark.parametrize("role", ROLES)
 def test_access_matrix(role, world):
-    """Every URL answers ``role`` with the declared status, and no answer carries hidden labels."""
+    """Every URL answers ``role`` with the declared status, no answer carries hidden labels, none shows raw
+    template syntax and none is a 5xx (the sweep of every page: the roles are a visitor, the owner, another
+    participant and a curator)."""
     client = client_for(role, world)
-    wrong, leaked = [], []
+    wrong, leaked, raw = [], [], []
     for url, expect in all_probes(world):
         response = client.get(url)
         allowed = expect[role] if isinstance(expect[role], tuple) else (expect[role],)
@@ -494,8 +508,12 @@ def test_access_matrix(role, world):
             wrong.append(f"{url}: {response.status_code}, expected {expect[role]}")
         assert response.status_code < 500, url
         body = b"".join(response.streaming_content) if response.streaming else response.content
-        if found := leaks(body.decode("utf-8", "replace")):
+        text = body.decode("utf-8", "replace")
+        if found := leaks(text):
             leaked.append(f"{url}: {found}")
+        if found := raw_template_syntax(response, text):
+            raw.append(f"{url}: {found[:3]}")
+    assert not raw, "raw template syntax shown to the visitor:\n" + "\n".join(raw)
     assert not leaked, "hidden labels or hidden per-query values in responses:\n" + "\n".join(leaked)
     assert not wrong, f"wrong status for {role}:\n" + "\n".join(wrong)
 
