@@ -7,20 +7,16 @@ entries never leave the site in an export, not even for their owner.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import re
 from collections.abc import Sequence
 
+from evaluation.csv_cells import csv_rows
 from leaderboard.models import Dataset, Split, format_percent
 
 from .selectors import LeaderboardRow
 
 FIELDS = ["rank", "kind", "system", "owner", "team", "family", "date", "paper_url", "code_url", "source"]
-
-#: A cell starting with one of these is read as a formula by spreadsheet programs (OWASP, "CSV Injection").
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 class ExportError(Exception):
@@ -49,33 +45,19 @@ def choose_measures(dataset: Dataset, requested: str | None) -> list[str]:
     return list(dict.fromkeys(chosen))
 
 
-def csv_cell(value: object) -> object:
-    """A text cell a spreadsheet shows as text: one starting like a formula gets a leading single quote.
-
-    OWASP's rule for CSV injection: a participant's team ``=HYPERLINK(...)``
-    would otherwise run as a formula in the reader's spreadsheet. Numbers are
-    written by the caller and never pass through here.
-    """
-    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
-        return "'" + value
-    return value
-
-
 def to_csv(rows: Sequence[LeaderboardRow], *, measures: list[str]) -> str:
     """One line per entry; scores in percent with two decimals, as the pages show them (empty when missing).
 
-    Every text cell goes through :func:`csv_cell` (formula injection); the csv
-    module quotes a cell holding a comma, a quote or a line break, so it stays one cell.
+    Written by :func:`evaluation.csv_cells.csv_rows`, the one CSV writer: every cell quoted, and no text cell
+    (a participant's system or team name) read as a formula, at its start or after a separator.
     """
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(FIELDS + measures)
+    lines = [FIELDS + measures]
     for row in public_only(rows):
         values = [getattr(row, f) for f in FIELDS]
-        values = ["" if v is None else csv_cell(v.isoformat() if hasattr(v, "isoformat") else v) for v in values]
+        values = ["" if v is None else (v.isoformat() if hasattr(v, "isoformat") else v) for v in values]
         scores = ["" if row.scores.get(m) is None else format_percent(row.scores[m]) for m in measures]
-        writer.writerow(values + scores)
-    return out.getvalue()
+        lines.append(values + scores)
+    return csv_rows(lines)
 
 
 def to_json(rows: Sequence[LeaderboardRow], *, dataset: Dataset, split: Split, measures: list[str]) -> str:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from . import _kernel as K
+from .csv_cells import csv_rows, csv_text
 from .errors import ProblemCollector, QrelsFormatError
 from .pooling import Pool
 
@@ -46,13 +47,9 @@ def write_pool_trec(pool: Pool, fileobj: IO[str] | IO[bytes]) -> None:
 
 def write_pool_csv(pool: Pool, fileobj: IO[str] | IO[bytes]) -> None:
     """Write the pool as CSV with an empty ``grade`` column."""
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(CSV_HEADER)
-    for q, entries in pool.entries.items():
-        for i, e in enumerate(entries, start=1):
-            w.writerow([q, e.docid, i, repr(e.priority), " ".join(sorted(e.ranks)), ""])
-    _write(fileobj, buf.getvalue())
+    _write(fileobj, csv_rows([CSV_HEADER] + [
+        [q, e.docid, i, e.priority, " ".join(sorted(e.ranks)), ""]
+        for q, entries in pool.entries.items() for i, e in enumerate(entries, start=1)]))
 
 
 def _write(fileobj: Any, text: str) -> None:
@@ -99,14 +96,17 @@ def read_judgments(source: K.Source, pool: Pool, *, grades: range = range(0, 4),
         line = data[:exc.start].count(b"\n") + 1
         collector.add(line, "the text is not UTF-8; save the file as UTF-8")
         collector.raise_now()
-    is_csv = text.lstrip().lower().startswith("query_id")
+    is_csv = text.lstrip().lstrip('"').lower().startswith("query_id")  # quoted as written, or not
     rows = _csv_rows(text, collector) if is_csv else _trec_rows(text, collector)
     pairs = pool.pairs()
+    # The CSV export wrote ids the way a spreadsheet shows them as text (``'=x`` for ``=x``): read them back.
+    written = {(csv_text(q), csv_text(d)): (q, d) for q, d in pairs} if is_csv else {}
     allowed = f"{grades.start}–{grades.stop - 1}"
     out: dict[str, dict[str, int]] = {}
     first_line: dict[tuple[str, str], int] = {}
     waiting = 0
     for line, qid, docid, grade_text in rows:
+        qid, docid = written.get((qid, docid), (qid, docid))
         if (qid, docid) not in pairs:
             collector.add(line, f"document {docid!r} of query {qid!r} is not in this pool; "
                                 "judge only the documents the pool lists (check the ids)")

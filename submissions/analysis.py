@@ -15,13 +15,12 @@ CSV and scatter plots exist only for dev and train splits.
 
 from __future__ import annotations
 
-import csv
-import io
 from dataclasses import dataclass
 
 import numpy as np
 from django.core.cache import cache
 
+from evaluation.csv_cells import csv_rows
 from evaluation.stats import bootstrap_ci
 from leaderboard import plots
 from leaderboard.models import Split, Topic
@@ -200,13 +199,9 @@ def per_query_csv(*, split: Split, vectors: dict[str, np.ndarray], measures: lis
     """The per-query rows as CSV (values as fractions with full precision). Dev and train splits only."""
     rows = per_query_rows(split=split, vectors=vectors, measures=measures)
     present = [m for m in measures if m in vectors]
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["qid", "query", "category", "n_relevant", "first_relevant_rank", *present])
-    for row in rows:
-        writer.writerow([row["qid"], row["text"], row["category"], row["n_relevant"],
-                         row["first_relevant_rank"] or "", *[repr(v) for v in row["values"]]])
-    return buffer.getvalue()
+    return csv_rows([["qid", "query", "category", "n_relevant", "first_relevant_rank", *present]] + [
+        [row["qid"], row["text"], row["category"], row["n_relevant"], row["first_relevant_rank"] or "",
+         *row["values"]] for row in rows])
 
 
 def _cache_key(result, split: Split) -> str:

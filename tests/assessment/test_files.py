@@ -27,9 +27,9 @@ def test_the_trec_export_lists_the_pool_in_judging_order_with_grade_minus_one(po
 
 def test_the_csv_export_has_an_empty_grade_column(pool, runs):
     lines = pool_export(pool=pool, fmt="csv").splitlines()
-    assert lines[0] == "query_id,doc_id,position,priority,runs,grade"
+    assert lines[0] == '"query_id","doc_id","position","priority","runs","grade"'  # every cell quoted
     a, b = sorted([run_label(runs["A"]), run_label(runs["B"])])
-    assert lines[6] == f"q3,d13,1,2.0,{a} {b}," and len(lines) == 8
+    assert lines[6] == f'"q3","d13","1","2.0","{a} {b}",""' and len(lines) == 8
 
 
 def test_imported_judgments_are_stored_as_the_assessors(pool, assessors):

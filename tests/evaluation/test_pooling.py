@@ -158,10 +158,22 @@ def test_export_as_trec_and_csv_and_import_back():
     text = io.StringIO()
     write_pool_csv(pool, text)
     lines = text.getvalue().splitlines()
-    assert lines[0] == "query_id,doc_id,position,priority,runs,grade"
-    assert lines[1] == "q1,b,1,2.0,A B C,"  # priority k − best rank + 1
-    every = "\n".join(line + "1" if i else line for i, line in enumerate(lines)) + "\n"
+    assert lines[0] == '"query_id","doc_id","position","priority","runs","grade"'  # every cell quoted
+    assert lines[1] == '"q1","b","1","2.0","A B C",""'  # priority k − best rank + 1
+    every = "\n".join(line[:-2] + '"1"' if i else line for i, line in enumerate(lines)) + "\n"
     assert len(read_judgments(every.encode(), pool)) == 5
+    unquoted = "query_id,doc_id,grade\nq1,b,2\n"  # a file a spreadsheet saved without quotes
+    assert read_judgments(unquoted.encode(), pool).grades == {"q1": {"b": 2}}
+
+
+def test_a_pooled_id_that_starts_like_a_formula_is_text_in_the_csv_and_reads_back():
+    runs = {"A": Run.from_dict({"q1": ranked("=HYPERLINK(1)", "b")})}
+    pool = depth_pool(runs, 2)
+    text = io.StringIO()
+    write_pool_csv(pool, text)
+    assert "\"'=HYPERLINK(1)\"" in text.getvalue()
+    filled = text.getvalue().replace(',""\n', ',"1"\n')
+    assert read_judgments(filled.encode(), pool).grades == {"q1": {"=HYPERLINK(1)": 1, "b": 1}}
 
 
 def test_import_refuses_lines_that_do_not_fit_the_pool_naming_each_line():

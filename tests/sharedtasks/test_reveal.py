@@ -186,7 +186,7 @@ def test_the_snapshot_exports_as_csv_json_and_latex(task_world, closed_task, cli
     assert client.get(url("csv")).status_code == 404  # nothing before the reveal
     phase_reveal(phase_id=task_world.phase.pk)
     csv = client.get(url("csv")).content.decode()
-    assert csv.splitlines()[1].startswith("1,scored,red best private") and "100.00" in csv
+    assert csv.splitlines()[1].startswith('"1","scored","red best private"') and "100.00" in csv
     data = json.loads(client.get(url("json")).content)
     assert data["board"] == "private" and data["entries"][0]["team"] == "Red" and data["entries"][0]["tier"] == 1
     assert data["qrels_version"] == 1 and data["published_at"]
