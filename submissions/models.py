@@ -225,6 +225,27 @@ class Submission(models.Model):
             self.refresh_from_db(fields=["attempts"])
         return ok
 
+    def take_over(self, *, attempt: int, heartbeat_at: Any) -> bool:
+        """scoring → scoring by a new attempt, if the row is still exactly as seen (attempt and heartbeat).
+
+        For a redelivered message whose worker died mid-task: the caller has
+        watched the heartbeat stand still, so the attempt that had the row is dead.
+        """
+        now = timezone.now()
+        ok = self._transition(
+            [self.Status.SCORING],
+            message="its worker was lost mid-task; scored again from the redelivered message",
+            only_if={"attempts": attempt, "heartbeat_at": heartbeat_at},
+            status=self.Status.SCORING,
+            scoring_started_at=now,
+            heartbeat_at=now,
+            progress=0.0,
+            attempts=models.F("attempts") + 1,
+        )
+        if ok:
+            self.refresh_from_db(fields=["attempts"])
+        return ok
+
     def heartbeat(self, progress: float) -> None:
         """Record that the worker scoring this row is alive, and how far it got."""
         Submission.objects.filter(pk=self.pk, status=self.Status.SCORING).update(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from celery import shared_task
+from celery import Task, shared_task
 from django.db import InterfaceError, OperationalError
 
 from .services import submission_rescore_on, submission_score, submissions_sweep
@@ -31,10 +31,15 @@ SCORING_TASK_OPTIONS: dict[str, Any] = dict(
 )
 
 
-@shared_task(name=SCORE_TASK, **SCORING_TASK_OPTIONS)
-def score_submission(submission_id: int) -> None:
-    """Score one submission (a no-op when it is not queued: the row is the record)."""
-    submission_score(int(submission_id))
+@shared_task(name=SCORE_TASK, bind=True, **SCORING_TASK_OPTIONS)
+def score_submission(self: Task, submission_id: int) -> None:
+    """Score one submission (a no-op when it is not queued: the row is the record).
+
+    A message the broker redelivered (its worker died mid-task) may take over
+    the row that worker left in scoring (``submission_score``'s ``redelivered``).
+    """
+    redelivered = bool((self.request.delivery_info or {}).get("redelivered"))
+    submission_score(int(submission_id), redelivered=redelivered)
 
 
 @shared_task(name=RESCORE_TASK, **SCORING_TASK_OPTIONS)

@@ -66,6 +66,11 @@ logger = logging.getLogger(__name__)
 # --- scoring -----------------------------------------------------------------------------
 
 
+def heartbeat_interval() -> float:
+    """Seconds between two heartbeats of a live scoring attempt."""
+    return max(1.0, min(5.0, settings.LEXBOARD_HEARTBEAT_STALE_SECONDS / 4))
+
+
 class _Heartbeat(threading.Thread):
     """Tells the sweep, every few seconds, that the worker scoring a row is alive.
 
@@ -80,7 +85,7 @@ class _Heartbeat(threading.Thread):
         self.submission_id = submission_id
         self.attempt = attempt
         self.progress = 0.0
-        self.interval = max(1.0, min(5.0, settings.LEXBOARD_HEARTBEAT_STALE_SECONDS / 4))
+        self.interval = heartbeat_interval()
         self._stopped = threading.Event()
 
     def run(self) -> None:
@@ -158,19 +163,25 @@ def _retry_or_fail(submission_id: int, attempt: int, *, reason: str) -> None:
             )
 
 
-def submission_score(submission_id: int, *, progress: Callable[[float], None] | None = None) -> None:
+def submission_score(submission_id: int, *, progress: Callable[[float], None] | None = None,
+                     redelivered: bool = False) -> None:
     """Score one submission if it is queued: claim, evaluate, store the result and mark it scored.
 
     Safe to call twice or concurrently: only the caller whose claim succeeds
     scores, and the result is stored once per (submission, qrels version).
     While a new qrels version is pending, the run is scored on it too, so a
     submission scored during a rescoring never holds up the switch.
+
+    ``redelivered``: the broker gave this message back because the worker that
+    had it died mid-task (late acknowledgement). The row is then still in
+    scoring; it is taken over once its heartbeat has stood still
+    (:func:`_take_over_dead_attempt`), instead of waiting for the sweep.
     """
     submission = Submission.objects.select_related("split__dataset").filter(pk=submission_id).first()
     if submission is None:
         logger.warning("submission %s does not exist (deleted?); nothing to score", submission_id)
         return
-    if not submission.claim():
+    if not submission.claim() and not (redelivered and _take_over_dead_attempt(submission)):
         logger.info("submission %s is not queued (status %s); someone else has it", submission_id,
                     submission.status)
         if submission.status == Submission.Status.SCORED:
@@ -204,6 +215,32 @@ def submission_score(submission_id: int, *, progress: Callable[[float], None] | 
         _retry_or_fail(submission.pk, attempt, reason=type(exc).__name__)
     finally:
         heartbeat.stop()
+
+
+def _take_over_dead_attempt(submission: Submission) -> bool:
+    """Whether a redelivered message may score a row left in scoring, and if so the row is now this attempt's.
+
+    A message comes back (``reject_on_worker_lost``, or Redis's visibility
+    timeout, longer than the hard time limit) only when the process that had
+    it is gone; but a duplicate sent by the sweep may have started a live
+    attempt meanwhile. So: wait two heartbeat intervals; if neither the
+    attempt nor its heartbeat moved, nobody is scoring it, and the
+    conditional UPDATE takes the row (of two such messages, one wins).
+    Past ``LEXBOARD_MAX_SCORING_ATTEMPTS`` the sweep fails the row instead.
+    """
+    if submission.status != Submission.Status.SCORING:
+        return False
+    if submission.attempts >= settings.LEXBOARD_MAX_SCORING_ATTEMPTS:
+        return False
+    seen_attempt, seen_heartbeat = submission.attempts, submission.heartbeat_at
+    time.sleep(2 * heartbeat_interval() + 1)
+    if not submission.take_over(attempt=seen_attempt, heartbeat_at=seen_heartbeat):
+        logger.info("submission %s redelivered, but attempt %s is alive or was taken over", submission.pk,
+                    seen_attempt)
+        return False
+    logger.warning("submission %s: the worker of attempt %s died mid-task; attempt %s scores it from the "
+                   "redelivered message", submission.pk, seen_attempt, submission.attempts)
+    return True
 
 
 def _score_claimed(submission: Submission, attempt: int, heartbeat: _Heartbeat,

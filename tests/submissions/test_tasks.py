@@ -6,6 +6,7 @@ import pytest
 
 from submissions import services
 from submissions.models import Submission
+from submissions.services import scoring
 from submissions.tasks import score_submission, sweep_submissions
 
 from .conftest import GOOD_RUN, METADATA, upload
@@ -47,3 +48,39 @@ def test_the_registered_task_names_are_the_wire_format_and_do_not_change(setting
     assert {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()} == {
         "evaluation.tasks.sweep_submissions", "sharedtasks.notices_tick", "boards.reveal_closed_phases"}
     assert {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()} <= ours
+
+
+def _left_in_scoring(submission: Submission) -> Submission:
+    """The row as a worker killed mid-task leaves it: claimed (scoring, attempt 1), heartbeat no longer moving."""
+    assert submission.claim()
+    return Submission.objects.get(pk=submission.pk)
+
+
+@pytest.mark.django_db
+def test_a_redelivered_message_scores_once_a_row_whose_worker_died_mid_task(alice, test_split, monkeypatch):
+    submission = services.submission_create(user=alice, split=test_split, upload=upload(GOOD_RUN), metadata=METADATA)
+    _left_in_scoring(submission)
+    waited = []
+    monkeypatch.setattr(scoring.time, "sleep", waited.append)  # the heartbeat stands still meanwhile
+
+    services.submission_score(submission.pk)  # a duplicate (not redelivered): someone else has it
+    assert Submission.objects.get(pk=submission.pk).status == Submission.Status.SCORING and waited == []
+
+    services.submission_score(submission.pk, redelivered=True)
+    row = Submission.objects.get(pk=submission.pk)
+    assert (row.status, row.attempts, row.results.count()) == (Submission.Status.SCORED, 2, 1)
+    assert waited == [2 * scoring.heartbeat_interval() + 1]
+    assert row.events.filter(status=Submission.Status.SCORED).count() == 1
+    services.submission_score(submission.pk, redelivered=True)  # a second redelivery: scored already, a no-op
+    assert Submission.objects.get(pk=submission.pk).results.count() == 1
+
+
+@pytest.mark.django_db
+def test_a_redelivered_message_leaves_a_row_whose_attempt_is_alive(alice, test_split, monkeypatch):
+    submission = services.submission_create(user=alice, split=test_split, upload=upload(GOOD_RUN), metadata=METADATA)
+    row = _left_in_scoring(submission)
+    # A live attempt (e.g. started by the sweep's duplicate) beats while the redelivered message watches.
+    monkeypatch.setattr(scoring.time, "sleep", lambda seconds: row.heartbeat(0.5))
+    services.submission_score(submission.pk, redelivered=True)
+    row = Submission.objects.get(pk=submission.pk)
+    assert (row.status, row.attempts, row.results.count()) == (Submission.Status.SCORING, 1, 0)
