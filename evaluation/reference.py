@@ -27,14 +27,24 @@ from .measures import Measure
 
 PlainQrels = dict[str, dict[str, int]]
 PlainRun = dict[str, dict[str, float]]
+#: A file to read: a path, its bytes, or a function that opens it afresh as a binary stream each time it is called
+#: (a stored file, read twice for an ungrouped run); the stream is closed after reading.
+TextSource = str | os.PathLike[str] | bytes | Callable[[], IO[bytes]]
 
 
-def _open_text(path: str | os.PathLike[str] | bytes) -> io.TextIOWrapper:
+def _open_text(path: TextSource) -> io.TextIOWrapper:
     """A text stream over a file or bytes, gunzipped by magic bytes, BOM dropped, lines ending at ``\\n`` only."""
     stream: IO[bytes] | gzip.GzipFile
     if isinstance(path, bytes):
         data = io.BytesIO(path)
         stream = gzip.GzipFile(fileobj=data, mode="rb") if path[:2] == b"\x1f\x8b" else data
+    elif callable(path):
+        with path() as f:  # opened twice rather than peeked: a stored file's stream need not seek
+            magic = f.read(2)
+        raw = path()
+        if magic == b"\x1f\x8b":  # GzipFile does not close a file object it was given
+            return _ClosingText(gzip.GzipFile(fileobj=raw, mode="rb"), raw)
+        stream = raw
     else:
         with open(path, "rb") as f:
             magic = f.read(2)
@@ -42,7 +52,21 @@ def _open_text(path: str | os.PathLike[str] | bytes) -> io.TextIOWrapper:
     return io.TextIOWrapper(stream, encoding="utf-8-sig", newline="\n")
 
 
-def _lines(path: str | os.PathLike[str] | bytes) -> Iterator[list[str]]:
+class _ClosingText(io.TextIOWrapper):
+    """A text stream over a gzip stream that also closes the file object under it."""
+
+    def __init__(self, stream: gzip.GzipFile, raw: IO[bytes]):
+        super().__init__(stream, encoding="utf-8-sig", newline="\n")
+        self._raw = raw
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self._raw.close()
+
+
+def _lines(path: TextSource) -> Iterator[list[str]]:
     """Tokenized data lines of a text file or bytes (gzip by magic bytes; BOM, blank and # lines skipped).
 
     Read line by line, so a 7M-line run never sits in memory as text.
@@ -54,7 +78,7 @@ def _lines(path: str | os.PathLike[str] | bytes) -> Iterator[list[str]]:
                 yield parts
 
 
-def read_plain_qrels(path: str | os.PathLike[str] | bytes) -> PlainQrels:
+def read_plain_qrels(path: TextSource) -> PlainQrels:
     """``{qid: {docid: grade}}`` from a qrels file (``qid iter docid grade``)."""
     out: PlainQrels = {}
     for q, _iter, d, g in _lines(path):
@@ -62,15 +86,15 @@ def read_plain_qrels(path: str | os.PathLike[str] | bytes) -> PlainQrels:
     return out
 
 
-def read_plain_run(path: str | os.PathLike[str] | bytes) -> PlainRun:
-    """``{qid: {docid: score}}`` from a run file (``qid Q0 docid rank score tag``)."""
+def read_plain_run(path: TextSource) -> PlainRun:
+    """``{qid: {docid: score}}`` from a run file (``qid Q0 docid rank score tag``, text after the tag ignored)."""
     out: PlainRun = {}
-    for q, _q0, d, _rank, s, _tag in _lines(path):
-        out.setdefault(q, {})[d] = float(s)
+    for parts in _lines(path):
+        out.setdefault(parts[0], {})[parts[2]] = float(parts[4])
     return out
 
 
-def iter_plain_run(path: str | os.PathLike[str] | bytes) -> Iterator[tuple[str, dict[str, float]]]:
+def iter_plain_run(path: TextSource) -> Iterator[tuple[str, dict[str, float]]]:
     """A run file's consecutive lines of one query at a time: ``(qid, {docid: score})``.
 
     A grouped file (the usual) gives each query once; in an ungrouped one a
@@ -78,7 +102,8 @@ def iter_plain_run(path: str | os.PathLike[str] | bytes) -> Iterator[tuple[str, 
     """
     qid: str | None = None
     docs: dict[str, float] = {}
-    for q, _q0, d, _rank, s, _tag in _lines(path):
+    for parts in _lines(path):
+        q, d, s = parts[0], parts[2], parts[4]
         if q != qid:
             if qid is not None:
                 yield qid, docs

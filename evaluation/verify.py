@@ -21,7 +21,6 @@ caller decides (a worker fails the scoring as the service's fault).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -51,8 +50,10 @@ TREC_EVAL_NAMES = {"R": "recall", "P": "P", "MAP": "map_cut", "nDCG": "ndcg_cut"
 #: The families both second implementations compute (the incomplete-judgment measures have no trec_eval twin).
 VERIFIABLE_FAMILIES = frozenset(TREC_EVAL_NAMES) | {"MRR", "RP"}
 
-QrelsInput = Qrels | Mapping[str, Mapping[str, int]] | str | os.PathLike[str] | bytes
-RunInput = Run | Mapping[str, Mapping[str, float]] | str | os.PathLike[str] | bytes
+QrelsInput = Qrels | Mapping[str, Mapping[str, int]] | reference.TextSource
+#: The run to check: the stored file itself (a path, its bytes or a function opening it, read again by the plain
+#: reader, so the core's parsing, order and depth cut are checked too), or an already parsed run.
+RunInput = Run | Mapping[str, Mapping[str, float]] | reference.TextSource
 
 
 @dataclass(frozen=True)
@@ -95,8 +96,9 @@ def verify(qrels: QrelsInput, run: RunInput, evaluation: Evaluation, *, depth: i
     """Recompute ``evaluation``'s per-query values independently and compare them.
 
     ``qrels`` and ``run`` are the core's parsed objects, ``{qid: {docid: value}}``
-    dicts, or file paths/bytes (read again by the plain reader, so the parsing
-    is checked too). The options must be those ``evaluation`` was computed
+    dicts, or the files (a path, bytes, or a function that opens the file as a
+    binary stream), read again by the plain reader, so that the parsing is
+    checked too: the worker passes the stored file. The options must be those ``evaluation`` was computed
     with; ``threshold`` defaults to the ``Qrels`` object's (else 1).
     ``method`` forces "pytrec_eval" or "plain"; by default pytrec_eval for
     float32, the plain implementation for float64.
@@ -206,7 +208,7 @@ def _batches_of_run(run: Run, rows: int) -> Iterator[dict[str, dict[str, float]]
         start = stop
 
 
-def _batches_of_file(path: str | os.PathLike[str] | bytes, rows: int) -> Iterator[dict[str, dict[str, float]]]:
+def _batches_of_file(path: reference.TextSource, rows: int) -> Iterator[dict[str, dict[str, float]]]:
     given: set[str] = set()
     split: set[str] = set()
     batch: dict[str, dict[str, float]] = {}

@@ -172,13 +172,14 @@ def process_children(pid: int) -> list[int]:
 def start_worker(
     *, database: str, queue: str, data_dir: Path, log_path: Path, pool: str = "solo", concurrency: int = 1,
     extra_env: dict | None = None, queues: list[str] | None = None, supervised: bool = False,
-    beat: bool = False,
+    beat: bool = False, cwd: Path | None = None,
 ) -> WorkerProcess:
     """Start ``celery -A lexboard worker`` (or ``beat``) and wait until it says it is ready.
 
     ``queues`` are the queues it consumes (default: ``queue``); ``supervised``
     runs it under ``scripts/supervise.sh`` as ``make run`` does, which starts
-    it again when it dies.
+    it again when it dies; ``cwd`` runs the code of another tree (a scratch
+    copy with a fault put in on purpose) instead of this one.
     """
     from django.conf import settings
 
@@ -217,13 +218,13 @@ def start_worker(
     offset = log_path.stat().st_size if log_path.exists() else 0  # a restart appends to the same log
     log = open(log_path, "ab")  # noqa: SIM115 (closed by WorkerProcess.stop)
     process = subprocess.Popen(
-        command, cwd=BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        command, cwd=cwd or BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
     )
     worker = WorkerProcess(
         process=process, log_path=log_path, queue=queue, hostname=hostname, _log=log,
         _start_kwargs={"database": database, "queue": queue, "data_dir": data_dir, "log_path": log_path,
                        "pool": pool, "concurrency": concurrency, "extra_env": extra_env, "queues": queues,
-                       "supervised": supervised, "beat": beat},
+                       "supervised": supervised, "beat": beat, "cwd": cwd},
     )
     deadline = time.monotonic() + READY_TIMEOUT
     while time.monotonic() < deadline:

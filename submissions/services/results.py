@@ -12,6 +12,7 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import IO
 
 import numpy as np
 from django.conf import settings
@@ -125,14 +126,16 @@ def _result_compute_for_task(*, dataset: Dataset, version: QrelsVersion, data: b
     )
 
 
-def result_compute(*, dataset: Dataset, version: QrelsVersion, run,
+def result_compute(*, dataset: Dataset, version: QrelsVersion, run, source: Callable[[], IO[bytes]],
                    progress: Callable[..., None] | None = None) -> ComputedResult:
     """Score a parsed run on one qrels version with the dataset's measures, depth and corpus.
 
     The one path for first scoring and rescoring, so a result on a new
     version is computed exactly like the first one. ``version`` may come
     without its ``qrels_gz`` blob: qrels are parsed once per version and
-    content hash (:func:`_qrels_cached`).
+    content hash (:func:`_qrels_cached`). ``source`` opens the stored file
+    ``run`` was read from (:func:`stored_run_opener`): the double entry reads
+    it again with its own reader.
     """
 
     if dataset.task != Dataset.Task.RETRIEVAL:  # ``run`` is a prediction file's bytes (``read_stored_run``)
@@ -155,7 +158,7 @@ def result_compute(*, dataset: Dataset, version: QrelsVersion, run,
         score_precision=conventions.score_precision(dataset.score_precision),
         empty_queries=conventions.empty_queries(dataset.empty_queries),
     )
-    verified_by = _double_entry(qrels, run, evaluation, dataset=dataset, version=version, corpus=corpus)
+    verified_by = _double_entry(qrels, source, evaluation, dataset=dataset, version=version, corpus=corpus)
     names = [m.name for m in measures]
     scores = {name: float(evaluation.means[name]) for name in names}
     per_query = per_query_pack(evaluation, names)
@@ -176,9 +179,13 @@ def result_compute(*, dataset: Dataset, version: QrelsVersion, run,
     )
 
 
-def _double_entry(qrels, run, evaluation: Evaluation, *, dataset: Dataset, version: QrelsVersion,
-                  corpus: CorpusIds | None) -> str:
+def _double_entry(qrels, source: Callable[[], IO[bytes]], evaluation: Evaluation, *, dataset: Dataset,
+                  version: QrelsVersion, corpus: CorpusIds | None) -> str:
     """Recompute every per-query value with the second implementation; its name, or ScoresDisagree.
+
+    The second implementation reads the stored file itself (``source``), with
+    its own reader, order and depth cut: a fault in the core's parsing is
+    caught as surely as one in its measures.
 
     Only the measures both implementations have are checked (bpref, MAP' and
     nDCG' have no trec_eval twin); with none of them, nothing is verified ("").
@@ -186,7 +193,7 @@ def _double_entry(qrels, run, evaluation: Evaluation, *, dataset: Dataset, versi
     checked = [m for m in evaluation.measures if m.family in VERIFIABLE_FAMILIES]
     if not checked:
         return ""
-    check = verify(qrels, run, dataclasses.replace(evaluation, measures=checked), depth=dataset.depth,
+    check = verify(qrels, source, dataclasses.replace(evaluation, measures=checked), depth=dataset.depth,
                    threshold=dataset.relevance_threshold,
                    score_precision=conventions.score_precision(dataset.score_precision),
                    empty_queries=conventions.empty_queries(dataset.empty_queries), corpus=corpus)
@@ -294,6 +301,12 @@ def corpus_ids_for(*, dataset: Dataset):
     if row is None:
         return None
     return _corpus_cached(row.pk, row.sha256)
+
+
+def stored_run_opener(submission: Submission) -> Callable[[], IO[bytes]]:
+    """A function opening the submission's stored file afresh (a new binary stream from its storage) per call."""
+    storage, name = submission.run_file.storage, submission.run_file.name
+    return lambda: storage.open(name, "rb")
 
 
 @contextmanager

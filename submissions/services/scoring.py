@@ -57,6 +57,7 @@ from .results import (
     read_stored_run,
     result_compute,
     result_store,
+    stored_run_opener,
 )
 from .uploads import problems_to_details, stored_run_refusal
 
@@ -276,7 +277,8 @@ def _score_claimed(submission: Submission, attempt: int, heartbeat: _Heartbeat,
         return
     report(0.3)
     current = result_compute(
-        dataset=dataset, version=version, run=run, progress=lambda f, *rest: report(0.3 + share * float(f))
+        dataset=dataset, version=version, run=run, source=stored_run_opener(submission),
+        progress=lambda f, *rest: report(0.3 + share * float(f)),
     )
     computed = [dataclasses.replace(current, duration_seconds=time.monotonic() - started)]
     if pending is not None:
@@ -284,7 +286,8 @@ def _score_claimed(submission: Submission, attempt: int, heartbeat: _Heartbeat,
         # submission does not hold up the switch.
         try:
             computed.append(result_compute(
-                dataset=dataset, version=pending, run=run, progress=lambda f, *rest: report(0.6 + 0.3 * float(f))
+                dataset=dataset, version=pending, run=run, source=stored_run_opener(submission),
+                progress=lambda f, *rest: report(0.6 + 0.3 * float(f)),
             ))
         except (OperationalError, InterfaceError):
             raise

@@ -172,3 +172,22 @@ def test_it_checks_a_run_a_few_queries_at_a_time_even_ungrouped(tmp_path, monkey
             assert verify(qrels, source, ev, method=method).ok
             bad = verify(qrels, source, dataclasses.replace(ev, per_query=tampered), method=method)
             assert bad.disagreement is not None and (bad.disagreement.qid, bad.disagreement.measure) == ("q0", "R@5")
+
+
+@pytest.mark.parametrize("compress", [False, True], ids=["text", "gzip"])
+def test_it_reads_a_stored_file_through_a_function_that_opens_it(compress, tmp_path):
+    qrels_text, run_text = sample()
+    path = tmp_path / "run"
+    path.write_bytes(gzip.compress(run_text) if compress else run_text)
+    opened = []
+
+    def opener():
+        opened.append(open(path, "rb"))  # noqa: SIM115 (closed by the reader: checked below)
+        return opened[-1]
+
+    qrels = read_qrels(qrels_text)
+    ev = evaluate(qrels, read_run(run_text), MEASURES)
+    assert verify(qrels, opener, ev).ok
+    reversed_scores = dataclasses.replace(ev, per_query={n: v[::-1].copy() for n, v in ev.per_query.items()})
+    assert not verify(qrels, opener, reversed_scores).ok
+    assert opened and all(f.closed for f in opened)
