@@ -19,6 +19,7 @@ from rest_framework.response import Response
 
 from leaderboard.models import Benchmark, Dataset, Split
 from leaderboard.selectors import DatasetNotFound, dataset_for_page
+from submissions.api.contract import api_schema
 from submissions.api.errors import ApiError
 from submissions.api.serializers import error_responses
 from submissions.api.submissions import JsonView, _split_or_error
@@ -285,9 +286,7 @@ def schema_measure_enums(result: dict, generator, request, public) -> dict:
 @functools.cache
 def _endpoints() -> list[dict]:
     """The API's operations as the OpenAPI schema describes them (computed once per process)."""
-    from drf_spectacular.generators import SchemaGenerator
-
-    schema = SchemaGenerator().get_schema(request=None, public=True)
+    schema = api_schema()
     out = []
     for path_, operations in schema.get("paths", {}).items():
         for method, op in operations.items():

@@ -1,10 +1,10 @@
 """API URLs (namespace ``api``, under /api/v1/)."""
 
 from django.urls import path
-from drf_spectacular.views import SpectacularAPIView
 
 from lexboard import converters  # noqa: F401  (registers <id:...>: ids out of range are a 404)
 from submissions.api import analysis, finals, submissions
+from submissions.api.contract import SchemaView
 
 from . import api
 from .page_cache import anonymous_page_cache
@@ -23,6 +23,6 @@ urlpatterns = [
     path("datasets/<slug:slug>/files", api.DatasetFilesView.as_view(), name="dataset_files"),
     path("compare/", analysis.CompareView.as_view(), name="compare"),
     path("fusions/", analysis.FusionCreate.as_view(), name="fusions"),
-    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("schema/", SchemaView.as_view(), name="schema"),
     path("docs/", api.docs, name="docs"),
 ]

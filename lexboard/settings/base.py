@@ -44,6 +44,8 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "lexboard.middleware.DatabaseUnavailableMiddleware",
+    # Under /api/, a path with or without its trailing slash is the same operation (submissions/api/contract.py).
+    "submissions.api.contract.ApiSlashMiddleware",
     # Anonymous visitors' cached pages, before the session and the rest (boards/page_cache.py).
     "boards.page_cache.CachedPageMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

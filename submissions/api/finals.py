@@ -5,7 +5,6 @@ from __future__ import annotations
 from drf_spectacular.utils import OpenApiExample, extend_schema, inline_serializer
 from rest_framework import permissions, serializers, status
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from sharedtasks.errors import TaskRefused
 
@@ -13,9 +12,10 @@ from ..models import Submission
 from ..services.finals import submission_mark_final
 from .errors import ApiError
 from .serializers import SubmissionSerializer, error_responses
+from .submissions import JsonView
 
 
-class SubmissionFinalView(APIView):
+class SubmissionFinalView(JsonView):
     permission_classes = [permissions.IsAuthenticated]
 
     @extend_schema(

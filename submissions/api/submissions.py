@@ -31,6 +31,7 @@ from ..errors import AccountRefused, QuotaExceeded, UploadRefused
 from ..models import Result, Submission
 from ..services import METADATA_FIELDS, submission_create
 from ..throttling import UploadRateThrottle
+from .contract import refuse_unknown_query_parameters
 from .errors import ApiError, error_body
 from .serializers import SubmissionCreatedSerializer, SubmissionCreateInput, SubmissionSerializer, error_responses
 
@@ -58,6 +59,11 @@ class JsonView(APIView):
     """
 
     renderer_classes = [JSONRenderer]
+
+    def initial(self, request, *args, **kwargs):
+        # Before authentication and throttles: a misspelt parameter costs no upload of the day.
+        refuse_unknown_query_parameters(request)
+        super().initial(request, *args, **kwargs)
 
 
 class SubmissionPagination(LimitOffsetPagination):
