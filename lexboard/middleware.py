@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+import psycopg
 from django.conf import settings
 from django.core.signals import got_request_exception
 from django.db import InterfaceError, OperationalError
@@ -17,12 +18,6 @@ from django.template import TemplateDoesNotExist
 from django.template.loader import render_to_string
 
 logger = logging.getLogger("lexboard.availability")
-
-DEFAULT_CSP = (
-    "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
-    "frame-ancestors 'none'; base-uri 'self'; form-action 'self'"
-)
-
 
 # --- Content-Security-Policy --------------------------------------------------------
 
@@ -34,10 +29,10 @@ def _csp_for(path: str) -> str | None:
     this is for third-party pages we do not control (the browsable API), never
     for our own templates, which carry no inline script or style.
     """
-    for prefix, policy in getattr(settings, "LEXBOARD_CSP_PATH_POLICIES", ()):
+    for prefix, policy in settings.LEXBOARD_CSP_PATH_POLICIES:
         if path.startswith(prefix):
             return policy or None
-    return getattr(settings, "LEXBOARD_CSP", DEFAULT_CSP) or None
+    return settings.LEXBOARD_CSP or None
 
 
 class ContentSecurityPolicyMiddleware:
@@ -65,13 +60,10 @@ class ContentSecurityPolicyMiddleware:
 
 # --- Database unavailable → 503 -------------------------------------------------
 
-_DB_ERRORS: tuple[type[BaseException], ...] = (OperationalError, InterfaceError)
-try:  # psycopg's own errors can escape Django's wrapper while a connection is being set up
-    import psycopg
-
-    _DB_ERRORS += (psycopg.OperationalError, psycopg.InterfaceError)
-except ImportError:  # pragma: no cover - psycopg is a runtime dependency
-    pass
+# psycopg's own errors can escape Django's wrapper while a connection is being set up.
+_DB_ERRORS: tuple[type[BaseException], ...] = (
+    OperationalError, InterfaceError, psycopg.OperationalError, psycopg.InterfaceError,
+)
 
 _FALLBACK_PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -122,7 +114,7 @@ def service_unavailable_response(request: HttpRequest) -> HttpResponse:
     The template is rendered without a request, so no context processor runs
     (``request.user`` would query the database again).
     """
-    retry_after = str(getattr(settings, "LEXBOARD_RETRY_AFTER_SECONDS", 30))
+    retry_after = str(settings.LEXBOARD_RETRY_AFTER_SECONDS)
     if _wants_json(request):
         response: HttpResponse = JsonResponse(
             {

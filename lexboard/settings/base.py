@@ -141,6 +141,17 @@ LOGOUT_REDIRECT_URL = "leaderboard:home"
 LEXBOARD_TRUSTED_PROXY_COUNT = env_int("LEXBOARD_TRUSTED_PROXY_COUNT", 0)
 ALLAUTH_TRUSTED_PROXY_COUNT = LEXBOARD_TRUSTED_PROXY_COUNT
 
+# The Content-Security-Policy every response gets unless its view sets one (lexboard/middleware.py): our templates
+# carry no inline script or style. LEXBOARD_CSP_PATH_POLICIES maps path prefixes to another policy (None: none at
+# all, for third-party pages we do not control); the first matching prefix wins.
+LEXBOARD_CSP: str | None = (
+    "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
+    "frame-ancestors 'none'; base-uri 'self'; form-action 'self'"
+)
+LEXBOARD_CSP_PATH_POLICIES: list[tuple[str, str | None]] = []
+# Seconds a client is asked to wait (Retry-After) on the 503 answered while the database is away.
+LEXBOARD_RETRY_AFTER_SECONDS = env_int("LEXBOARD_RETRY_AFTER_SECONDS", 30)
+
 ACCOUNT_ADAPTER = "accounts.adapter.AccountAdapter"
 ACCOUNT_SIGNUP_FORM_CLASS = "accounts.forms.SignupExtraForm"
 ACCOUNT_FORMS = {"login": "accounts.login_form.LoginForm"}
