@@ -227,9 +227,11 @@ def dataset_import_demo(*, dataset: Dataset, data: DemoData):
 
     Publishing on a split with scored baselines stages the new judgments and
     sends their rescoring to the workers (``split_qrels_publish``), which only
-    happens when the generator changed.
+    happens when the generator changed. Judgments it already stored are never
+    published again: a curator's later version (an assessor's v2) stays current.
     """
-    return release_import(dataset=dataset, data=_import_data(data), publish=True, note=f"demo generator, seed {data.seed}")
+    return release_import(dataset=dataset, data=_import_data(data), publish=True, only_new=True,
+                          note=f"demo generator, seed {data.seed}")
 
 
 def baselines_ensure(*, dataset: Dataset, data: DemoData, depth: int, force: bool = False) -> list[BaselineOutcome]:

@@ -32,13 +32,17 @@ def qrels_version_publish_and_rescore(*, split: Split, version: QrelsVersion) ->
     return outcome.rescoring + outcome.requeued
 
 
-def _publish_reported(*, dataset: Dataset, sr: SplitReport) -> None:
-    """Publish the version a split's import added, unless it is current or staged; record it in the report."""
+def _publish_reported(*, dataset: Dataset, sr: SplitReport, only_new: bool = False) -> None:
+    """Publish the version a split's import added, unless it is current or staged; record it in the report.
+
+    With ``only_new`` a version the import matched but did not add (an older one, say v1 after a curator
+    published v2) is left as it is.
+    """
     if sr.qrels_version is None:
         return
     split = Split.objects.get(dataset=dataset, name=sr.name)
     version = QrelsVersion.objects.get(split=split, version=sr.qrels_version)
-    if version.pk not in (split.current_qrels_id, split.pending_qrels_id):
+    if version.pk not in (split.current_qrels_id, split.pending_qrels_id) and (sr.qrels_created or not only_new):
         sr.rescored = qrels_version_publish_and_rescore(split=split, version=version)
         sr.published = True
         split.refresh_from_db(fields=["current_qrels", "pending_qrels"])
@@ -47,19 +51,22 @@ def _publish_reported(*, dataset: Dataset, sr: SplitReport) -> None:
 
 
 def release_import(*, dataset: Dataset, data, user=None, publish: bool = False, note: str = "",
-                   dry_run: bool = False) -> ImportReport:
+                   dry_run: bool = False, only_new: bool = False) -> ImportReport:
     """Store a parsed release in one transaction and, with ``publish``, publish each new judgments version.
 
     A split's first version is always published (nothing is scored on it
     yet); a later one only with ``publish``, because publishing rescores every
-    submission of the split. With ``dry_run`` everything is checked and
-    reported, then rolled back (no message is sent: they go after commit).
+    submission of the split. A curator who imports judgments identical to an older
+    version and asks to publish gets that version back as current; with ``only_new``
+    (the demo, loaded again at every start) only a version this import added is
+    published, so a curator's later version stays current. With ``dry_run`` everything
+    is checked and reported, then rolled back (no message is sent: they go after commit).
     """
     with transaction.atomic():
         report = release_store(dataset=dataset, data=data, user=user, note=note)
         if publish:
             for sr in report.splits:
-                _publish_reported(dataset=dataset, sr=sr)
+                _publish_reported(dataset=dataset, sr=sr, only_new=only_new)
         if dry_run:
             transaction.set_rollback(True)
     report.dry_run = dry_run
