@@ -2,7 +2,9 @@
 
 * Every allauth rate limit keys on :func:`lexboard.client_ip.client_address`
   (one setting, ``LEXBOARD_TRUSTED_PROXY_COUNT``, for allauth's limits and
-  ours).
+  ours), an IPv6 address by its network (allauth truncates to
+  ``ALLAUTH_RATE_LIMIT_IPV6_PREFIX``, our keys through ``client_network``: the
+  same ``LEXBOARD_IPV6_PREFIX``).
 * Failed log-ins count per (address, login) and per address
   (``ACCOUNT_RATE_LIMITS["login_failed"]``); allauth's own key is the login
   alone, which would let a guesser anywhere lock the owner out of their right
@@ -22,7 +24,7 @@ from allauth.account.adapter import DefaultAccountAdapter
 from allauth.core import ratelimit
 from django.http import HttpRequest
 
-from lexboard.client_ip import client_address
+from lexboard.client_ip import client_address, client_network
 
 from .emails import canonical_email
 
@@ -35,7 +37,7 @@ class AccountAdapter(DefaultAccountAdapter):
 
     def _get_login_attempts_cache_key(self, request: HttpRequest, **credentials: Any) -> str:
         # allauth 65.22 names its per-login key here (failures, and the reset after a new password).
-        return f"{client_address(request)}|{super()._get_login_attempts_cache_key(request, **credentials)}"
+        return f"{client_network(request)}|{super()._get_login_attempts_cache_key(request, **credentials)}"
 
     def is_open_for_signup(self, request: HttpRequest) -> bool:
         """Closed to an address that created ``LEXBOARD_SIGNUP_RATE`` accounts already (GET shows the form)."""

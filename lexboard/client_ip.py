@@ -8,6 +8,11 @@ appended by proxies we run can be trusted: with
 and Lexboard's own), the client is the N-th entry counted from the right.
 Entries further left are whatever the client sent and are never read. With
 N = 0 (the default: nothing stands in front) the header is ignored entirely.
+
+An IPv6 address costs nothing: a home connection gets a /64, 2⁶⁴ addresses. So
+every limit counts per :func:`client_network` — the IPv6 network of
+``settings.LEXBOARD_IPV6_PREFIX`` bits (64 by default, the smallest block a
+provider hands out), an IPv4 address as it is — never per IPv6 address.
 """
 
 from __future__ import annotations
@@ -20,9 +25,30 @@ from django.conf import settings
 def _address(text: str) -> str | None:
     text = text.strip().strip("[]")
     try:
-        return str(ipaddress.ip_address(text))
+        address = ipaddress.ip_address(text)
     except ValueError:
         return None
+    # A dual-stack socket shows an IPv4 client as ::ffff:a.b.c.d; it is that IPv4 address (and must not fall into
+    # the /64 every such address shares).
+    mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
+    return str(mapped or address)
+
+
+def network_of(address: str) -> str:
+    """What a limit counts per: an IPv4 address as it is; an IPv6 address's network (``2001:db8:1:2::/64``)."""
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if isinstance(parsed, ipaddress.IPv4Address):
+        return str(parsed)
+    prefix = int(getattr(settings, "LEXBOARD_IPV6_PREFIX", 64))
+    return str(ipaddress.IPv6Network(f"{parsed}/{prefix}", strict=False))
+
+
+def client_network(request) -> str:
+    """The client's network as every rate limit keys it: :func:`network_of` :func:`client_address`."""
+    return network_of(client_address(request))
 
 
 def client_address(request) -> str:

@@ -7,8 +7,12 @@ without a restart of this module. Counting is a fixed window per key with
 database's cache table on the embedded default), so the counters are too.
 
 Uploads, from the browser form and from the API, count per user
-(``settings.LEXBOARD_UPLOAD_RATE``): :func:`upload_limiter` gives the shared
-limiter, :class:`UploadRateThrottle` wraps it for Django REST framework.
+(``settings.LEXBOARD_UPLOAD_RATE``) and per client network, whoever is logged
+in (``settings.LEXBOARD_UPLOAD_NETWORK_RATE``: an IPv6 /64 or an IPv4
+address, :func:`lexboard.client_ip.client_network`), so accounts one person
+makes share their network's uploads: :func:`upload_check` counts both for
+every upload path, :class:`UploadRateThrottle` wraps it for Django REST
+framework.
 Log-in, sign-up and password-reset limits are django-allauth's
 (``settings.ACCOUNT_RATE_LIMITS``, accounts/adapter.py); both key anonymous
 requests on :func:`lexboard.client_ip.client_address`.
@@ -25,7 +29,7 @@ from django.conf import settings
 from django.core.cache import cache
 from rest_framework.throttling import BaseThrottle
 
-from lexboard.client_ip import client_address
+from lexboard.client_ip import client_network
 
 _PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -132,6 +136,43 @@ def upload_limiter() -> RateLimiter:
     return RateLimiter("upload", "LEXBOARD_UPLOAD_RATE")
 
 
+def upload_network_limiter() -> RateLimiter:
+    """Uploads per client network (IPv6 /64, IPv4 address), ``settings.LEXBOARD_UPLOAD_NETWORK_RATE``."""
+    return RateLimiter("upload-network", "LEXBOARD_UPLOAD_NETWORK_RATE")
+
+
+@dataclass(frozen=True)
+class UploadVerdict:
+    """Whether an upload may go on; when not, the wait and the words that say whose limit it met."""
+
+    allowed: bool
+    retry_after: int = 0
+    message: str = ""
+
+
+def upload_check(request) -> UploadVerdict:
+    """Count one upload of ``request`` per user (or per network when anonymous) and per client network.
+
+    Every upload path asks it (the form, the API, fusions). The network's
+    count goes up only when the user's allowed it: an account that spends
+    its own budget does not spend its lab's.
+    """
+    user = getattr(request, "user", None)
+    network = client_network(request)
+    ident = f"user:{user.pk}" if user is not None and user.is_authenticated else f"addr:{network}"
+    verdict = upload_limiter().hit(ident)
+    if not verdict.allowed:
+        return UploadVerdict(False, verdict.retry_after,
+                             f"Too many uploads in a short time; try again in {format_wait(verdict.retry_after)}.")
+    verdict = upload_network_limiter().hit(network)
+    if not verdict.allowed:
+        return UploadVerdict(False, verdict.retry_after, (
+            f"Too many uploads from your network ({network}) in a short time, whichever account sent them; "
+            f"try again in {format_wait(verdict.retry_after)}. A lab sharing one address can ask the curators "
+            "to raise the network's limit."))
+    return UploadVerdict(True)
+
+
 def format_wait(seconds: int) -> str:
     """``75`` → ``"1 minute 15 seconds"``: a wait a person can read."""
     minutes, secs = divmod(max(1, int(seconds)), 60)
@@ -154,12 +195,10 @@ class UploadRateThrottle(BaseThrottle):
     scope = "upload"
 
     def __init__(self) -> None:
-        self._verdict: Verdict | None = None
+        self._verdict: UploadVerdict | None = None
 
     def allow_request(self, request, view) -> bool:
-        user = getattr(request, "user", None)
-        ident = f"user:{user.pk}" if user is not None and user.is_authenticated else f"addr:{client_address(request)}"
-        self._verdict = upload_limiter().hit(ident)
+        self._verdict = upload_check(request)
         return self._verdict.allowed
 
     def wait(self) -> float | None:

@@ -25,7 +25,7 @@ from .analysis import submission_analysis
 from .errors import ActionRefused, UploadRefused
 from .forms import ResubmitForm, SubmissionMetadataForm, UploadForm, VisibilityForm
 from .models import Submission
-from .throttling import format_wait, upload_limiter
+from .throttling import upload_check
 
 EXAMPLE_LINE = "{qid} Q0 {docid} 1 14.2 my-system"
 
@@ -63,10 +63,10 @@ def _upload_context(split: Split, user) -> dict:
 
 
 def _throttled(request: HttpRequest, form) -> bool:
-    verdict = upload_limiter().hit(f"user:{request.user.pk}")
+    verdict = upload_check(request)
     if verdict.allowed:
         return False
-    form.add_error(None, f"Too many uploads in a short time; try again in {format_wait(verdict.retry_after)}.")
+    form.add_error(None, verdict.message)
     return True
 
 

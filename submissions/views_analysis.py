@@ -35,7 +35,7 @@ from .services.fusion import (
     fusion_create,
     fusion_task_check,
 )
-from .throttling import format_wait, upload_limiter
+from .throttling import upload_check
 
 
 @require_safe
@@ -130,10 +130,9 @@ def fusion(request: HttpRequest) -> HttpResponse:
                 if pk not in parts_by_id:
                     raise FusionRefused(f"No public submission #{pk} is available to fuse.", status=404)
                 parts.append(parts_by_id[pk])
-            verdict = upload_limiter().hit(f"user:{request.user.pk}")  # the same throttle as uploads and the API
+            verdict = upload_check(request)  # the same throttle as uploads and the API
             if not verdict.allowed:
-                raise FusionRefused(f"Too many uploads in a short time; try again in "
-                                    f"{format_wait(verdict.retry_after)}.", status=429)
+                raise FusionRefused(verdict.message, status=429)
             submission = fusion_create(user=request.user, parts=parts, method=method, k=int(k_text),
                                        system_name=data.get("system_name", ""))
         except FusionRefused as exc:

@@ -140,6 +140,10 @@ LOGOUT_REDIRECT_URL = "leaderboard:home"
 # X-Forwarded-For, the N-th address from the right (lexboard/client_ip.py).
 LEXBOARD_TRUSTED_PROXY_COUNT = env_int("LEXBOARD_TRUSTED_PROXY_COUNT", 0)
 ALLAUTH_TRUSTED_PROXY_COUNT = LEXBOARD_TRUSTED_PROXY_COUNT
+# Rate limits count per IPv6 network of this many bits (a home line gets a /64), per IPv4 address
+# (lexboard/client_ip.py); allauth's own limits truncate the same way.
+LEXBOARD_IPV6_PREFIX = env_int("LEXBOARD_IPV6_PREFIX", 64)
+ALLAUTH_RATE_LIMIT_IPV6_PREFIX = LEXBOARD_IPV6_PREFIX
 
 # The Content-Security-Policy every response gets unless its view sets one (lexboard/middleware.py): our templates
 # carry no inline script or style. LEXBOARD_CSP_PATH_POLICIES maps path prefixes to another policy (None: none at
@@ -286,6 +290,9 @@ LEXBOARD_MAX_DOCID_BYTES = env_int("LEXBOARD_MAX_DOCID_BYTES", 200)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 LEXBOARD_UPLOAD_RATE = env_str("LEXBOARD_UPLOAD_RATE", "30/h")
+# Uploads per client network (an IPv6 /64, an IPv4 address) whoever is logged in: accounts made by one person
+# share it. A lab behind one address shares it too: raise it for a busy lab's network (0/h: no limit).
+LEXBOARD_UPLOAD_NETWORK_RATE = env_str("LEXBOARD_UPLOAD_NETWORK_RATE", "100/h")
 # Storage has a bound (submissions/services/storage.py, docs/operations.md): the bytes
 # one user's files may take on disk (0 = no quota), and the days after which the sweep
 # removes the files of withdrawn submissions and of those that failed because of

@@ -4,7 +4,7 @@ import pytest
 from django.test import RequestFactory
 
 from accounts.emails import canonical_email
-from lexboard.client_ip import client_address
+from lexboard.client_ip import client_address, client_network, network_of
 
 
 def _request(remote="10.0.0.1", forwarded=None):
@@ -41,3 +41,29 @@ def test_behind_proxies_it_reads_from_the_right(settings, count, forwarded, expe
 ])
 def test_it_stores_one_spelling_per_mailbox(typed, stored):
     assert canonical_email(typed) == stored
+
+
+# --- what a limit counts per: an IPv6 /64, an IPv4 address ----------------------------------------
+
+
+@pytest.mark.parametrize(("address", "network"), [
+    ("2001:db8:1:2:aaaa::1", "2001:db8:1:2::/64"),
+    ("2001:db8:1:2:ffff:ffff:ffff:ffff", "2001:db8:1:2::/64"),
+    ("203.0.113.9", "203.0.113.9"),  # IPv4 unchanged
+])
+def test_a_limit_counts_per_ipv6_64_and_per_ipv4_address(address, network):
+    assert network_of(address) == network
+
+
+def test_an_ipv4_client_on_a_dual_stack_socket_is_its_ipv4_address(settings):
+    """``::ffff:a.b.c.d`` is the IPv4 client, not a member of the one /64 every such address shares."""
+    settings.LEXBOARD_TRUSTED_PROXY_COUNT = 0
+    assert client_address(_request(remote="::ffff:203.0.113.9")) == "203.0.113.9"
+    assert client_network(_request(remote="::ffff:203.0.113.9")) == "203.0.113.9"
+    assert client_network(_request(remote="::ffff:198.51.100.1")) != client_network(_request(
+        remote="::ffff:203.0.113.9"))
+
+
+def test_the_prefix_is_a_setting(settings):
+    settings.LEXBOARD_IPV6_PREFIX = 48
+    assert network_of("2001:db8:1:2::1") == "2001:db8:1::/48"

@@ -139,3 +139,38 @@ def test_it_says_waits_in_words():
     assert format_wait(1) == "1 second"
     assert format_wait(75) == "1 minute 15 seconds"
     assert format_wait(3600) == "1 hour"
+
+
+# --- an IPv6 /64 is one client (lexboard/client_ip.py: client_network) ------------------------------
+
+
+def test_sign_ups_from_one_ipv6_64_count_together_whatever_the_address(client, limits):
+    assert _signup(client, 1, address="2001:db8:7:7::1").status_code == 302
+    assert _signup(client, 2, address="2001:db8:7:7:abcd::2").status_code == 302
+    assert "Sign-up paused" in _signup(client, 3, address="2001:db8:7:7:ffff::3").content.decode()
+    assert _signup(client, 4, address="2001:db8:7:8::1").status_code == 302  # the next /64 is another client
+
+
+def test_failed_logins_of_one_username_count_per_64_not_per_address(client, alice, settings):
+    settings.ACCOUNT_RATE_LIMITS = {**settings.ACCOUNT_RATE_LIMITS, "login_failed": "100/m/ip,3/m/key"}
+    for i in range(3):
+        assert not locked(login(client, address=f"2001:db8:9:9::{i + 1:x}"))
+    assert locked(login(client, address="2001:db8:9:9::ff"))
+    assert login(client, password=RIGHT, address="2001:db8:9:a::1").status_code == 302
+
+
+@override_settings(LEXBOARD_UPLOAD_RATE="10/h", LEXBOARD_UPLOAD_NETWORK_RATE="2/h")
+def test_uploads_count_per_network_whichever_account_sends_them(rf, alice, bob):
+    from submissions.throttling import upload_check
+
+    def upload_from(user, address):
+        request = rf.post("/", REMOTE_ADDR=address)
+        request.user = user
+        return upload_check(request)
+
+    assert upload_from(alice, "2001:db8:5:5::1").allowed
+    assert upload_from(bob, "2001:db8:5:5::2").allowed
+    refused = upload_from(bob, "2001:db8:5:5:1::3")  # another account, another address, the same /64
+    assert not refused.allowed and "2001:db8:5:5::/64" in refused.message and refused.retry_after > 0
+    assert upload_from(bob, "2001:db8:5:6::1").allowed
+    assert upload_from(alice, "203.0.113.1").allowed and upload_from(alice, "203.0.113.2").allowed
