@@ -10,22 +10,31 @@ paragraph printed under the table:
 * test: paired two-sided randomization test on the per-query values
   (:func:`evaluation.stats.randomization_tests`, seed 0, exact over all 2^n
   sign flips when there are 16 queries or fewer);
-* markers: each entry vs the leader and vs the best baseline; Holm–Bonferroni
-  over exactly those comparisons (one family, its size known before any test:
-  2 × entries − 3 unique pairs with a baseline below the leader);
+* markers: each entry vs the leader and vs the best baseline (the unique
+  pairs: 2 × entries − 3 with a baseline below the leader);
 * tiers: one pass down the ranking; an entry joins the current tier unless it
   is significantly worse than the tier's best (its first entry), in which case
   it starts a new tier. Every entry but the first is tested once, so there are
-  entries − 1 tier tests, known in advance: Bonferroni over them (p × (entries
-  − 1) < α). Nothing is iterated and the outcome of one test never changes the
-  correction of another, so the tiers are stable;
+  entries − 1 tier tests, known in advance. Nothing is iterated and the
+  outcome of one test never changes the correction of another, so the tiers
+  are stable;
+* one family-wise procedure for both: Bonferroni over the marker comparisons
+  and the tier tests together (m = markers + tiers, fixed before any test; a
+  comparison is significant when p × m < α). A pair tested for a marker and
+  for a tier (every entry of the first tier is tested against the leader for
+  both) therefore gets one verdict: a row can never show tier 1 ("not
+  significantly worse than the leader") beside ▼ ("significantly worse than
+  the leader"), which Holm for the markers and Bonferroni over the tiers alone
+  allowed. Holm's step-down needs the whole family's p-values before any
+  decision, and the tier walk decides which pairs it tests as it goes, so it
+  cannot share Holm's family;
 * number of sign flips: the smallest p-value a sign-flip test can give is
   1 / (flips + 1), and a correction multiplies it by up to the family size m.
   ``max(10,000, ⌈10 · m / α⌉)`` flips let the smallest p pass with room for
   nine more extreme flips, capped at ``MAX_RESAMPLES`` = 50,000 for time: the
-  cap binds from 127 entries on (a 200-entry board has m = 397 and would need
-  79,400 flips, ~1.1–1.3 s of CPU; with 50,000 it takes ~0.75 s and its
-  smallest adjusted p is 397 / 50,001 ≈ α / 6.3; bench/bench_significance.py).
+  cap binds from 85 entries on (a 200-entry board has m = 397 + 199 = 596 and
+  would need 119,200 flips; with 50,000 its smallest adjusted p is
+  596 / 50,001 ≈ α / 4.2; bench/bench_significance.py).
 
 The tier walk needs the test of an entry against a head that depends on the
 earlier outcomes. Each call of the batched test draws its flips again (over
@@ -58,7 +67,7 @@ from django.core.cache import cache
 from scipy.special import erfc
 
 from evaluation.power import PowerAnalysis, power_analysis
-from evaluation.stats import EXACT_MAX_N, holm, randomization_tests
+from evaluation.stats import EXACT_MAX_N, randomization_tests
 from leaderboard.models import Split
 from submissions.models import Result
 from submissions.selectors import load_per_query
@@ -72,20 +81,23 @@ MIN_RESAMPLES = 10_000
 #: k in flips = ⌈k · m / α⌉: the smallest attainable p (1 / (flips + 1)) times the family size m is α / k.
 RESOLUTION = 10
 #: Time cap. A 200-entry × 222-query board (397 marker pairs, ~590 pairs tested in all) costs ~0.75 s of CPU
-#: with 50,000 flips and ~1.1 s with the 79,400 the formula asks (bench/bench_significance.py). The cap binds
-#: from 127 entries on (m = 2 × 127 − 3 = 251 > 50,000 × α / 10); the smallest attainable adjusted p is then
-#: m / 50,001, still below α up to 2,500 comparisons (1,251 entries).
+#: with 50,000 flips (bench/bench_significance.py). The cap binds from 85 entries on (m = 3 × 85 − 4 = 251 >
+#: 50,000 × α / 10); the smallest attainable adjusted p is then m / 50,001, still below α up to 2,500
+#: comparisons (834 entries).
 MAX_RESAMPLES = 50_000
 CACHE_SECONDS = 24 * 60 * 60
 #: Pairs tested past each predicted tier boundary, in case the exact test keeps the entry in the tier.
 MARGIN = 2
+#: The walk's prediction divides the normal approximation's p by this (it overstates tail p-values; the prediction
+#: only decides which pairs are tested in the first batch, never a p-value or a tier).
+UNSURE = 2
 
 
 def resamples_for(family_size: int, *, alpha: float = ALPHA) -> int:
     """Sign flips for a family of ``family_size`` comparisons: ⌈k · m / α⌉, at least 10,000, at most the cap.
 
     With fewer, a clearly better entry could never be marked: its p-value is
-    at least 1 / (flips + 1), and Holm multiplies the smallest by m.
+    at least 1 / (flips + 1), and the correction multiplies it by m.
     """
     return min(MAX_RESAMPLES, max(MIN_RESAMPLES, math.ceil(RESOLUTION * family_size / alpha)))
 
@@ -96,7 +108,7 @@ class Marker:
 
     reference_id: int
     p: float
-    p_holm: float
+    p_adjusted: float  # min(1, p × the family size): Bonferroni over the markers and the tier tests together
     significant: bool
     direction: str  # "better", "worse" or "same" (mean of the entry vs the reference)
 
@@ -119,7 +131,7 @@ class TierTest:
 
     head_id: int
     p: float
-    p_bonferroni: float  # min(1, p × the number of tier tests)
+    p_adjusted: float  # min(1, p × the family size), the same adjustment as the markers'
     new_tier: bool  # significantly worse than the head: the entry starts the next tier
 
 
@@ -131,8 +143,8 @@ class Significance:
     alpha: float
     n_resamples: int
     seed: int
-    n_marker_comparisons: int  # Holm's family: the unique (entry, leader) and (entry, best baseline) pairs
-    n_tier_comparisons: int  # Bonferroni's family: entries − 1
+    n_marker_comparisons: int  # the unique (entry, leader) and (entry, best baseline) pairs
+    n_tier_comparisons: int  # entries − 1
     leader_id: int | None
     baseline_id: int | None
     tiers: dict[int, int] = field(default_factory=dict)  # submission id → tier (1 = the best)
@@ -140,6 +152,11 @@ class Significance:
     vs_leader: dict[int, Marker] = field(default_factory=dict)
     vs_baseline: dict[int, Marker] = field(default_factory=dict)
     n_queries: int = 0
+
+    @property
+    def family_size(self) -> int:
+        """Bonferroni's m: the marker comparisons and the tier tests, one family."""
+        return self.n_marker_comparisons + self.n_tier_comparisons
 
     @property
     def exact(self) -> bool:
@@ -159,11 +176,12 @@ class Significance:
         m, t = self.n_marker_comparisons, self.n_tier_comparisons
         return (
             f"Paired two-sided randomization test on the per-query {self.measure} values ({self.flips}), "
-            f"α = {self.alpha:g}. Markers compare each entry with the leader and with the best baseline, "
-            f"Holm–Bonferroni over these {m} marker comparison{'' if m == 1 else 's'}. "
-            f"Tiers: going down the ranking, an entry starts a new tier when it is significantly worse than "
-            f"its tier's best (the tier's first entry), Bonferroni over the {t} tier comparison{'' if t == 1 else 's'} "
-            f"(p × {t} < {self.alpha:g}); otherwise it joins that tier."
+            f"α = {self.alpha:g}. Markers compare each entry with the leader and with the best baseline "
+            f"({m} comparison{'' if m == 1 else 's'}). Tiers: going down the ranking, an entry starts a new tier "
+            f"when it is significantly worse than its tier's best (the tier's first entry), otherwise it joins that "
+            f"tier ({t} comparison{'' if t == 1 else 's'}). Markers and tiers are one family: Bonferroni over all "
+            f"{self.family_size} (significant when p × {self.family_size} < {self.alpha:g}), so a pair compared for "
+            "both gets one verdict."
         )
 
     def for_row(self, submission_id: int | None) -> dict | None:
@@ -225,11 +243,19 @@ def compute_significance(*, entries: list[tuple[int, bool, np.ndarray]], measure
             marker_pairs += [_pair(i, ref) for i in ids if i != ref]
     marker_pairs = list(dict.fromkeys(marker_pairs))
     n_tier = max(len(ids) - 1, 0)
+    # One family for the markers and the tiers (the module docstring): one threshold, so one verdict per pair.
+    family = len(marker_pairs) + n_tier
     if n_resamples is None:
-        n_resamples = resamples_for(max(len(marker_pairs), n_tier), alpha=alpha)
+        n_resamples = resamples_for(family, alpha=alpha)
+
+    def adjusted(p: float) -> float:
+        return min(1.0, p * family)
+
+    def significant(p: float) -> bool:
+        return p * family < alpha
 
     def starts_tier(p: float, i: int, head: int) -> bool:
-        return p * n_tier < alpha and means[i] < means[head]
+        return significant(p) and means[i] < means[head]
 
     def predicted_walk(pos: int, head: int) -> list[tuple[int, int]]:
         """The tier pairs from ``ids[pos]`` on when ``head`` heads its tier, by the normal approximation."""
@@ -237,7 +263,9 @@ def compute_significance(*, entries: list[tuple[int, bool, np.ndarray]], measure
         for q in range(pos, len(ids)):
             j = ids[q]
             pairs.append(_pair(head, j))
-            if starts_tier(_approx_p(vectors[j] - vectors[head]), j, head):
+            # The normal approximation overstates p-values in the far tail, where the family's α / m lies:
+            # predict a tier start from a p UNSURE times smaller, and test the pairs of the other branch too.
+            if starts_tier(_approx_p(vectors[j] - vectors[head]) / UNSURE, j, head):
                 pairs += [_pair(head, k) for k in ids[q + 1:q + 1 + MARGIN]]
                 head = j
         return pairs
@@ -279,16 +307,14 @@ def compute_significance(*, entries: list[tuple[int, bool, np.ndarray]], measure
                 test([key] + predicted_walk(pos, head))
             p = p_cache[key]
             new_tier = starts_tier(p, i, head)
-            tier_tests[i] = TierTest(head_id=head, p=p, p_bonferroni=min(1.0, p * n_tier), new_tier=new_tier)
+            tier_tests[i] = TierTest(head_id=head, p=p, p_adjusted=adjusted(p), new_tier=new_tier)
             if new_tier:
                 head, tier = i, tier + 1
             tiers[i] = tier
 
-    adjusted = dict(zip(marker_pairs, holm([p_cache[key] for key in marker_pairs]), strict=True))
-
     def marker(i: int, ref: int) -> Marker:
-        key = _pair(i, ref)
-        return Marker(reference_id=ref, p=p_cache[key], p_holm=adjusted[key], significant=adjusted[key] < alpha,
+        p = p_cache[_pair(i, ref)]
+        return Marker(reference_id=ref, p=p, p_adjusted=adjusted(p), significant=significant(p),
                       direction=_direction(vectors[i], vectors[ref]))
 
     return Significance(
@@ -328,8 +354,8 @@ def p_value_name(d: np.ndarray, *, n_resamples: int, seed: int) -> str:
 
 
 def _cache_key(split: Split, measure: str) -> str:
-    # v2: fixed families, Bonferroni tiers, flips by family size (a change of method changes the key).
-    return f"lexboard:sig:v3:{split.pk}:{split.cache_version}:{split.current_qrels_id}:{int(split.hidden)}:{measure}"
+    # v4: one Bonferroni family for markers and tiers (a change of method changes the key).
+    return f"lexboard:sig:v4:{split.pk}:{split.cache_version}:{split.current_qrels_id}:{int(split.hidden)}:{measure}"
 
 
 def _vectors(result_ids: list[int], measure: str) -> dict[int, tuple[list[str], np.ndarray]]:
@@ -475,7 +501,11 @@ def significance_context(*, split: Split | None, rows: list, sort: str, sig: str
     if split is None or split.dataset.task != split.dataset.Task.RETRIEVAL:
         return {"significance": None, "sig_measure": None}
     measures = list(split.dataset.measures or [])
-    measure = sig if sig in measures else sort
+    if split.hidden:
+        # Primary measure only: markers on a measure the Ladder never judged would be one more bit per pair on
+        # numbers the hidden split does not release (docs/security.md).
+        measures = [split.dataset.primary_measure]
+    measure = sig if sig in measures else (split.dataset.primary_measure if split.hidden else sort)
     significance = leaderboard_significance(split=split, measure=measure, board=board)
     previous_tier = None
     for row in rows:

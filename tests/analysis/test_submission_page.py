@@ -95,5 +95,5 @@ def test_the_hidden_splits_leaderboard_shows_markers_but_no_query(client, scored
     scored("test", alice, "perfect")
     scored("test", bob, "shifted")
     html = client.get(analysis_dataset.get_absolute_url() + "?split=test").content.decode()
-    assert "Holm–Bonferroni over the 1 marker comparison on this page" in html
+    assert "Bonferroni over the 1 marker and 1 tier comparison together" in html
     assert "secretq" not in html and "Secret question" not in html

@@ -1,0 +1,41 @@
+"""Channels of a hidden split beyond the means: significance on other measures, compare's p-values, the power
+section, the qrels history, classification's first upload.
+
+Through the real services and pages (Django's test client) on the analysis dataset of
+``tests/analysis/conftest.py``: a hidden ``test`` split (Ladder on, 24 topics) and a public ``dev`` split; its
+measures are R@10 (primary), MAP@10 and nDCG@10.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from tests.analysis import conftest as analysis
+
+analysis_dataset = analysis.analysis_dataset
+scored = analysis.scored
+_own_cache_namespace = analysis._own_cache_namespace
+_private_storage = analysis._private_storage
+
+pytestmark = pytest.mark.django_db
+
+
+def _board(client, split: str, query: str = "") -> str:
+    return client.get(reverse("leaderboard:dataset", args=["anal"]) + f"?split={split}{query}").content.decode()
+
+
+def test_sig_on_a_hidden_split_marks_the_primary_measure_only(client, scored, alice, bob):
+    """``?sig=`` chose any of the measures: one more bit per pair on numbers the Ladder never judged."""
+    scored("test", alice, "perfect", name="alice-perfect")
+    scored("test", bob, "shifted", name="bob-shifted")
+    for measure in ("MAP@10", "nDCG@10"):
+        html = _board(client, "test", f"&sig={measure}")
+        assert "sig-mark" in html
+        assert f"Significance on {measure}" not in html, f"markers on {measure} shown on a hidden split"
+        assert "Significance on R@10" in html
+        assert f"sig={measure}" not in html.replace(f"&amp;sig={measure}", ""), "the switcher offers other measures"
+    # The public split keeps every measure.
+    scored("dev", alice, "perfect", name="dev-perfect")
+    scored("dev", bob, "shifted", name="dev-shifted")
+    assert "Significance on MAP@10" in _board(client, "dev", "&sig=MAP@10")
