@@ -7,8 +7,6 @@ sign-in pages when a provider's keys are set), not its whole URL set.
 from django.conf import settings
 from django.urls import include, path
 
-from lexboard import converters  # noqa: F401  (registers <id:...>: ids out of range are a 404)
-
 from . import views
 
 app_name = "accounts"

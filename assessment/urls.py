@@ -2,8 +2,6 @@
 
 from django.urls import path
 
-from lexboard import converters  # noqa: F401  (registers <id:...>: ids out of range are a 404)
-
 from . import views, views_curator
 
 app_name = "assessment"

@@ -2,7 +2,6 @@
 
 from django.urls import path
 
-from lexboard import converters  # noqa: F401  (registers <id:...>: ids out of range are a 404)
 from submissions.api import analysis, finals, submissions
 from submissions.api.contract import SchemaView
 

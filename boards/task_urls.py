@@ -2,7 +2,6 @@
 
 from django.urls import path
 
-from lexboard import converters  # noqa: F401  (registers <id:...>: ids out of range are a 404)
 from sharedtasks import views as team_views
 
 from . import views_tasks

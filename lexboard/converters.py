@@ -4,7 +4,8 @@ Django's ``<int:...>`` matches any run of digits, so ``/submissions/999999999999
 reached the view and the database (``OverflowError`` on SQLite, an error on
 PostgreSQL): a 500 for a mistyped URL. ``<id:...>`` matches 1 … 2^63−1 (the range
 of a ``BigAutoField``); anything else does not resolve, which is a 404.
-Registered on import: every URL module using it imports this module.
+Registered on import, once: the root URL module (``lexboard/urls.py``) imports it before it includes
+the apps' URL modules.
 """
 
 from __future__ import annotations

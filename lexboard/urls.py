@@ -1,5 +1,9 @@
 """Top-level URLs: each app owns its own URL module."""
 
+# First: registers <id:...> once, before any app's URL module below is imported.
+from lexboard import converters  # noqa: F401
+
+# isort: split
 from allauth.account.decorators import secure_admin_login
 from django.contrib import admin
 from django.urls import include, path
