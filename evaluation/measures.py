@@ -1,8 +1,9 @@
 """The measures, declared as data.
 
 A ``Measure`` names a family and a cutoff and carries its formula, its
-trec_eval equivalent and a citation; the vectorized kernels that compute the
-families live in ``scoring``. Names are exact: ``R@100``, ``P@10``,
+trec_eval equivalent and a citation. Each ``Family`` is declared once, with
+its three implementations: the vectorized kernel (``kernels``), the plain
+loop (``plain_measures``) and its trec_eval twin. Names are exact: ``R@100``, ``P@10``,
 ``MAP@100``, ``MRR@10``, ``nDCG@10``, ``RP``, ``Success@10``, and for
 incomplete judgments ``bpref``, ``MAP'@100``, ``nDCG'@10``.
 """
@@ -10,7 +11,13 @@ incomplete judgments ``bpref``, ``MAP'@100``, ``nDCG'@10``.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import kernels, plain_measures
 
 
 @dataclass(frozen=True)
@@ -31,60 +38,84 @@ class Measure:
 
 @dataclass(frozen=True)
 class Family:
-    """What every measure of a family shares; ``{k}`` is filled in per measure."""
+    """A family of measures, declared once: its definition for people and its three implementations.
+
+    ``kernel`` is the core's vectorized computation (``kernels``),
+    ``reference`` the plain textbook loop (``plain_measures``), and ``twin``
+    the trec_eval measure that reproduces it, as pytrec_eval names it (``{k}``
+    the cutoff), computed with ``-J`` (judged documents only) when
+    ``judged_only``; a ``twin_on_cut_run`` has no cutoff of its own and is taken
+    on the run cut at k. ``evaluate`` computes with the kernel, ``verify``
+    checks with the twin (float32) or the plain loop (float64): a family cannot
+    be declared without all three, so every stored measure is checked twice.
+    """
 
     family: str
     takes_k: bool
     formula: str
-    trec_eval: str
     citation: str
     description: str
+    kernel: Callable[[kernels.Hits, Any], np.ndarray]
+    reference: Callable[[plain_measures.Query, Any], float]
+    twin: str
+    judged_only: bool = False
+    twin_on_cut_run: bool = False
 
+    @property
+    def trec_eval(self) -> str:
+        """The trec_eval equivalent for people, e.g. ``map_cut_{k} with -J``."""
+        return (self.twin + (" with -J" if self.judged_only else "")
+                + (" (on the run cut at {k})" if self.twin_on_cut_run else ""))
+
+
+_IIR = "Manning, Raghavan & Schütze, Introduction to Information Retrieval, 2008, ch. 8"
+_SAKAI = "Sakai, Alternatives to Bpref, SIGIR 2007"
 
 FAMILIES: dict[str, Family] = {f.family: f for f in [
-    Family("R", True, "R@k = |relevant ∩ top k| / |relevant|", "recall_{k}",
-           "Manning, Raghavan & Schütze, Introduction to Information Retrieval, 2008, ch. 8",
-           "Share of the query's relevant documents found in the top {k}."),
-    Family("P", True, "P@k = |relevant ∩ top k| / k", "P_{k}",
-           "Manning, Raghavan & Schütze, Introduction to Information Retrieval, 2008, ch. 8",
-           "Share of the top {k} that is relevant (divided by {k} even when fewer were retrieved)."),
+    Family("R", True, "R@k = |relevant ∩ top k| / |relevant|", _IIR,
+           "Share of the query's relevant documents found in the top {k}.",
+           kernels.recall, plain_measures.recall, "recall_{k}"),
+    Family("P", True, "P@k = |relevant ∩ top k| / k", _IIR,
+           "Share of the top {k} that is relevant (divided by {k} even when fewer were retrieved).",
+           kernels.precision, plain_measures.precision, "P_{k}"),
     Family("MAP", True,
            "AP@k = Σ_{relevant hits at rank i ≤ k} (relevant hits in top i) / i, divided by |relevant|; MAP@k is its mean",
-           "map_cut_{k}",
            "Buckley & Voorhees, Retrieval System Evaluation, in TREC: Experiment and Evaluation in IR, 2005",
-           "Average precision over the relevant documents in the top {k}, normalised by all relevant documents."),
+           "Average precision over the relevant documents in the top {k}, normalised by all relevant documents.",
+           kernels.average_precision, plain_measures.average_precision, "map_cut_{k}"),
     Family("MRR", True, "RR@k = 1 / rank of the first relevant document if it is within the top k, else 0",
-           "recip_rank (on the run cut at {k})",
            "Voorhees, The TREC-8 Question Answering Track Report, TREC 1999",
-           "Reciprocal rank of the first relevant document, 0 when none is in the top {k}."),
+           "Reciprocal rank of the first relevant document, 0 when none is in the top {k}.",
+           kernels.reciprocal_rank, plain_measures.reciprocal_rank, "recip_rank", twin_on_cut_run=True),
     Family("nDCG", True,
            "nDCG@k = DCG@k / ideal DCG@k, DCG@k = Σ_{i ≤ k} grade_i / log2(i + 1)",
-           "ndcg_cut_{k}",
            "Järvelin & Kekäläinen, Cumulated gain-based evaluation of IR techniques, ACM TOIS 20(4), 2002",
-           "Graded gain of the top {k}, discounted by log2 of the rank, relative to the best possible ranking."),
-    Family("RP", False, "RP = |relevant ∩ top R| / R, R = |relevant|", "Rprec",
+           "Graded gain of the top {k}, discounted by log2 of the rank, relative to the best possible ranking.",
+           kernels.ndcg, plain_measures.ndcg, "ndcg_cut_{k}"),
+    Family("RP", False, "RP = |relevant ∩ top R| / R, R = |relevant|",
            "Buckley & Voorhees, Evaluating evaluation measure stability, SIGIR 2000",
-           "Precision at rank R, where R is the number of relevant documents of the query."),
-    Family("Success", True, "Success@k = 1 if some relevant document is in the top k, else 0", "success_{k}",
+           "Precision at rank R, where R is the number of relevant documents of the query.",
+           kernels.r_precision, plain_measures.r_precision, "Rprec"),
+    Family("Success", True, "Success@k = 1 if some relevant document is in the top k, else 0",
            "Craswell & Hawking, Overview of the TREC-2004 Web Track (success@k)",
-           "Whether at least one relevant document is in the top {k}."),
-    # Measures for incomplete judgments (kernels in ``incomplete``).
+           "Whether at least one relevant document is in the top {k}.",
+           kernels.success, plain_measures.success, "success_{k}"),
+    # Measures for incomplete judgments.
     Family("bpref", False,
            "bpref = (1/R) Σ_{judged relevant r retrieved} (1 − min(n_r, R) / min(N, R)), n_r = judged "
            "non-relevant ranked above r, N = judged non-relevant of the query (a term is 1 when n_r = 0)",
-           "bpref",
            "Buckley & Voorhees, Retrieval evaluation with incomplete information, SIGIR 2004",
-           "How often judged relevant documents come before judged non-relevant ones; unjudged documents are skipped."),
+           "How often judged relevant documents come before judged non-relevant ones; unjudged documents are skipped.",
+           kernels.bpref, plain_measures.bpref, "bpref"),
     Family("MAP'", True,
            "AP'@k = AP@k on the condensed list: the run with every unjudged document removed, then cut at k",
-           "map_cut_{k} with -J",
-           "Sakai, Alternatives to Bpref, SIGIR 2007",
-           "MAP@{k} of the run after removing the documents nobody judged (a condensed list)."),
+           _SAKAI, "MAP@{k} of the run after removing the documents nobody judged (a condensed list).",
+           kernels.condensed_average_precision, plain_measures.condensed_average_precision, "map_cut_{k}",
+           judged_only=True),
     Family("nDCG'", True,
            "nDCG'@k = nDCG@k on the condensed list: the run with every unjudged document removed, then cut at k",
-           "ndcg_cut_{k} with -J",
-           "Sakai, Alternatives to Bpref, SIGIR 2007",
-           "nDCG@{k} of the run after removing the documents nobody judged (a condensed list)."),
+           _SAKAI, "nDCG@{k} of the run after removing the documents nobody judged (a condensed list).",
+           kernels.condensed_ndcg, plain_measures.condensed_ndcg, "ndcg_cut_{k}", judged_only=True),
 ]}
 
 _NAME = re.compile(r"^(?P<family>[A-Za-z]+'?)(?:@(?P<k>\d+))?$")

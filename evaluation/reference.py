@@ -1,13 +1,14 @@
 """A plain, unvectorized implementation of the metric contract, kept as a second opinion.
 
 Nothing here is fast or clever on purpose: files are read line by line with
-``str.split``, each query's rows are sorted as a Python list, and every
-measure is the textbook loop over that list. It shares no code with the
-vectorized core (``_kernel``, ``scoring``) beyond the ``Measure`` names, so
-when both give the same per-query values, two independent readings of the
-rules agree. ``evaluation.verify`` uses it as the second implementation for
-double-precision datasets (pytrec_eval reads scores in single precision) and
-for the measures pytrec_eval does not have (MRR@k).
+``str.split`` (text after the run tag ignored, as trec_eval does), each
+query's rows are sorted as a Python list, and every measure is the textbook
+loop over that list (``plain_measures``). It shares no code with the
+vectorized core (``_kernel``, ``kernels``, ``scoring``) beyond the family
+declarations, so when both give the same per-query values, two independent
+readings of the rules agree. ``evaluation.verify`` uses it as the second
+implementation for double-precision datasets (pytrec_eval reads scores in
+single precision), and its reader and depth cut for pytrec_eval too.
 
 Inputs are assumed valid: the core refuses malformed files before this runs.
 """
@@ -23,7 +24,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import IO
 
 from .conventions import EmptyQueries, ScorePrecision
-from .measures import Measure
+from .measures import FAMILIES, Measure
+from .plain_measures import Query
 
 PlainQrels = dict[str, dict[str, int]]
 PlainRun = dict[str, dict[str, float]]
@@ -134,45 +136,13 @@ def ranked(docs: Mapping[str, float], precision: ScorePrecision) -> list[str]:
 
 def measure_value(measure: Measure, ranking: Sequence[str], grades: Mapping[str, int],
                   qrels_grades: Mapping[str, int], threshold: int) -> float:
-    """One measure for one query.
+    """One measure for one query, by its family's plain implementation.
 
     ``ranking`` is the query's docids in order, already cut at the depth;
     ``grades`` the grade each retrieved docid gets (judged ones only);
     ``qrels_grades`` every judgment of the query (for |relevant| and ideal DCG).
     """
-    n_rel = sum(1 for g in qrels_grades.values() if g >= threshold)
-    relevant = [d in grades and grades[d] >= threshold for d in ranking]
-    k = measure.k
-    if measure.family == "R":
-        return sum(relevant[:k]) / n_rel if n_rel else 0.0
-    if measure.family == "P":
-        return sum(relevant[:k]) / (k or 1)  # P always has a cutoff
-    if measure.family == "MAP":
-        total, hits = 0.0, 0
-        for i, rel in enumerate(relevant[:k], start=1):
-            if rel:
-                hits += 1
-                total += hits / i
-        return total / n_rel if n_rel else 0.0
-    if measure.family == "MRR":
-        for i, rel in enumerate(relevant[:k], start=1):
-            if rel:
-                return 1.0 / i
-        return 0.0
-    if measure.family == "Success":
-        return 1.0 if any(relevant[:k]) else 0.0
-    if measure.family == "RP":
-        return sum(relevant[:n_rel]) / n_rel if n_rel else 0.0
-    if measure.family == "nDCG":
-        dcg = 0.0
-        for i, d in enumerate(ranking[:k], start=1):
-            g = grades.get(d, 0)
-            if g > 0:
-                dcg += g / math.log2(i + 1)
-        ideal = sorted((g for g in qrels_grades.values() if g > 0), reverse=True)
-        idcg = sum(g / math.log2(i + 1) for i, g in enumerate(ideal[:k], start=1))
-        return dcg / idcg if idcg > 0 else 0.0
-    raise ValueError(f"no plain implementation of {measure.name}")
+    return FAMILIES[measure.family].reference(Query(ranking, grades, qrels_grades, threshold), measure.k)
 
 
 def evaluated_queries(qrels: Mapping[str, Mapping[str, int]], threshold: int,

@@ -28,7 +28,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from . import _kernel as K, incomplete
+from . import _kernel as K
 from .conventions import (
     DEFAULT_EMPTY_QUERIES,
     DEFAULT_SCORE_PRECISION,
@@ -39,7 +39,8 @@ from .conventions import (
 )
 from .corpus import CorpusIds
 from .errors import Notice, Problem, RunFormatError, counted
-from .measures import DEFAULT_MEASURES, Measure, parse_measures
+from .kernels import Hits
+from .measures import DEFAULT_MEASURES, FAMILIES, Measure, parse_measures
 from .qrels import Qrels
 from .runs import Run
 
@@ -194,10 +195,9 @@ def evaluate(
     hq, hr, hg = hq[order], hr[order], hg[order]
 
     nq = len(qids)
-    ctx = _Context(qrels=qrels, evaluated=evaluated, nq=nq,
-                   n_rel=qrels.n_relevant_per_query[evaluated].astype(np.float64),
-                   hq=hq, hr=hr, hg=hg, rel=hg >= qrels.threshold)
-    per_query = {m.name: _KERNELS[m.family](ctx, m.k) for m in measures}
+    ctx = Hits(qrels=qrels, evaluated=evaluated, nq=nq, n_rel=qrels.n_relevant_per_query[evaluated].astype(np.float64),
+               hq=hq, hr=hr, hg=hg, rel=hg >= qrels.threshold)
+    per_query = {m.name: FAMILIES[m.family].kernel(ctx, m.k) for m in measures}
     means = {name: float(v.mean()) if nq else 0.0 for name, v in per_query.items()}
 
     rq, rr = hq[ctx.rel], hr[ctx.rel]
@@ -340,132 +340,3 @@ def _apply_corpus(run: Run, corpus: CorpusIds, row_q: np.ndarray, within: np.nda
     judged[outside_rows] = False
     grade[outside_rows] = 0
     return judged, grade
-
-
-# ---------------------------------------------------------------- kernels
-
-
-@dataclass
-class _Context:
-    """Judged hits of the evaluated queries, sorted by (query, rank)."""
-
-    qrels: Qrels
-    evaluated: np.ndarray
-    nq: int
-    n_rel: np.ndarray
-    hq: np.ndarray
-    hr: np.ndarray
-    hg: np.ndarray
-    rel: np.ndarray
-    _first: np.ndarray | None = None
-    _cum: np.ndarray | None = None
-
-    def rel_hits(self) -> tuple[np.ndarray, np.ndarray]:
-        return self.hq[self.rel], self.hr[self.rel]
-
-    def count_within(self, k: np.ndarray | int) -> np.ndarray:
-        rq, rr = self.rel_hits()
-        cutoff = k[rq] if isinstance(k, np.ndarray) else k
-        return np.bincount(rq[rr <= cutoff], minlength=self.nq).astype(np.float64)
-
-    def rel_so_far(self) -> np.ndarray:
-        """For each relevant hit, the number of relevant hits up to and including it."""
-        if self._cum is None:
-            rq, _ = self.rel_hits()
-            starts = np.searchsorted(rq, rq, side="left")
-            self._cum = (np.arange(len(rq)) - starts + 1).astype(np.float64)
-        return self._cum
-
-    def first_rank(self) -> np.ndarray:
-        if self._first is None:
-            rq, rr = self.rel_hits()
-            first = np.zeros(self.nq, dtype=np.int64)
-            uq, idx = np.unique(rq, return_index=True)
-            first[uq] = rr[idx]
-            self._first = first
-        return self._first
-
-
-def _per_relevant(x: np.ndarray, n_rel: np.ndarray) -> np.ndarray:
-    """x / |relevant|, 0 for a query without relevant documents (counted only with empty_queries="count")."""
-    out: np.ndarray = np.divide(x, n_rel, out=np.zeros(len(x)), where=n_rel > 0)
-    return out
-
-
-def _recall(ctx: _Context, k: int) -> np.ndarray:
-    return _per_relevant(ctx.count_within(k), ctx.n_rel)
-
-
-def _precision(ctx: _Context, k: int) -> np.ndarray:
-    return ctx.count_within(k) / k
-
-
-def _average_precision(ctx: _Context, k: int) -> np.ndarray:
-    rq, rr = ctx.rel_hits()
-    m = rr <= k
-    total = np.bincount(rq[m], weights=ctx.rel_so_far()[m] / rr[m], minlength=ctx.nq)
-    return _per_relevant(total, ctx.n_rel)
-
-
-def _reciprocal_rank(ctx: _Context, k: int) -> np.ndarray:
-    first = ctx.first_rank()
-    ok = (first > 0) & (first <= k)
-    out: np.ndarray = np.divide(1.0, first, out=np.zeros(ctx.nq), where=ok)
-    return out
-
-
-def _success(ctx: _Context, k: int) -> np.ndarray:
-    first = ctx.first_rank()
-    return ((first > 0) & (first <= k)).astype(np.float64)
-
-
-def _r_precision(ctx: _Context, _k: None) -> np.ndarray:
-    return _per_relevant(ctx.count_within(ctx.n_rel.astype(np.int64)), ctx.n_rel)
-
-
-def _ndcg(ctx: _Context, k: int) -> np.ndarray:
-    # Gains are the grades themselves (trec_eval's default gains); grades ≤ 0 add nothing.
-    m = (ctx.hr <= k) & (ctx.hg > 0)
-    dcg = np.bincount(ctx.hq[m], weights=ctx.hg[m] / np.log2(ctx.hr[m] + 1.0), minlength=ctx.nq)
-    qi, g = ctx.qrels.positive_grades()
-    pos = np.full(len(ctx.qrels.qids), -1, dtype=np.int64)
-    pos[ctx.evaluated] = np.arange(ctx.nq)
-    qe = pos[qi]
-    keep = qe >= 0
-    qe, g = qe[keep], g[keep]
-    ideal_rank = np.arange(len(qe)) - np.searchsorted(qe, qe, side="left") + 1
-    m = ideal_rank <= k
-    idcg = np.bincount(qe[m], weights=g[m] / np.log2(ideal_rank[m] + 1.0), minlength=ctx.nq)
-    return np.divide(dcg, idcg, out=np.zeros(ctx.nq), where=idcg > 0)
-
-
-_KERNELS: dict[str, Callable[[_Context, Any], np.ndarray]] = {
-    "R": _recall,
-    "P": _precision,
-    "MAP": _average_precision,
-    "MRR": _reciprocal_rank,
-    "nDCG": _ndcg,
-    "RP": _r_precision,
-    "Success": _success,
-}
-
-
-def _bpref(ctx: _Context, _k: None) -> np.ndarray:
-    qrels = ctx.qrels
-    n_nonrel = incomplete.judged_nonrelevant_per_query(qrels.qidx, qrels.grades, len(qrels.qids), qrels.threshold)
-    return incomplete.bpref(ctx.hq, ctx.hg, nq=ctx.nq, n_rel=ctx.n_rel, n_nonrel=n_nonrel[ctx.evaluated],
-                            threshold=qrels.threshold)
-
-
-def _condensed(ctx: _Context) -> _Context:
-    """The same context on the condensed list (unjudged documents removed, ranks closed up)."""
-    hq, hr, hg = incomplete.condense(ctx.hq, ctx.hr, ctx.hg)
-    return _Context(qrels=ctx.qrels, evaluated=ctx.evaluated, nq=ctx.nq, n_rel=ctx.n_rel,
-                    hq=hq, hr=hr, hg=hg, rel=hg >= ctx.qrels.threshold)
-
-
-_KERNELS.update({
-    "bpref": _bpref,
-    "MAP'": lambda ctx, k: _average_precision(_condensed(ctx), k),
-    "nDCG'": lambda ctx, k: _ndcg(_condensed(ctx), k),
-})

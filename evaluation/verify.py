@@ -4,15 +4,21 @@ The core's vectorized numbers are checked against a second implementation
 that shares none of its code:
 
 * ``score_precision="float32"`` (trec_eval 9.x): **pytrec_eval**
-  (pytrec-eval-terrier, trec_eval 9.0.8 in C) for every measure it has,
-  mapped as docs/metrics.md says (``R@k`` → ``recall_k``, ``P@k`` → ``P_k``,
-  ``MAP@k`` → ``map_cut_k``, ``nDCG@k`` → ``ndcg_cut_k``, ``RP`` → ``Rprec``,
-  ``Success@k`` → ``success_k``). ``MRR@k`` is not a trec_eval measure: it is
-  derived from pytrec_eval's ``recip_rank`` (1 / rank of the first relevant
-  document, kept when that rank is ≤ k).
+  (pytrec-eval-terrier, trec_eval 9.0.8 in C), each family by the trec_eval
+  twin ``measures.FAMILIES`` declares for it (``R@k`` → ``recall_k``,
+  ``P@k`` → ``P_k``, ``MAP@k`` → ``map_cut_k``, ``nDCG@k`` → ``ndcg_cut_k``,
+  ``RP`` → ``Rprec``, ``Success@k`` → ``success_k``, ``bpref`` → ``bpref``,
+  ``MAP'@k`` and ``nDCG'@k`` → ``map_cut_k`` and ``ndcg_cut_k`` with
+  ``judged_docs_only_flag``, i.e. ``trec_eval -J``). ``MRR@k`` is not a
+  trec_eval measure: it is derived from ``recip_rank`` (1 / rank of the first
+  relevant document, kept when that rank is ≤ k).
 * ``score_precision="float64"`` (trec_eval 10): pytrec_eval cannot rank in
   double precision, so the second implementation is ``evaluation.reference``,
-  a plain pure-Python reading of the contract (sorted lists, textbook loops).
+  a plain pure-Python reading of the contract (sorted lists, the textbook
+  loops of ``plain_measures``).
+
+Every family has both (``measures.Family`` cannot be declared without them),
+so every measure the site stores is checked.
 
 Values must agree per query within ``tolerance`` (1e-9); the first
 disagreement (query, measure, both values) is returned, never raised, so the
@@ -37,18 +43,13 @@ from .conventions import (
     score_precision as check_score_precision,
 )
 from .corpus import CorpusIds
-from .measures import Measure
+from .measures import FAMILIES, Measure
 from .qrels import Qrels
 from .runs import Run
 from .scoring import Evaluation
 
 TOLERANCE = 1e-9
 BATCH_ROWS = 200_000  # rows of the run held as Python objects at a time
-
-#: trec_eval's name for each family pytrec_eval computes (``{k}`` the cutoff).
-TREC_EVAL_NAMES = {"R": "recall", "P": "P", "MAP": "map_cut", "nDCG": "ndcg_cut", "Success": "success"}
-#: The families both second implementations compute (the incomplete-judgment measures have no trec_eval twin).
-VERIFIABLE_FAMILIES = frozenset(TREC_EVAL_NAMES) | {"MRR", "RP"}
 
 QrelsInput = Qrels | Mapping[str, Mapping[str, int]] | reference.TextSource
 #: The run to check: the stored file itself (a path, its bytes or a function opening it, read again by the plain
@@ -243,7 +244,7 @@ def _batches_of_file(path: reference.TextSource, rows: int) -> Iterator[dict[str
 def _pytrec_eval_values(qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]],
                         measures: Sequence[Measure], *, depth: int, threshold: int, empty_queries: EmptyQueries,
                         in_corpus: Callable[[str], bool] | None) -> dict[str, dict[str, float]]:
-    """Per-query values from pytrec_eval, with the leaderboard's rules applied around it."""
+    """Per-query values from pytrec_eval (each family's trec_eval twin), with the leaderboard's rules around it."""
     evaluated = reference.evaluated_queries(qrels, threshold, empty_queries)
     wanted = set(evaluated)
     cut: dict[str, dict[str, float]] = {}
@@ -255,39 +256,36 @@ def _pytrec_eval_values(qrels: dict[str, dict[str, int]], run: dict[str, dict[st
         if in_corpus is not None:
             docs = _unjudge_outside(docs, qrels[q], in_corpus)
         cut[q] = docs
-    names = _trec_eval_measures(measures)
-    results = pytrec_eval.RelevanceEvaluator({q: qrels[q] for q in evaluated}, names,
-                                             relevance_level=threshold).evaluate(cut) if cut else {}
+    judged = {q: qrels[q] for q in evaluated}
+    results: dict[bool, dict[str, dict[str, float]]] = {}
+    for judged_only in sorted({FAMILIES[m.family].judged_only for m in measures}):
+        names = _trec_eval_measures([m for m in measures if FAMILIES[m.family].judged_only == judged_only])
+        results[judged_only] = pytrec_eval.RelevanceEvaluator(
+            judged, names, relevance_level=threshold, judged_docs_only_flag=judged_only).evaluate(cut) if cut else {}
     out: dict[str, dict[str, float]] = {}
     for q in evaluated:
-        got = results.get(q, {})
         row: dict[str, float] = {}
         for m in measures:
-            if m.family == "MRR":
-                rr = float(got.get("recip_rank", 0.0))
-                row[m.name] = rr if rr > 0 and round(1.0 / rr) <= (m.k or 0) else 0.0
-            elif m.family == "RP":
-                row[m.name] = float(got.get("Rprec", 0.0))
-            else:
-                row[m.name] = float(got.get(f"{TREC_EVAL_NAMES[m.family]}_{m.k}", 0.0))
+            family = FAMILIES[m.family]
+            value = float(results[family.judged_only].get(q, {}).get(family.twin.format(k=m.k), 0.0))
+            if family.twin_on_cut_run:  # recip_rank on the run cut at k: kept when the first relevant is within k
+                value = value if value > 0 and round(1.0 / value) <= (m.k or 0) else 0.0
+            row[m.name] = value
         out[q] = row
     return out
 
 
 def _trec_eval_measures(measures: Sequence[Measure]) -> set[str]:
     """pytrec_eval's measure names with cutoffs, e.g. ``{"recall.10,100", "Rprec", "recip_rank"}``."""
-    cutoffs: dict[str, list[int]] = {}
+    cutoffs: dict[str, set[int]] = {}
     names = set()
     for m in measures:
-        if m.family == "MRR":
-            names.add("recip_rank")
-        elif m.family == "RP":
-            names.add("Rprec")
-        elif m.family in TREC_EVAL_NAMES and m.k is not None:
-            cutoffs.setdefault(TREC_EVAL_NAMES[m.family], []).append(m.k)
+        twin = FAMILIES[m.family].twin
+        if "_{k}" in twin and m.k is not None:
+            cutoffs.setdefault(twin.replace("_{k}", ""), set()).add(m.k)
         else:
-            raise ValueError(f"pytrec_eval has no equivalent of {m.name}")
-    names.update(f"{name}.{','.join(str(k) for k in sorted(set(ks)))}" for name, ks in cutoffs.items())
+            names.add(twin)
+    names.update(f"{name}.{','.join(str(k) for k in sorted(ks))}" for name, ks in cutoffs.items())
     return names
 
 
@@ -309,4 +307,4 @@ def _unjudge_outside(docs: dict[str, float], judged: Mapping[str, int],
     return renamed
 
 
-__all__ = ["Disagreement", "Verification", "TOLERANCE", "VERIFIABLE_FAMILIES", "compare", "verify"]
+__all__ = ["Disagreement", "Verification", "TOLERANCE", "compare", "verify"]

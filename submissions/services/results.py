@@ -24,7 +24,7 @@ from evaluation.measures import parse_measure
 from evaluation.qrels import read_qrels
 from evaluation.runs import read_run
 from evaluation.scoring import Evaluation, evaluate, recall_curve
-from evaluation.verify import VERIFIABLE_FAMILIES, Disagreement, verify
+from evaluation.verify import Disagreement, verify
 from leaderboard.models import Corpus, Dataset, QrelsVersion, Split
 from sharedtasks.selectors import phase_partition
 
@@ -187,13 +187,10 @@ def _double_entry(qrels, source: Callable[[], IO[bytes]], evaluation: Evaluation
     its own reader, order and depth cut: a fault in the core's parsing is
     caught as surely as one in its measures.
 
-    Only the measures both implementations have are checked (bpref, MAP' and
-    nDCG' have no trec_eval twin); with none of them, nothing is verified ("").
+    Every measure is checked: each family declares its second implementation
+    (``evaluation.measures.Family``).
     """
-    checked = [m for m in evaluation.measures if m.family in VERIFIABLE_FAMILIES]
-    if not checked:
-        return ""
-    check = verify(qrels, source, dataclasses.replace(evaluation, measures=checked), depth=dataset.depth,
+    check = verify(qrels, source, evaluation, depth=dataset.depth,
                    threshold=dataset.relevance_threshold,
                    score_precision=conventions.score_precision(dataset.score_precision),
                    empty_queries=conventions.empty_queries(dataset.empty_queries), corpus=corpus)

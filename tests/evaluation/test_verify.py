@@ -9,15 +9,18 @@ import sys
 
 import numpy as np
 import pytest
+import pytrec_eval
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from evaluation import CorpusIds, Qrels, Run, evaluate, parse_measures, read_qrels, read_run
+from evaluation.measures import FAMILIES
 from evaluation.reference import as_float32, ranked, read_plain_qrels, read_plain_run
 from evaluation.verify import Disagreement, verify
 
 from .conftest import ROOT
 
-MEASURES = parse_measures("R@1,R@5,P@1,P@5,MAP@3,MAP@10,MRR@1,MRR@3,MRR@10,nDCG@1,nDCG@5,RP,Success@1,Success@5")
+MEASURES = parse_measures("R@1,R@5,P@1,P@5,MAP@3,MAP@10,MRR@1,MRR@3,MRR@10,nDCG@1,nDCG@5,RP,Success@1,Success@5,"
+                          "bpref,MAP'@3,MAP'@10,nDCG'@1,nDCG'@5")
 QIDS = [f"q{i}" for i in range(5)] + ["a-long-topic-identifier"]
 DOCIDS = [f"d{i}" for i in range(10)] + ["CivC::11", "CivC::2", "a-docid-longer-than-16-bytes"]
 SCORES = st.one_of(st.sampled_from([1.0, 2.0, 29.958970, 29.958969, 1.00000001, 1e39, -1e39]),
@@ -191,3 +194,19 @@ def test_it_reads_a_stored_file_through_a_function_that_opens_it(compress, tmp_p
     reversed_scores = dataclasses.replace(ev, per_query={n: v[::-1].copy() for n, v in ev.per_query.items()})
     assert not verify(qrels, opener, reversed_scores).ok
     assert opened and all(f.closed for f in opened)
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_every_family_has_a_kernel_a_plain_loop_and_a_trec_eval_twin_and_each_checks_it(family):
+    declared = FAMILIES[family]
+    assert callable(declared.kernel) and callable(declared.reference)
+    assert declared.twin.replace("_{k}", "") in pytrec_eval.supported_measures
+    measure = parse_measures(f"{family}@3" if declared.takes_k else family)
+    qrels_text, run_text = sample()
+    qrels, run = read_qrels(qrels_text), read_run(run_text)
+    ev = evaluate(qrels, run, measure)
+    assert ev.per_query[measure[0].name].any()  # some value to get wrong
+    tampered = dataclasses.replace(ev, per_query={measure[0].name: ev.per_query[measure[0].name] + 0.125})
+    for method in ("pytrec_eval", "plain"):
+        assert verify(qrels, run_text, ev, method=method).ok
+        assert verify(qrels, run_text, tampered, method=method).disagreement.measure == measure[0].name

@@ -8,10 +8,13 @@ scoring service runs against the real database.
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from django.urls import reverse
 
 from evaluation import verify as verify_module
+from evaluation.measures import FAMILIES
 from leaderboard.models import Dataset
 from submissions import services
 from submissions.models import Result, Submission
@@ -107,3 +110,32 @@ def test_a_rescore_that_agrees_clears_the_flag(alice, test_split, monkeypatch, s
 
     scored = Submission.objects.get(pk=submission.pk)
     assert scored.status == Submission.Status.SCORED and scored.scores_disagree is None
+
+
+INCOMPLETE_JUDGMENT_MEASURES = ["R@10", "bpref", "MAP'@10", "nDCG'@10"]
+
+
+def test_the_incomplete_judgment_measures_are_stored_verified(alice, test_split):
+    Dataset.objects.filter(pk=test_split.dataset_id).update(measures=INCOMPLETE_JUDGMENT_MEASURES)
+    submission = create(alice, test_split)
+
+    services.submission_score(submission.pk)
+
+    result = Result.objects.get(submission=submission)
+    assert set(result.scores) == set(INCOMPLETE_JUDGMENT_MEASURES) and result.verified_by == "pytrec_eval"
+
+
+@pytest.mark.parametrize("family", ["bpref", "MAP'", "nDCG'"])
+def test_a_wrong_incomplete_judgment_kernel_is_caught(alice, test_split, monkeypatch, family):
+    """Each of them had no second implementation once: a fault in its kernel was stored as it came."""
+    declared = FAMILIES[family]
+    monkeypatch.setitem(FAMILIES, family, dataclasses.replace(
+        declared, kernel=lambda hits, k: declared.kernel(hits, k) * 0.5))
+    Dataset.objects.filter(pk=test_split.dataset_id).update(measures=INCOMPLETE_JUDGMENT_MEASURES)
+    submission = create(alice, test_split)
+
+    services.submission_score(submission.pk)
+
+    failed = Submission.objects.get(pk=submission.pk)
+    assert failed.status == Submission.Status.FAILED and not Result.objects.filter(submission=submission).exists()
+    assert failed.scores_disagree["measure"].startswith(family)
