@@ -6,7 +6,10 @@ on every measure: the difference of the means, the paired randomization test
 :mod:`evaluation.stats`, Holm–Bonferroni over all the comparisons on the page,
 wins/ties/losses over queries, and, on splits whose labels are public,
 per-category differences and how much the top 10 documents of the two runs overlap. Per-query values (the scatter plot)
-only on dev and train splits; on hidden splits only aggregates leave here.
+only on dev and train splits; on hidden splits only aggregates leave here, and only what
+:mod:`submissions.disclosure` releases: the primary measure (the Ladder's), its means on the split's grid, and the
+randomization test as a band ("p < 0.01", "p < 0.05", "p ≥ 0.05"), never a p-value's digits (a t-test p carries
+the sum of squared per-query differences, an equation the means do not give) nor a t-test.
 """
 
 from __future__ import annotations
@@ -23,9 +26,10 @@ from leaderboard import plots
 from leaderboard.models import Dataset
 from lexboard.converters import MAX_ID
 
+from . import disclosure
 from .analysis import _topics, category_table, min_group_size, per_query_allowed
 from .models import Result, Submission
-from .selectors import budget_scores, load_per_query, result_released, submission_current_result
+from .selectors import load_per_query, result_released, submission_current_result
 
 N_RESAMPLES = 10_000
 SEED = 0
@@ -149,11 +153,6 @@ def _top_docs(submission: Submission, k: int) -> dict[str, list[str]]:
     return top
 
 
-def coarse_p(p: float) -> float:
-    """A p-value as a hidden split shows it: 2 significant digits (docs/security.md)."""
-    return float(f"{p:.2g}")
-
-
 def load_scored(submissions: list[Submission]) -> list[Scored]:
     """Each submission with its current result; refuses unscored ones, different qrels versions and,
     on a hidden split, results the Ladder did not release."""
@@ -209,6 +208,7 @@ class Comparison:
     focus: str
     pairs: list[dict] = field(default_factory=list)  # one per other entry: {"entry", "stats": [PairStats], ...}
     n_comparisons: int = 0
+    bands: bool = False  # p-values shown as bands only (a hidden split)
 
 
 def compare(*, submissions: list[Submission], measure: str | None = None,
@@ -227,11 +227,17 @@ def compare(*, submissions: list[Submission], measure: str | None = None,
         raise CompareRefused(f"{dataset.name} has no measure {focus!r}; choose one of: {', '.join(dataset.measures)}.")
     entries = load_scored(submissions)
     ref = entries[0]
-    measures = [m for m in dataset.measures if all(m in e.vectors for e in entries)]
+    shown = disclosure.released_measures(split)  # a hidden split: the primary measure only
+    if focus not in shown:
+        focus = dataset.primary_measure
+    measures = [m for m in shown if all(m in e.vectors for e in entries)]
     if not measures or any(e.qids != ref.qids for e in entries):
         raise CompareRefused("The stored per-query values of these submissions do not cover the same queries; "
                              "a curator can rescore the split to fix this.")
     fmt = dataset.format_value
+    if not disclosure.shows(split, "p_values"):
+        def fmt(value: float | None) -> str:  # the released precision of a hidden split
+            return disclosure.format_released(value, split=split, n_topics=len(ref.qids))
     topics = _topics(split)
     categories = {q: c for q, (c, _) in topics.items()}
     min_queries = min_group_size(split)
@@ -249,7 +255,7 @@ def compare(*, submissions: list[Submission], measure: str | None = None,
         diff = {focus: np.asarray(other.vectors[focus]) - np.asarray(ref.vectors[focus])}
         # Hidden split: no category. Two released runs of one participant may differ in five queries, four
         # in one category and one in another: that category's difference is one query's (docs/security.md).
-        cat_rows, n_hidden = ([], 0) if split.hidden else category_table(
+        cat_rows, n_hidden = ([], 0) if not disclosure.shows(split, "categories") else category_table(
             qids=ref.qids, categories=categories, vectors=diff, measures=[focus], min_queries=min_queries)
         pair: dict[str, Any] = {
             "entry": other,
@@ -260,7 +266,7 @@ def compare(*, submissions: list[Submission], measure: str | None = None,
             "scatter_svg": "",
         }
         # Top-k overlap is a per-query comparison of documents: public splits only (docs/security.md).
-        if overlap and not split.hidden:
+        if overlap and disclosure.shows(split, "overlap"):
             try:
                 pair["overlap"] = top_k_overlap(_top_docs(ref.submission, OVERLAP_K),
                                                 _top_docs(other.submission, OVERLAP_K), qids=ref.qids)
@@ -285,56 +291,68 @@ def compare(*, submissions: list[Submission], measure: str | None = None,
                               holm([s.p_ttest for s in all_stats]), strict=True):
         stat.p_randomization_holm = p_r
         stat.p_ttest_holm = p_t
-    hidden = split.hidden
+    bands = not disclosure.shows(split, "p_values")  # a hidden split: bands, no t-test, no per-query counts
 
-    def difference(s: PairStats) -> float:
-        # Hidden split: the difference of the shown (rounded) means. The exact difference, rounded too, would be
-        # a third constraint on the two means, finer than the display step (docs/security.md).
-        if not hidden:
-            return s.difference
-        means = budget_scores({"a": s.mean_a, "b": s.mean_b}, split=split)
-        return round((means["b"] or 0.0) - (means["a"] or 0.0), 10)
+    def means(s: PairStats) -> tuple[float, float]:
+        # A hidden split: the released (grid) means, and their difference; the exact difference would be a third
+        # constraint on the two means, finer than the grid.
+        shown = [disclosure.scores_shown({s.measure: m}, split=split, n_topics=len(ref.qids)).get(s.measure)
+                 for m in (s.mean_a, s.mean_b)]
+        return (shown[0] or 0.0, shown[1] or 0.0)
 
     for pair in pairs:
-        pair["rows"] = [
-            {
-                "measure": s.measure, "mean_a": fmt(s.mean_a), "mean_b": fmt(s.mean_b),
-                "difference": (("+" if difference(s) >= 0 else "−") + fmt(abs(difference(s)))),
-                # Hidden split: p-values to 2 significant digits, no wins / ties / losses (for two runs that
-                # differ in one query they name the direction of its change).
-                **({"p_randomization": coarse_p(s.p_randomization), "p_randomization_holm": coarse_p(s.p_randomization_holm),
-                    "p_ttest": coarse_p(s.p_ttest), "p_ttest_holm": coarse_p(s.p_ttest_holm),
-                    "wins": None, "ties": None, "losses": None} if hidden else
-                   {"p_randomization": s.p_randomization, "p_randomization_holm": s.p_randomization_holm,
-                    "p_ttest": s.p_ttest, "p_ttest_holm": s.p_ttest_holm,
-                    "wins": s.wins, "ties": s.ties, "losses": s.losses}),
+        pair["rows"] = []
+        for s in pair["stats"]:
+            mean_a, mean_b = means(s)
+            difference = round(mean_b - mean_a, 10)
+            row = {
+                "measure": s.measure, "mean_a": fmt(mean_a), "mean_b": fmt(mean_b),
+                "difference": ("+" if difference >= 0 else "−") + fmt(abs(difference)),
                 "significant": s.p_randomization_holm < ALPHA,
                 "focus": s.measure == focus,
             }
-            for s in pair["stats"]
-        ]
+            if bands:
+                row.update(band=disclosure.p_band(s.p_randomization), band_holm=disclosure.p_band(s.p_randomization_holm))
+            else:
+                row.update(p_randomization=s.p_randomization, p_randomization_holm=s.p_randomization_holm,
+                           p_ttest=s.p_ttest, p_ttest_holm=s.p_ttest_holm, wins=s.wins, ties=s.ties, losses=s.losses)
+            pair["rows"].append(row)
         for row in pair["categories"]:
             row["delta_text"] = ("+" if row["delta"] >= 0 else "−") + fmt(abs(row["delta"]))
     return Comparison(split=split, entries=entries, measures=measures, focus=focus, pairs=pairs,
-                      n_comparisons=len(all_stats))
+                      n_comparisons=len(all_stats), bands=bands)
+
+
+def check_measure(split, measure: str) -> None:
+    """Refuse a measure the dataset lacks, or one the split does not release (a hidden split: the primary only)."""
+    dataset = split.dataset
+    if measure not in (dataset.measures or []):
+        raise CompareRefused(f"{dataset.name} has no measure {measure!r}; choose one of: {', '.join(dataset.measures)}.")
+    if measure not in disclosure.released_measures(split):
+        raise CompareRefused(f"measure: {measure} is not shown on the hidden {split.name} split of {dataset.name} "
+                             f"(its labels are hidden); compare on its primary measure, {dataset.primary_measure}, "
+                             "by leaving measure out.")
 
 
 def compare_two(*, a: Submission, b: Submission, measure: str) -> dict:
-    """The API answer: ``b`` against ``a`` on one measure (raw p-values: one comparison)."""
+    """The API answer: ``b`` against ``a`` on one measure (raw p-values: one comparison).
+
+    On a hidden split: the primary measure only (another is refused, naming it), the released means, the
+    randomization test's band in ``p_band`` and no p-value, t-test or per-query count (null).
+    """
     check_comparable([a, b])
-    dataset = a.split.dataset
-    if measure not in (dataset.measures or []):
-        raise CompareRefused(f"{dataset.name} has no measure {measure!r}; choose one of: {', '.join(dataset.measures)}.")
+    split = a.split
+    check_measure(split, measure)
     first, second = load_scored([a, b])
     if measure not in first.vectors or measure not in second.vectors or first.qids != second.qids:
         raise CompareRefused("The stored per-query values of these submissions do not cover the same queries; "
                              "a curator can rescore the split to fix this.")
     s = pair_stats(first.vectors[measure], second.vectors[measure], measure=measure)
-    if a.split.hidden:
-        # The same rounded means as every view, coarse p-values, no per-query counts (docs/security.md).
-        means = budget_scores({"a": s.mean_a, "b": s.mean_b}, split=a.split)
-        return {"measure": measure, "a": a.pk, "b": b.pk, "mean_a": means["a"], "mean_b": means["b"],
-                "p_randomization": coarse_p(s.p_randomization), "p_ttest": coarse_p(s.p_ttest),
+    if not disclosure.shows(split, "p_values"):
+        means = [disclosure.scores_shown({measure: m}, split=split, n_topics=len(first.qids)).get(measure)
+                 for m in (s.mean_a, s.mean_b)]
+        return {"measure": measure, "a": a.pk, "b": b.pk, "mean_a": means[0], "mean_b": means[1],
+                "p_randomization": None, "p_ttest": None, "p_band": disclosure.p_band(s.p_randomization),
                 "wins": None, "ties": None, "losses": None}
     return {
         "measure": measure,
@@ -344,6 +362,7 @@ def compare_two(*, a: Submission, b: Submission, measure: str) -> dict:
         "mean_b": s.mean_b,
         "p_randomization": s.p_randomization,
         "p_ttest": s.p_ttest,
+        "p_band": disclosure.p_band(s.p_randomization),
         "wins": s.wins,
         "ties": s.ties,
         "losses": s.losses,

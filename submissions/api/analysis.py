@@ -28,7 +28,8 @@ from rest_framework.response import Response
 
 from lexboard.converters import MAX_ID
 
-from ..compare import CompareRefused, compare_two, parse_ids, visible_submissions
+from ..compare import CompareRefused, check_measure, compare_two, parse_ids, visible_submissions
+from ..disclosure import released_measures
 from ..models import Submission
 from ..services.fusion import DEFAULT_K, MAX_K, MAX_PARTS, MIN_PARTS, FusionRefused, fusion_create
 from ..throttling import UploadRateThrottle
@@ -55,8 +56,13 @@ CompareSerializer = inline_serializer(
         "mean_a": serializers.FloatField(),
         "mean_b": serializers.FloatField(),
         "p_randomization": serializers.FloatField(
-            help_text="Paired two-sided randomization test, 10,000 sign flips (seed 0), exact for ≤ 16 queries."),
-        "p_ttest": serializers.FloatField(help_text="Paired two-sided t-test."),
+            allow_null=True,
+            help_text="Paired two-sided randomization test, 10,000 sign flips (seed 0), exact for ≤ 16 queries "
+                      "(null on a hidden split: see p_band)."),
+        "p_ttest": serializers.FloatField(allow_null=True, help_text="Paired two-sided t-test (null on a hidden split)."),
+        "p_band": serializers.ChoiceField(
+            choices=["p < 0.01", "p < 0.05", "p ≥ 0.05"],
+            help_text="The randomization test's p-value as a band; all a hidden split shows of it."),
         "wins": serializers.IntegerField(allow_null=True, help_text="Queries where a scores higher than b "
                                                                    "(null on a hidden split)."),
         "ties": serializers.IntegerField(allow_null=True, help_text="null on a hidden split."),
@@ -86,7 +92,7 @@ class CompareView(JsonView):
                                                              e409="Not comparable: another split, or not scored yet.")},
         examples=[OpenApiExample("Two runs", response_only=True, status_codes=["200"], value={
             "measure": "R@100", "a": 12, "b": 15, "mean_a": 0.61, "mean_b": 0.55, "p_randomization": 0.03,
-            "p_ttest": 0.04, "wins": 30, "ties": 10, "losses": 14})],
+            "p_ttest": 0.04, "p_band": "p < 0.05", "wins": 30, "ties": 10, "losses": 14})],
         tags=["analyses"],
     )
     def get(self, request):
@@ -111,9 +117,11 @@ class CompareView(JsonView):
             raise ApiError(exc.message, status_code=status.HTTP_404_NOT_FOUND) from None
         dataset = a.split.dataset
         measure = request.query_params.get("measure", dataset.primary_measure)
-        if measure not in (dataset.measures or []):
-            raise ApiError(f"{dataset.name} has no measure {measure!r}; choose one of: {', '.join(dataset.measures)}.",
-                           details=[{"line": None, "reason": f"measure: not one of {', '.join(dataset.measures)}"}])
+        try:
+            check_measure(a.split, measure)
+        except CompareRefused as exc:
+            allowed = ", ".join(released_measures(a.split))
+            raise ApiError(exc.message, details=[{"line": None, "reason": f"measure: not one of {allowed}"}]) from None
         try:
             body = compare_two(a=a, b=b, measure=measure)
         except CompareRefused as exc:

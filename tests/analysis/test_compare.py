@@ -25,13 +25,14 @@ def test_the_compare_api_answers_the_documented_shape_with_the_core_statistics(s
     response = APIClient().get(reverse("api:compare"), {"submissions": f"{a.pk},{b.pk}", "measure": "MAP@10"})
     assert response.status_code == 200, response.content
     body = response.json()
-    assert set(body) == {"measure", "a", "b", "mean_a", "mean_b", "p_randomization", "p_ttest", "wins", "ties",
-                         "losses"}
+    assert set(body) == {"measure", "a", "b", "mean_a", "mean_b", "p_randomization", "p_ttest", "p_band", "wins",
+                         "ties", "losses"}
     va, vb = vectors(a, "MAP@10"), vectors(b, "MAP@10")
     assert body["measure"] == "MAP@10" and (body["a"], body["b"]) == (a.pk, b.pk)
     assert body["mean_a"] == pytest.approx(va.mean()) and body["mean_b"] == pytest.approx(vb.mean())
     assert body["p_randomization"] == randomization_test(va, vb, n_resamples=10000, seed=0)
     assert body["p_ttest"] == pytest.approx(paired_ttest(va, vb))
+    assert body["p_band"] == "p < 0.01"
     assert body["wins"] == int((va > vb).sum()) and body["losses"] == int((va < vb).sum())
     assert body["wins"] + body["ties"] + body["losses"] == len(va)
     assert "secretq" not in response.content.decode()  # aggregates only, on a hidden split too
@@ -108,7 +109,7 @@ def test_the_compare_page_on_a_hidden_split_shows_no_per_query_values(client, sc
     a = scored("test", alice, "perfect")
     b = scored("test", bob, "shifted")
     html = client.get(reverse("submissions:compare"), {"ids": f"{a.pk},{b.pk}"}).content.decode()
-    assert "p (randomization)" in html
+    assert "randomization test" in html and "p &lt; 0.01" in html and "p (randomization)" not in html
     assert "secretq" not in html and "plot-scatter" not in html
     # No category difference: two released runs may differ in one query of a category (docs/security.md).
     assert "difference by category" not in html and "rare" not in html and ">family<" not in html
@@ -158,13 +159,18 @@ def test_randomization_p_values_match_the_pair_by_pair_tests():
     assert randomization_p_values([]) == []
 
 
-def test_on_a_hidden_split_the_compare_api_gives_rounded_means_coarse_p_values_and_no_counts(scored, alice, bob):
+def test_on_a_hidden_split_the_compare_api_gives_released_means_a_band_and_no_counts(scored, alice, bob):
+    from submissions import disclosure
+
     a = scored("test", alice, "perfect")
     b = scored("test", bob, "shifted")
-    body = APIClient().get(reverse("api:compare"), {"submissions": f"{a.pk},{b.pk}", "measure": "MAP@10"}).json()
-    va, vb = vectors(a, "MAP@10"), vectors(b, "MAP@10")
-    assert (body["mean_a"], body["mean_b"]) == (round(float(va.mean()), 4), round(float(vb.mean()), 4))
-    assert body["p_randomization"] == float(f"{randomization_test(va, vb, n_resamples=10000, seed=0):.2g}")
+    body = APIClient().get(reverse("api:compare"), {"submissions": f"{a.pk},{b.pk}"}).json()
+    va, vb = vectors(a, "R@10"), vectors(b, "R@10")
+    split = a.split
+    assert (body["mean_a"], body["mean_b"]) == tuple(
+        disclosure.scores_shown({"R@10": float(v.mean())}, split=split, n_topics=len(va))["R@10"] for v in (va, vb))
+    assert body["p_randomization"] is None and body["p_ttest"] is None
+    assert body["p_band"] == disclosure.p_band(randomization_test(va, vb, n_resamples=10000, seed=0))
     assert body["wins"] is None and body["ties"] is None and body["losses"] is None
 
 

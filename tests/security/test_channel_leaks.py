@@ -8,6 +8,8 @@ measures are R@10 (primary), MAP@10 and nDCG@10.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -39,3 +41,29 @@ def test_sig_on_a_hidden_split_marks_the_primary_measure_only(client, scored, al
     scored("dev", alice, "perfect", name="dev-perfect")
     scored("dev", bob, "shifted", name="dev-shifted")
     assert "Significance on MAP@10" in _board(client, "dev", "&sig=MAP@10")
+
+
+def test_compare_on_a_hidden_split_gives_bands_on_the_primary_measure_not_p_values(client, scored, alice, bob):
+    """Compare gave randomization and t-test p-values (2 significant digits) on any measure of two released runs.
+
+    The t-test's p carries Σd² of the per-query differences, an equation the means do not give; a second
+    measure is a second equation on the same per-query values. Now: the primary measure, as a band.
+    """
+    from rest_framework.test import APIClient
+
+    a = scored("test", alice, "perfect")
+    b = scored("test", bob, "shifted")
+    api = APIClient()
+    for measure in ("MAP@10", "nDCG@10"):
+        response = api.get(reverse("api:compare"), {"submissions": f"{a.pk},{b.pk}", "measure": measure})
+        assert response.status_code == 400, f"compare on {measure} answered {response.status_code}: {response.content}"
+        assert "R@10" in response.json()["error"]["message"]  # names the measure it may compare on
+    body = api.get(reverse("api:compare"), {"submissions": f"{a.pk},{b.pk}"}).json()
+    assert body["measure"] == "R@10"
+    assert body["p_randomization"] is None and body["p_ttest"] is None, "p-value digits on a hidden split"
+    assert body["p_band"] in ("p < 0.01", "p < 0.05", "p ≥ 0.05")
+    html = client.get(reverse("submissions:compare"), {"ids": f"{a.pk},{b.pk}", "measure": "MAP@10"}).content.decode()
+    rows = re.findall(r'<th scope="row">([^<]+)</th>', html)
+    assert rows == ["R@10"], f"compare rows on a hidden split: {rows}"
+    assert "t-test" not in html and not re.search(r"<td class=\"num\">[<>]? ?0\.\d", html), "p-values on the page"
+    assert body["p_band"] in html
