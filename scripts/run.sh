@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3.11}
 VENV=${VENV:-.venv}
-PORT=${PORT:-8000}
+# Exported: the settings build the site's address (LEXBOARD_SITE_URL, the links in the workers' e-mails) from it.
+export PORT=${PORT:-8000}
 PY="$VENV/bin/python"
 
 if [ ! -x "$PY" ]; then

@@ -218,8 +218,9 @@ SOCIALACCOUNT_STORE_TOKENS = False
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Lexboard <noreply@lexboard.local>")
 # The site's address, for the links in e-mails sent by workers (no request to build them from), and the
-# address the workers render pages ahead as.
-LEXBOARD_SITE_URL = env_str("LEXBOARD_SITE_URL", "http://127.0.0.1:8000")
+# address the workers render pages ahead as. Unset, the local site `make run` serves on PORT (one source for
+# every link: web, workers and the commands).
+LEXBOARD_SITE_URL = env_str("LEXBOARD_SITE_URL", f"http://127.0.0.1:{env_int('PORT', 8000)}")
 # After a new score, the worker renders the busiest pages itself (boards/page_cache.py: render_ahead).
 LEXBOARD_RENDER_AHEAD = env_bool("LEXBOARD_RENDER_AHEAD", True)
 

@@ -9,14 +9,19 @@ fails here.
 
 from __future__ import annotations
 
+import io
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from django.core.management import call_command
+
+from accounts.models import ApiToken
 
 pytestmark = pytest.mark.slow
 
@@ -53,3 +58,32 @@ def test_the_readme_runnable_blocks_run_in_a_fresh_copy(tmp_path):
         assert done.returncode == 0, f"README block {n} failed:\n{block}\n--- stdout\n{done.stdout[-3000:]}" \
                                      f"\n--- stderr\n{done.stderr[-3000:]}"
     assert (clone / "fused.dev.trec").stat().st_size > 0
+
+
+@pytest.mark.django_db
+def test_the_readme_token_command_works_on_a_fresh_install():
+    """The README's ``create_api_token`` line runs as written once ``make run`` made its accounts (no user
+    named in it may exist only on the author's machine)."""
+    lines = [line.split("#", 1)[0] for line in (ROOT / "README.md").read_text().splitlines()
+             if "manage.py create_api_token" in line]
+    assert lines
+    call_command("ensure_local_admin", stdout=io.StringIO())  # what scripts/run.sh runs at every start
+    for line in lines:
+        words = shlex.split(line)
+        args = words[words.index("manage.py") + 1:]
+        out = io.StringIO()
+        call_command(*args, stdout=out, stderr=io.StringIO())
+        assert out.getvalue().strip().startswith("lxb_")
+    assert ApiToken.objects.count() == len(lines)
+
+
+def test_what_the_readme_blocks_write_is_ignored_by_git():
+    """``git status`` stays clean after a reader runs the README's blocks in the checkout."""
+    written = []
+    for block in runnable_blocks((ROOT / "README.md").read_text()):
+        written += [m + "/x" for m in re.findall(r"--export (\S+)", block)]
+        written += re.findall(r"> (\S+)", block)
+    assert "demo-files/x" in written and "fused.dev.trec" in written
+    for path in written:
+        ignored = subprocess.run(["git", "check-ignore", "-q", path], cwd=ROOT).returncode == 0
+        assert ignored, f"{path}, written by a README block, is not in .gitignore"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.template import Context, Template
 from django.urls import reverse
@@ -126,3 +128,13 @@ def test_it_lists_where_to_upload_when_one_has_no_submission(client, tiny_datase
     assert "No submissions yet" in html
     assert reverse("submissions:upload", args=["tiny"]) + "?split=test" in html
     assert reverse("submissions:upload", args=["tiny"]) + "?split=dev" in html
+
+
+def test_flash_messages_are_a_list_inside_a_live_region(client, split_dev):
+    """``<ul role="status">`` takes the list's role away, and its ``<li>`` are then list items outside a list
+    (axe: listitem, serious). The live region wraps the list instead."""
+    response = client.get(reverse("submissions:upload", args=["tiny"]), follow=True)  # "Log in to upload …"
+    html = _html(response)
+    assert 'class="messages"' in html
+    assert not re.search(r"<(ul|ol)\b[^>]*\brole=", html), "a list with a role is no longer a list"
+    assert re.search(r'<div[^>]*role="status"[^>]*>\s*<ul class="messages"', html)

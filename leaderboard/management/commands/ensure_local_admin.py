@@ -7,9 +7,9 @@ a password the owner set stays theirs.
 
 from __future__ import annotations
 
-import os
 import secrets
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import IntegrityError, transaction
@@ -22,8 +22,8 @@ class Command(BaseCommand):
         parser.add_argument("--username", default="admin")
         parser.add_argument(
             "--url",
-            default=f"http://127.0.0.1:{os.environ.get('PORT', '8000')}/admin/",
-            help="the admin login URL to print",
+            default=settings.LEXBOARD_SITE_URL.rstrip("/") + "/admin/",
+            help="the admin login URL to print (default: LEXBOARD_SITE_URL's /admin/)",
         )
 
     def handle(self, *args, **opts):
