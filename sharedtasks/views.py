@@ -97,7 +97,12 @@ def new_link(request: HttpRequest, team_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def leave(request: HttpRequest, team_id: int) -> HttpResponse:
+    """Leave the team, once confirmed: the page's button opens a confirmation that posts ``confirm=yes``."""
     team = get_object_or_404(Team.objects.select_related("phase"), pk=team_id)
+    if request.POST.get("confirm") != "yes":
+        messages.error(request, f"You are still in \u201c{team.name}\u201d: to leave it, open \u201cLeave the team\u201d "
+                                "under Your team and confirm with its button.")
+        return _back(team.phase)
     try:
         services.team_leave(team=team, user=request.user)
         messages.success(request, f"You left the team \u201c{team.name}\u201d; its runs stay the team's.")

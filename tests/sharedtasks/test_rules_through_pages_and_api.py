@@ -79,10 +79,31 @@ def test_inviting_by_email_and_leaving_through_the_pages(task_world, alice, caro
     assert response.status_code == 302
     assert Invitation.objects.filter(team=task_world.red, email="gil@example.org").exists()
     client.force_login(carol)
-    client.post(reverse("sharedtasks:leave", args=[task_world.red.pk]))
+    client.post(reverse("sharedtasks:leave", args=[task_world.red.pk]), {"confirm": "yes"})
     assert not Membership.objects.filter(team=task_world.red, user=carol).exists()
     page = client.get(reverse("sharedtasks:task", args=[task_world.phase.pk])).content.decode()
     assert "Create a team" in page
+
+
+def test_leaving_asks_for_a_confirmation_first(task_world, carol, client):
+    """One click on "Leave the team" only opens the confirmation; a POST without it leaves nobody."""
+    client.force_login(carol)
+    page = client.get(reverse("sharedtasks:task", args=[task_world.phase.pk])).content.decode()
+    confirm = page.split('<details class="confirm-leave">', 1)[1].split("</details>", 1)[0]
+    assert "<summary>Leave the team…</summary>" in confirm and 'name="confirm" value="yes"' in confirm
+    assert "its runs stay the team&#x27;s" in confirm or "its runs stay the team's" in confirm
+    response = client.post(reverse("sharedtasks:leave", args=[task_world.red.pk]), follow=True)
+    assert Membership.objects.filter(team=task_world.red, user=carol).exists()
+    assert "confirm with its button" in response.content.decode()
+
+
+def test_a_closed_task_invites_nobody_to_make_a_team(task_world, client):
+    url = reverse("sharedtasks:task", args=[task_world.phase.pk])
+    assert "to make or join a team" in client.get(url).content.decode()
+    close(task_world.phase)
+    page = client.get(url).content.decode()
+    assert "to make or join a team" not in page and "Create a team" not in page
+    assert "The task has closed: teams are fixed." in page
 
 
 def test_a_refused_team_action_is_shown_on_the_page(task_world, bob, client):
