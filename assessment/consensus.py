@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from evaluation import agreement
+from leaderboard.models import Topic
 
 from .errors import AssessmentError
 from .judging import OWN_KINDS
@@ -86,11 +87,15 @@ def pool_agreement(pool: Pool) -> Agreement:
 
 
 def pool_disagreements(pool: Pool) -> list[dict]:
-    """Items whose assessors gave different grades: who gave what, and the adjudicated grade if any."""
+    """Items whose assessors gave different grades: who gave what, the adjudicated grade if any, and the question
+    (the item holds the document), so that a curator settles it on what the assessors read."""
     judged = adjudicated(pool)
     items = {(i.qid, i.docid): i for i in pool.items.all()}
-    return [{"item": items[pair], "grades": sorted(by.items()), "adjudicated": judged.get(pair)}
-            for pair, by in agreement.disagreements(assessor_grades(pool))]
+    listed = agreement.disagreements(assessor_grades(pool))
+    questions = dict(Topic.objects.filter(split_id=pool.split_id, qid__in={qid for (qid, _), _ in listed})
+                     .values_list("qid", "text"))
+    return [{"item": items[pair], "grades": sorted(by.items()), "adjudicated": judged.get(pair),
+             "question": questions.get(pair[0], "")} for pair, by in listed]
 
 
 @transaction.atomic

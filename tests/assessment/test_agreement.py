@@ -82,3 +82,17 @@ def test_the_curator_sees_agreement_and_adjudicates_on_the_pool_page(client, jud
     response = client.post(reverse("assessment:adjudicate", args=[pool.pk, items[5].pk]), {"grade": "2"})
     assert response.status_code == 302
     assert pool_disagreements(pool)[1]["adjudicated"] == 2
+
+
+def test_the_adjudication_shows_the_question_and_the_document(client, judged, staff, test_split):
+    """A curator settles a disagreement with what the assessors read: the question and the document's text."""
+    pool, items = judged
+    it = items[1]
+    test_split.topics.filter(qid=it.qid).update(text="Le locataire peut-il résilier le bail ?")
+    type(it).objects.filter(pk=it.pk).update(doc_title="Article 1 du code démo", doc_text="Le bail peut être résilié.")
+    client.force_login(staff)
+    body = client.get(reverse("assessment:pool", args=[pool.pk])).content.decode()
+    listing = body.split('id="disagreement-list"', 1)[1].split("</table>", 1)[0]
+    row = next(r for r in listing.split("<tr>") if f">{it.docid}<" in r or f"<code>{it.docid}</code>" in r)
+    assert "Le locataire peut-il résilier le bail ?" in row
+    assert "Article 1 du code démo" in row and "Le bail peut être résilié." in row

@@ -149,3 +149,13 @@ def test_the_navigation_offers_assessment_to_assessors_and_staff_only(client, as
         client.force_login(user)
         body = client.get(reverse("accounts:profile")).content.decode()
         assert (f'href="{reverse("assessment:home")}"' in body) == shown, user
+
+
+def test_the_assessor_sees_nothing_of_the_systems(client, carol_assignment):
+    """How many runs retrieved a document and at which rank bias a judgment: the assessor's page shows neither."""
+    it = carol_assignment.items.order_by("qid", "position").first()
+    assert it.ranks  # the pool knows; the page must not say
+    client.force_login(carol_assignment.assessor)
+    body = client.get(reverse("assessment:item", args=[carol_assignment.pk, it.pk])).content.decode()
+    assert "best rank" not in body and "retrieved by" not in body
+    assert not any(run in body for run in it.ranks)
