@@ -69,6 +69,7 @@ from scipy.special import erfc
 from evaluation.power import PowerAnalysis, power_analysis
 from evaluation.stats import EXACT_MAX_N, randomization_tests
 from leaderboard.models import Split
+from submissions import disclosure
 from submissions.models import Result
 from submissions.selectors import load_per_query
 
@@ -355,7 +356,8 @@ def p_value_name(d: np.ndarray, *, n_resamples: int, seed: int) -> str:
 
 def _cache_key(split: Split, measure: str) -> str:
     # v4: one Bonferroni family for markers and tiers (a change of method changes the key).
-    return f"lexboard:sig:v4:{split.pk}:{split.cache_version}:{split.current_qrels_id}:{int(split.hidden)}:{measure}"
+    hidden = int(disclosure.hidden(split))
+    return f"lexboard:sig:v4:{split.pk}:{split.cache_version}:{split.current_qrels_id}:{hidden}:{measure}"
 
 
 def _vectors(result_ids: list[int], measure: str) -> dict[int, tuple[list[str], np.ndarray]]:
@@ -438,21 +440,29 @@ def _public_entries(split: Split, measure: str) -> list[tuple[int, bool, np.ndar
 
 
 def leaderboard_power(*, split: Split, board: PublicBoard | None = None) -> PowerAnalysis | None:
-    """Statistical power of the split on its primary measure, from the public board's per-query values.
+    """Statistical power of the split on its primary measure, from the per-query values of the public board.
 
     Topic-set-size design (Sakai 2016, :mod:`evaluation.power`): the minimum
     difference the paired t-test detects at α = 0.05 with power 0.8 on the
     split's topics, and the topics needed for 1 and 2 points. Cached like the
     markers (a new score bumps ``cache_version``). None with fewer than two
-    scored entries or two topics. Only aggregates over every entry and topic
-    leave this function, so it is shown on hidden splits too.
+    entries or two topics.
+
+    On a hidden split the variance comes from the **baselines** only (the
+    curators' reference runs): estimated over every entry, it moved with each
+    released entry (≈0.9 bit per entry on a 5-entry board), a channel from
+    the attacker's own per-query values; from the baselines it changes only
+    when a curator adds one.
     """
     measure = split.dataset.primary_measure
-    key = f"lexboard:power:v2:{split.pk}:{split.cache_version}:{split.current_qrels_id}:{int(split.hidden)}:{measure}"
+    hidden = disclosure.hidden(split)
+    key = f"lexboard:power:v3:{split.pk}:{split.cache_version}:{split.current_qrels_id}:{int(hidden)}:{measure}"
     cached = cache.get(key)
     if cached is not None:
         return cached or None
     entries = (board or PublicBoard(split)).entries(measure)
+    if hidden:
+        entries = [e for e in entries if e[1]]
     analysis = None
     if len(entries) >= 2 and len(entries[0][2]) >= 2:
         analysis = power_analysis(np.stack([vector for _, _, vector in entries]))
@@ -470,14 +480,16 @@ def power_context(*, split: Split | None, board: PublicBoard | None = None) -> d
     dataset = split.dataset
     percent = dataset.display == dataset.Display.PERCENT
     smallest, needed = analysis.min_detectable, analysis.topics_needed
-    if split.hidden:
-        # Coarser on a hidden split (docs/metrics.md): 0.1 point, topics to 2 significant digits.
+    step = disclosure.grid_step(split)
+    if step is not None:
+        # Coarse on a hidden split (docs/metrics.md): the released values' grid, topics to 2 significant digits.
         assert smallest is not None  # leaderboard_power needs two topics or more
-        smallest = round(smallest, 3)
+        smallest = max(step, disclosure.on_grid(smallest, step))
         needed = {d: _two_digits(n) for d, n in needed.items()}
     return {"power": {
         "analysis": analysis,
         "measure": dataset.primary_measure,
+        "from_baselines": step is not None,
         "min_detectable": dataset.format_value(smallest) + (" points" if percent else ""),
         "needed": [(f"{round(100 * d):g} point{'s' if round(100 * d) != 1 else ''}"
                     + ("" if percent else f" ({d:g})"), f"{n:,}") for d, n in needed.items()],
@@ -500,12 +512,10 @@ def significance_context(*, split: Split | None, rows: list, sort: str, sig: str
     """
     if split is None or split.dataset.task != split.dataset.Task.RETRIEVAL:
         return {"significance": None, "sig_measure": None}
-    measures = list(split.dataset.measures or [])
-    if split.hidden:
-        # Primary measure only: markers on a measure the Ladder never judged would be one more bit per pair on
-        # numbers the hidden split does not release (docs/security.md).
-        measures = [split.dataset.primary_measure]
-    measure = sig if sig in measures else (split.dataset.primary_measure if split.hidden else sort)
+    # A hidden split: the primary measure only. Markers on a measure the Ladder never judged would be one more
+    # bit per pair on numbers the hidden split does not release (docs/security.md).
+    measures = disclosure.released_measures(split)
+    measure = sig if sig in measures else (measures[0] if disclosure.hidden(split) else sort)
     significance = leaderboard_significance(split=split, measure=measure, board=board)
     previous_tier = None
     for row in rows:

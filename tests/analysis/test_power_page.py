@@ -1,4 +1,4 @@
-"""Statistical power on the dataset page: from the scored public entries, cached like the markers."""
+"""Statistical power on the dataset page: from the scored public entries (a hidden split: its baselines), cached."""
 
 from __future__ import annotations
 
@@ -32,13 +32,13 @@ def test_the_dataset_page_shows_the_minimum_detectable_difference_and_topics_nee
 
 def test_power_is_cached_per_split_version_and_recomputed_after_a_new_score(
         scored, alice, bob, analysis_dataset, django_assert_max_num_queries):
-    scored("test", alice, "perfect")
-    scored("test", bob, "random", seed=2)
-    split = analysis_dataset.splits.get(name="test")
+    scored("dev", alice, "perfect")
+    scored("dev", bob, "random", seed=2)
+    split = analysis_dataset.splits.get(name="dev")
     first = leaderboard_power(split=split)
     with django_assert_max_num_queries(0):
         assert leaderboard_power(split=split) == first
-    scored("test", bob, "shifted")
+    scored("dev", bob, "shifted")
     split.refresh_from_db()
     assert leaderboard_power(split=split).n_systems == 3
 
@@ -55,15 +55,26 @@ def test_private_entries_do_not_count(scored, alice, bob, analysis_dataset):
     assert leaderboard_power(split=analysis_dataset.splits.get(name="dev")) is None
 
 
-def test_a_hidden_split_shows_coarser_figures(client, scored, alice, bob, analysis_dataset):
-    scored("test", alice, "perfect")
-    scored("test", bob, "random", seed=2)
+def test_a_hidden_split_shows_coarser_figures_from_its_baselines(client, scored, alice, bob, analysis_dataset):
+    from submissions import disclosure
+
+    scored("test", alice, "perfect", is_baseline=True, name="base-perfect")
+    scored("test", bob, "random", seed=2, is_baseline=True, name="base-random")
     split = analysis_dataset.splits.get(name="test")
     analysis = leaderboard_power(split=split)
+    assert analysis.n_systems == 2
 
     html = client.get(analysis_dataset.get_absolute_url() + "?split=test").content.decode()
 
-    assert f"is <strong>{100 * round(analysis.min_detectable, 3):.2f}</strong>" in html
+    step = disclosure.grid_step(split)
+    shown = max(step, disclosure.on_grid(analysis.min_detectable, step))
+    assert f"is <strong>{100 * shown:.2f}</strong>" in html and "2 baselines" in html
     n1 = analysis.topics_needed[0.01]
     scale = 10 ** max(len(str(n1)) - 2, 0)
     assert f"Detecting 1 point (0.01) needs <strong>{int(round(n1 / scale) * scale):,}</strong> topics" in html
+
+
+def test_a_hidden_split_with_fewer_than_two_baselines_shows_no_power(client, scored, alice, bob, analysis_dataset):
+    scored("test", alice, "perfect")
+    scored("test", bob, "random", seed=2)
+    assert leaderboard_power(split=analysis_dataset.splits.get(name="test")) is None
