@@ -8,9 +8,6 @@ twice.
 
 from __future__ import annotations
 
-import gzip
-import io
-import json
 import math
 import random
 from collections.abc import Iterable
@@ -99,17 +96,7 @@ def core_pool(*, split: Split, method: str, params: dict, submissions: list[Subm
 
 def corpus_texts(corpus: Corpus | None, docids: set[str]) -> dict[str, tuple[str, str]]:
     """(title, text) of the wanted documents, read from the corpus kept by the importers (one streaming pass)."""
-    if corpus is None or not corpus.documents_gz or not docids:
-        return {}
-    out = {}
-    with gzip.open(io.BytesIO(bytes(corpus.documents_gz)), "rt", encoding="utf-8") as fh:
-        for line in fh:
-            doc = json.loads(line)
-            if doc.get("_id") in docids:
-                out[doc["_id"]] = (str(doc.get("title", ""))[:500], str(doc.get("text", "")))
-                if len(out) == len(docids):
-                    break
-    return out
+    return corpus.texts(docids) if corpus is not None else {}
 
 
 def _statistics(pool: CorePool, *, seconds: float, overlap: float, budget: int | None = None) -> dict:

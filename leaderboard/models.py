@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import io
 import json
 
 from django.conf import settings
@@ -191,6 +192,20 @@ class Corpus(models.Model):
     def ids(self) -> list[str]:
         text = gzip.decompress(bytes(self.ids_gz)).decode()
         return text.split("\n") if text else []
+
+    def texts(self, docids: set[str]) -> dict[str, tuple[str, str]]:
+        """(title, text) of the wanted documents, read from the stored documents in one streaming pass."""
+        if not self.documents_gz or not docids:
+            return {}
+        out = {}
+        with gzip.open(io.BytesIO(bytes(self.documents_gz)), "rt", encoding="utf-8") as fh:
+            for line in fh:
+                doc = json.loads(line)
+                if doc.get("_id") in docids:
+                    out[doc["_id"]] = (str(doc.get("title", ""))[:500], str(doc.get("text", "")))
+                    if len(out) == len(docids):
+                        break
+        return out
 
     @staticmethod
     def pack_documents(documents: list[dict]) -> bytes:

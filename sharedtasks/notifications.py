@@ -38,7 +38,7 @@ logger = logging.getLogger(__name__)
 SEND_TASK = "sharedtasks.send_notification"
 #: A request or a worker must not wait long on a broker that is away: beat resends (notifications_resend).
 SEND_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
-KINDS = ("run_scored", "run_failed", "invitation", "closing_soon", "board_published")
+KINDS = ("run_scored", "run_failed", "invitation", "closing_soon", "board_published", "ledger_alert")
 
 
 def absolute(path: str) -> str:

@@ -12,7 +12,7 @@ from django.db.models import QuerySet
 
 from lexboard.admin_saves import ChangedFieldsOnlyAdmin
 
-from . import services
+from . import admin_ledger, services  # noqa: F401  (admin_ledger registers the release ledger's admin)
 from .errors import ActionRefused
 from .models import Result, StatusEvent, Submission
 

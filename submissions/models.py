@@ -20,6 +20,9 @@ from django.utils import timezone
 # Profiles and API tokens are the accounts app's; named here for code written before they moved.
 from accounts.models import ApiToken, Profile  # noqa: F401
 
+# The release ledger's models live in their own module; imported here so the app registers them.
+from .ledger_models import LedgerAlert, Release, ReleasePolicy, ReleaseWait  # noqa: F401
+
 #: What a run sent before its split's judgments are published is told (status ``waiting``).
 WAITING_MESSAGE = (
     "This split's relevance judgments are not published yet: the run waits and is scored when the curators "

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import views, views_analysis
+from . import views, views_analysis, views_ledger
 
 app_name = "submissions"
 
@@ -19,4 +19,6 @@ urlpatterns = [
     path("compare/", views_analysis.compare, name="compare"),
     path("fusion/", views_analysis.fusion, name="fusion"),
     path("<id:submission_id>/per-query.csv", views_analysis.per_query_csv, name="per_query_csv"),
+    # Curators: the release ledger of a hidden split.
+    path("ledger/<id:split_id>/", views_ledger.ledger, name="ledger"),
 ]

@@ -294,6 +294,13 @@ LEXBOARD_UPLOAD_RATE = env_str("LEXBOARD_UPLOAD_RATE", "30/h")
 # Uploads per client network (an IPv6 /64, an IPv4 address) whoever is logged in: accounts made by one person
 # share it. A lab behind one address shares it too: raise it for a busy lab's network (0/h: no limit).
 LEXBOARD_UPLOAD_NETWORK_RATE = env_str("LEXBOARD_UPLOAD_NETWORK_RATE", "100/h")
+# The release ledger of hidden splits (submissions/services/ledger.py): curators are e-mailed when one participant
+# or team, or the whole split, is released more bits than this in a day (a split may set its own, in the admin).
+LEXBOARD_LEDGER_IDENTITY_BITS = env_int("LEXBOARD_LEDGER_IDENTITY_BITS", 20)
+LEXBOARD_LEDGER_SPLIT_BITS = env_int("LEXBOARD_LEDGER_SPLIT_BITS", 200)
+# First releases of new participants or teams a day on a hidden split; the others wait for the next day's budget
+# or a curator (0: no budget).
+LEXBOARD_FIRST_RELEASE_BUDGET = env_int("LEXBOARD_FIRST_RELEASE_BUDGET", 20)
 # Storage has a bound (submissions/services/storage.py, docs/operations.md): the bytes
 # one user's files may take on disk (0 = no quota), and the days after which the sweep
 # removes the files of withdrawn submissions and of those that failed because of

@@ -25,13 +25,15 @@ import dataclasses
 import logging
 
 import numpy as np
+from django.db import transaction
 from django.db.models import QuerySet
 
 from evaluation.ladder import ladder_step, ladder_step_macro_f1, round_score
 from leaderboard.models import Dataset, Split
 
-from ..models import LadderBest, Result, ResultPart, Submission
+from ..models import LadderBest, ReleaseWait, Result, ResultPart, Submission
 from ..selectors import differenced_private_topics, full_part_of, load_per_query
+from .ledger import release_hold, release_record, waits_due
 from .predictions import aligned_answers, gold_for
 from .results import read_stored_run
 
@@ -106,7 +108,8 @@ def _decide_macro_f1(*, best: Result | None, new: Result, split: Split) -> tuple
     return decision.released, decision.message, decision.p_value
 
 
-def ladder_judge(*, result: Result, submission: Submission, split: Split, again: bool = False) -> Result:
+def ladder_judge(*, result: Result, submission: Submission, split: Split, again: bool = False,
+                 curator: bool = False) -> Result:
     """Release ``result`` (on its qrels version) or not; the caller holds the transaction and the split lock.
 
     Idempotent: a result judged already keeps its judgment (a redelivered
@@ -114,11 +117,21 @@ def ladder_judge(*, result: Result, submission: Submission, split: Split, again:
     stores the same row again; judged against the best that came after it, an
     earlier release would leave the leaderboard). ``result_store`` clears the
     judgment when the scores changed. ``again``: judge it anyway (the replay).
+
+    Every release on a hidden split is written to the ledger here, and an
+    identity's first one waits when the split's daily budget of first releases
+    is spent (``ledger.release_hold``; ``curator``: released outside it).
     """
     if not split.uses_ladder or submission.is_baseline or not result.scores:
         message = BASELINE_EXEMPT if submission.is_baseline and split.uses_ladder else ""
-        Result.objects.filter(pk=result.pk).update(released=True, ladder_message=message, ladder_p=None)
-        result.released, result.ladder_message, result.ladder_p = True, message, None
+        released = True
+        if result.scores and (held := release_hold(result=result, submission=submission, split=split,
+                                                   curator=curator)):
+            released, message = False, held
+        Result.objects.filter(pk=result.pk).update(released=released, ladder_message=message, ladder_p=None)
+        result.released, result.ladder_message, result.ladder_p = released, message, None
+        if released and result.scores:
+            release_record(result=result, submission=submission, split=split)
         return result
     if result.ladder_message and not again:
         return result
@@ -137,11 +150,16 @@ def ladder_judge(*, result: Result, submission: Submission, split: Split, again:
     measure = split.dataset.primary_measure
     released, message, p = _decide(best=best, new=result, measure=measure, split=split,
                                    private=differenced_private_topics(submission=submission))
+    if released and (held := release_hold(result=result, submission=submission, split=split, curator=curator)):
+        released, message = False, held
+    elif not released:
+        ReleaseWait.objects.filter(result=result).delete()  # no longer an improvement: nothing left to wait for
     Result.objects.filter(pk=result.pk).update(released=released, ladder_message=message, ladder_p=p)
     result.released, result.ladder_message, result.ladder_p = released, message, p
     if released:
         row.result = result
         row.save(update_fields=["result"])
+        release_record(result=result, submission=submission, split=split)
     logger.info("Ladder on %s: result %s of #%s %s (p=%s)", split, result.pk, submission.pk,
                 "released" if released else "not released", p)
     return result
@@ -172,3 +190,26 @@ def ladder_replay(*, split: Split, version_id: int) -> int:
     for result in results:
         ladder_judge(result=result, submission=result.submission, split=split, again=True)
     return len(results)
+
+
+def release_waits_judge(*, wait_ids: list[int] | None = None, curator: bool = False) -> int:
+    """Judge again, oldest first, runs waiting for the budget of first releases; returns how many were judged.
+
+    The periodic sweep calls it for every waiting run (a new day's budget
+    releases the first ones, the others wait on); a curator's admin action for
+    chosen ones with ``curator=True`` (released now, outside the budget). The
+    Ladder judges each against its owner's best as it is now.
+    """
+    chosen = waits_due() if wait_ids is None else wait_ids
+    done = 0
+    for wait_id, split_id in list(ReleaseWait.objects.filter(pk__in=chosen).values_list("pk", "split_id")):
+        with transaction.atomic():
+            Split.objects.select_for_update(no_key=True).filter(pk=split_id).first()  # the scoring's lock order
+            wait = ReleaseWait.objects.select_related("result__submission__split__dataset").filter(pk=wait_id).first()
+            if wait is None:
+                continue
+            result = wait.result
+            ladder_judge(result=result, submission=result.submission, split=result.submission.split, again=True,
+                         curator=curator)
+            done += 1
+    return done

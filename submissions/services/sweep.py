@@ -14,6 +14,7 @@ from django.utils import timezone
 from leaderboard.models import Split
 
 from ..models import Submission
+from .ladder import release_waits_judge
 from .queue import enqueue_after_commit, submission_enqueue
 from .rescoring import requeue_service_failures, split_finish_rescoring, split_rescoring_resend
 from .storage import files_remove_expired
@@ -45,6 +46,8 @@ def submissions_sweep(*, now=None) -> dict[str, int]:
       submission has a result on it (e.g. the last missing one was
       withdrawn), else their missing rescorings are re-sent when no progress
       was made for ``LEXBOARD_QUEUED_RESEND_SECONDS`` (``split_rescoring_resend``);
+    * runs waiting for a hidden split's daily budget of first releases are
+      judged again when the day's budget leaves room (``release_waits_judge``);
     * the files of withdrawn and failed submissions older than
       ``LEXBOARD_FILE_RETENTION_DAYS`` are removed, their rows kept
       (``files_remove_expired``).
@@ -112,6 +115,11 @@ def submissions_sweep(*, now=None) -> dict[str, int]:
             resent = split_rescoring_resend(split=split, now=now)
             if resent:
                 counts["rescoring_resent"] = counts.get("rescoring_resent", 0) + resent
+    # Runs the Ladder admitted that wait for a hidden split's daily budget of first releases: a new day's
+    # budget releases the oldest (services/ledger.py).
+    released_waits = release_waits_judge()
+    if released_waits:
+        counts["budget_waits_judged"] = released_waits
     # Storage has a bound: files of withdrawn and failed submissions past the retention period.
     removed = files_remove_expired(now=now)
     if removed:

@@ -44,7 +44,7 @@ from leaderboard.models import Benchmark, Dataset, ReportedResult, Split, Topic
 from leaderboard.services import corpus_set, qrels_version_add
 from sharedtasks.models import Invitation, NotificationSetting, Phase, PrivateBoard, SentNotification, Team
 from sharedtasks.services import team_create
-from submissions.models import Result, Submission
+from submissions.models import LedgerAlert, ReleasePolicy, ReleaseWait, Result, Submission
 from submissions.services import submission_create, submission_score_now
 
 pytestmark = pytest.mark.django_db
@@ -143,6 +143,10 @@ def world(alice, bob, staff, django_user_model) -> World:
     PrivateBoard.objects.create(phase=phase, published_at=now, qrels_version=1, measure="R@100",
                                 measures=["R@100"], rows=[])
     SentNotification.objects.create(key="matrix:1", kind="run_scored", user=alice, context={})
+    # The release ledger's admin rows (the releases themselves are written by the scoring above).
+    ReleasePolicy.objects.create(split=splits["test"], first_releases_per_day=5)
+    LedgerAlert.objects.create(split=splits["test"], scope="split", day=now.date(), bits=30.0, limit=20.0)
+    ReleaseWait.objects.create(result=subs["private"].results.get(), split=splits["test"], identity=f"user:{alice.pk}")
     NotificationSetting.objects.create(user=alice, emails=True)
     # A pool of the hidden split, assigned to an assessor (none of the four roles) who judged one document.
     assessor = django_user_model.objects.create_user("assessor", "assessor@example.org", "x")
@@ -302,6 +306,9 @@ ACCESS: dict[str, Callable[[World], list[tuple[str, Expect]]]] = {
     "submissions:fusion": lambda w: [(reverse("submissions:fusion") + q, LOGIN)
                                      for q in ("", f"?split={w.test.pk}", f"?split={w.dev.pk}")],
     "submissions:per_query_csv": _csv,
+    # The release ledger of a hidden split: curators only.
+    "submissions:ledger": lambda w: [(reverse("submissions:ledger", args=[w.test.pk]), STAFF_PAGE),
+                                     (reverse("submissions:ledger", args=[999_999]), NO_PAGE)],
     "api:submissions": lambda w: [(reverse("api:submissions") + "?mine=1", {A: 401, O: 200, X: 200, S: 200})],
     "api:submission": per_submission("api:submission"),
     "api:submission_final": lambda w: [(reverse("api:submission_final", args=[w.sub("public")]),
@@ -357,7 +364,8 @@ ADMIN_MODEL_VIEW = re.compile(
 ADMIN_REDIRECT = re.compile(r"^admin/(?P<app>[a-z]+)/(?P<model>[a-z]+)/<path:object_id>/$")
 #: Models whose add (or delete) page is refused to staff too: their rows are made by importers and services.
 READ_ONLY = {"corpus", "qrelsversion", "result", "statusevent", "apitoken", "topic", "split", "submission",
-             "privateboard", "sentnotification", "poolitem", "assignment", "judgment"}
+             "privateboard", "sentnotification", "poolitem", "assignment", "judgment", "release", "ledgeralert",
+             "releasewait"}
 
 ADMIN_SPECIAL: dict[str, Callable[[World], list[tuple[str, Expect]]]] = {
     "admin:index": lambda w: [(reverse("admin:index"), STAFF_ONLY)],

@@ -1,0 +1,104 @@
+"""The release ledger of hidden splits: what was released, to whom, when, and how many bits at most.
+
+Rows are written by ``submissions.services.ledger`` in the transaction that
+releases a result (``ladder_judge``), so the ledger and the releases never
+disagree. Curators read it in the admin and on the ledger page
+(``/submissions/ledger/<split id>/``); participants never see it.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+from django.utils import timezone
+
+
+class ReleasePolicy(models.Model):
+    """A hidden split's own alert rates and first-release budget; an empty field means the site's setting."""
+
+    split = models.OneToOneField("leaderboard.Split", on_delete=models.CASCADE, related_name="release_policy")
+    identity_bits_per_day = models.FloatField(
+        null=True, blank=True, help_text="Alert when one participant or team is released more bits than this in a "
+                                         "day (empty: LEXBOARD_LEDGER_IDENTITY_BITS).")
+    split_bits_per_day = models.FloatField(
+        null=True, blank=True, help_text="Alert when the split releases more bits than this in a day "
+                                         "(empty: LEXBOARD_LEDGER_SPLIT_BITS).")
+    first_releases_per_day = models.PositiveIntegerField(
+        null=True, blank=True, help_text="First releases of new participants or teams a day; the others wait for "
+                                         "the next day or a curator (empty: LEXBOARD_FIRST_RELEASE_BUDGET; "
+                                         "0: no budget).")
+
+    class Meta:
+        verbose_name_plural = "release policies"
+
+    def __str__(self) -> str:
+        return f"release policy of {self.split}"
+
+
+class Release(models.Model):
+    """One result released on a hidden split: the ledger's line.
+
+    ``bits`` bounds what the release told: log2 of the number of values each
+    released measure could take on its grid (``disclosure.step_for`` of the
+    result's evaluated topics), summed over the released measures.
+    """
+
+    split = models.ForeignKey("leaderboard.Split", on_delete=models.CASCADE, related_name="releases")
+    result = models.OneToOneField("submissions.Result", on_delete=models.CASCADE, related_name="ledger_entry")
+    submission = models.ForeignKey("submissions.Submission", on_delete=models.CASCADE, related_name="+")
+    identity = models.CharField(max_length=40, db_index=True, help_text="user:<id> or team:<id>")
+    identity_label = models.CharField(max_length=200)
+    released_at = models.DateTimeField(default=timezone.now, db_index=True)
+    day = models.DateField(db_index=True)
+    first = models.BooleanField(default=False, help_text="The identity's first release on this split.")
+    measures = models.JSONField(default=list)
+    bits = models.FloatField()
+    crafted = models.JSONField(default=list, blank=True, help_text="Why the run's shape looks crafted (for review).")
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-released_at"]
+
+    def __str__(self) -> str:
+        return f"{self.identity_label}: #{self.submission_id} on {self.split} ({self.bits:.1f} bits)"
+
+
+class ReleaseWait(models.Model):
+    """A result the Ladder admitted that waits for the split's daily budget of first releases (or a curator)."""
+
+    result = models.OneToOneField("submissions.Result", on_delete=models.CASCADE, related_name="release_wait")
+    split = models.ForeignKey("leaderboard.Split", on_delete=models.CASCADE, related_name="release_waits")
+    identity = models.CharField(max_length=40)
+    since = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["since", "pk"]
+
+    def __str__(self) -> str:
+        return f"result {self.result_id} of {self.identity} waiting since {self.since:%Y-%m-%d %H:%M}"
+
+
+class LedgerAlert(models.Model):
+    """An identity, or the whole split, passed its daily rate of released bits; curators were e-mailed."""
+
+    class Scope(models.TextChoices):
+        IDENTITY = "identity", "one participant or team"
+        SPLIT = "split", "the whole split"
+
+    split = models.ForeignKey("leaderboard.Split", on_delete=models.CASCADE, related_name="ledger_alerts")
+    scope = models.CharField(max_length=10, choices=Scope.choices)
+    identity = models.CharField(max_length=40, blank=True)
+    identity_label = models.CharField(max_length=200, blank=True)
+    day = models.DateField()
+    bits = models.FloatField()
+    limit = models.FloatField()
+    created_at = models.DateTimeField(default=timezone.now)
+    acknowledged_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [models.UniqueConstraint(fields=["split", "scope", "identity", "day"],
+                                               name="ledger_alert_once_a_day")]
+
+    def __str__(self) -> str:
+        who = self.identity_label or "the split"
+        return f"{who} passed {self.limit:g} bits on {self.day} ({self.bits:.1f}) on {self.split}"
