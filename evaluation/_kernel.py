@@ -158,6 +158,7 @@ class Chunk:
     starts: np.ndarray  # (rows, ncols) token start offsets into buf
     ends: np.ndarray  # (rows, ncols) token end offsets (exclusive)
     line_no: np.ndarray  # (rows,) 1-based line numbers
+    trailing: np.ndarray | None = None  # line numbers of the rows with text after the last column (when allowed)
     _seen: dict[bytes, bool] = field(default_factory=dict, repr=False)  # contains()'s answers
     _lengths: np.ndarray | None = field(default=None, repr=False)  # (rows, ncols) token lengths, when known
 
@@ -196,11 +197,15 @@ def iter_chunks(
     max_lines: int | None = None,
     max_bytes: int | None = None,
     chunk_bytes: int | None = None,
+    trailing_text: bool = False,
 ) -> Iterator[Chunk]:
     """Yield tokenized chunks of whole lines; record problems in ``collector``.
 
     Blank lines and lines whose first token starts with ``#`` are skipped.
-    Lines with the wrong number of columns are reported, not yielded.
+    Lines with the wrong number of columns are reported, not yielded; with
+    ``trailing_text``, a line with more than ``ncols`` columns is a row of its
+    first ``ncols`` (the rest ignored, as trec_eval ignores text after a run's
+    tag) and its line number is in ``Chunk.trailing``.
 
     The file is read into one buffer, reused for every chunk (``readinto``
     when the stream has it): a chunk, and its ``buf``, ``b`` and ``w8``, are
@@ -276,7 +281,7 @@ def iter_chunks(
                 line = base_line + text.count(b"\n", 1, exc.start) + 1
                 collector.add(line, f"this line is not UTF-8 text (byte 0x{text[exc.start]:02x}); save the file as UTF-8")
             del text
-        chunk, nlines = _tokenize(buf, b, ncols, columns_help, base_line, collector)
+        chunk, nlines = _tokenize(buf, b, ncols, columns_help, base_line, collector, trailing_text)
         del b
         base_line += nlines
         if max_lines is not None and base_line > max_lines:
@@ -298,7 +303,7 @@ _COLUMN_HINTS = {
 
 
 def _tokenize(buf: bytearray, b: np.ndarray, ncols: int, columns_help: str, base_line: int,
-              collector: ProblemCollector) -> tuple[Chunk | None, int]:
+              collector: ProblemCollector, trailing_text: bool = False) -> tuple[Chunk | None, int]:
     """Tokenize ``b`` = ``buf[:len(b)]``: PAD zeros, text starting and ending with a newline, PAD zeros.
 
     Returns (chunk, number of lines).
@@ -338,21 +343,35 @@ def _tokenize(buf: bytearray, b: np.ndarray, ncols: int, columns_help: str, base
     comment = np.zeros(nlines, dtype=bool)
     comment[has] = b[starts[first_tok[has]]] == 35
     data = has & ~comment
-    bad = np.flatnonzero(data & (counts != ncols))
+    wrong = (counts < ncols) if trailing_text else (counts != ncols)
+    cr_only = np.zeros(nlines, dtype=bool)
+    if trailing_text:
+        # Text after the last column is ignored, but not a CR inside a line: line ends of CR alone make the file
+        # one long line, whose first columns are no run.
+        cr = np.flatnonzero(b == 13)
+        cr = cr[b[cr + 1] != 10]
+        cr_only[np.searchsorted(nl, cr, side="right") - 1] = True
+        wrong |= cr_only & (counts > ncols)
+    bad = np.flatnonzero(data & wrong)
     for i in bad[:25]:
         found = int(counts[i])
         line = _line_text(buf, nl, int(i))
         hint = _COLUMN_HINTS.get((ncols, found), "")
         if found < ncols and ("," in line or ";" in line):
             hint = " (it looks comma- or semicolon-separated; use spaces or tabs)"
+        if cr_only[i]:
+            hint = " (the lines end with CR alone, so the file reads as one line; save it with LF or CRLF line ends)"
         collector.add(base_line + int(i) + 1,
                       f"expected {ncols} columns ({columns_help}) separated by spaces or tabs, "
                       f"found {found}{hint}: {line!r}")
-    good = np.flatnonzero(data & (counts == ncols))
+    good = np.flatnonzero(data & ~wrong)
     if len(good) == 0:
         return None, nlines
     idx = first_tok[good][:, None] + np.arange(ncols)
-    return Chunk(buf, b, w8, starts[idx], ends[idx], base_line + good.astype(np.int64) + 1), nlines
+    line_no = base_line + good.astype(np.int64) + 1
+    longer = counts[good] > ncols
+    return Chunk(buf, b, w8, starts[idx], ends[idx], line_no,
+                 trailing=line_no[longer] if longer.any() else None), nlines
 
 
 def _tokenize_single_separators(buf: bytearray, b: np.ndarray, w8: np.ndarray, ncols: int,

@@ -65,8 +65,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="precision scores are compared in: float32 as trec_eval 9.x and pytrec_eval "
                             "(default), float64 as trec_eval 10")
         p.add_argument("--empty-queries", choices=EMPTY_QUERIES, default=DEFAULT_EMPTY_QUERIES,
-                       help="qrels queries without a relevant document: omit them from every average "
-                            "(default) or count them as 0 (trec_eval -c)")
+                       help="which queries every mean is over: omit = the qrels queries with a relevant document "
+                            "(default; a query the run lacks scores 0), count = every qrels query (trec_eval -c), "
+                            "trec_eval = the qrels queries the run has (plain trec_eval, without -c)")
         p.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
     score = sub.add_parser("score", help="score one run")
@@ -132,7 +133,7 @@ def _score(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     corpus = _load_corpus(args.corpus)
     ev = evaluate(qrels, run, measures, depth=args.depth, corpus=corpus, score_precision=args.score_precision,
                   empty_queries=args.empty_queries)
-    warnings = [n for n in qrels.notices if not (n.code == "no_relevant" and args.empty_queries == "count")]
+    warnings = [n for n in qrels.notices if not (n.code == "no_relevant" and args.empty_queries != "omit")]
     warnings += ev.warnings
     check = None
     if args.verify:

@@ -5,10 +5,21 @@
   (29.958970 and 29.958969) are a tie, broken by docid. trec_eval 10 stores
   them as ``double``, where the same two scores are ordered by value.
   ``"float32"`` (the default) reproduces 9.x, ``"float64"`` reproduces 10.
-* **Empty queries.** A qrels query with no relevant document is either left
-  out of every average (``"omit"``, the default) or counted in it
-  (``"count"``, what ``trec_eval -c`` does); counted, it scores 0 on every
-  measure that needs a relevant document.
+* **Averaged queries** (``empty_queries``). Which queries every mean is over:
+
+  - ``"omit"`` (the default): the qrels queries with at least one relevant
+    document; a query without one is left out, a query the run lacks scores 0;
+  - ``"count"``: every qrels query, as ``trec_eval -c`` averages; a query
+    without a relevant document scores 0 on every measure that needs one;
+  - ``"trec_eval"``: the qrels queries the run has rows for, relevant
+    document or not, as plain ``trec_eval`` (without ``-c``) averages; a query
+    the run lacks is not averaged, so the run chooses its own denominator: fit
+    to reproduce a paper's trec_eval numbers, never for a leaderboard (the
+    site's datasets offer ``omit`` and ``count`` only).
+
+  trec_eval 9.0.8 and 10 stop on a query whose judgments are all negative
+  (``bpref``: nothing to count); the core scores such a query like any
+  query without a relevant document.
 
 A dataset states both, so its numbers match the tool its paper used.
 """
@@ -18,10 +29,10 @@ from __future__ import annotations
 from typing import Literal
 
 ScorePrecision = Literal["float32", "float64"]
-EmptyQueries = Literal["omit", "count"]
+EmptyQueries = Literal["omit", "count", "trec_eval"]
 
 SCORE_PRECISIONS: tuple[ScorePrecision, ...] = ("float32", "float64")
-EMPTY_QUERIES: tuple[EmptyQueries, ...] = ("omit", "count")
+EMPTY_QUERIES: tuple[EmptyQueries, ...] = ("omit", "count", "trec_eval")
 
 DEFAULT_SCORE_PRECISION: ScorePrecision = "float32"
 DEFAULT_EMPTY_QUERIES: EmptyQueries = "omit"
@@ -42,6 +53,7 @@ def score_precision(value: str) -> ScorePrecision:
 def empty_queries(value: str) -> EmptyQueries:
     """Check an empty-query convention name; ValueError naming the choices otherwise."""
     if value not in _EMPTY_BY_NAME:
-        raise ValueError(f"unknown empty-query convention {value!r}; choose omit (queries without a relevant "
-                         "document are left out) or count (they count as 0, as trec_eval -c)")
+        raise ValueError(f"unknown averaging convention {value!r}; choose omit (queries without a relevant "
+                         "document are left out), count (every qrels query, as trec_eval -c) or trec_eval (the "
+                         "qrels queries the run has, as plain trec_eval)")
     return _EMPTY_BY_NAME[value]

@@ -65,7 +65,7 @@ class Notice:
     """A warning attached to a parsed file or an evaluation.
 
     Codes: ``missing_queries``, ``unknown_queries``, ``unknown_docids``,
-    ``ties``, ``depth_cut``, ``several_tags``, ``no_relevant``.
+    ``ties``, ``depth_cut``, ``several_tags``, ``trailing_text``, ``no_relevant``.
     ``count`` is the number of queries or rows concerned.
     """
 

@@ -20,7 +20,7 @@ import io
 import math
 import os
 import struct
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterator, Mapping, Sequence
 from typing import IO
 
 from .conventions import EmptyQueries, ScorePrecision
@@ -146,10 +146,14 @@ def measure_value(measure: Measure, ranking: Sequence[str], grades: Mapping[str,
 
 
 def evaluated_queries(qrels: Mapping[str, Mapping[str, int]], threshold: int,
-                      empty_queries: EmptyQueries) -> list[str]:
-    """The queries every average is over, sorted."""
+                      empty_queries: EmptyQueries, run: Container[str] | None = None) -> list[str]:
+    """The queries every average is over, sorted (``run``: the run's queries, needed for ``"trec_eval"``)."""
     if empty_queries == "count":
         return sorted(qrels)
+    if empty_queries == "trec_eval":
+        if run is None:
+            raise ValueError("the trec_eval convention averages over the run's queries: give them")
+        return sorted(q for q in qrels if q in run)
     return sorted(q for q, d in qrels.items() if any(g >= threshold for g in d.values()))
 
 
@@ -163,7 +167,7 @@ def per_query(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mapping[
     is False counts as unjudged (non-relevant, no gain).
     """
     out: dict[str, dict[str, float]] = {}
-    for q in evaluated_queries(qrels, threshold, empty_queries):
+    for q in evaluated_queries(qrels, threshold, empty_queries, run):
         judged = qrels[q]
         ranking = ranked(run.get(q, {}), score_precision)[:depth]
         grades = {d: judged[d] for d in ranking if d in judged}

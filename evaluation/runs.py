@@ -19,7 +19,7 @@ import numpy as np
 
 from . import _kernel as K
 from .conventions import DEFAULT_SCORE_PRECISION, ScorePrecision
-from .errors import Notice, Problem, ProblemCollector, RunFormatError
+from .errors import Notice, Problem, ProblemCollector, RunFormatError, counted
 
 RUN_COLUMNS = "query id, Q0, document id, rank, score, run tag"
 _RANK_MESSAGE = ("the rank {token!r} is not a whole number; the rank column is read but not used "
@@ -127,8 +127,13 @@ def _read_run(stream: BinaryIO, display: str, max_lines: int | None, max_bytes: 
     # Line numbers are kept only once a line is not a row (blank, comment, refused): until then row i is line i + 1.
     lines: list[np.ndarray] | None = None
     n_lines = 0
+    trailing: list[int] = []  # first line numbers with text after the tag, and their count
+    n_trailing = 0
     for chunk in K.iter_chunks(stream, ncols=6, columns_help=RUN_COLUMNS, collector=collector,
-                               max_lines=max_lines, max_bytes=max_bytes):
+                               max_lines=max_lines, max_bytes=max_bytes, trailing_text=True):
+        if chunk.trailing is not None:
+            n_trailing += len(chunk.trailing)
+            trailing.extend(chunk.trailing[:3 - len(trailing)].tolist())
         if lines is None and (chunk.line_no[0] != cols.n + 1 or chunk.line_no[-1] != cols.n + len(chunk.line_no)):
             lines = [np.arange(1, cols.n + 1, dtype=np.int64)]
         if lines is not None:
@@ -148,6 +153,11 @@ def _read_run(stream: BinaryIO, display: str, max_lines: int | None, max_bytes: 
               scores=cols.get("s"), line_no=line_no, tags=list(tags), n_lines=n_lines)
     del cols
     _check_duplicates(run, collector)
+    if n_trailing:
+        shown = ", ".join(str(n) for n in trailing) + (", …" if n_trailing > len(trailing) else "")
+        where = f"line{'s' if n_trailing > 1 else ''} {shown}"
+        run.notices.append(Notice("trailing_text", f"{counted(n_trailing, 'line has', 'lines have')} text after the "
+                                  f"run tag ({where}); it was ignored, as trec_eval ignores it", n_trailing))
     if len(run.tags) > 1:
         shown = ", ".join(repr(t) for t in run.tags[:5])
         run.notices.append(Notice("several_tags", f"the run has {len(run.tags)} different tags ({shown}); "
@@ -258,7 +268,8 @@ def sniff_run(first_bytes: bytes, *, n_lines: int = 50) -> list[Problem]:
     text = b"\n".join(lines[:n_lines]) + b"\n"
     collector = ProblemCollector("<upload>", RunFormatError)
     try:
-        for chunk in K.iter_chunks(cast(BinaryIO, _Bytes(text)), ncols=6, columns_help=RUN_COLUMNS, collector=collector):
+        for chunk in K.iter_chunks(cast(BinaryIO, _Bytes(text)), ncols=6, columns_help=RUN_COLUMNS, collector=collector,
+                                   trailing_text=True):
             K.parse_scores(chunk, 4, collector)
             K.check_integers(chunk, 3, collector, _RANK_MESSAGE)
     except RunFormatError:
@@ -301,7 +312,7 @@ def scan_run(stream: BinaryIO, *, max_lines: int | None = None, max_bytes: int |
     n_rows = n_lines = 0
     caps = [(0, max_qid_bytes, "query id"), (2, max_docid_bytes, "document id")]
     for chunk in K.iter_chunks(stream, ncols=6, columns_help=RUN_COLUMNS, collector=collector,
-                               max_lines=max_lines, max_bytes=max_bytes):
+                               max_lines=max_lines, max_bytes=max_bytes, trailing_text=True):
         n_lines = int(chunk.line_no[-1])
         if max_line_bytes is not None:
             width = chunk.ends[:, -1] - chunk.starts[:, 0]

@@ -4,7 +4,8 @@ The rules (DESIGN.md, "Metric semantics"):
 
 * relevant = qrels grade ≥ the qrels threshold;
 * evaluated queries = qrels queries with at least one relevant document (or
-  every qrels query with ``empty_queries="count"``, as trec_eval ``-c``); a
+  every qrels query with ``empty_queries="count"``, as trec_eval ``-c``, or
+  the qrels queries the run has with ``"trec_eval"``, as plain trec_eval); a
   query the run lacks scores 0 everywhere (trec_eval ``-c``); run queries the
   qrels do not know are ignored with a notice;
 * order within a query: score descending, compared in single precision as
@@ -123,7 +124,7 @@ def evaluate(
 
     ``measures`` are ``Measure`` objects or names (default: ``DEFAULT_MEASURES``).
     ``score_precision`` ("float32": trec_eval 9.x; "float64": trec_eval 10) and
-    ``empty_queries`` ("omit" or "count") are the conventions of
+    ``empty_queries`` ("omit", "count" or "trec_eval") are the conventions of
     ``evaluation.conventions``.
     Raises ``RunFormatError`` when most docids are outside ``corpus``.
     """
@@ -148,20 +149,21 @@ def evaluate(
         more = "…" if len(unknown) > 5 else ""
         warnings.append(Notice("unknown_queries", f"{counted(len(unknown), 'query', 'queries')} of the run "
                                f"{'is' if len(unknown) == 1 else 'are'} not in this split and ignored (e.g. {shown}{more})", len(unknown)))
+    in_run = np.zeros(len(qrels.qids), dtype=bool)
+    in_run[q_of_code[q_of_code >= 0]] = True
     if empty_queries == "omit":
         evaluated = np.flatnonzero(qrels.n_relevant_per_query > 0)
     else:
-        evaluated = np.arange(len(qrels.qids))
-        n_empty = int((qrels.n_relevant_per_query == 0).sum())
+        evaluated = np.arange(len(qrels.qids)) if empty_queries == "count" else np.flatnonzero(in_run)
+        n_empty = int((qrels.n_relevant_per_query[evaluated] == 0).sum())
+        how = "trec_eval -c" if empty_queries == "count" else "trec_eval"
         if n_empty:
             warnings.append(Notice("empty_queries_counted", f"{counted(n_empty, 'query', 'queries')} of the qrels "
                                    f"{'has' if n_empty == 1 else 'have'} no relevant document and "
-                                   f"{'counts' if n_empty == 1 else 'count'} in every average (trec_eval -c)", n_empty))
+                                   f"{'counts' if n_empty == 1 else 'count'} in every average ({how})", n_empty))
     eval_pos = np.full(len(qrels.qids), -1, dtype=np.int64)
     eval_pos[evaluated] = np.arange(len(evaluated))
     qids = [qrels.qids[i] for i in evaluated.tolist()]
-    in_run = np.zeros(len(qrels.qids), dtype=bool)
-    in_run[q_of_code[q_of_code >= 0]] = True
     missing = int((~in_run[evaluated]).sum())
     if missing:
         of_evaluated = counted(len(qids), "evaluated query", "evaluated queries")

@@ -128,14 +128,16 @@ def verify(qrels: QrelsInput, run: RunInput, evaluation: Evaluation, *, depth: i
 
     # Query by query, a batch of about BATCH_ROWS rows at a time: a 7M-line run as one
     # {qid: {docid: score}} dict took 2.2 GB; only the per-query values are kept.
-    wanted = set(reference.evaluated_queries(plain_qrels, threshold, empty_queries))
+    # Under "trec_eval" a query is averaged only when the run has it: every qrels query is wanted, and only
+    # those found in the run are evaluated (by ``second``).
+    wanted = set(reference.evaluated_queries(plain_qrels, threshold, empty_queries, plain_qrels))
     expected: dict[str, dict[str, float]] = {}
     for batch in _run_batches(run):
         judged = {q: plain_qrels[q] for q in batch if q in wanted}
         if judged:
             expected.update(second(judged, {q: batch[q] for q in judged}))
     missing = {q: plain_qrels[q] for q in wanted if q not in expected}  # queries the run lacks: no rows
-    if missing:
+    if missing and empty_queries != "trec_eval":
         expected.update(second(missing, {}))
     return Verification(method, len(evaluation.qids) * len(measures),
                         compare(evaluation, expected, tolerance=tolerance))
@@ -245,7 +247,7 @@ def _pytrec_eval_values(qrels: dict[str, dict[str, int]], run: dict[str, dict[st
                         measures: Sequence[Measure], *, depth: int, threshold: int, empty_queries: EmptyQueries,
                         in_corpus: Callable[[str], bool] | None) -> dict[str, dict[str, float]]:
     """Per-query values from pytrec_eval (each family's trec_eval twin), with the leaderboard's rules around it."""
-    evaluated = reference.evaluated_queries(qrels, threshold, empty_queries)
+    evaluated = reference.evaluated_queries(qrels, threshold, empty_queries, run)
     wanted = set(evaluated)
     cut: dict[str, dict[str, float]] = {}
     for q, docs in run.items():

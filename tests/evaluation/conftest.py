@@ -67,3 +67,16 @@ def trec_eval_binary(tmp_path_factory) -> str:
     source = next(p.parent for p in folder.rglob("Makefile"))
     subprocess.run(["make"], cwd=source, check=True, capture_output=True)
     return str(source / "trec_eval")
+
+
+@pytest.fixture(scope="session")
+def trec_eval_test_files(tmp_path_factory) -> Path:
+    """The ``test/`` folder of trec_eval 9.0.8's source: its own inputs and the outputs its ``make quicktest`` expects."""
+    tarball = _trec_eval_tarball()
+    if tarball is None:
+        pytest.skip(f"no {TREC_EVAL_TARBALL} in ../shared/reference/ (or LEXBOARD_TREC_EVAL_SRC): its test files "
+                    "cannot be read")
+    folder = tmp_path_factory.mktemp("trec_eval_src")
+    with tarfile.open(tarball) as tar:
+        tar.extractall(folder, members=[m for m in tar.getmembers() if "/test/" in f"/{m.name}"], filter="data")
+    return next(p.parent for p in folder.rglob("qrels.test"))

@@ -63,7 +63,7 @@ def test_it_refuses_an_unknown_precision_or_convention():
     qrels, run = read_qrels(NEAR_TIE_QRELS), read_run(NEAR_TIE_RUN)
     with pytest.raises(ValueError, match="float32 .* or float64"):
         evaluate(qrels, run, score_precision="double")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="omit .* or count"):
+    with pytest.raises(ValueError, match="omit .*, count .* or trec_eval"):
         evaluate(qrels, run, empty_queries="zero")  # type: ignore[arg-type]
 
 
@@ -198,3 +198,30 @@ def test_the_cli_takes_both_choices(tmp_path):
     assert '"MRR@10": 1.0' in double.stdout and '"score_precision": "float64"' in double.stdout
     bad = cli(*args, "--empty-queries", "zero")
     assert bad.returncode == 2 and "invalid choice: 'zero'" in bad.stderr
+
+
+def averaging_case(seed: int) -> tuple[bytes, bytes]:
+    """12 qrels queries, some with only grade-0 judgments; the run lacks some and has queries the qrels lack."""
+    rng = random.Random(seed)
+    qrels_lines, run_lines = [], []
+    for q in range(12):
+        judged = rng.sample(range(30), 6)
+        empty = rng.random() < 0.3
+        qrels_lines += [f"q{q} 0 d{d} {0 if empty else rng.choice([0, 1, 2])}\n" for d in judged]
+        if rng.random() < 0.75:
+            run_lines += [f"q{q} Q0 d{d} {r} {20 - r} t\n" for r, d in enumerate(rng.sample(range(30), 10), start=1)]
+    run_lines += [f"extra Q0 d{d} {d + 1} {10 - d} t\n" for d in range(3)]
+    return "".join(qrels_lines).encode(), "".join(run_lines).encode()
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_averaging_presets_equal_plain_trec_eval_and_trec_eval_c(trec_eval_binary, tmp_path, seed):
+    qrels, run = averaging_case(seed)
+    plain = _trec_eval(trec_eval_binary, qrels, run, tmp_path)
+    with_c = _trec_eval(trec_eval_binary, qrels, run, tmp_path, "-c")
+    for convention, expected in (("trec_eval", plain), ("count", with_c)):
+        ev = evaluate(read_qrels(qrels), read_run(run), list(OURS.values()), empty_queries=convention)
+        if convention == "trec_eval":  # the queries trec_eval prints, neither more nor fewer
+            assert ev.qids == sorted({q for q, _ in expected if q != "all"})
+        for theirs, ours in OURS.items():
+            assert f"{ev.means[ours]:.4f}" == f"{expected[('all', theirs)]:.4f}", (convention, ours)

@@ -74,8 +74,10 @@ RUNS = [
     bad("runs/latin1_tag.txt", "Latin-1 é in the tag of line 3", 3, UTF8),
     bad("runs/latin1_late.txt", "Latin-1 é on line 80: the upload check reads every line", 80, UTF8),
     bad("runs/five_columns.txt", "line 2 has 5 columns (no tag)", 2, COLUMNS),
-    bad("runs/seven_columns.txt", "line 3 has 7 columns", 3, COLUMNS),
-    bad("runs/tag_with_space.txt", "a run tag with a space (7 columns) on line 4", 4, COLUMNS),
+    ok("runs/seven_columns.txt", "line 3 has 7 columns (text after the tag is ignored, as trec_eval does)",
+       warning="trailing_text"),
+    ok("runs/tag_with_space.txt", "a run tag with a space (7 columns) on line 4 (its second word ignored, as "
+       "trec_eval does)", warning="trailing_text"),
     bad("runs/nan_score.txt", "score nan on line 3", 3, "finite number"),
     bad("runs/nan_score_late.txt", "score NaN on line 80: the upload check reads every line", 80, "finite number"),
     bad("runs/inf_score.txt", "score inf on line 2", 2, FINITE),
