@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.urls import reverse
-from django.utils import timezone
 
 from leaderboard.models import Split, Topic
 
@@ -96,14 +95,16 @@ class QuotaScope:
     team: Team | None
     daily_limit: int
     total_limit: int
+    per_team: bool = False  # a shared task's caps, counted per team
 
 
 def quota_scope(*, user, split: Split, now: datetime | None = None) -> QuotaScope:
+    """Before and during a shared task its caps are the ones that apply (a user in no team is refused until they
+    join one, and then counts with the team); otherwise the split's own limits, per participant."""
     phase = phase_of(split_id=split.pk)
-    if phase is not None and phase.is_open(now or timezone.now()):
-        team = team_of(user=user, phase=phase)
-        if team is not None:
-            return QuotaScope(team=team, daily_limit=phase.daily_cap, total_limit=phase.total_cap)
+    if phase is not None and phase.state(now) in ("upcoming", "open"):
+        team = team_of(user=user, phase=phase) if user is not None and user.is_authenticated else None
+        return QuotaScope(team=team, daily_limit=phase.daily_cap, total_limit=phase.total_cap, per_team=True)
     return QuotaScope(team=None, daily_limit=split.daily_limit, total_limit=split.total_limit)
 
 

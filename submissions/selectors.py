@@ -36,6 +36,7 @@ class QuotaStatus:
     total_used: int
     next_allowed_at: datetime | None  # set when the daily limit is reached
     team: str = ""  # a shared task's team: the limits are the phase's, shared by its members
+    per_team: bool = False  # the limits are a shared task's caps per team (the user may be in no team yet)
 
     @property
     def daily_remaining(self) -> int | None:
@@ -151,6 +152,7 @@ def submission_quota(*, user, split: Split, now: datetime | None = None) -> Quot
         total_used=total_used,
         next_allowed_at=next_allowed,
         team=scope.team.name if scope.team is not None else "",
+        per_team=scope.per_team,
     )
 
 

@@ -19,6 +19,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from accounts.policy import upload_refusal
 from leaderboard.models import Dataset, Split
+from sharedtasks.selectors import UploadPlace, upload_place
 
 from . import selectors, services
 from .analysis import submission_analysis
@@ -58,8 +59,15 @@ def _upload_context(split: Split, user) -> dict:
         "quota": selectors.submission_quota(user=user, split=split),
         # The account policy (verified e-mail, curator approval), said before the form is filled in.
         "account_refusal": upload_refusal(user=user, split=split),
+        # A shared task's rule (before the opening, or in no team), said before the form is filled in too.
+        "task_refusal": _task_refusal(user, split),
         "example_line": EXAMPLE_LINE.format(qid=first_topic, docid=split.dataset.docid_example or "doc1"),
     }
+
+
+def _task_refusal(user, split: Split) -> UploadPlace | None:
+    place = upload_place(user=user, split=split) if user.is_authenticated else UploadPlace()
+    return place if place.refusal else None
 
 
 def _throttled(request: HttpRequest, form) -> bool:

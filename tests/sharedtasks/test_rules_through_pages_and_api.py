@@ -14,6 +14,7 @@ from rest_framework.test import APIClient
 from accounts.models import ApiToken
 from sharedtasks.models import Invitation, Membership, Phase
 from submissions.models import Submission
+from tests.users import verified
 
 from .conftest import ALICE_RANKS, close, run_bytes, upload
 
@@ -44,8 +45,6 @@ def test_the_upload_form_refuses_before_the_opening_with_the_dates(task_world, a
 
 
 def test_the_upload_form_sends_someone_without_a_team_to_the_task_page(task_world, django_user_model, client):
-    from tests.users import verified
-
     dave = verified(django_user_model.objects.create_user("dave", "dave@example.org", "pw-pw-pw-pw-1"))
     client.force_login(dave)
     page = client.post(_upload_url(), _form(ALICE_RANKS, "solo")).content.decode()
@@ -112,3 +111,18 @@ def test_a_refused_team_action_is_shown_on_the_page(task_world, bob, client):
                            follow=True)
     assert "Only the team&#x27;s members can do this." in response.content.decode()
     assert not Invitation.objects.exists()
+
+
+def test_the_upload_form_states_the_tasks_caps_per_team(task_world, alice, client, django_user_model):
+    """A team member reads the team's runs left under the phase's caps (3 a day, 10 in all), not the split's
+    (none here); a user in no team reads the caps and the refusal before filling the form in."""
+    client.force_login(alice)
+    page = client.get(_upload_url()).content.decode()
+    quota = " ".join(page.split('id="quota"', 1)[1].split("</p>", 1)[0].split())
+    assert "Your team “Red”" in quota and "3 of 3 submissions left" in quota and "10 of 10 in total" in quota
+    dan = verified(django_user_model.objects.create_user("dan", "dan@example.org", "correct horse battery"))
+    client.force_login(dan)
+    page = client.get(_upload_url()).content.decode()
+    quota = " ".join(page.split('id="quota"', 1)[1].split("</p>", 1)[0].split())
+    assert "No daily limit" not in quota and "per team: 3 runs in any 24 hours" in quota and "10 in all" in quota
+    assert 'id="task-refusal"' in page and "runs are entered by teams" in page and 'name="run"' not in page
