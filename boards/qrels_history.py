@@ -4,8 +4,12 @@ For each version after the first: the judgments added and regraded (from the
 stored qrels texts), Kendall's τ (tau-b) between the leaderboards of the two
 versions over the entries scored on both, and the entries whose rank moved
 most. Only what the leaderboard shows is used: public (or anonymous) entries
-and baselines, released results on a hidden split, ranked by the primary
-measure; no per-query value enters (docs/security.md).
+and baselines, ranked by the primary measure; no per-query value enters.
+
+A hidden split shows the counts only (the budget's ``version_deltas``,
+:mod:`submissions.disclosure`): a version that adds one judgment moves exactly
+the entries whose runs hold the new document, so the entries that moved, and
+τ, told any visitor which public runs retrieve it (docs/security.md).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from django.db.models import Q
 from scipy.stats import kendalltau
 
 from leaderboard.models import QrelsVersion, Split
+from submissions import disclosure
 from submissions.models import Result, Submission
 
 #: How many of the entries that moved most to name per version.
@@ -48,15 +53,11 @@ def _board(split: Split, version_id: int) -> dict[int, tuple[float, str]]:
         submission__withdrawn_at__isnull=True, submission__hidden_by_curator=False, primary_score__isnull=False,
     ).filter(Q(submission__is_baseline=True)
              | Q(submission__visibility__in=[Submission.Visibility.PUBLIC, Submission.Visibility.ANONYMOUS]))
-    if split.hidden:
-        results = results.filter(released=True)
     out: dict[int, tuple[float, str]] = {}
     for sid, score, name, visibility in results.values_list("submission_id", "primary_score",
                                                             "submission__system_name", "submission__visibility"):
         assert score is not None  # primary_score__isnull=False above
-        # A hidden split's values are known at the display precision only, so ranks and τ use those.
-        shown = round(score, 4) if split.hidden else score
-        out[sid] = (shown, "an anonymous entry" if visibility == Submission.Visibility.ANONYMOUS else name)
+        out[sid] = (score, "an anonymous entry" if visibility == Submission.Visibility.ANONYMOUS else name)
     return out
 
 
@@ -66,8 +67,9 @@ def _ranks(scores: dict[int, float]) -> dict[int, int]:
 
 
 def qrels_history(*, split: Split) -> list[VersionRow]:
-    """The split's versions, newest first, each compared with the one before it."""
+    """The split's versions, newest first, each compared with the one before it (counts only on a hidden split)."""
     versions = list(QrelsVersion.objects.filter(split=split).defer("qrels_gz").order_by("version"))
+    deltas = disclosure.shows(split, "version_deltas")  # τ and moves: public splits only
     rows = []
     # The previous version's judgments and board (None before the first version).
     previous_pairs: dict[tuple[str, str], str] | None = None
@@ -75,7 +77,7 @@ def qrels_history(*, split: Split) -> list[VersionRow]:
     for v in versions:
         v = QrelsVersion.objects.get(pk=v.pk)  # with its text, one at a time
         pairs = _pairs(v)
-        board = _board(split, v.pk)
+        board = _board(split, v.pk) if deltas else {}
         row = VersionRow(version=v)
         if previous_pairs is not None and previous_board is not None:
             row.added = sum(1 for p in pairs if p not in previous_pairs)

@@ -21,7 +21,7 @@ from accounts.policy import upload_refusal
 from leaderboard.models import Dataset, Split
 from sharedtasks.selectors import UploadPlace, upload_place
 
-from . import selectors, services
+from . import disclosure, selectors, services
 from .analysis import submission_analysis
 from .errors import ActionRefused, UploadRefused
 from .forms import ResubmitForm, SubmissionMetadataForm, UploadForm, VisibilityForm
@@ -130,6 +130,30 @@ def _status_payload(submission: Submission, *, is_owner: bool) -> dict:
     }
 
 
+def _result_history(submission: Submission) -> list[dict]:
+    """The submission's released scores by qrels version, newest first, as its page shows them.
+
+    A hidden split shows the current version's value only: an earlier version's beside it is a before/after
+    pair, and a version that changed one judgment made their difference tell that topic's relevant count and
+    whether this run holds the new document (the budget's ``version_deltas``). The versions stay listed.
+    """
+    split = submission.split
+    deltas = disclosure.shows(split, "version_deltas")
+    rows = []
+    for r in selectors.submission_result_history(submission=submission):
+        if not selectors.result_released(r, split=split):
+            continue
+        current = r.qrels_version_id == split.current_qrels_id
+        if deltas:
+            primary = split.dataset.format_value(r.primary_score)
+        elif current:
+            primary = disclosure.format_released(r.primary_score, split=split, n_topics=r.n_queries or None)
+        else:
+            primary = "not shown"
+        rows.append({"version": r.qrels_version.version, "at": r.created_at, "current": current, "primary": primary})
+    return rows
+
+
 def detail(request: HttpRequest, submission_id: int) -> HttpResponse:
     """A submission's page: metadata, live status, warnings, errors, scores."""
     submission = selectors.submission_for_viewer(submission_id=submission_id, user=request.user)
@@ -157,13 +181,9 @@ def detail(request: HttpRequest, submission_id: int) -> HttpResponse:
         "scores": scores,
         "events": selectors.submission_events(submission=submission),
         "ordinal": selectors.submission_ordinal(submission=submission),
-        # Scores on every qrels version it was scored on: older judgments' numbers stay visible.
-        "result_history": [
-            {"version": r.qrels_version.version, "at": r.created_at, "primary": dataset.format_value(r.primary_score),
-             "current": r.qrels_version_id == submission.split.current_qrels_id}
-            for r in selectors.submission_result_history(submission=submission)
-            if selectors.result_released(r, split=split)
-        ],
+        # Scores on every qrels version it was scored on: older judgments' numbers stay visible on public splits.
+        "result_history": _result_history(submission),
+        "version_deltas": disclosure.shows(split, "version_deltas"),
         # A publication being rescored: these scores stay on the current version until the switch.
         "pending_qrels": submission.split.pending_qrels if submission.split.pending_qrels_id else None,
         "resubmit_form": ResubmitForm() if is_owner and submission.status == Submission.Status.FAILED

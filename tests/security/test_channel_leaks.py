@@ -87,3 +87,36 @@ def test_the_power_section_of_a_hidden_split_does_not_move_with_participants_ent
         scored("test", bob, kind, seed=seed, name=f"bob-{kind}", tag=str(seed))
         after = _power(_board(client, "test"))
         assert after == before, f"the power section moved with a participant's entry:\n{before}\n{after}"
+
+
+def test_a_new_qrels_version_on_a_hidden_split_shows_no_before_and_after(client, scored, alice, bob, analysis_dataset):
+    """A version that adds one judgment showed, per entry, its score on both versions, and on the dataset page
+    the entries that moved: their difference told the topic's relevant count and which public runs hold the
+    new document. A hidden split now shows counts, and each entry's current score only."""
+    from leaderboard.services import qrels_version_add
+    from submissions.services import qrels_version_publish_and_rescore, submission_rescore_on
+
+    split = analysis_dataset.splits.get(name="test")
+    a = scored("test", alice, "perfect", name="alice-perfect")
+    b = scored("test", bob, "shifted", name="bob-shifted")
+    v1 = split.current_qrels
+    # One judgment more: a document of topic 0 that neither run retrieves becomes relevant. Each run's R@10 drops
+    # by (1 − 1/2) / 24: before/after values say topic 0 had one relevant document and neither run holds the new.
+    qrels = {analysis.qid(i): {d: 1 for d in analysis.relevant_docs(i)} for i in range(analysis.N_TOPICS)}
+    others = [f"doc{d}" for d in range(1, analysis.N_DOCS + 1) if f"doc{d}" not in analysis.relevant_docs(0)]
+    qrels[analysis.qid(0)][others[40]] = 1
+    v2, _ = qrels_version_add(split=split, qrels=qrels, note="one more")
+    qrels_version_publish_and_rescore(split=split, version=v2)
+    for sub in (a, b):
+        assert submission_rescore_on(submission_id=sub.pk, qrels_version_id=v2.pk) == "stored"
+    split.refresh_from_db()
+    assert split.current_qrels_id == v2.pk
+    page = client.get(b.get_absolute_url()).content.decode()
+    history = re.search(r"Scores by qrels version.*?</table>", page, flags=re.S)
+    assert history is not None
+    cells = re.findall(r"<tr><td>v(\d+)[^<]*</td><td>[^<]*</td><td>([^<]*)</td></tr>", history.group(0))
+    assert cells and dict(cells).get(str(v1.version)) == "not shown", f"v1's score beside v2's: {cells}"
+    board = _board(client, "test")
+    section = re.search(r'id="qrels-history".*?</section>', board, flags=re.S)
+    assert section is not None and "one more" in section.group(0)
+    assert "→" not in section.group(0) and "Kendall" not in section.group(0), "the entries that moved are named"
