@@ -5,33 +5,31 @@ submission is spent. Exit status 0 on success, 2 on invalid input (reasons
 on stderr, one ``file:line: reason`` per line), 3 when ``score --verify``
 finds the two implementations disagreeing.
 
-``score`` and ``fuse`` import only the metric core (numpy): scipy takes longer
-to import than a BSARD-sized run takes to score, so only ``compare`` and
-``power`` load it (``evaluation.cli_stats``), when they run.
+This module only parses the arguments: each command's handler is imported
+when it runs (``_command``). ``score`` and ``fuse`` import the metric core
+and numpy (``evaluation.cli_score``); scipy takes longer to import than a
+BSARD-sized run takes to score, so only ``compare`` and ``power`` load it
+(``evaluation.cli_stats``); ``--help`` imports neither.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import sys
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
 from .cli_classify import add_subcommands as add_task_subcommands
-from .conventions import DEFAULT_EMPTY_QUERIES, DEFAULT_SCORE_PRECISION, EMPTY_QUERIES, SCORE_PRECISIONS
-from .corpus import CorpusIds
+from .conventions import (
+    DEFAULT_EMPTY_QUERIES,
+    DEFAULT_MEASURE_NAMES,
+    DEFAULT_SCORE_PRECISION,
+    EMPTY_QUERIES,
+    EXIT_INVALID,
+    SCORE_PRECISIONS,
+)
 from .errors import InputError
-from .fusion import combsum, rrf
-from .measures import DEFAULT_MEASURES, parse_measures
-from .qrels import read_qrels
-from .runs import read_run, write_run
-from .scoring import evaluate
-from .verify import verify
-
-EXIT_INVALID = 2
-EXIT_DISAGREE = 3
 
 
 def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
@@ -73,13 +71,13 @@ def _parser() -> argparse.ArgumentParser:
     score = sub.add_parser("score", help="score one run")
     common(score)
     score.add_argument("--run", required=True, help="run file: qid Q0 docid rank score tag (.gz accepted)")
-    score.add_argument("--measures", default=",".join(m.name for m in DEFAULT_MEASURES),
+    score.add_argument("--measures", default=DEFAULT_MEASURE_NAMES,
                        help="comma-separated, e.g. R@100,MAP@100,MRR@100 (default: the common ones at 10, 100, 1000)")
     score.add_argument("--per-query", action="store_true", help="also give every query's values")
     score.add_argument("--verify", action="store_true",
                        help="compute every per-query value a second time, independently (pytrec_eval for "
                             "float32, a plain implementation for float64), and exit 3 if they disagree")
-    score.set_defaults(handler=_score)
+    score.set_defaults(handler=_command("evaluation.cli_score", "score"))
 
     compare = sub.add_parser("compare", help="compare runs with significance tests (each against the first)")
     common(compare)
@@ -87,7 +85,7 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument("--measure", action="append", help="measure(s) to compare (default R@100)")
     compare.add_argument("--resamples", type=int, default=10000, help="random sign flips (default 10000)")
     compare.add_argument("--seed", type=int, default=0)
-    compare.set_defaults(handler=_stats_handler("compare"))
+    compare.set_defaults(handler=_command("evaluation.cli_stats", "compare"))
 
     power = sub.add_parser("power", help="smallest difference the topics can detect, and topics needed "
                                          "(paired t-test, topic-set-size design)")
@@ -96,7 +94,7 @@ def _parser() -> argparse.ArgumentParser:
     power.add_argument("--measure", default="R@100", help="measure (default R@100)")
     power.add_argument("--alpha", type=float, default=0.05)
     power.add_argument("--power", type=float, default=0.8)
-    power.set_defaults(handler=_stats_handler("power"))
+    power.set_defaults(handler=_command("evaluation.cli_stats", "power"))
 
     fuse = sub.add_parser("fuse", help="fuse runs (RRF or CombSUM) and write the fused run to stdout")
     fuse.add_argument("runs", nargs="+", help="run files")
@@ -106,79 +104,21 @@ def _parser() -> argparse.ArgumentParser:
     fuse.add_argument("--tag", default=None, help="run tag of the fused run")
     fuse.add_argument("--score-precision", choices=SCORE_PRECISIONS, default=DEFAULT_SCORE_PRECISION,
                       help="precision scores are compared in (default float32, as trec_eval 9.x)")
-    fuse.set_defaults(handler=_fuse)
+    fuse.set_defaults(handler=_command("evaluation.cli_score", "fuse"))
     add_task_subcommands(sub)  # classify, aggregate (evaluation/cli_classify.py)
     return parser
 
 
-def _load_corpus(path: str | None) -> CorpusIds | None:
-    if not path:
-        return None
-    return CorpusIds.read(path)
+def _command(module: str, name: str) -> Callable[[argparse.Namespace, TextIO, TextIO], int]:
+    """The handler ``name`` of ``module``, imported when the command runs: each command loads only what it needs.
 
-
-def _stats_handler(name: str) -> Callable[[argparse.Namespace, TextIO, TextIO], int]:
-    """A handler of ``evaluation.cli_stats``, imported when it runs (it needs scipy; ``score`` does not)."""
+    ``score`` and ``fuse`` need numpy and the scorer (``evaluation.cli_score``), ``compare`` and ``power``
+    scipy as well (``evaluation.cli_stats``); ``--help`` needs none of them.
+    """
     def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-        handler: Callable[[argparse.Namespace, TextIO, TextIO], int] = getattr(
-            importlib.import_module("evaluation.cli_stats"), name)
+        handler: Callable[[argparse.Namespace, TextIO, TextIO], int] = getattr(importlib.import_module(module), name)
         return handler(args, out, err)
     return run
-
-
-def _score(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    measures = parse_measures(args.measures)
-    qrels = read_qrels(args.qrels, threshold=args.threshold)
-    run = read_run(args.run)
-    corpus = _load_corpus(args.corpus)
-    ev = evaluate(qrels, run, measures, depth=args.depth, corpus=corpus, score_precision=args.score_precision,
-                  empty_queries=args.empty_queries)
-    warnings = [n for n in qrels.notices if not (n.code == "no_relevant" and args.empty_queries != "omit")]
-    warnings += ev.warnings
-    check = None
-    if args.verify:
-        check = verify(qrels, args.run, ev, depth=args.depth, score_precision=args.score_precision,
-                       empty_queries=args.empty_queries, corpus=corpus)
-    if args.json:
-        data = ev.to_json(per_query=args.per_query)
-        data["warnings"] = [w.to_dict() for w in warnings]
-        data["score_precision"] = args.score_precision
-        data["empty_queries"] = args.empty_queries
-        if check is not None:
-            data["verification"] = {"method": check.method, "values": check.n_values, "agree": check.ok,
-                                    "first_disagreement": str(check.disagreement) if check.disagreement else None}
-        json.dump(data, out, indent=2)
-        out.write("\n")
-    else:
-        width = max([len("queries")] + [len(m.name) for m in measures])
-        out.write(f"{'measure':<{width}}  value\n")
-        for m in measures:
-            out.write(f"{m.name:<{width}}  {ev.means[m.name]:.4f}\n")
-        out.write(f"{'queries':<{width}}  {len(ev.qids)}\n")
-        if args.per_query:
-            out.write("\nqid\t" + "\t".join(m.name for m in measures) + "\n")
-            for i, q in enumerate(ev.qids):
-                out.write(q + "\t" + "\t".join(f"{ev.per_query[m.name][i]:.4f}" for m in measures) + "\n")
-        for w in warnings:
-            print(f"warning: {w.message}", file=err)
-    if check is not None:
-        if check.disagreement is not None:
-            print(f"error: the two implementations disagree ({check.method}): {check.disagreement}", file=err)
-            return EXIT_DISAGREE
-        if not args.json:
-            print(f"verified: {check.n_values:,} per-query values agree with {check.method} within 1e-9", file=err)
-    return 0
-
-
-def _fuse(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    runs = [read_run(path) for path in args.runs]
-    if args.method == "rrf":
-        fused = rrf(runs, k=args.k, depth=args.depth, score_precision=args.score_precision)
-    else:
-        fused = combsum(runs, depth=args.depth, score_precision=args.score_precision)
-    write_run(fused, out, tag=args.tag or (f"rrf{args.k}" if args.method == "rrf" else "combsum"),
-              score_precision=args.score_precision)
-    return 0
 
 
 __all__ = ["main"]

@@ -35,6 +35,12 @@ SCORE_PRECISIONS: tuple[ScorePrecision, ...] = ("float32", "float64")
 EMPTY_QUERIES: tuple[EmptyQueries, ...] = ("omit", "count", "trec_eval")
 
 DEFAULT_SCORE_PRECISION: ScorePrecision = "float32"
+#: The measures a run is scored on when none are named (``measures.DEFAULT_MEASURES``, the command line's default).
+DEFAULT_MEASURE_NAMES = ("R@10,R@100,R@1000,P@10,P@100,MAP@10,MAP@100,MAP@1000,MRR@10,MRR@100,MRR@1000,"
+                         "nDCG@10,nDCG@100,nDCG@1000,RP,Success@10")
+#: The command line's exit statuses beside 0: invalid input, and the two implementations disagreeing (--verify).
+EXIT_INVALID = 2
+EXIT_DISAGREE = 3
 DEFAULT_EMPTY_QUERIES: EmptyQueries = "omit"
 
 

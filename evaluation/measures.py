@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from . import kernels, plain_measures
+from .conventions import DEFAULT_MEASURE_NAMES
 
 
 @dataclass(frozen=True)
@@ -162,10 +163,7 @@ def parse_measures(text: str | list[str]) -> list[Measure]:
     return out
 
 
-DEFAULT_MEASURES: list[Measure] = parse_measures(
-    "R@10,R@100,R@1000,P@10,P@100,MAP@10,MAP@100,MAP@1000,MRR@10,MRR@100,MRR@1000,"
-    "nDCG@10,nDCG@100,nDCG@1000,RP,Success@10"
-)
+DEFAULT_MEASURES: list[Measure] = parse_measures(DEFAULT_MEASURE_NAMES)
 
 
 # --- Classification and NER: macro-F1 (LEXTREME's measure) -------------------------------------------------

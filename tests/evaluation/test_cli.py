@@ -95,3 +95,21 @@ def test_score_alone_starts_without_blas_threads():
         assert res.stdout.strip() == expected, res.stderr
     from evaluation._startup import started_as_score_command
     assert not started_as_score_command()  # this process imported the package as a library
+
+
+@pytest.mark.parametrize("args", [("--help",), ("score", "--help"), ("compare", "--help"), ("fuse", "--help")])
+def test_help_imports_neither_numpy_nor_the_scorer(args):
+    """Each command imports what it needs when it runs (evaluation/cli.py): the help needs no numpy."""
+    res = subprocess.run([sys.executable, "-X", "importtime", "-m", "evaluation", *args], cwd=ROOT,
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0 and "usage:" in res.stdout, res.stderr[-2000:]
+    imported = {line.split("|")[-1].strip() for line in res.stderr.splitlines() if line.startswith("import time:")}
+    assert not imported & {"numpy", "scipy", "pytrec_eval", "evaluation.scoring", "evaluation.runs"}, sorted(imported)
+
+
+def test_the_package_loads_its_names_when_first_used():
+    code = ("import sys, evaluation; assert 'numpy' not in sys.modules; "
+            "from evaluation import evaluate, read_qrels; assert 'numpy' in sys.modules; "
+            "print(evaluate.__module__, read_qrels.__module__)")
+    res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert res.stdout.split() == ["evaluation.scoring", "evaluation.qrels"], res.stderr
