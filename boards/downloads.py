@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from django.core.cache import cache
+from django.db.models import Count
 
 from leaderboard.models import Corpus, Dataset, QrelsVersion, Split
 from submissions.models import Submission
@@ -130,12 +131,14 @@ def _sources(dataset: Dataset) -> list[_Source]:
                 "corpus.jsonl.gz", "corpus", "", 'the documents, one JSON object per line: {"_id", "title", "text"}',
                 f"{corpus.sha256}:{corpus.updated_at.timestamp()}", corpus_chunks,
             ))
-    for split in dataset.splits.select_related("current_qrels").order_by("kind", "name"):
-        sources.append(_Source(
-            f"topics-{split.name}.tsv.gz", "topics", split.name,
-            "the questions, qid<TAB>text<TAB>category" + (" (no labels: the split is hidden)" if split.hidden else ""),
-            f"{split.pk}:{split.cache_version}", partial(_topic_chunks, split),
-        ))
+    splits = dataset.splits.select_related("current_qrels").annotate(n_topics=Count("topics")).order_by("kind", "name")
+    for split in splits:
+        if split.n_topics:  # a card without its data offers no empty file that would look like one holding it
+            sources.append(_Source(
+                f"topics-{split.name}.tsv.gz", "topics", split.name,
+                "the questions, qid<TAB>text<TAB>category" + (" (no labels: the split is hidden)" if split.hidden else ""),
+                f"{split.pk}:{split.cache_version}", partial(_topic_chunks, split),
+            ))
         version = split.current_qrels
         if not split.hidden and version is not None:
             kind, name, what = (

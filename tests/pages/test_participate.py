@@ -114,3 +114,18 @@ def test_an_unknown_file_is_a_404_that_points_to_the_list(client):
     make_dataset("empty")
     response = client.get(reverse("leaderboard:dataset_file", args=["empty", "qrels-test.txt.gz"]))
     assert response.status_code == 404
+
+
+def test_a_card_without_its_data_offers_no_empty_file_and_says_where_the_data_lives(client):
+    """BSARD and GreekBarRetrieval as their cards load them: splits without topics. No ``topics-test.tsv.gz`` of
+    nothing with a sha256; the page says the data is elsewhere and links to it."""
+    call_command("load_cards", "bsard", "greekbarretrieval", stdout=io.StringIO())
+    for slug in ("bsard", "greekbarretrieval"):
+        assert listing(client, slug)["files"] == []
+        response = client.get(reverse("leaderboard:dataset_file", args=[slug, "topics-test.tsv.gz"]))
+        assert response.status_code == 404
+        page = client.get(reverse("leaderboard:dataset", args=[slug])).content.decode()
+        no_data = page.split('id="no-data">', 1)[1].split("</p>", 1)[0]
+        assert "does not hold this dataset" in no_data and "reported" in no_data
+    bsard = client.get(reverse("leaderboard:dataset", args=["bsard"])).content.decode()
+    assert '<a href="https://github.com/maastrichtlawtech/bsard" rel="noopener">' in bsard.split('id="no-data">')[1]

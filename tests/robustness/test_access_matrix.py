@@ -485,8 +485,9 @@ def client_for(role: str, w: World, *, csrf: bool = False) -> Client:
 
 
 #: Template syntax that reached the visitor: a comment Django did not strip (``{# … #}`` is one line only),
-#: an unknown tag, a variable printed as text. The sweep below fails on any of them in an HTML answer.
-RAW_TEMPLATE = re.compile(r"\{#|\{%|\{\{")
+#: an unknown tag, a variable printed as text. The sweep below fails on any of them in an HTML answer. A variable
+#: is written ``{{ name }}`` here, with a space: BibTeX's ``{{GreekBarRetrieval}`` in a citation is not one.
+RAW_TEMPLATE = re.compile(r"\{#|\{%|\{\{\s")
 
 
 def raw_template_syntax(response, body: str) -> list[str]:
