@@ -21,6 +21,7 @@ from evaluation import (
     sniff_run,
     write_run,
 )
+from evaluation.errors import ProblemCollector
 
 GOOD = b"q1 Q0 d1 1 2.5 tag\nq1 Q0 d2 2 1.5 tag\nq2 Q0 d1 1 0.5 tag\n"
 
@@ -58,7 +59,7 @@ def test_it_reads_the_same_across_chunk_boundaries(monkeypatch):
     lines = [f"q{i % 7} Q0 doc-{i:05d}-with-a-long-name {i} {i * 0.37:.6f} t" for i in range(400)]
     text = ("\n".join(lines[:100]) + "\n\n# c\n" + "\n".join(lines[100:]) + "\n").encode()
     whole = read_run(text)
-    monkeypatch.setattr(_kernel, "CHUNK_BYTES", 61)
+    monkeypatch.setattr(_kernel.chunks, "CHUNK_BYTES", 61)
     small = read_run(text)
     assert small.to_dict() == whole.to_dict()
     assert small.line_of(150) == whole.line_of(150) == 153
@@ -233,10 +234,10 @@ def test_the_fixed_decimals_path_gives_strtods_numbers_or_the_general_paths(deci
 
 def test_the_fixed_decimals_path_takes_the_usual_column():
     text = b"q1 Q0 doc-1 1 12.500000 t\nq1 Q0 doc-2 2 -3.250000 t\nq1 Q0 doc-3 3 .250000 t\n"
-    collector = _kernel.ProblemCollector("run", InputError)
+    collector = ProblemCollector("run", InputError)
     chunk = next(_kernel.iter_chunks(io.BytesIO(text), ncols=6, columns_help="", collector=collector))
-    assert _kernel._parse_fixed_decimals(chunk, 4).tolist() == [12.5, -3.25, 0.25]
-    assert _kernel._parse_fixed_decimals(chunk, 3) is None  # integers: no dot, the general path
+    assert _kernel.numbers._parse_fixed_decimals(chunk, 4).tolist() == [12.5, -3.25, 0.25]
+    assert _kernel.numbers._parse_fixed_decimals(chunk, 3) is None  # integers: no dot, the general path
 
 
 def test_it_writes_a_run_that_reads_back_identically():
