@@ -9,30 +9,47 @@ from __future__ import annotations
 
 import functools
 
-from django.db import DatabaseError
 from django.db.models import Prefetch
 from django.shortcuts import render
 from django.urls import reverse
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_field,
+    inline_serializer,
+)
 from rest_framework import permissions, serializers
 from rest_framework.response import Response
 
 from leaderboard.models import Benchmark, Dataset, Split
 from leaderboard.selectors import DatasetNotFound, dataset_for_page
 from submissions.api.contract import api_schema
-from submissions.api.errors import ApiError
+from submissions.api.errors import ApiError, measure_or_404
 from submissions.api.serializers import error_responses
-from submissions.api.submissions import JsonView, _split_or_error
+from submissions.api.submissions import JsonView, _dataset_or_error, _split_or_error
 from submissions.models import Submission
+from submissions.selectors import submission_quota
 
 from .downloads import dataset_files
 from .selectors import leaderboard_rows, resolve_sort
+
+
+class UploadsLeftSerializer(serializers.Serializer):
+    """Where the caller stands against the split's limits (a shared task's: the team's)."""
+
+    today = serializers.IntegerField(allow_null=True, help_text="Uploads left in the rolling 24 hours; null: no limit.")
+    total = serializers.IntegerField(allow_null=True, help_text="Uploads left in all; null: no limit.")
+    next_allowed_at = serializers.DateTimeField(
+        allow_null=True, help_text="When the daily limit is reached: the time the next upload is accepted.")
+    team = serializers.CharField(allow_null=True, help_text="The shared task's team whose limits these are.")
 
 
 class SplitSerializer(serializers.ModelSerializer):
     qrels_version = serializers.SerializerMethodField()
     n_topics = serializers.SerializerMethodField(help_text="Topics with judgments in the current qrels.")
     leaderboard = serializers.SerializerMethodField()
+    uploads_left = serializers.SerializerMethodField()
 
     class Meta:
         model = Split
@@ -46,6 +63,7 @@ class SplitSerializer(serializers.ModelSerializer):
             "qrels_version",
             "n_topics",
             "leaderboard",
+            "uploads_left",
         ]
 
     def get_qrels_version(self, obj: Split) -> int | None:
@@ -53,6 +71,17 @@ class SplitSerializer(serializers.ModelSerializer):
 
     def get_n_topics(self, obj: Split) -> int | None:
         return obj.current_qrels.n_topics if obj.current_qrels is not None else None
+
+    @extend_schema_field(UploadsLeftSerializer(allow_null=True))
+    def get_uploads_left(self, obj: Split) -> dict | None:
+        """The caller's uploads left on this split (null for an anonymous caller or a split that takes none)."""
+        request = self.context.get("request")
+        user = getattr(request, "user", None)
+        if user is None or not user.is_authenticated or not obj.accepts_submissions:
+            return None
+        quota = submission_quota(user=user, split=obj)
+        return {"today": quota.daily_remaining, "total": quota.total_remaining,
+                "next_allowed_at": quota.next_allowed_at, "team": quota.team or None}
 
     def get_leaderboard(self, obj: Split) -> str:
         path = reverse("api:leaderboard", args=[obj.dataset.slug]) + f"?split={obj.name}"
@@ -129,6 +158,17 @@ LeaderboardSerializer = inline_serializer(
 )
 
 
+_DATASET_EXAMPLE = {
+    "slug": "bsard", "name": "BSARD", "benchmark": "lexglue-fr", "language": "fr", "task": "retrieval",
+    "page": "https://lexboard.example/d/bsard/", "docid_example": "1234", "depth": 100,
+    "measures": ["R@100", "nDCG@10"], "primary_measure": "R@100", "default_split": "test",
+    "splits": [{"name": "test", "kind": "test", "hidden": True, "accepts_submissions": True, "daily_limit": 5,
+                "total_limit": None, "qrels_version": 1, "n_topics": 222,
+                "leaderboard": "https://lexboard.example/api/v1/datasets/bsard/leaderboard?split=test",
+                "uploads_left": {"today": 4, "total": None, "next_allowed_at": None, "team": None}}],
+}
+
+
 class DatasetList(JsonView):
     """The datasets that accept runs, with their splits and measures."""
 
@@ -138,22 +178,37 @@ class DatasetList(JsonView):
         operation_id="dataset_list",
         summary="Datasets, their splits and measures",
         responses={200: DatasetSerializer(many=True), **error_responses()},
-        examples=[OpenApiExample("One dataset", response_only=True, status_codes=["200"], value=[{
-            "slug": "bsard", "name": "BSARD", "benchmark": "lexglue-fr", "language": "fr", "task": "retrieval",
-            "page": "https://lexboard.example/d/bsard/", "docid_example": "1234", "depth": 100,
-            "measures": ["R@100", "nDCG@10"], "primary_measure": "R@100", "default_split": "test",
-            "splits": [{"name": "test", "kind": "test", "hidden": True, "accepts_submissions": True, "daily_limit": 5,
-                        "total_limit": None, "qrels_version": 1, "n_topics": 222,
-                        "leaderboard": "https://lexboard.example/api/v1/datasets/bsard/leaderboard?split=test"}]}])],
+        examples=[OpenApiExample("One dataset", response_only=True, status_codes=["200"], value=[_DATASET_EXAMPLE])],
         tags=["datasets"],
     )
     def get(self, request):
-        qs = Dataset.objects.select_related("benchmark").prefetch_related(
-            Prefetch("splits", queryset=Split.objects.select_related("current_qrels", "dataset").order_by("kind", "name"))
-        )
-        if not request.user.is_staff:
-            qs = qs.filter(is_published=True)
-        return Response(DatasetSerializer(qs, many=True, context={"request": request}).data)
+        return Response(DatasetSerializer(_datasets(request.user), many=True, context={"request": request}).data)
+
+
+def _datasets(user):
+    qs = Dataset.objects.select_related("benchmark").prefetch_related(
+        Prefetch("splits", queryset=Split.objects.select_related("current_qrels", "dataset").order_by("kind", "name"))
+    )
+    return qs if user.is_staff else qs.filter(is_published=True)
+
+
+class DatasetDetail(JsonView):
+    """One dataset: its splits, its measures (the values of a leaderboard's `sort` and compare's `measure`)."""
+
+    permission_classes = [permissions.AllowAny]
+
+    @extend_schema(
+        operation_id="dataset_retrieve",
+        summary="A dataset, its splits and measures",
+        description=("`measures` lists the values this dataset's leaderboard takes as `sort` and compare takes "
+                     "as `measure`; `uploads_left` on each split is the caller's (null without a token)."),
+        responses={200: DatasetSerializer, **error_responses(e404="No such dataset.")},
+        examples=[OpenApiExample("BSARD", response_only=True, status_codes=["200"], value=_DATASET_EXAMPLE)],
+        tags=["datasets"],
+    )
+    def get(self, request, slug: str):
+        dataset = _dataset_or_error(slug, user=request.user)
+        return Response(DatasetSerializer(dataset, context={"request": request}).data)
 
 
 class LeaderboardView(JsonView):
@@ -166,12 +221,13 @@ class LeaderboardView(JsonView):
         summary="A dataset's leaderboard",
         parameters=[
             OpenApiParameter("split", str, description="Split name; default: the dataset's hidden test split."),
-            OpenApiParameter("sort", str, description=(
-                "Rank by this measure, one of the dataset's `measures`; default: the primary measure. "
-                "The schema lists the measures of all datasets; one the dataset lacks is a 400.")),
+            OpenApiParameter("sort", {"type": "string", "minLength": 1}, description=(
+                "Rank by this measure: one of the `measures` that `GET /api/v1/datasets/{slug}/` lists for this "
+                "dataset (e.g. `R@100`); default: the primary measure. A measure the dataset lacks is a 404 that "
+                "lists them, as a split it lacks is.")),
         ],
         responses={200: LeaderboardSerializer,
-                   **error_responses(e400="Unknown measure.", e404="No such dataset or split.")},
+                   **error_responses(400, e404="No such dataset, split or measure (the message lists the dataset's).")},
         examples=[OpenApiExample("A leaderboard", response_only=True, status_codes=["200"], value={
             "dataset": "bsard", "split": "test", "hidden": True, "qrels_version": 1, "measures": ["R@100", "nDCG@10"],
             "primary_measure": "R@100", "sort": "R@100", "entries": [{
@@ -183,11 +239,12 @@ class LeaderboardView(JsonView):
     def get(self, request, slug: str):
         split = _split_or_error(slug, request.query_params.get("split") or None, user=request.user)
         dataset = split.dataset
-        sort = request.query_params.get("sort")  # absent: the primary measure; empty or unknown: a 400
-        if sort is not None and sort not in (dataset.measures or []):
-            raise ApiError(
-                f"{dataset.name} has no measure {sort!r}; sort by one of: {', '.join(dataset.measures)}."
-            )
+        sort = request.query_params.get("sort")  # absent: the primary measure; empty: a 400
+        if sort == "":
+            raise ApiError(f"sort is empty; sort by one of {dataset.name}'s measures: {', '.join(dataset.measures)}.",
+                           details=[{"line": None, "reason": "sort: may not be empty"}])
+        if sort is not None:
+            measure_or_404(dataset, sort, parameter="sort")
         rows = leaderboard_rows(split=split, user=request.user, sort=sort)
         return Response(
             {
@@ -260,27 +317,6 @@ class DatasetFilesView(JsonView):
             "corpus_downloadable": dataset.files_downloadable,
             "files": DatasetFileSerializer(files, many=True, context={"request": request, "dataset": dataset}).data,
         })
-
-
-def schema_measure_enums(result: dict, generator, request, public) -> dict:
-    """Postprocessing hook of the schema: ``sort`` and ``measure`` list the measures of the published datasets.
-
-    A parameter's value set depends on the dataset (a path or query value), which
-    OpenAPI cannot tie together; the union of all datasets' measures is the
-    closest true statement, and each operation's description says the rest.
-    """
-    try:
-        measures = sorted({m for ms in Dataset.objects.filter(is_published=True).values_list("measures", flat=True)
-                           for m in ms or []})
-    except DatabaseError:  # `manage.py spectacular` without a migrated database: the schema without the lists
-        return result
-    if not measures:
-        return result
-    for path_, name in (("/api/v1/datasets/{slug}/leaderboard", "sort"), ("/api/v1/compare/", "measure")):
-        for parameter in result.get("paths", {}).get(path_, {}).get("get", {}).get("parameters", []):
-            if parameter["name"] == name:
-                parameter["schema"] = {"type": "string", "enum": measures}
-    return result
 
 
 @functools.cache

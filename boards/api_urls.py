@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from submissions.api import analysis, finals, submissions
+from submissions.api import analysis, finals, researcher, submissions
 from submissions.api.contract import SchemaView
 
 from . import api
@@ -15,11 +15,15 @@ urlpatterns = [
     path("submissions/", submissions.SubmissionListCreate.as_view(), name="submissions"),
     path("submissions/<id:pk>/", submissions.SubmissionDetail.as_view(), name="submission"),
     path("submissions/<id:pk>/final", finals.SubmissionFinalView.as_view(), name="submission_final"),
+    path("submissions/<id:pk>/per-query", researcher.SubmissionPerQuery.as_view(), name="submission_per_query"),
+    path("submissions/<id:pk>/withdraw", researcher.SubmissionWithdraw.as_view(), name="submission_withdraw"),
     path("datasets/", api.DatasetList.as_view(), name="datasets"),
+    path("datasets/<slug:slug>/", api.DatasetDetail.as_view(), name="dataset"),
     # Cached for anonymous readers like the leaderboard pages (boards/page_cache.py, docs/performance.md).
     path("datasets/<slug:slug>/leaderboard", anonymous_page_cache(api_leaderboard_page_key)(
         api.LeaderboardView.as_view()), name="leaderboard"),
     path("datasets/<slug:slug>/files", api.DatasetFilesView.as_view(), name="dataset_files"),
+    path("datasets/<slug:slug>/tasks", researcher.DatasetTasks.as_view(), name="dataset_tasks"),
     path("compare/", analysis.CompareView.as_view(), name="compare"),
     path("fusions/", analysis.FusionCreate.as_view(), name="fusions"),
     path("schema/", SchemaView.as_view(), name="schema"),

@@ -33,8 +33,8 @@ from ..disclosure import released_measures
 from ..models import Submission
 from ..services.fusion import DEFAULT_K, MAX_K, MAX_PARTS, MIN_PARTS, FusionRefused, fusion_create
 from ..throttling import UploadRateThrottle
-from .errors import ApiError
-from .serializers import error_responses
+from .errors import ApiError, measure_or_404
+from .serializers import StrictInput, error_responses
 from .submissions import JsonView
 
 #: Two different ids, comma-separated (a run is not compared with itself).
@@ -83,12 +83,14 @@ class CompareView(JsonView):
         parameters=[
             OpenApiParameter("submissions", {"type": "string", "pattern": COMPARE_IDS.pattern}, required=True,
                              description="Two ids, comma-separated: `12,15`."),
-            OpenApiParameter("measure", str, description=(
-                "One of the dataset's `measures` (`GET /api/v1/datasets/`); default: its primary one. "
-                "The schema lists the measures of all datasets; one the dataset lacks is a 400.")),
+            OpenApiParameter("measure", {"type": "string", "minLength": 1}, description=(
+                "One of the `measures` that `GET /api/v1/datasets/{slug}/` lists for the submissions' dataset "
+                "(e.g. `R@100`); default: its primary one. One the dataset lacks is a 404 that lists them.")),
         ],
-        responses={200: CompareSerializer, **error_responses(e400="Not two ids, or a measure the dataset lacks.",
-                                                             e404="A submission is not visible to you.",
+        responses={200: CompareSerializer, **error_responses(e400="Not two ids.",
+                                                             e403="A hidden split shows its primary measure only.",
+                                                             e404="A submission is not visible to you, or the "
+                                                                  "dataset has no such measure.",
                                                              e409="Not comparable: another split, or not scored yet.")},
         examples=[OpenApiExample("Two runs", response_only=True, status_codes=["200"], value={
             "measure": "R@100", "a": 12, "b": 15, "mean_a": 0.61, "mean_b": 0.55, "p_randomization": 0.03,
@@ -116,12 +118,15 @@ class CompareView(JsonView):
         except CompareRefused as exc:
             raise ApiError(exc.message, status_code=status.HTTP_404_NOT_FOUND) from None
         dataset = a.split.dataset
-        measure = request.query_params.get("measure", dataset.primary_measure)
+        measure = measure_or_404(dataset, request.query_params.get("measure", dataset.primary_measure),
+                                 parameter="measure")
         try:
             check_measure(a.split, measure)
         except CompareRefused as exc:
+            # The dataset has it, the split does not release it (a hidden split: the primary measure only).
             allowed = ", ".join(released_measures(a.split))
-            raise ApiError(exc.message, details=[{"line": None, "reason": f"measure: not one of {allowed}"}]) from None
+            raise ApiError(exc.message, details=[{"line": None, "reason": f"measure: not one of {allowed}"}],
+                           status_code=status.HTTP_403_FORBIDDEN) from None
         try:
             body = compare_two(a=a, b=b, measure=measure)
         except CompareRefused as exc:
@@ -130,7 +135,7 @@ class CompareView(JsonView):
         return Response(body)
 
 
-class FusionInput(serializers.Serializer):
+class FusionInput(StrictInput):
     submissions = DistinctIdsField(child=serializers.IntegerField(min_value=1, max_value=MAX_ID),
                                         min_length=MIN_PARTS,
                                         max_length=MAX_PARTS, help_text="2 to 5 submission ids of one split.")

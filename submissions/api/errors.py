@@ -56,6 +56,21 @@ def api_error_response(status_code: int, message: str) -> JsonResponse:
     return JsonResponse(error_body(message), status=status_code)
 
 
+def measure_or_404(dataset, measure: str, *, parameter: str) -> str:
+    """``measure`` when ``dataset`` has it; else a 404 listing the ones it has.
+
+    A measure is a name the dataset defines, like a split: one it lacks is not found (the schema cannot list the
+    values, which differ per dataset and change when a curator adds one), and the message says what exists.
+    """
+    measures = list(dataset.measures or [])
+    if measure not in measures:
+        raise ApiError(f"{dataset.name} has no measure {measure!r}; {parameter} takes one of: {', '.join(measures)} "
+                       f"(GET /api/v1/datasets/{dataset.slug}/ lists them).",
+                       details=[{"line": None, "reason": f"{parameter}: not one of {', '.join(measures)}"}],
+                       status_code=status.HTTP_404_NOT_FOUND)
+    return measure
+
+
 def _detail(item: Any) -> dict[str, Any]:
     """Normalise a problem (a dict, a ``Problem`` of the metric core, or text) to ``{"line", "reason"}``."""
     if isinstance(item, dict):
@@ -67,16 +82,16 @@ def _detail(item: Any) -> dict[str, Any]:
     return {"line": None, "reason": str(item)}
 
 
-def _flatten(detail: Any, prefix: str = "") -> list[dict]:
+def validation_details(detail: Any, prefix: str = "") -> list[dict]:
     """DRF validation errors (nested dicts and lists) as a flat list of reasons, prefixed by field name."""
     if isinstance(detail, dict):
         out: list[dict] = []
         for field, value in detail.items():
             name = "" if field == "non_field_errors" else str(field)
-            out.extend(_flatten(value, f"{prefix}.{name}" if prefix and name else (prefix or name)))
+            out.extend(validation_details(value, f"{prefix}.{name}" if prefix and name else (prefix or name)))
         return out
     if isinstance(detail, list):
-        return [d for item in detail for d in _flatten(item, prefix)]
+        return [d for item in detail for d in validation_details(item, prefix)]
     return [{"line": None, "reason": f"{prefix}: {detail}" if prefix else str(detail)}]
 
 
@@ -124,7 +139,7 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
     if isinstance(exc, ApiError):
         body = error_body(exc.message, exc.details)
     elif isinstance(exc, exceptions.ValidationError):
-        details = _flatten(exc.detail)
+        details = validation_details(exc.detail)
         if len(details) == 1:
             message = details[0]["reason"]
         else:

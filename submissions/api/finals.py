@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiExample, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import permissions, serializers, status
 from rest_framework.response import Response
 
@@ -10,9 +10,15 @@ from sharedtasks.errors import TaskRefused
 
 from ..models import Submission
 from ..services.finals import submission_mark_final
-from .errors import ApiError
-from .serializers import SubmissionSerializer, error_responses
+from .errors import ApiError, validation_details
+from .serializers import StrictInput, SubmissionSerializer, error_responses
 from .submissions import JsonView
+
+
+class FinalInput(StrictInput):
+    """The body of ``POST …/final``: a JSON object (a list, a number or null is a 400, never a 500)."""
+
+    final = serializers.BooleanField(help_text="true: one of the team's final runs; false: not (any more).")
 
 
 class SubmissionFinalView(JsonView):
@@ -24,7 +30,7 @@ class SubmissionFinalView(JsonView):
         description=("A member of the team that sent the run marks it as one of the team's final runs "
                      "(`final: true`) or not, before the task closes; at most the task's number of final runs. "
                      "A team that marks none is ranked on its latest N scored runs."),
-        request=inline_serializer("FinalInput", {"final": serializers.BooleanField()}),
+        request=FinalInput,
         responses={200: SubmissionSerializer, **error_responses(
             400, e404="No such submission, or not yours to see.",
             e409="Refused by the task's rules: not your team's run, after the close, or past the number of final runs.")},
@@ -37,7 +43,8 @@ class SubmissionFinalView(JsonView):
                        "dataset": "coliee", "split": "test", "system_name": "BM25", "visibility": "public",
                        "qrels_version": 1, "scores": {"R@100": 0.61}, "released": True, "message": "",
                        "warnings": [], "error": None, "created_at": "2026-01-05T10:00:00Z",
-                       "scored_at": "2026-01-05T10:01:00Z", "team": "Red", "after_task": False, "final_run": True},
+                       "scored_at": "2026-01-05T10:01:00Z", "team": "Red", "after_task": False, "final_run": True,
+                       "withdrawn": False},
             ),
         ],
         tags=["submissions"],
@@ -46,12 +53,14 @@ class SubmissionFinalView(JsonView):
         submission = Submission.objects.select_related("split__dataset", "entrant_team").filter(pk=pk).first()
         if submission is None or not submission.visible_to(request.user):
             raise ApiError("No submission with this id is visible to you.", status_code=status.HTTP_404_NOT_FOUND)
-        data = request.data.get("final")
-        if data not in (True, False, "true", "false", "1", "0"):
-            raise ApiError('Send {"final": true} or {"final": false}.')
+        data = FinalInput(data=request.data)
+        if not data.is_valid():
+            raise ApiError('Send a JSON object: {"final": true} or {"final": false}.',
+                           details=validation_details(data.errors))
         try:
-            submission_mark_final(submission=submission, user=request.user, final=data in (True, "true", "1"))
+            submission_mark_final(submission=submission, user=request.user, final=data.validated_data["final"])
         except TaskRefused as exc:
             raise ApiError(exc.message, status_code=status.HTTP_409_CONFLICT) from None
         submission.refresh_from_db()
         return Response(SubmissionSerializer(submission, context={"request": request}).data)
+

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
+from django.core.validators import RegexValidator
 from django.urls import reverse
-from drf_spectacular.utils import OpenApiResponse, inline_serializer
+from drf_spectacular.utils import OpenApiResponse, extend_schema_field, inline_serializer
 from rest_framework import serializers
 
 from ..forms import METADATA_HELP, METADATA_LABELS
@@ -63,7 +66,64 @@ def error_responses(*codes: int, **described: str) -> dict[int, OpenApiResponse]
     return dict(sorted(out.items()))
 
 
-class SubmissionCreateInput(serializers.ModelSerializer):
+#: An http(s) address with a host name: the part of Django's ``URLValidator`` (which the model runs after it) that
+#: the schema can state as a pattern. ``https://example.a`` (one-letter top-level domain), an IP address, a user
+#: name or a space are refused by both; ``tests/api/test_schema_truth.py`` checks that the model accepts every
+#: address the pattern admits.
+WEB_ADDRESS = (
+    r"^[Hh][Tt][Tt][Pp][Ss]?://(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}"
+    r"(?::[0-9]{1,5})?(?:[/?#][!-~]*)?$"
+)
+WEB_ADDRESS_MAX_LENGTH = 200  # the model's URLField
+
+
+@extend_schema_field({"type": "string", "pattern": WEB_ADDRESS, "maxLength": WEB_ADDRESS_MAX_LENGTH})
+class WebAddressField(serializers.CharField):
+    """An http(s) address the way the server checks it, typed in the schema by the same pattern (not ``format: uri``,
+    which admits ``mailto:`` and ``https://example.a``, both refused here). Empty means none."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("allow_blank", True)
+        kwargs.setdefault("required", False)
+        kwargs.setdefault("max_length", WEB_ADDRESS_MAX_LENGTH)
+        super().__init__(**kwargs)
+        self.validators.append(RegexValidator(re.compile(WEB_ADDRESS), message=(
+            "an http:// or https:// address with a host name, e.g. https://arxiv.org/abs/2301.00001")))
+
+
+class StrictInput(serializers.Serializer):
+    """A request body whose fields are all known: a misspelt or read-only one is a 400 naming it, not ignored."""
+
+    def to_internal_value(self, data):
+        if hasattr(data, "keys"):
+            writable = {name for name, field in self.fields.items() if not field.read_only}
+            unknown = sorted(set(data.keys()) - writable)
+            if unknown:
+                raise serializers.ValidationError(
+                    {name: [f"not a field of this request; it takes {', '.join(sorted(writable))}."]
+                     for name in unknown})
+        return super().to_internal_value(data)
+
+
+class SubmissionMetadataInput(StrictInput, serializers.ModelSerializer):
+    """What the participant says about the system, and who sees it: the fields an upload sends and a PATCH changes."""
+
+    paper_url = WebAddressField(label=METADATA_LABELS["paper_url"], help_text=METADATA_HELP["paper_url"])
+    code_url = WebAddressField(label=METADATA_LABELS["code_url"], help_text=METADATA_HELP["code_url"])
+
+    class Meta:
+        model = Submission
+        fields = list(METADATA_FIELDS)
+        # The same words as the upload form ("Paper URL", not the field name's "Paper url").
+        # A multipart form has no null: an optional number is left out, not sent as "null".
+        extra_kwargs = {
+            name: {"help_text": help_text, "label": METADATA_LABELS.get(name) or None, "allow_null": False}
+            for name, help_text in METADATA_HELP.items()
+            if name in METADATA_FIELDS
+        }
+
+
+class SubmissionCreateInput(SubmissionMetadataInput):
     """The multipart form of an upload: where it goes, the file, and what the system is."""
 
     dataset = serializers.SlugField(help_text="The dataset's slug, e.g. `bsard` (see `GET /api/v1/datasets/`).")
@@ -81,16 +141,8 @@ class SubmissionCreateInput(serializers.ModelSerializer):
         ),
     )
 
-    class Meta:
-        model = Submission
+    class Meta(SubmissionMetadataInput.Meta):
         fields = ["dataset", "split", "run_file", *METADATA_FIELDS]
-        # The same words as the upload form ("Paper URL", not the field name's "Paper url").
-        # A multipart form has no null: an optional number is left out, not sent as "null".
-        extra_kwargs = {
-            name: {"help_text": help_text, "label": METADATA_LABELS.get(name) or None, "allow_null": False}
-            for name, help_text in METADATA_HELP.items()
-            if name in METADATA_FIELDS
-        }
 
 
 class SubmissionCreatedSerializer(serializers.Serializer):
@@ -118,6 +170,7 @@ class SubmissionSerializer(serializers.ModelSerializer):
     warnings = serializers.SerializerMethodField()
     error = serializers.SerializerMethodField()
     team = serializers.SerializerMethodField()
+    withdrawn = serializers.SerializerMethodField()
 
     class Meta:
         model = Submission
@@ -142,6 +195,7 @@ class SubmissionSerializer(serializers.ModelSerializer):
             "team",
             "after_task",
             "final_run",
+            "withdrawn",
         ]
 
     def _absolute(self, path: str) -> str:
@@ -166,6 +220,10 @@ class SubmissionSerializer(serializers.ModelSerializer):
         if team is None or obj.visibility == Submission.Visibility.ANONYMOUS:
             return None
         return team.name
+
+    def get_withdrawn(self, obj: Submission) -> bool:
+        """Withdrawn by its owner: on no board any more (the file and scores are kept)."""
+        return obj.withdrawn_at is not None
 
     def get_qrels_version(self, obj: Submission) -> int | None:
         result = current_result_of(obj)

@@ -18,7 +18,7 @@ from django.utils import timezone
 from drf_spectacular.utils import OpenApiExample, extend_schema, inline_serializer
 from rest_framework import permissions, serializers, status
 from rest_framework.pagination import LimitOffsetPagination
-from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -29,11 +29,17 @@ from lexboard.converters import MAX_ID
 
 from ..errors import AccountRefused, QuotaExceeded, UploadRefused
 from ..models import Result, Submission
-from ..services import METADATA_FIELDS, submission_create
+from ..services import METADATA_FIELDS, submission_create, submission_update_metadata
 from ..throttling import UploadRateThrottle
 from .contract import refuse_unknown_query_parameters
 from .errors import ApiError, error_body
-from .serializers import SubmissionCreatedSerializer, SubmissionCreateInput, SubmissionSerializer, error_responses
+from .serializers import (
+    SubmissionCreatedSerializer,
+    SubmissionCreateInput,
+    SubmissionMetadataInput,
+    SubmissionSerializer,
+    error_responses,
+)
 
 #: Said in the response when an upload did not choose its visibility.
 VISIBILITY_DEFAULT_NOTE = (
@@ -205,9 +211,10 @@ class SubmissionListCreate(JsonView):
 
 
 class SubmissionDetail(JsonView):
-    """One submission: status, progress, scores, warnings, error."""
+    """One submission: status, progress, scores, warnings, error; its owner changes metadata and visibility."""
 
-    permission_classes = [permissions.AllowAny]
+    permission_classes = [permissions.IsAuthenticatedOrReadOnly]
+    parser_classes = [JSONParser]
 
     @extend_schema(
         operation_id="submission_retrieve",
@@ -230,6 +237,36 @@ class SubmissionDetail(JsonView):
         # The same answer for "does not exist" and "not yours": ids cannot be probed.
         if submission is None or not submission.visible_to(request.user):
             raise ApiError("No submission with this id is visible to you.", status_code=status.HTTP_404_NOT_FOUND)
+        return Response(SubmissionSerializer(submission, context={"request": request}).data)
+
+    @extend_schema(
+        operation_id="submission_update",
+        summary="Change a submission's metadata or visibility",
+        description=("A JSON object with the fields to change, e.g. `{\"visibility\": \"public\"}` or "
+                     "`{\"system_name\": \"BM25 (k1=0.9)\", \"paper_url\": \"https://arxiv.org/abs/2301.00001\"}`; "
+                     "the others stay. The file and the scores never change (upload a corrected run instead)."),
+        request=SubmissionMetadataInput(partial=True),
+        responses={200: SubmissionSerializer, **error_responses(
+            400, 403, e401="No valid token.", e404="No such submission, or not yours to see.")},
+        examples=[OpenApiExample("Make it public", request_only=True, value={"visibility": "public"})],
+        tags=["submissions"],
+    )
+    def patch(self, request, pk: int):
+        submission = _submissions().filter(pk=pk).first()
+        if submission is None or not submission.visible_to(request.user):
+            raise ApiError("No submission with this id is visible to you.", status_code=status.HTTP_404_NOT_FOUND)
+        if not submission.manageable_by(request.user):
+            raise ApiError("Only the owner of this submission can change it.", status_code=status.HTTP_403_FORBIDDEN)
+        if not isinstance(request.data, dict):
+            raise ApiError('Send a JSON object with the fields to change, e.g. {"visibility": "public"}.')
+        data = SubmissionMetadataInput(data=request.data, partial=True)
+        data.is_valid(raise_exception=True)
+        try:
+            # The fields not sent keep their values: the model's checks see the whole record.
+            current = {name: getattr(submission, name) for name in METADATA_FIELDS}
+            submission_update_metadata(submission=submission, data={**current, **data.validated_data})
+        except UploadRefused as exc:
+            raise ApiError(exc.message, details=exc.details) from exc
         return Response(SubmissionSerializer(submission, context={"request": request}).data)
 
 

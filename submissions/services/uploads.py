@@ -20,12 +20,13 @@ from typing import Any
 import numpy as np
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.core.files.uploadedfile import UploadedFile
+from django.core.files.uploadedfile import SimpleUploadedFile, UploadedFile
 from django.db import transaction
 
 from accounts.policy import upload_refusal
 from evaluation.errors import Problem, RunFormatError
 from evaluation.ladder import coverage_check
+from evaluation.run_json import SHAPE as JSON_RUN_SHAPE, json_run_to_trec, looks_like_json_run
 from evaluation.runs import Run, RunScan, scan_run
 from leaderboard.models import Dataset, Split, Topic
 from sharedtasks.models import Team
@@ -290,6 +291,46 @@ def run_scan(stream) -> RunScan:
         ) from None
 
 
+def json_run_as_trec(*, upload: UploadedFile, dataset: Dataset) -> UploadedFile:
+    """A retrieval upload in JSON (MTEB's ``save_predictions``, ranx, ir_measures) as the TREC run it stands for.
+
+    Converted on arrival, so the stored file, the checks, the scoring and the
+    downloads are those of any run; any other upload is returned as it is.
+    The JSON is read whole (within the size, gzip-ratio and scan caps of every
+    upload); a problem names the query and document keys, or the line of a
+    syntax error.
+    """
+    size = upload.size or 0
+    if dataset.task != Dataset.Task.RETRIEVAL or not size or size > settings.LEXBOARD_MAX_UPLOAD_BYTES:
+        return upload  # upload_inspect says why an empty or oversized file is refused
+    upload.seek(0)
+    compressed = upload.read(2) == GZIP_MAGIC
+    stream = _ContentStream(upload, compressed=compressed, budget=settings.LEXBOARD_UPLOAD_SCAN_BYTES)
+    try:
+        chunks = [stream.read(SNIFF_BYTES)]
+        if not looks_like_json_run(chunks[0]):
+            return upload
+        while chunk := stream.read(1 << 20):
+            chunks.append(chunk)
+    finally:
+        upload.seek(0)
+    name = (getattr(upload, "name", "") or "run.json").replace("\\", "/").rsplit("/", 1)[-1][:200]
+    if not stream.complete:
+        raise UploadRefused(
+            f"{name} is a JSON run larger than {_human_bytes(settings.LEXBOARD_UPLOAD_SCAN_BYTES)} once decompressed, "
+            "more than is read whole; upload it as a TREC run (qid Q0 docid rank score tag per line), which is "
+            "checked as a stream.", [{"line": None, "reason": "JSON run too large to read whole"}])
+    stem = name.removesuffix(".gz").removesuffix(".json")
+    try:
+        trec = json_run_to_trec(b"".join(chunks), path=name, tag=stem.replace(" ", "_") or "json")
+    except RunFormatError as exc:
+        raise UploadRefused(
+            f"{name} starts like a JSON run, {JSON_RUN_SHAPE}, but has {len(exc.problems)} "
+            f"problem{'s' if len(exc.problems) > 1 else ''} (each names its query and document, or its line). "
+            "Fix them, or upload a TREC run.", problems_to_details(exc.problems)) from None
+    return SimpleUploadedFile(f"{stem}.trec", trec, content_type="text/plain")
+
+
 def upload_inspect(*, upload: UploadedFile, dataset: Dataset) -> InspectedUpload:
     """Run the cheap checks on an upload in one bounded pass; raise ``UploadRefused`` or describe the file.
 
@@ -514,6 +555,7 @@ def submission_create(
         _check_quota(user=user, split=split)  # early, to spare a long check of a file that cannot be taken
         if refusal := storage_refusal(user=user, incoming_bytes=upload.size or 0):  # storage.py: bytes stored
             raise QuotaExceeded(refusal, [{"line": None, "reason": refusal}])
+    upload = json_run_as_trec(upload=upload, dataset=split.dataset)
     inspected = upload_inspect(upload=upload, dataset=split.dataset)
     _check_queries(split=split, docs_per_topic=inspected.docs_per_topic, complete=inspected.complete,
                    coverage_exempt=coverage_exempt)

@@ -82,7 +82,7 @@ def test_the_compare_api_explains_bad_requests(scored, alice):
     assert response.status_code == 409 and "same dataset split" in response.json()["error"]["message"]
     c = scored("test", alice, "random")
     response = APIClient().get(reverse("api:compare"), {"submissions": f"{a.pk},{c.pk}", "measure": "P@7"})
-    assert response.status_code == 400 and "no measure 'P@7'" in response.json()["error"]["message"]
+    assert response.status_code == 404 and "no measure 'P@7'" in response.json()["error"]["message"]
 
 
 def test_top_k_overlap_averages_over_queries():

@@ -56,7 +56,7 @@ def test_compare_on_a_hidden_split_gives_bands_on_the_primary_measure_not_p_valu
     api = APIClient()
     for measure in ("MAP@10", "nDCG@10"):
         response = api.get(reverse("api:compare"), {"submissions": f"{a.pk},{b.pk}", "measure": measure})
-        assert response.status_code == 400, f"compare on {measure} answered {response.status_code}: {response.content}"
+        assert response.status_code == 403, f"compare on {measure} answered {response.status_code}: {response.content}"
         assert "R@10" in response.json()["error"]["message"]  # names the measure it may compare on
     body = api.get(reverse("api:compare"), {"submissions": f"{a.pk},{b.pk}"}).json()
     assert body["measure"] == "R@10"
