@@ -24,6 +24,7 @@ import argparse
 import json
 import mimetypes
 import os
+import re
 import sys
 import time
 import urllib.error
@@ -202,6 +203,27 @@ class Client:
     def status(self, submission_id: int | str) -> dict:
         return self.request("GET", f"submissions/{int(submission_id)}/")
 
+    def per_query(self, submission_id: int | str) -> dict:
+        """Per-query values (dev and train splits whose labels are public)."""
+        return self.request("GET", f"submissions/{int(submission_id)}/per-query")
+
+    def update(self, submission_id: int | str, **fields: Any) -> dict:
+        """Change metadata or visibility: only the fields given."""
+        body = json.dumps(fields).encode()
+        return self.request("PATCH", f"submissions/{int(submission_id)}/", data=body,
+                            headers={"Content-Type": "application/json"})
+
+    def withdraw(self, submission_id: int | str) -> dict:
+        return self.request("POST", f"submissions/{int(submission_id)}/withdraw", data=b"")
+
+    def dataset(self, slug: str) -> dict:
+        """A dataset: its splits (with your uploads left on each), measures and primary measure."""
+        return self.request("GET", f"datasets/{urllib.parse.quote(slug)}/")
+
+    def tasks(self, slug: str) -> list:
+        """A dataset's shared tasks: phases, dates, caps, and your team in each."""
+        return self.request("GET", f"datasets/{urllib.parse.quote(slug)}/tasks")  # type: ignore[return-value]
+
     def wait(self, submission_id: int | str, *, timeout: float = 600.0, interval: float = 2.0, on_change=None) -> dict:
         """Poll until the submission is scored or failed, or ``timeout`` seconds have passed."""
         deadline = time.monotonic() + timeout
@@ -273,6 +295,53 @@ def format_result(info: dict) -> str:
     return "\n".join(lines)
 
 
+def format_per_query(body: dict) -> str:
+    """The per-query table in percent, one row per query."""
+    measures = body.get("measures") or []
+    width = max([len("query"), *(len(row["qid"]) for row in body.get("queries") or [])])
+    lines = [f"submission {body.get('submission')} on {body.get('dataset')}/{body.get('split')}, per query (percent)",
+             "  ".join([f"{'query':<{width}}", *(f"{m:>9}" for m in measures)])]
+    for row in body.get("queries") or []:
+        cells = [f"{100 * row['values'][m]:>9.2f}" if row["values"].get(m) is not None else f"{'–':>9}"
+                 for m in measures]
+        lines.append("  ".join([f"{row['qid']:<{width}}", *cells]))
+    return "\n".join(lines)
+
+
+def format_dataset(body: dict) -> str:
+    """A dataset's measures and, per split, the uploads you have left."""
+    lines = [f"dataset {body.get('slug')} ({body.get('name')}): measures {', '.join(body.get('measures') or [])}; "
+             f"primary {body.get('primary_measure')}"]
+    for split in body.get("splits") or []:
+        left = split.get("uploads_left")
+        if not split.get("accepts_submissions"):
+            quota = "takes no uploads"
+        elif left is None:
+            quota = "uploads left: give --token to see yours"
+        else:
+            today = "no daily limit" if left.get("today") is None else f"{left['today']} uploads left today"
+            total = "no total limit" if left.get("total") is None else f"{left['total']} left in all"
+            quota = f"{today}, {total}" + (f" (team {left['team']})" if left.get("team") else "")
+            if left.get("next_allowed_at"):
+                quota += f"; next upload accepted from {left['next_allowed_at']}"
+        lines.append(f"  split {split.get('name')} ({'hidden' if split.get('hidden') else 'public'} labels): {quota}")
+    return "\n".join(lines)
+
+
+def format_tasks(tasks: list) -> str:
+    if not tasks:
+        return "no shared task on this dataset"
+    lines = []
+    for task in tasks:
+        team = task.get("my_team")
+        lines.append(f"task {task['id']} \u201c{task['title']}\u201d on split {task['split']}: {task['state']}, "
+                     f"{task['opens_at']} to {task['closes_at']} ({task['time_zone']}); per team "
+                     f"{task['daily_cap'] or 'no'} runs a day, {task['total_cap'] or 'no'} in all, "
+                     f"{task['max_final_runs']} final; your team: "
+                     + (f"{team['name']} ({', '.join(team['members'])})" if team else "none"))
+    return "\n".join(lines)
+
+
 def _exit_code(info: dict) -> int:
     return {"scored": EXIT_OK, "failed": EXIT_FAILED, "waiting": EXIT_WAITING}.get(info.get("status", ""), EXIT_TIMEOUT)
 
@@ -305,9 +374,68 @@ def build_parser() -> argparse.ArgumentParser:
     submit.add_argument("--wait", action="store_true", help="wait for the scores and print them")
 
     status = sub.add_parser("status", parents=[common], help="show a submission's status and scores")
-    status.add_argument("id", type=int)
+    status.add_argument("id", type=int, metavar="SUBMISSION_ID")
     status.add_argument("--wait", action="store_true", help="wait until it is scored or failed")
+
+    per_query = sub.add_parser("per-query", parents=[common],
+                               help="a submission's value on each query (dev and train splits with public labels)")
+    per_query.add_argument("id", type=int, metavar="SUBMISSION_ID")
+
+    update = sub.add_parser("set", parents=[common], help="change a submission's visibility or metadata")
+    update.add_argument("id", type=int, metavar="SUBMISSION_ID")
+    update.add_argument("--system-name", help="the name shown on the leaderboard")
+    for option, _field, help_text in METADATA_OPTIONS:
+        update.add_argument(option, help=help_text)
+
+    withdraw = sub.add_parser("withdraw", parents=[common], help="take a submission off the leaderboard for good")
+    withdraw.add_argument("id", type=int, metavar="SUBMISSION_ID")
+
+    dataset = sub.add_parser("dataset", parents=[common],
+                             help="a dataset's measures and splits, with your uploads left on each")
+    dataset.add_argument("slug", metavar="DATASET", help="dataset slug, e.g. bsard")
+
+    tasks = sub.add_parser("tasks", parents=[common], help="a dataset's shared tasks and your team in each")
+    tasks.add_argument("slug", metavar="DATASET", help="dataset slug, e.g. coliee-t3")
     return parser
+
+
+#: The server's words for a field → the client's own option, in messages printed to a person.
+_FIELD_OPTIONS = {"system_name": "--system-name", "used_training_data": "--used-training-data",
+                  **{field: option for option, field, _ in METADATA_OPTIONS}}
+
+
+def _in_client_terms(text: str) -> str:
+    """A server message with its field names as this client's options (``--visibility public``)."""
+    for field, option in _FIELD_OPTIONS.items():
+        text = re.sub(rf"\b{field}=", f"{option} ", text)
+        text = re.sub(rf"(?<![\w-]){field}:", f"{option}:", text)
+    return text
+
+
+def _simple_command(client: Client, args, out) -> int:
+    """per-query, set, withdraw, dataset, tasks: one request, its answer printed."""
+    if args.command == "per-query":
+        body = client.per_query(args.id)
+        print(json.dumps(body) if args.json else format_per_query(body), file=out)
+    elif args.command == "set":
+        fields = {field: getattr(args, option[2:].replace("-", "_")) for field, option in _FIELD_OPTIONS.items()
+                  if field != "used_training_data"}
+        fields = {k: v for k, v in fields.items() if v is not None}
+        if not fields:
+            raise ClientError("nothing to change: give at least one option, e.g. --visibility public")
+        info = client.update(args.id, **fields)
+        print(json.dumps(info) if args.json else format_result(info), file=out)
+    elif args.command == "withdraw":
+        info = client.withdraw(args.id)
+        print(json.dumps(info) if args.json else f"submission {info.get('id')} withdrawn: it is on no board any more",
+              file=out)
+    elif args.command == "dataset":
+        body = client.dataset(args.slug)
+        print(json.dumps(body) if args.json else format_dataset(body), file=out)
+    else:
+        tasks = client.tasks(args.slug)
+        print(json.dumps(tasks) if args.json else format_tasks(tasks), file=out)
+    return EXIT_OK
 
 
 def main(argv: list[str] | None = None, *, out=None, err=None) -> int:
@@ -321,12 +449,15 @@ def main(argv: list[str] | None = None, *, out=None, err=None) -> int:
     if not args.url:
         print("error: --url is required (or set LEXBOARD_URL)", file=err)
         return EXIT_ERROR
-    if args.command == "submit" and not args.token:
-        print("error: --token is required to upload (or set LEXBOARD_TOKEN); create one on your profile page", file=err)
+    if args.command in ("submit", "set", "withdraw") and not args.token:
+        what = "to upload" if args.command == "submit" else f"for {args.command}"
+        print(f"error: --token is required {what} (or set LEXBOARD_TOKEN); create one on your profile page", file=err)
         return EXIT_ERROR
 
     try:
         client = Client(args.url, args.token)
+        if args.command not in ("submit", "status"):
+            return _simple_command(client, args, out)
         if args.command == "submit":
             metadata = {field: getattr(args, option[2:].replace("-", "_")) for option, field, _ in METADATA_OPTIONS}
             if args.used_training_data:
@@ -336,12 +467,14 @@ def main(argv: list[str] | None = None, *, out=None, err=None) -> int:
             )
             submission_id = created["id"]
             if not args.json:
-                print(submission_id, file=out)
+                print(f"submission {submission_id}", file=out)
             elif not args.wait:
                 print(json.dumps(created), file=out)
             print(f"accepted: submission {submission_id} is {created.get('status')}: {created.get('url')}", file=err)
             if created.get("visibility_note"):
-                print(f"  {created['visibility_note']}", file=err)
+                print(f"  private by default: only you see submission {submission_id}. To show it on the "
+                      f"leaderboard: python -m submissions.client set {submission_id} --visibility public "
+                      "(or anonymous), or give --visibility public with submit.", file=err)
             if not args.wait:
                 return EXIT_OK
         else:
@@ -356,7 +489,7 @@ def main(argv: list[str] | None = None, *, out=None, err=None) -> int:
 
         info = client.wait(submission_id, timeout=args.timeout, on_change=progress)
     except ClientError as exc:
-        print(f"error: {exc}", file=err)
+        print(f"error: {_in_client_terms(str(exc))}", file=err)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("interrupted; the submission goes on (see `status ID`)", file=err)

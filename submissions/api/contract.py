@@ -125,3 +125,50 @@ class SchemaView(SpectacularAPIView):
         self.request.accepted_renderer = JSONRenderer()
         self.request.accepted_media_type = "application/json"
         return super().handle_exception(exc)
+
+
+#: What an answer leads to (OpenAPI links): an upload to its status, a submission to what its owner does with it,
+#: one's list to a comparison and a fusion of two of its entries. Generated clients and Schemathesis' stateful
+#: phase follow them. (operation, status) → {link name: (target operation, parameters, request body)}.
+_ID = "$response.body#/id"
+_FIRST_TWO = ("$response.body#/results/0/id", "$response.body#/results/1/id")
+LINKS: dict[tuple[str, str], dict[str, tuple[str, dict, object]]] = {
+    ("submission_create", "202"): {
+        "status": ("submission_retrieve", {"id": _ID}, None),
+        "mine": ("submission_list", {"mine": "true"}, None),
+    },
+    ("fusion_create", "202"): {"status": ("submission_retrieve", {"id": _ID}, None)},
+    ("submission_retrieve", "200"): {
+        "final": ("submission_mark_final", {"id": _ID}, None),
+        "per_query": ("submission_per_query", {"id": _ID}, None),
+        "update": ("submission_update", {"id": _ID}, None),
+        "withdraw": ("submission_withdraw", {"id": _ID}, None),
+    },
+    ("submission_list", "200"): {
+        "compare": ("compare", {"submissions": f"{{{_FIRST_TWO[0]}}},{{{_FIRST_TWO[1]}}}"}, None),
+        "fuse": ("fusion_create", {}, {"submissions": list(_FIRST_TWO)}),
+    },
+}
+
+
+def schema_links(result: dict, generator, request, public) -> dict:
+    """Postprocessing hook of the schema: the :data:`LINKS` on the responses they start from."""
+    responses = {}
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            if isinstance(operation, dict) and "operationId" in operation:
+                for code, response in operation.get("responses", {}).items():
+                    responses[(operation["operationId"], code)] = response
+    for start, links in LINKS.items():
+        response = responses.get(start)
+        if response is None:
+            continue
+        response["links"] = {}
+        for name, (target, parameters, body) in links.items():
+            link: dict = {"operationId": target}
+            if parameters:
+                link["parameters"] = parameters
+            if body is not None:
+                link["requestBody"] = body
+            response["links"][name] = link
+    return result

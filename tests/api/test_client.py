@@ -96,7 +96,8 @@ def test_it_submits_a_run_and_prints_its_id(live_server, tiny_dataset, alice, al
         "--description", "from the client", "--used-training-data",
     )
     assert code == 0, err
-    submission = Submission.objects.get(pk=int(out.strip()))
+    assert out.startswith("submission ")  # says what the number is
+    submission = Submission.objects.get(pk=int(out.split()[1]))
     assert submission.user == alice
     assert (submission.system_name, submission.family, submission.visibility) == ("BM25 client", "lexical", "private")
     assert submission.description == "from the client" and submission.used_training_data
@@ -165,6 +166,42 @@ def test_status_of_someone_elses_private_submission_is_not_found(live_server, ti
     assert code == 2 and "HTTP 404" in err
 
 
+@pytest.mark.django_db(transaction=True)
+def test_the_researchers_commands_name_their_own_flags(live_server, tiny_dataset, alice, alice_token, run_file):
+    from submissions.services import submission_score_now
+
+    code, out, err = run_client("submit", "--url", live_server.url, "--token", alice_token, "--dataset", "tiny",
+                                "--split", "dev", "--run", run_file, "--system-name", "mine")
+    assert code == 0 and out.startswith("submission ")
+    submission_id = int(out.split()[1])
+    assert f"set {submission_id} --visibility public" in err and "visibility=public" not in err
+    submission_score_now(submission_id)
+    base = ("--url", live_server.url, "--token", alice_token)
+
+    code, out, err = run_client("set", submission_id, "--visibility", "everyone", *base)
+    assert code == 2 and "--visibility" in err and "visibility:" not in err.replace("--visibility:", "")
+    code, out, err = run_client("set", submission_id, *base)
+    assert code == 2 and "give at least one option, e.g. --visibility public" in err
+    code, out, err = run_client("set", submission_id, "--visibility", "public", "--description", "tuned", *base)
+    assert code == 0, err
+    assert Submission.objects.get(pk=submission_id).visibility == "public"
+
+    code, out, err = run_client("per-query", submission_id, *base)
+    assert code == 0 and out.splitlines()[1].split() == ["query", "R@10", "MAP@10", "MRR@10", "nDCG@10"]
+    assert out.splitlines()[2].split()[0] == "q1" and "100.00" in out
+
+    code, out, err = run_client("dataset", "tiny", *base)
+    assert code == 0 and "measures R@10, MAP@10, MRR@10, nDCG@10" in out
+    assert "split dev (public labels): 4 uploads left today, 99 left in all" in out
+    code, out, err = run_client("tasks", "tiny", *base)
+    assert code == 0 and out.strip() == "no shared task on this dataset"
+
+    code, out, err = run_client("withdraw", submission_id, *base)
+    assert code == 0 and f"submission {submission_id} withdrawn" in out
+    code, out, err = run_client("withdraw", submission_id, *base)
+    assert code == 2 and "HTTP 409" in err and "already withdrawn" in err
+
+
 # --- with a real worker ----------------------------------------------------------------------
 
 
@@ -180,7 +217,7 @@ def test_it_waits_for_the_scores_of_a_real_worker(
         "--system-name", "weak", "--wait", "--timeout", "120",
     )
     assert code == 0, err + celery_worker_process.log()[-3000:]
-    submission_id = int(out.splitlines()[0])
+    submission_id = int(out.splitlines()[0].split()[1])
     submission = Submission.objects.get(pk=submission_id)
     assert submission.status == "scored"
     scores = submission.results.get().scores
