@@ -110,21 +110,28 @@ def dataset_get_or_create(
     slug: str,
     name: str = "",
     benchmark_slug: str = "",
+    benchmark_name: str = "",
     language: str = "",
     measures: list[str] | None = None,
     primary_measure: str = "",
     docid_example: str = "",
 ) -> tuple[Dataset, bool]:
-    """The dataset ``slug``, created with sensible defaults when missing (for ``import_dataset --create``).
+    """The dataset ``slug``, created as a draft with sensible defaults when missing (for ``import_dataset --create``).
 
-    The benchmark is created too when needed. Defaults: R@100 (primary),
-    MAP@100, MRR@100, nDCG@10, shown as fractions; curators refine them in the admin.
+    A created dataset is unpublished: a curator publishes it from the admin after seeing its home-page card. The
+    benchmark is created too when needed, named ``benchmark_name`` (required then: a benchmark named after one of
+    its datasets reads as that dataset twice on the home page). Defaults: R@100 (primary), MAP@100, MRR@100,
+    nDCG@10, shown as fractions; curators refine them in the admin.
     """
     existing = Dataset.objects.filter(slug=slug).first()
     if existing is not None:
         return existing, False
     bslug = benchmark_slug or slug
-    benchmark, _ = Benchmark.objects.get_or_create(slug=bslug, defaults={"name": name or bslug})
+    benchmark = Benchmark.objects.filter(slug=bslug).first()
+    if benchmark is None:
+        if not benchmark_name.strip():
+            raise ValueError(f"the benchmark {bslug!r} is new: give its name (import_dataset --benchmark-name)")
+        benchmark = Benchmark.objects.create(slug=bslug, name=benchmark_name.strip())
     measures = list(measures or ["R@100", "MAP@100", "MRR@100", "nDCG@10"])
     dataset = Dataset.objects.create(
         benchmark=benchmark,
@@ -134,5 +141,6 @@ def dataset_get_or_create(
         measures=measures,
         primary_measure=primary_measure or measures[0],
         docid_example=docid_example,
+        is_published=False,
     )
     return dataset, True

@@ -6,7 +6,8 @@ files of :class:`~boards.admin.import_form.ImportForm`.
 
 from __future__ import annotations
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count
 from django.shortcuts import get_object_or_404, render
@@ -17,6 +18,7 @@ from leaderboard.importers import ImportRefused
 from leaderboard.models import Benchmark, Corpus, Dataset, ReportedResult, Split
 from submissions.services import release_import
 
+from ..selectors import dataset_summary
 from .import_form import ImportForm
 
 # --- Benchmarks -----------------------------------------------------------------
@@ -96,6 +98,7 @@ class DatasetAdmin(admin.ModelAdmin):
     list_select_related = ("benchmark", "corpus")
     prepopulated_fields = {"slug": ("name",)}
     inlines = [SplitInline, ReportedResultInline]
+    actions = ["publish_with_preview", "unpublish"]
     change_form_template = "admin/leaderboard/dataset/change_form.html"
     fieldsets = (
         (None, {"fields": ("benchmark", ("slug", "name"), ("language", "task"), "description", "is_published", "order")}),
@@ -119,6 +122,39 @@ class DatasetAdmin(admin.ModelAdmin):
             return obj.corpus.n_documents
         except Corpus.DoesNotExist:
             return "–"
+
+    @admin.action(description="Preview the home-page cards, then publish the selected datasets")
+    def publish_with_preview(self, request, queryset):
+        """An imported dataset starts as a draft: the curator sees the card the home page will show (name, language,
+        benchmark, best entry), then publishes it with the page's button (``confirm``)."""
+        drafts = list(queryset.select_related("benchmark").order_by("benchmark__order", "order", "name"))
+        blank = [f"{d.slug}: {', '.join(f for f in ('name', 'language') if not getattr(d, f).strip())}"
+                 for d in drafts if not d.name.strip() or not d.language.strip()]
+        if request.POST.get("confirm") == "yes" and not blank:
+            n = queryset.update(is_published=True)
+            for dataset in drafts:
+                self.log_change(request, dataset, "Published")
+            self.message_user(request, f"{n} dataset{'s' if n != 1 else ''} published: on the home page now.")
+            return None
+        if blank:
+            self.message_user(request, "Fill these in before publishing (the card shows them): " + "; ".join(blank),
+                              messages.ERROR)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": "Publish these datasets?",
+            "summaries": [dataset_summary(d) for d in drafts],
+            "datasets": drafts,
+            "blank": blank,
+            "action": "publish_with_preview",
+            "action_checkbox_name": ACTION_CHECKBOX_NAME,
+        }
+        return render(request, "admin/leaderboard/dataset/publish.html", context)
+
+    @admin.action(description="Take the selected datasets off the site (drafts again)")
+    def unpublish(self, request, queryset):
+        n = queryset.update(is_published=False)
+        self.message_user(request, f"{n} dataset{'s' if n != 1 else ''} taken off the site; their rows are kept.")
 
     def get_urls(self):
         view = self.admin_site.admin_view(self.import_view)

@@ -151,7 +151,7 @@ def test_it_refuses_a_file_of_another_task_than_the_dataset(dataset, tmp_path):
 def test_create_makes_a_macro_f1_dataset_of_the_task(tmp_path):
     run("--format", "classification", "--dataset", "new-areas", "--task", "multi", "--split", "train",
         "--file", write(tmp_path, "train.jsonl", jsonl([{"id": "1", "text": "t", "labels": ["a", "b"]}])),
-        "--create", "--name", "New areas", "--benchmark", "lex2", "--language", "fr")
+        "--create", "--name", "New areas", "--benchmark", "lex2", "--benchmark-name", "Lex 2", "--language", "fr")
     ds = Dataset.objects.get(slug="new-areas")
     assert ds.task == "multi" and ds.measures == ["macro-F1"] and ds.primary_measure == "macro-F1"
     ds.full_clean()

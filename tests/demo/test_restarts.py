@@ -74,7 +74,8 @@ def curator_work() -> None:
     assert test.current_qrels_id == version.pk and test.pending_qrels_id is None
     # Visibility: the classification demo taken off the site, an imported draft published, a baseline made private.
     Dataset.objects.filter(slug="demo-areas").update(is_published=False)
-    draft, _ = dataset_get_or_create(slug="mine", name="My set", benchmark_slug="mine", language="fr")
+    draft, _ = dataset_get_or_create(slug="mine", name="My set", benchmark_slug="mine", benchmark_name="Mine",
+                                     language="fr")
     Dataset.objects.filter(pk=draft.pk).update(is_published=True)
     Submission.objects.filter(split=test, system_name="Random").update(visibility=Submission.Visibility.PRIVATE)
     # A card's dataset edited, a split's caps changed, a shared task opened with a team.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import shutil
 from pathlib import Path
 
@@ -354,10 +355,46 @@ def test_the_command_needs_an_existing_dataset_or_create(db, capsys):
     assert not Dataset.objects.exists()
 
     call_command(
-        "import_dataset", str(DATA / "beir"), format="beir", dataset="mine", create=True, name="Mine", benchmark="b"
+        "import_dataset", str(DATA / "beir"), format="beir", dataset="mine", create=True, name="Mine", benchmark="b",
+        benchmark_name="B", language="el",
     )
     ds = Dataset.objects.get(slug="mine")
     assert ds.benchmark.slug == "b" and ds.primary_measure == "R@100" and ds.splits.count() == 2
+
+
+def test_an_imported_dataset_is_a_draft_with_its_language_and_benchmark_asked(db, client, capsys):
+    """Never published at once, never a blank language pill, never a benchmark named after the dataset."""
+    with pytest.raises(CommandError) as exc:
+        call_command("import_dataset", str(DATA / "beir"), format="beir", dataset="mine", create=True, name="Mine",
+                     benchmark="b")
+    assert "--language CODE" in str(exc.value) and "--benchmark-name" in str(exc.value)
+    assert not Dataset.objects.exists() and not Benchmark.objects.exists()
+    call_command("import_dataset", str(DATA / "beir"), format="beir", dataset="mine", create=True, name="Mine",
+                 benchmark="b", benchmark_name="Greek statutes", language="el")
+    ds = Dataset.objects.get(slug="mine")
+    assert not ds.is_published and ds.language == "el" and ds.benchmark.name == "Greek statutes"
+    assert "created as a draft" in capsys.readouterr().out
+    assert "Mine" not in client.get("/").content.decode()
+    assert client.get(f"/d/{ds.slug}/").status_code == 404
+
+
+def test_a_curator_publishes_a_draft_after_a_preview_of_its_card(db, client, staff):
+    from django.urls import reverse
+
+    call_command("import_dataset", str(DATA / "beir"), format="beir", dataset="mine", create=True, name="Mine",
+                 benchmark="b", benchmark_name="Greek statutes", language="el", stdout=io.StringIO())
+    ds = Dataset.objects.get(slug="mine")
+    client.force_login(staff)
+    url = reverse("admin:leaderboard_dataset_changelist")
+    form = {"action": "publish_with_preview", "_selected_action": [ds.pk]}
+    preview = client.post(url, form).content.decode()
+    card = preview.split('<li class="card">', 1)[1].split("</li>", 1)[0]
+    assert ">Mine</a>" in card and 'title="language">el</span>' in card and "Greek statutes" in preview
+    assert not Dataset.objects.get(pk=ds.pk).is_published
+    response = client.post(url, {**form, "confirm": "yes"})
+    assert response.status_code == 302 and Dataset.objects.get(pk=ds.pk).is_published
+    client.logout()
+    assert ">Mine</a>" in client.get("/").content.decode()
 
 
 def test_a_refused_create_import_creates_no_dataset(db):

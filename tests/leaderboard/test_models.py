@@ -71,8 +71,9 @@ def test_a_dataset_refuses_unknown_measures_and_a_foreign_primary_measure(tiny_d
 
 
 def test_dataset_get_or_create_fills_sensible_defaults(db):
-    ds, created = dataset_get_or_create(slug="new-set", name="New set", benchmark_slug="bench")
+    ds, created = dataset_get_or_create(slug="new-set", name="New set", benchmark_slug="bench", benchmark_name="Bench")
     assert created and ds.benchmark.slug == "bench" and ds.primary_measure == "R@100"
+    assert ds.benchmark.name == "Bench" and not ds.is_published  # a draft until a curator publishes it
     ds.language = "fr"
     ds.full_clean()
     assert dataset_get_or_create(slug="new-set") == (ds, False)

@@ -5,9 +5,10 @@ Examples::
     python manage.py import_dataset --format bsard --dataset bsard path/to/bsard/
     python manage.py import_dataset --format beir --dataset greekbarretrieval path/to/greekbar/ --hidden test
     python manage.py import_dataset --format trec --dataset mine --split test --hidden \\
-        --topics topics.tsv --qrels test.qrels --corpus-ids ids.txt --create --name "My set" --benchmark mine
+        --topics topics.tsv --qrels test.qrels --corpus-ids ids.txt --create --name "My set" --language fr \\
+        --benchmark mine --benchmark-name "My benchmark"
     python manage.py import_dataset --format classification --dataset areas --task single --split test \\
-        --hidden --file test.jsonl [--create --name "Legal areas" --benchmark mine]
+        --hidden --file test.jsonl [--create --name "Legal areas" --benchmark mine --benchmark-name "My benchmark"]
 
 Classification and NER files (JSONL or CSV, one split per file) are described
 in ``leaderboard/importers/classification.py``.
@@ -15,6 +16,10 @@ in ``leaderboard/importers/classification.py``.
 All or nothing: a refused file (``file:line: reason``) writes nothing.
 Importing the same files again changes nothing; different judgments add a
 qrels version, published only with ``--publish`` (the first one always is).
+A dataset made with ``--create`` is a draft, not on the site until a curator
+publishes it from the admin (after a preview of its home-page card); its
+language is asked (``--language``) or, for classification, read from the
+examples' languages, and a new benchmark's name is asked (``--benchmark-name``).
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ from leaderboard.importers import (
     parse_trec,
 )
 from leaderboard.importers.bsard import ARTICLES, QUESTIONS
-from leaderboard.models import Dataset
+from leaderboard.models import Benchmark, Dataset
 from leaderboard.services import dataset_get_or_create
 from submissions.services import release_import
 
@@ -72,14 +77,16 @@ class Command(BaseCommand):
         parser.add_argument("--create", action="store_true", help="create the dataset if it does not exist")
         parser.add_argument("--name", default="", help="with --create: the dataset's name")
         parser.add_argument("--benchmark", default="", help="with --create: the benchmark's slug")
-        parser.add_argument("--language", default="", help="with --create: the language, e.g. fr")
+        parser.add_argument("--benchmark-name", default="", help="with --create and a new benchmark: its name")
+        parser.add_argument("--language", default="",
+                            help="with --create: the language, e.g. fr (classification: read from the examples)")
         parser.add_argument("--docid-example", default="", help="with --create: an example docid")
 
     def handle(self, *args, **opts):
         data = self._parse(opts)
         try:
             with transaction.atomic():
-                dataset = self._dataset(opts)
+                dataset = self._dataset(opts, data)
                 report = release_import(
                     dataset=dataset, data=data, publish=opts["publish"], note=opts["note"], dry_run=opts["dry_run"]
                 )
@@ -91,14 +98,16 @@ class Command(BaseCommand):
             style = self.style.WARNING if line.startswith("warning:") else (lambda s: s)
             self.stdout.write(style(line))
 
-    def _dataset(self, opts) -> Dataset:
+    def _dataset(self, opts, data) -> Dataset:
         slug = opts["dataset"]
         if opts["create"]:
+            self._check_new(opts, data)
             dataset, created = dataset_get_or_create(
                 slug=slug,
                 name=opts["name"],
                 benchmark_slug=opts["benchmark"],
-                language=opts["language"],
+                benchmark_name=opts["benchmark_name"],
+                language=opts["language"].strip() or _languages(data),
                 docid_example=opts["docid_example"],
                 **self._task_defaults(opts),
             )
@@ -109,7 +118,10 @@ class Command(BaseCommand):
             if created and opts["dry_run"]:
                 self.stdout.write(f"dataset {slug} would be created (benchmark {dataset.benchmark.slug})")
             elif created:
-                self.stdout.write(f"dataset {slug} created (benchmark {dataset.benchmark.slug}); refine it in the admin")
+                self.stdout.write(
+                    f"dataset {slug} created as a draft in the benchmark \u201c{dataset.benchmark.name}\u201d: not on "
+                    "the site until a curator publishes it in the admin (Datasets, tick it, action \u201cPreview the "
+                    "home-page cards, then publish\u201d); refine it there first")
             return dataset
         found = Dataset.objects.filter(slug=slug).first()
         if found is None:
@@ -119,6 +131,21 @@ class Command(BaseCommand):
                 "GreekBarRetrieval, or add --create --name NAME --benchmark SLUG"
             )
         return found
+
+    def _check_new(self, opts, data) -> None:
+        """A dataset about to be created: its language and a new benchmark's name are asked, never left blank."""
+        slug = opts["dataset"]
+        if Dataset.objects.filter(slug=slug).exists():
+            return
+        missing = []
+        if not (opts["language"].strip() or _languages(data)):
+            missing.append("--language CODE (e.g. --language fr; the home page's card shows it)")
+        bslug = opts["benchmark"] or slug
+        if not Benchmark.objects.filter(slug=bslug).exists() and not opts["benchmark_name"].strip():
+            missing.append(f'--benchmark-name "…" (the benchmark {bslug!r} is new; its name heads its datasets on '
+                           "the home page)")
+        if missing:
+            raise CommandError(f"--create makes the dataset {slug!r}; it needs " + " and ".join(missing))
 
     @staticmethod
     def _task_defaults(opts) -> dict:
@@ -167,3 +194,11 @@ def _read(path: str) -> tuple[str, bytes]:
     if not p.is_file():
         raise CommandError(f"{path}: no such file")
     return p.name, p.read_bytes()
+
+
+def _languages(data) -> str:
+    """The languages a classification release gives its examples (their category), e.g. ``de,fr,it``; else empty."""
+    if data.format not in PREDICTION_FORMATS:
+        return ""
+    found = {t.category.strip() for t in data.topics if t.category.strip()}
+    return ",".join(sorted(found)) if found and all(len(code) <= 8 for code in found) else ""
