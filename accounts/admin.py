@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+from allauth.socialaccount.models import SocialAccount, SocialApp, SocialToken
+from django.conf import settings
 from django.contrib import admin, messages
 from django.utils import timezone
 
 from .models import ApiToken, ParticipantApproval, Profile
+
+# Sign-in with another site: the keys come from the settings (no SocialApp rows) and its tokens are never shown;
+# the linked accounts (ORCID iDs) only where a provider is configured.
+for _model in (SocialApp, SocialToken) + (() if settings.SOCIALACCOUNT_PROVIDERS else (SocialAccount,)):
+    if admin.site.is_registered(_model):
+        admin.site.unregister(_model)
 
 
 @admin.register(ParticipantApproval)

@@ -9,6 +9,10 @@ A split's curator decides (``Split.verified_email``, ``Split.approval_required``
   a different mailbox, so per-account quotas are per verified identity.
 * **curator approval** — off by default; the participant asks on the site,
   a curator approves in the admin.
+* **an ORCID-linked account** — off by default (``Split.orcid_required``):
+  the account must be linked to an ORCID iD through allauth's ORCID sign-in
+  (``/accounts/orcid/login/?process=connect``); an iD links to one account
+  only, so every identity is a researcher's iD.
 
 Staff upload without either: they are the curators (baselines, checks).
 """
@@ -16,6 +20,8 @@ Staff upload without either: they are the curators (baselines, checks).
 from __future__ import annotations
 
 from allauth.account.models import EmailAddress
+from allauth.socialaccount.models import SocialAccount
+from django.conf import settings
 from django.urls import reverse
 
 from leaderboard.models import Split
@@ -29,7 +35,8 @@ def upload_refusal(*, user, split: Split) -> str | None:
         return f"Log in to upload: {reverse('account_login')}"
     if user.is_staff:
         return None
-    return email_refusal(user=user, split=split) or approval_refusal(user=user, split=split)
+    return (email_refusal(user=user, split=split) or orcid_refusal(user=user, split=split)
+            or approval_refusal(user=user, split=split))
 
 
 def email_refusal(*, user, split: Split) -> str | None:
@@ -66,3 +73,15 @@ def approval_refusal(*, user, split: Split) -> str | None:
             f"a curator's approval; you can upload once it is approved ({page})."
         )
     return None
+
+
+def orcid_refusal(*, user, split: Split) -> str | None:
+    """The refusal for want of an account linked to an ORCID iD, when ``split`` requires one."""
+    if not split.orcid_required or SocialAccount.objects.filter(user=user, provider="orcid").exists():
+        return None
+    if "orcid" not in settings.SOCIALACCOUNT_PROVIDERS:  # the deployment set no ORCID keys: nobody can link one
+        return (f"Uploading to {split} needs an account linked to an ORCID iD, and this site has no ORCID sign-in "
+                "configured yet: ask the curators to set it up (LEXBOARD_ORCID_CLIENT_ID) or to lift the rule.")
+    link = reverse("orcid_login") + "?process=connect"
+    return (f"Uploading to {split} needs an account linked to an ORCID iD: link yours at {link} "
+            "(you sign in at ORCID; we keep only your iD, and an iD links to one account).")

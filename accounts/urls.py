@@ -23,4 +23,4 @@ allauth_urlpatterns = [path("", include("allauth.account.urls"))]
 if settings.SOCIALACCOUNT_PROVIDERS:  # sign-in with ORCID or GitHub: only when a deployment set their keys
     allauth_urlpatterns.append(path("3rdparty/", include("allauth.socialaccount.urls")))
     for provider in settings.SOCIALACCOUNT_PROVIDERS:
-        allauth_urlpatterns.append(path("", include(f"allauth.socialaccount.providers.{provider}.urls")))
+        allauth_urlpatterns.append(path("", include(f"{settings.PROVIDER_APPS[provider]}.urls")))

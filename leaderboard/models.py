@@ -284,6 +284,12 @@ class Split(models.Model):
         default=False,
         help_text="Uploads need an approved participation request (Accounts → Participant approvals).",
     )
+    orcid_required = models.BooleanField(
+        "ORCID-linked account",
+        default=False,
+        help_text="Uploads need an account linked to an ORCID iD (one iD per account; needs the site's ORCID "
+                  "sign-in: LEXBOARD_ORCID_CLIENT_ID).",
+    )
 
     class Meta:
         ordering = ["dataset", "kind", "name"]

@@ -11,6 +11,7 @@ rows a test commits). Used by the browser tests and the attack tests
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -65,27 +66,24 @@ class LiveSite:
             return ""
 
 
-@pytest.fixture(scope="session")
-def live_site(django_db_setup, django_db_blocker, private_data_dir, worker_queue, tmp_path_factory):
-    """A real gunicorn on a free loopback port, with the worker's database, queue, broker and run folder."""
-    from django.conf import settings
-    from django.db import connection
+@contextlib.contextmanager
+def serve_site(*, database_url: str, data_dir, worker_queue: str, var_dir, folder: Path, **extra_env: str):
+    """Run gunicorn on a free loopback port on the test database (collectstatic first); stop it on exit.
 
-    from tests.fixtures_worker import database_url
-
-    with django_db_blocker.unblock():
-        url = database_url(connection.settings_dict)
-    folder = tmp_path_factory.mktemp("gunicorn")
+    ``extra_env``: settings of this server alone (e.g. ORCID's keys and a local OAuth server in
+    tests/accounts/test_orcid.py).
+    """
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "lexboard.settings.test",
-        "DATABASE_URL": url,
+        "DATABASE_URL": database_url,
         "LEXBOARD_QUEUE": worker_queue,
-        "LEXBOARD_DATA_DIR": str(private_data_dir),
-        "LEXBOARD_VAR_DIR": str(settings.VAR_DIR),
+        "LEXBOARD_DATA_DIR": str(data_dir),
+        "LEXBOARD_VAR_DIR": str(var_dir),
         "STATIC_ROOT": str(folder / "static"),
         "DEBUG": "0",
         "PYTHONUNBUFFERED": "1",
+        **extra_env,
     }
     collect = subprocess.run(
         [sys.executable, "manage.py", "collectstatic", "--noinput", "-v", "0"],
@@ -112,3 +110,18 @@ def live_site(django_db_setup, django_db_blocker, private_data_dir, worker_queue
     finally:
         stop_server(server)
         log.close()
+
+
+@pytest.fixture(scope="session")
+def live_site(django_db_setup, django_db_blocker, private_data_dir, worker_queue, tmp_path_factory):
+    """A real gunicorn on a free loopback port, with the worker's database, queue, broker and run folder."""
+    from django.conf import settings
+    from django.db import connection
+
+    from tests.fixtures_worker import database_url
+
+    with django_db_blocker.unblock():
+        url = database_url(connection.settings_dict)
+    with serve_site(database_url=url, data_dir=private_data_dir, worker_queue=worker_queue,
+                    var_dir=settings.VAR_DIR, folder=tmp_path_factory.mktemp("gunicorn")) as site:
+        yield site

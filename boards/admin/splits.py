@@ -60,7 +60,7 @@ class SplitAdmin(ChangedFieldsOnlyAdmin):
             "daily_limit", "total_limit", ("min_coverage", "min_docs_per_topic"), "current_qrels_display",
             "rescoring", "cache_version",
         )}),
-        ("Who may upload", {"fields": ("verified_email", "approval_required")}),
+        ("Who may upload", {"fields": ("verified_email", "approval_required", "orcid_required")}),
     )
     inlines = [QrelsVersionInline]
 

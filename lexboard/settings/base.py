@@ -29,6 +29,8 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "allauth",
     "allauth.account",
+    # Its tables always exist (an upload policy asks for a linked ORCID iD); its providers only with their keys.
+    "allauth.socialaccount",
     "leaderboard",
     "submissions",
     "boards",
@@ -197,12 +199,13 @@ ACCOUNT_RATE_LIMITS = {
 # Sign-in with ORCID or GitHub, each only when the deployment gives its OAuth
 # keys (register the app at orcid.org/developer-tools or github.com/settings/developers).
 SOCIALACCOUNT_PROVIDERS: dict[str, dict[str, Any]] = {}
+# ORCID's is allauth's provider with its addresses read from the settings (accounts/orcid/), so a test can point it
+# at a local OAuth server.
+PROVIDER_APPS = {"orcid": "accounts.orcid", "github": "allauth.socialaccount.providers.github"}
 for _provider, _prefix in (("orcid", "ORCID"), ("github", "GITHUB")):
     _client_id = env_str(f"LEXBOARD_{_prefix}_CLIENT_ID", "")
     if _client_id:
-        if "allauth.socialaccount" not in INSTALLED_APPS:
-            INSTALLED_APPS.append("allauth.socialaccount")
-        INSTALLED_APPS.append(f"allauth.socialaccount.providers.{_provider}")
+        INSTALLED_APPS.append(PROVIDER_APPS[_provider])
         SOCIALACCOUNT_PROVIDERS[_provider] = {
             "APPS": [{"client_id": _client_id, "secret": env_str(f"LEXBOARD_{_prefix}_SECRET", ""), "key": ""}],
         }
@@ -212,6 +215,10 @@ if "orcid" in SOCIALACCOUNT_PROVIDERS:
     # sandbox.orcid.org to try the sign-in before going live.
     SOCIALACCOUNT_PROVIDERS["orcid"]["BASE_DOMAIN"] = env_str("LEXBOARD_ORCID_DOMAIN", "orcid.org")
     SOCIALACCOUNT_PROVIDERS["orcid"]["MEMBER_API"] = False
+# Where ORCID's sign-in page and its public API are (a local OAuth stub in tests/accounts/test_orcid.py).
+LEXBOARD_ORCID_URL = env_str("LEXBOARD_ORCID_URL", f"https://{env_str('LEXBOARD_ORCID_DOMAIN', 'orcid.org')}")
+LEXBOARD_ORCID_API_URL = env_str("LEXBOARD_ORCID_API_URL",
+                                 f"https://pub.{env_str('LEXBOARD_ORCID_DOMAIN', 'orcid.org')}")
 SOCIALACCOUNT_EMAIL_AUTHENTICATION = False
 SOCIALACCOUNT_STORE_TOKENS = False
 

@@ -135,3 +135,19 @@ def test_the_split_admin_shows_the_options(client, staff, hidden):
     client.force_login(staff)
     page = client.get(reverse("admin:leaderboard_split_change", args=[hidden.pk])).content.decode()
     assert "Who may upload" in page and 'name="verified_email"' in page and 'name="approval_required"' in page
+
+
+# --- an ORCID-linked account (the OAuth dance itself: tests/accounts/test_orcid.py) ------------------------------
+
+
+def test_a_split_asking_for_orcid_refuses_an_account_without_one_and_says_why(alice, hidden, staff):
+    from allauth.socialaccount.models import SocialAccount
+
+    hidden.orcid_required = True
+    hidden.save()
+    refusal = upload_refusal(user=alice, split=hidden)
+    # This site (the tests' settings) has no ORCID keys: nobody could link an iD, and the refusal says so.
+    assert "needs an account linked to an ORCID iD" in refusal and "LEXBOARD_ORCID_CLIENT_ID" in refusal
+    SocialAccount.objects.create(user=alice, provider="orcid", uid="0000-0002-1825-0097")
+    assert upload_refusal(user=alice, split=hidden) is None
+    assert upload_refusal(user=staff, split=hidden) is None  # curators upload baselines
