@@ -170,15 +170,9 @@ def new_page(browser, site: LiveSite, **context_options):
     return context, page
 
 
-@pytest.fixture
-def browser_page(request, chromium_browser, site, screenshot_dir):
-    """A fresh context and page on the site; on failure, a screenshot and the server log are kept.
-
-    ``page.js_errors`` collects script errors, console errors (CSP refusals among them) and
-    answers ≥ 400 to any request of the page, for the tests to assert empty where they expect
-    a clean run.
-    """
-    context, page = new_page(chromium_browser, site)
+def watch_errors(page) -> None:
+    """Collect in ``page.js_errors`` script errors, console errors (CSP refusals among them) and answers ≥ 400 to
+    any request of the page."""
     errors: list[str] = []
 
     def on_console(msg) -> None:
@@ -195,6 +189,18 @@ def browser_page(request, chromium_browser, site, screenshot_dir):
     page.on("console", on_console)
     page.on("response", on_response)
     page.js_errors = errors
+
+
+@pytest.fixture
+def browser_page(request, chromium_browser, site, screenshot_dir):
+    """A fresh context and page on the site; on failure, a screenshot and the server log are kept.
+
+    ``page.js_errors`` collects script errors, console errors (CSP refusals among them) and
+    answers ≥ 400 to any request of the page, for the tests to assert empty where they expect
+    a clean run.
+    """
+    context, page = new_page(chromium_browser, site)
+    watch_errors(page)
     yield page
     if getattr(request.node, "browser_failed", False):
         try:
@@ -212,6 +218,7 @@ def page_factory(chromium_browser, site):
 
     def make(**options):
         context, page = new_page(chromium_browser, site, **options)
+        watch_errors(page)
         contexts.append(context)
         return page
 

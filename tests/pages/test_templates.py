@@ -32,3 +32,10 @@ def test_no_template_comment_spans_lines():
             wrong.append(f"{path}:{text.count(chr(10), 0, m.start()) + 1}: {m.group(0)[:60]!r}")
     assert not wrong, ("a {# … #} comment must close on its own line (Django prints it otherwise); "
                        "use {% comment %} … {% endcomment %}:\n" + "\n".join(wrong))
+
+
+def test_no_column_heading_is_empty():
+    """A column heading with no text is read as nothing by a screen reader (axe: empty-table-header)."""
+    wrong = [f"{path}: {m.group(0)}" for path in _templates()
+             for m in re.finditer(r"<th\b[^>]*>\s*</th>", path.read_text(encoding="utf-8"))]
+    assert not wrong, "give these column headings a word (or make them <td>):\n" + "\n".join(wrong)
