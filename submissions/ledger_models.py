@@ -11,6 +11,12 @@ from __future__ import annotations
 from django.db import models
 from django.utils import timezone
 
+#: How the owner's message of a run held by the budget of first releases starts (services/ledger.py).
+WAITING_FOR_BUDGET = "Waiting for tomorrow's release budget"
+#: What others read about such a run (its owner's message names the split's budget).
+WAITING_NOTE = ("Waiting for tomorrow's release budget: this hidden split releases the first runs of a few new "
+                "participants a day; released the next day, or by a curator, if it is still an improvement.")
+
 
 class ReleasePolicy(models.Model):
     """A hidden split's own alert rates and first-release budget; an empty field means the site's setting."""

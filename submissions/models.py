@@ -21,7 +21,7 @@ from django.utils import timezone
 from accounts.models import ApiToken, Profile  # noqa: F401
 
 # The release ledger's models live in their own module; imported here so the app registers them.
-from .ledger_models import LedgerAlert, Release, ReleasePolicy, ReleaseWait  # noqa: F401
+from .ledger_models import WAITING_FOR_BUDGET, LedgerAlert, Release, ReleasePolicy, ReleaseWait  # noqa: F401
 
 #: What a run sent before its split's judgments are published is told (status ``waiting``).
 WAITING_MESSAGE = (

@@ -20,6 +20,7 @@ from leaderboard.models import Split, Topic
 from lexboard.text import count
 from sharedtasks.selectors import phase_of, quota_scope
 
+from .ledger_models import WAITING_FOR_BUDGET, WAITING_NOTE
 from .models import Result, ResultPart, StatusEvent, Submission
 
 #: The daily quota is a rolling window: a submission stops counting 24 hours after it was made.
@@ -277,7 +278,7 @@ def ladder_note(result, *, split, is_owner: bool) -> str:
     if is_owner:
         return result.ladder_message
     if not result.released:
-        return NOT_RELEASED
+        return WAITING_NOTE if result.ladder_message.startswith(WAITING_FOR_BUDGET) else NOT_RELEASED
     return RELEASED if result.ladder_message.startswith("Released") else result.ladder_message
 
 

@@ -39,7 +39,7 @@ from lexboard.text import count
 from sharedtasks.notifications import absolute, notify
 
 from .. import disclosure
-from ..models import LedgerAlert, Release, ReleasePolicy, ReleaseWait, Result, Submission
+from ..models import WAITING_FOR_BUDGET, LedgerAlert, Release, ReleasePolicy, ReleaseWait, Result, Submission
 from .results import read_stored_run
 
 logger = logging.getLogger(__name__)
@@ -98,7 +98,7 @@ def _today(now: datetime | None = None) -> date:
 
 def waiting_message(split: Split, budget: int) -> str:
     """What the owner of a run held by the budget reads (the submission page, status.json, the API)."""
-    return (f"Waiting for tomorrow's release budget: {split} releases the first runs of at most {budget} new "
+    return (f"{WAITING_FOR_BUDGET}: {split} releases the first runs of at most {budget} new "
             "participants or teams a day, and today's are taken. The run is released with the next day's budget, "
             "or by a curator before, if it is still an improvement over your best.")
 

@@ -14,6 +14,7 @@ from django.test import Client
 from django.urls import reverse
 
 from sharedtasks.models import SentNotification
+from submissions.ledger_models import WAITING_NOTE
 from submissions.models import LedgerAlert, Release, ReleasePolicy, ReleaseWait, Result, Submission
 from submissions.services.ladder import release_waits_judge
 from submissions.services.ledger import crafted_reasons, release_check_shape
@@ -77,6 +78,8 @@ def test_first_releases_past_the_daily_budget_wait_for_the_next_day(scored, alic
     page = web.get(reverse("submissions:detail", args=[waiting.pk])).content.decode()
     assert "Waiting for tomorrow&#x27;s release budget" in page or "Waiting for tomorrow's release budget" in page
     assert web.get(reverse("submissions:status", args=[waiting.pk])).json()["message"].startswith("Waiting")
+    web.force_login(alice)  # others read that it waits, not "not a significant improvement"
+    assert web.get(reverse("submissions:status", args=[waiting.pk])).json()["message"] == WAITING_NOTE
     # The sweep the same day: still waiting. Alice's later runs are not first releases: never held.
     assert release_waits_judge() == 0
     assert not result_of(waiting).released
