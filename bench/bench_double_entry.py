@@ -4,11 +4,12 @@
 
 Scores a synthetic 222 x 1,000 run (22,633 documents, 1-5 relevant per
 query, BSARD's five measures) the way ``submissions.services.results``
-does: ``evaluate`` on the parsed run, then ``verify`` on the same parsed
-objects (pytrec_eval for float32, the plain implementation for float64).
-Prints the CPU time of reading the run, of the core's ``evaluate`` and of the
-check, median of ``--repeat`` runs in this process, and the ratio of the
-check to the core's work (reading + evaluating).
+does: ``evaluate`` on the parsed run, then ``verify`` on the stored file
+itself, read again by the plain reader (pytrec_eval for float32, the plain
+implementation for float64). Prints the CPU time of reading the run, of the
+core's ``evaluate`` and of the check (its own reading included), median of
+``--repeat`` runs in this process, and the ratio of the check to the core's
+work (reading + evaluating).
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
             parse.append(cpu(read_run, run_text)[0])
             t, evaluation = cpu(evaluate, qrels, run, measures, score_precision=precision)
             core.append(t)
-            t, verification = cpu(verify, qrels, run, evaluation, score_precision=precision)
+            t, verification = cpu(verify, qrels, run_text, evaluation, score_precision=precision)
             assert verification.ok, verification.disagreement
             check.append(t)
         p, c, v = statistics.median(parse), statistics.median(core), statistics.median(check)

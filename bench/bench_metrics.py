@@ -13,10 +13,13 @@ Then, side by side in the same run and repeated (``--repeat``, min and median
 reported), the command lines participants use, on the same four measures:
 
 * ``python -m evaluation score --measures R@100,MAP@100,nDCG@10,P@10``
+* ``python -m evaluation score --help``: the start of the command line alone
 * ``trec_eval -c -m recall.100 -m map_cut.100 -m ndcg_cut.10 -m P.10``, when
-  ``--trec-eval PATH`` names a binary (build trec_eval 9.0.8 from
-  ``../shared/reference/trec_eval-9.0.8-src.tar.gz`` with ``make``); otherwise
-  "not measured".
+  ``--build-trec-eval TARBALL`` builds it with -O2 (trec_eval's own Makefile
+  does not optimise) or ``--trec-eval PATH`` names a binary; otherwise "not
+  measured". The CLI's CPU time over trec_eval's is taken per round (the two
+  ran back to back, under the same load) and compared with the targets: at
+  most 0.5 at BSARD scale, 0.2 at 7M lines; peak memory at most trec_eval's.
 
 Every child's CPU time (user + system) and peak resident memory are its own,
 read with ``os.wait4`` when it ends (never this script's figures). CPU time
@@ -29,7 +32,8 @@ Scales: BSARD (222 queries x 1,000) and MS MARCO dev (6,980 queries x 1,000,
 about 7M lines). ``--quick`` runs the BSARD scale only.
 
     .venv/bin/python bench/bench_metrics.py --quick
-    .venv/bin/python bench/bench_metrics.py --trec-eval /tmp/trec_eval_908/trec_eval --repeat 5
+    .venv/bin/python bench/bench_metrics.py --build-trec-eval ../shared/reference/trec_eval-9.0.8-src.tar.gz \\
+        --tools "" --repeat 7
 
 Peers are optional (``pip install -r requirements-bench.txt``); a missing one
 is reported as skipped. Wall time on a shared machine is noisy, so CPU time
@@ -46,6 +50,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -211,10 +216,19 @@ def cli_means(stdout: str) -> dict[str, float]:
     return means
 
 
-def side_by_side(run_path: Path, qrels_path: Path, trec_eval: str | None, repeat: int) -> None:
-    """The CLI and trec_eval on the same files and measures, interleaved ``repeat`` times."""
+#: What the command line must reach, as a share of trec_eval's CPU time (trec_eval built with -O2), per scale.
+CPU_TARGETS = {"bsard": 0.5, "msmarco": 0.2}
+HELP_TARGET_S = 0.1
+
+
+def side_by_side(run_path: Path, qrels_path: Path, trec_eval: str | None, repeat: int, scale: str = "") -> None:
+    """The CLI and trec_eval on the same files and measures, interleaved ``repeat`` times (paired by round).
+
+    ``score --help`` runs in each round too: the command line's start alone.
+    """
     commands = {"python -m evaluation score": [sys.executable, "-m", "evaluation", "score", "--qrels", str(qrels_path),
-                                               "--run", str(run_path), "--measures", CLI_MEASURES]}
+                                               "--run", str(run_path), "--measures", CLI_MEASURES],
+                "python -m evaluation score --help": [sys.executable, "-m", "evaluation", "score", "--help"]}
     if trec_eval:
         commands["trec_eval 9.0.8 -c"] = [trec_eval, "-c"] + [x for m in TREC_EVAL_CLI_MEASURES for x in ("-m", m)] + \
             [str(qrels_path), str(run_path)]
@@ -225,7 +239,9 @@ def side_by_side(run_path: Path, qrels_path: Path, trec_eval: str | None, repeat
             if r["returncode"]:
                 raise SystemExit(f"{name} failed: {r['stderr'][-500:]}")
             figures[name].append(r)
-    print(f"command lines, {CLI_MEASURES}, {repeat} runs each, interleaved (CPU = the child's user + system):")
+    load = os.getloadavg()[0]
+    print(f"command lines, {CLI_MEASURES}, {repeat} runs each, interleaved (CPU = the child's user + system, "
+          f"os.wait4; load average before {load:.1f} on {os.cpu_count()} CPUs):")
     print(f"{'':<28} {'CPU min':>8} {'CPU med':>8} {'wall med':>9} {'peak MiB':>9}  means")
     for name, rs in figures.items():
         cpu = [r["cpu"] for r in rs]
@@ -236,10 +252,22 @@ def side_by_side(run_path: Path, qrels_path: Path, trec_eval: str | None, repeat
     if not trec_eval:
         print(f"{'trec_eval':<28} not measured (give --trec-eval PATH)")
         return
-    cli, te = (figures[n] for n in commands)
+    help_cpu = statistics.median(r["cpu"] for r in figures["python -m evaluation score --help"])
+    print(f"score --help: {help_cpu:.3f} s CPU (median), target under {HELP_TARGET_S} s: "
+          f"{'met' if help_cpu < HELP_TARGET_S else 'NOT met'}")
+    cli, te = figures["python -m evaluation score"], figures["trec_eval 9.0.8 -c"]
     ratio_min = min(r["cpu"] for r in te) / min(r["cpu"] for r in cli)
     ratio_med = statistics.median(r["cpu"] for r in te) / statistics.median(r["cpu"] for r in cli)
     print(f"trec_eval / CLI CPU time: {ratio_min:.2f}x (min), {ratio_med:.2f}x (median)")
+    paired = sorted(c["cpu"] / t["cpu"] for c, t in zip(cli, te, strict=True))  # same round, same load
+    target = CPU_TARGETS.get(scale)
+    verdict = "" if target is None else (f"; target at most {target}: "
+                                          f"{'met' if statistics.median(paired) <= target else 'NOT met'}")
+    print(f"CLI / trec_eval CPU, paired by round: median {statistics.median(paired):.2f}, "
+          f"range {paired[0]:.2f}-{paired[-1]:.2f}{verdict}")
+    peak_cli, peak_te = max(r["rss_mb"] for r in cli), max(r["rss_mb"] for r in te)
+    print(f"peak memory: CLI {peak_cli:.0f} MiB, trec_eval {peak_te:.0f} MiB "
+          f"({'at most' if peak_cli <= peak_te else 'MORE than'} trec_eval's)")
     counts = {name: instructions(cmd) for name, cmd in commands.items()} if perf_counts_instructions() else {}
     if len(counts) == 2 and None not in counts.values():
         n_cli, n_te = counts.values()
@@ -249,6 +277,22 @@ def side_by_side(run_path: Path, qrels_path: Path, trec_eval: str | None, repeat
     else:
         print("instructions: not measured (perf stat cannot count instructions here, e.g. a virtual machine "
               "without hardware counters)")
+
+
+def build_trec_eval(tarball: Path, folder: Path) -> str:
+    """trec_eval built from ``tarball`` with -O2 in ``folder``; its path.
+
+    trec_eval's own Makefile compiles with ``-g`` and no optimisation, which
+    is 12-13% slower than -O2 and would flatter every ratio against it.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(tarball) as tar:
+        tar.extractall(folder, filter="data")
+    source = next(p.parent for p in folder.rglob("trec_eval.c"))
+    flags = '-O2 -I. -DVERSIONID=\\"9.0.8\\"'
+    subprocess.run(["make", "-s", f"CFLAGS={flags}"], cwd=source, check=True, capture_output=True, timeout=600)
+    print(f"trec_eval built from {tarball.name} with CFLAGS={flags}")
+    return str(source / "trec_eval")
 
 
 def perf_counts_instructions() -> bool:
@@ -301,9 +345,13 @@ def measure(tool: str, run_path: Path, qrels_path: Path) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="BSARD scale only")
+    parser.add_argument("--scales", default="bsard,msmarco", help="scales to run (default: bsard,msmarco)")
     parser.add_argument("--tools", default="core,pytrec_eval,ranx,ir_measures,verify",
                         help="in-process tools to time (default: all; '' for none)")
     parser.add_argument("--trec-eval", metavar="PATH", help="a trec_eval binary to time beside the command line")
+    parser.add_argument("--build-trec-eval", metavar="TARBALL",
+                        help="build trec_eval from its source tarball with -O2 (as a distribution would) and time it "
+                             "(e.g. ../shared/reference/trec_eval-9.0.8-src.tar.gz)")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each command line (default 3)")
     parser.add_argument("--dir", help="where to write the generated files (default: a temporary folder)")
     parser.add_argument("--child", nargs=3, metavar=("TOOL", "RUN", "QRELS"), help=argparse.SUPPRESS)
@@ -311,14 +359,19 @@ def main() -> None:
     if args.child:
         child(*args.child)
         return
-    scales = ["bsard"] if args.quick else ["bsard", "msmarco"]
+    scales = ["bsard"] if args.quick else [x for x in args.scales.split(",") if x]
+    if set(scales) - set(SCALES):
+        parser.error(f"--scales: choose among {', '.join(SCALES)}")
     tools = [t for t in args.tools.split(",") if t]
     if args.trec_eval and not os.access(args.trec_eval, os.X_OK):
         parser.error(f"--trec-eval {args.trec_eval}: not an executable file")
+    trec_eval = args.trec_eval
     keep = Path(args.dir) if args.dir else None
     folder = keep or Path(tempfile.mkdtemp(prefix="lexboard-bench-"))
     folder.mkdir(parents=True, exist_ok=True)
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, files in {folder}")
+    if args.build_trec_eval:
+        trec_eval = build_trec_eval(Path(args.build_trec_eval), folder / "trec_eval-build")
     try:
         for scale in scales:
             t = time.perf_counter()
@@ -344,7 +397,7 @@ def main() -> None:
             if "core" in results and "pytrec_eval" in results:
                 ratio = results["pytrec_eval"]["cpu"] / max(results["core"]["cpu"], 1e-9)
                 print(f"pytrec_eval / core CPU time: {ratio:.2f}x")
-            side_by_side(run_path, qrels_path, args.trec_eval, args.repeat)
+            side_by_side(run_path, qrels_path, trec_eval, args.repeat, scale)
             print(f"load average after the run: {os.getloadavg()[0]:.1f}")
     finally:
         if keep is None:
