@@ -73,6 +73,8 @@ NO_SCORES = {
     "accounts:profile", "accounts:token_create", "accounts:token_revoke",
     "sharedtasks:team_create", "sharedtasks:invite", "sharedtasks:new_link", "sharedtasks:leave",
     "sharedtasks:join", "sharedtasks:invitation", "sharedtasks:mark_final", "sharedtasks:notifications",
+    # The release ledger (curators only): counts of releases and bits, never a score.
+    "submissions:ledger",
 }
 
 
