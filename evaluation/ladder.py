@@ -38,6 +38,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -127,14 +128,15 @@ def ladder_step(*, best: Sequence[float] | None, new: Sequence[float], alpha: fl
 
 def _decision(*, first: bool, new_shown: float, best_shown: float, p: float, alpha: float,
               show: Callable[[float], str],
-              too_few: str = "it scores above 0 on too few of the split's topics") -> LadderDecision:
+              too_few: str = "it scores above 0 on too few of the split's topics",
+              start: str = "an empty run") -> LadderDecision:
     if new_shown > best_shown and p < alpha:
         message = (f"Released: your first score here, {show(new_shown)}." if first else
                    f"Released: a significant improvement over your best ({show(best_shown)}), now {show(new_shown)}.")
         return LadderDecision(True, new_shown, p, message)
     if first:
-        return LadderDecision(False, best_shown, p, "Not released: this run is not a significant improvement over an "
-                                                    f"empty run ({too_few}).")
+        return LadderDecision(False, best_shown, p, "Not released: this run is not a significant improvement over "
+                                                    f"{start} ({too_few}).")
     return LadderDecision(False, best_shown, p, f"Not a significant improvement over your best "
                                                 f"({show(best_shown)}); your best stays on the leaderboard.")
 
@@ -249,18 +251,73 @@ def macro_f1_improvement(*, task: str, gold: Sequence[object], best: Sequence[ob
 
 def ladder_step_macro_f1(*, task: str, gold: Sequence[object], best: Sequence[object] | None, new: Sequence[object],
                          alpha: float = ALPHA, decimals: int = DECIMALS, n_resamples: int = N_RESAMPLES,
-                         seed: int = SEED, fmt: Callable[[float], str] | None = None) -> LadderDecision:
+                         seed: int = SEED, fmt: Callable[[float], str] | None = None,
+                         start: Sequence[object] | None = None, start_name: str = "") -> LadderDecision:
     """:func:`ladder_step` for macro-F1 (classification and NER): the swap test of :func:`macro_f1_improvement`.
 
     ``best``/``new``: the answers of the two prediction sets in the order of ``gold``; ``best`` None for a first
-    run, which is held to the same rule against no prediction at all.
+    run, which is held to the same rule against ``start`` (named ``start_name`` in the message, its value never
+    shown) or, without one, against no prediction at all.
     """
-    p, f1_best, f1_new = macro_f1_improvement(task=task, gold=gold, best=best, new=new, n_resamples=n_resamples,
+    first = best is None
+    against = best if best is not None else start
+    p, f1_best, f1_new = macro_f1_improvement(task=task, gold=gold, best=against, new=new, n_resamples=n_resamples,
                                               seed=seed)
     show = fmt or (lambda v: f"{v:.{decimals}f}")
-    return _decision(first=best is None, new_shown=round_score(f1_new, decimals),
+    return _decision(first=first, new_shown=round_score(f1_new, decimals),
                      best_shown=round_score(f1_best, decimals), p=p, alpha=alpha, show=show,
-                     too_few="it answers too few of the split's examples right")
+                     too_few=("it predicts too few of the split's examples better" if start is not None and first
+                              else "it answers too few of the split's examples right"),
+                     start=start_name if start is not None and first else "an empty run")
+
+
+def majority_start(gold: Sequence[object]) -> list[object] | None:
+    """The first run's reference on a hidden split without a baseline: the most frequent gold answer everywhere.
+
+    A prediction file that every participant gets for free. Against it, a constant file is no improvement,
+    and neither is "the most frequent label everywhere but a few chosen examples" unless at least five of
+    them move the right way (the swap test's floor of 2^-k). For single- and multi-label answers (a label, a
+    tuple of labels); None when there is none. NER has its own free file, the empty prediction (no entity).
+    """
+    try:
+        counts = Counter(gold)
+    except TypeError:
+        return None
+    if not counts:
+        return None
+    top = max(counts.items(), key=lambda kv: (kv[1], str(kv[0])))[0]
+    return [top] * len(gold)
+
+
+#: A label a file predicts on a hidden split must be predicted for at least this many examples.
+MIN_LABEL_SUPPORT = 5
+
+
+def label_support_refusal(*, answers: Sequence[object], n_labels: int, min_support: int = MIN_LABEL_SUPPORT
+                          ) -> str | None:
+    """Why a prediction file is not released on a hidden split for predicting a label on too few examples.
+
+    Macro-F1 weighs every label alike, so a label predicted on k examples moves the released value by
+    about 2 / (labels × (k + its gold count)) per right answer among them: a file that predicts a label on a
+    handful of chosen examples reads how many of them hold it, from one released value. Every label a file
+    predicts must therefore be predicted for at least ``min_support`` examples, scaled down on tiny splits
+    to a half of an even share (examples / (2 × labels)), so that a fair system can always pass it there.
+    ``answers``: one label (single-label) or a sequence of labels (multi-label) per example.
+    """
+    counts: Counter[str] = Counter()
+    for answer in answers:
+        if isinstance(answer, str | int):
+            counts[str(answer)] += 1
+        elif answer is not None:
+            counts.update(str(label) for label in cast("Iterable[object]", answer))
+    needed = max(1, min(min_support, len(answers) // max(1, 2 * n_labels)))
+    thin = sorted((label, n) for label, n in counts.items() if n < needed)
+    if not thin:
+        return None
+    named = ", ".join(f"{label!r} on {n}" for label, n in thin[:EXAMPLES])
+    return (f"Not released: on this hidden split every label a file predicts must be predicted for at least {needed} "
+            f"examples (a label predicted on a few chosen examples would tell how many of them hold it); this file "
+            f"predicts {named}. Predict such a label where your system is confident on more examples, or not at all.")
 
 
 # --- coverage ---------------------------------------------------------------------------------

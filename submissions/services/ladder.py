@@ -28,13 +28,13 @@ import numpy as np
 from django.db import transaction
 from django.db.models import QuerySet
 
-from evaluation.ladder import ladder_step, ladder_step_macro_f1, round_score
+from evaluation.ladder import label_support_refusal, ladder_step, ladder_step_macro_f1, majority_start, round_score
 from leaderboard.models import Dataset, Split
 
 from ..models import LadderBest, ReleaseWait, Result, ResultPart, Submission
 from ..selectors import differenced_private_topics, full_part_of, load_per_query
 from .ledger import release_hold, release_record, waits_due
-from .predictions import aligned_answers, gold_for
+from .predictions import aligned_answers, gold_for, gold_labels
 from .results import read_stored_run
 
 logger = logging.getLogger(__name__)
@@ -96,16 +96,45 @@ def _decide_macro_f1(*, best: Result | None, new: Result, split: Split) -> tuple
     Macro-F1 has no per-example values to store, so both prediction files are read again and aligned on the
     gold's examples. (Before, a run was released when its shown macro-F1 went up a step: one changed
     prediction was released exactly when it was right, one label per submission.)
+
+    A participant's first run is compared with the split's best baseline on the same judgments, or, without
+    one, with the most frequent gold label everywhere (``evaluation.ladder.majority_start``): from an empty
+    prediction any first file was released, so a constant file told each language's count of its label, and
+    "the most frequent label everywhere but a few chosen examples" read those examples' labels. A file that
+    predicts a label on fewer than a handful of examples is not released (``label_support_refusal``).
     """
     dataset = split.dataset
     # Any label accepted: each file was checked when it was scored; a label the dataset no longer declares
     # must not make the best unreadable here (a new run's scoring, or a switch's replay, would fail on it).
     gold = dataclasses.replace(gold_for(version=new.qrels_version, task=dataset.task), labels=None)
     new_answers = aligned_answers(gold=gold, data=read_stored_run(new.submission))
+    gold_answers = [gold.answers[i] for i in gold.ids]
+    labelled = dataset.task in (Dataset.Task.SINGLE, Dataset.Task.MULTI)  # NER: tags per token, no such rules
+    if labelled:
+        refusal = label_support_refusal(answers=new_answers, n_labels=len(gold_labels(gold)))
+        if refusal is not None:
+            return False, refusal, None
     best_answers = aligned_answers(gold=gold, data=read_stored_run(best.submission)) if best is not None else None
-    decision = ladder_step_macro_f1(task=dataset.task, gold=[gold.answers[i] for i in gold.ids], best=best_answers,
-                                    new=new_answers)
+    start, start_name = None, ""
+    if best is None:
+        baseline = _best_baseline(split=split, version_id=new.qrels_version_id)
+        if baseline is not None:
+            start = aligned_answers(gold=gold, data=read_stored_run(baseline.submission))
+            start_name = f"the best baseline ({baseline.submission.system_name})"
+        elif labelled:
+            start = majority_start(gold_answers)
+            start_name = "predicting the most frequent label everywhere"
+    decision = ladder_step_macro_f1(task=dataset.task, gold=gold_answers, best=best_answers, new=new_answers,
+                                    start=start, start_name=start_name)
     return decision.released, decision.message, decision.p_value
+
+
+def _best_baseline(*, split: Split, version_id: int) -> Result | None:
+    """The split's best baseline result on ``version_id`` (a curator's reference run): a first run's reference."""
+    return (Result.objects.filter(qrels_version_id=version_id, submission__split=split, submission__is_baseline=True,
+                                  submission__status=Submission.Status.SCORED, submission__withdrawn_at__isnull=True,
+                                  submission__hidden_by_curator=False, primary_score__isnull=False)
+            .select_related("submission").order_by("-primary_score", "submission_id").first())
 
 
 def ladder_judge(*, result: Result, submission: Submission, split: Split, again: bool = False,

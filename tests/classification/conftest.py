@@ -34,8 +34,9 @@ def predictions(answers: dict) -> bytes:
     return jsonl({"id": i, "label": label} for i, label in answers.items())
 
 
-#: A fair system: right on 9 of 12.
-GOOD_PREDICTIONS = {i: label for i, (label, _) in TEST_GOLD.items()} | {"t3": "civil", "t8": "civil", "t12": "tax"}
+#: A fair system: right on 11 of 12 (a significant improvement over predicting "civil" everywhere, a first
+#: run's reference on a hidden split without a baseline).
+GOOD_PREDICTIONS = {i: label for i, (label, _) in TEST_GOLD.items()} | {"t3": "civil"}
 
 
 def upload(content: bytes, name: str = "predictions.jsonl") -> SimpleUploadedFile:

@@ -1,0 +1,67 @@
+"""A hidden classification split's first upload: the Ladder's start and the support rule for predicted labels.
+
+The Ladder started every participant from an empty prediction, so any first file was released: a constant
+file (every example "civil") told, through its macro-F1 (and per language), the exact number of "civil"
+examples; a file predicting the most frequent label everywhere but a chosen label on a few chosen examples
+read those examples' labels. Now a first file is compared with the split's best baseline or, without one,
+with the most frequent label everywhere; and a label predicted on too few examples is not released.
+Through the real services (``tests/classification/conftest.py``: 12 hidden examples, 3 labels).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from submissions.models import Result
+from submissions.services import submission_create, submission_score_now
+from tests.classification import conftest as clf
+from tests.classification.conftest import TEST_GOLD, predictions, upload
+
+clf_dataset = clf.clf_dataset
+_isolated = clf._isolated
+
+pytestmark = pytest.mark.django_db
+
+GOLD = {i: label for i, (label, _) in TEST_GOLD.items()}
+
+
+def _score(split, user, answers: dict, name: str, *, is_baseline: bool = False) -> Result:
+    sub = submission_create(user=user, split=split, upload=upload(predictions(answers), f"{name}.jsonl"),
+                            metadata={"system_name": name, "family": "lexical", "visibility": "public"},
+                            enqueue=False, is_baseline=is_baseline)
+    sub = submission_score_now(sub.pk)
+    assert sub.status == "scored", sub.error
+    return sub.results.get()
+
+
+def test_a_constant_first_file_is_not_released(clf_dataset, alice):
+    test = clf_dataset.splits.get(name="test")
+    result = _score(test, alice, {i: "civil" for i in GOLD}, "all-civil")
+    assert not result.released, f"a constant file was released: {result.scores} tells the count of 'civil'"
+    assert "most frequent label" in result.ladder_message
+
+
+def test_a_crafted_first_file_reads_no_chosen_examples_labels(clf_dataset, alice, bob):
+    """The most frequent label everywhere, and "tax" on two chosen examples (one right, one wrong)."""
+    test = clf_dataset.splits.get(name="test")
+    released = {}
+    for user, chosen in ((alice, ("t4", "t8")), (bob, ("t1", "t2"))):  # t4, t8 are tax; t1, t2 are civil
+        result = _score(test, user, {i: ("tax" if i in chosen else "civil") for i in GOLD}, f"probe-{user}")
+        released[chosen] = result.released
+    assert not any(released.values()), f"a crafted first file was released: {released}"
+
+
+def test_a_first_file_is_compared_with_the_best_baseline(clf_dataset, alice, staff):
+    test = clf_dataset.splits.get(name="test")
+    _score(test, staff, {**GOLD, "t3": "civil"}, "baseline", is_baseline=True)  # right on 11 of 12
+    fair = _score(test, alice, {**GOLD, "t3": "civil", "t8": "civil", "t12": "tax"}, "worse than the baseline")
+    assert not fair.released and "the best baseline (baseline)" in fair.ladder_message
+    assert "%" not in fair.ladder_message and "0." not in fair.ladder_message  # the reference's value is not named
+
+
+def test_a_label_predicted_on_one_example_is_not_released(clf_dataset, alice):
+    test = clf_dataset.splits.get(name="test")
+    # Right on 10 of 12, but "tax" only on t4: the F1 of tax reads whether t4 is tax.
+    answers = {**GOLD, "t8": "civil", "t9": "civil"}
+    result = _score(test, alice, answers, "one tax")
+    assert not result.released and "'tax' on 1" in result.ladder_message
