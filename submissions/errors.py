@@ -35,6 +35,10 @@ class QuotaExceeded(UploadRefused):
     """The user reached the split's daily or total submission limit."""
 
 
+class SplitClosed(UploadRefused):
+    """The split takes no runs now (closed by a curator, or its judgments not published yet): a state, not a bad file."""
+
+
 class AccountRefused(UploadRefused):
     """The split's account policy (verified e-mail, curator approval) does not let this account upload yet."""
 

@@ -408,7 +408,11 @@ SPECTACULAR_SETTINGS = {
     "AUTHENTICATION_WHITELIST": ["accounts.authentication.ApiTokenAuthentication"],
     # The schema reads no database: a measure parameter is a string whose values GET /api/v1/datasets/{slug}/
     # lists, so a generated client works for every dataset, a curator's new one included.
-    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "submissions.api.contract.schema_links"],
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "submissions.api.contract.schema_links",
+        "submissions.api.contract.schema_closed_bodies",
+    ],
     "ENUM_NAME_OVERRIDES": {
         "SubmissionStatusEnum": "submissions.models.Submission.Status",
         "VisibilityEnum": "submissions.models.Submission.Visibility",

@@ -166,7 +166,9 @@ class FusionCreate(JsonView):
         summary="Fuse runs",
         request=FusionInput,
         responses={202: FusionCreatedSerializer,
-                   **error_responses(403, 413, e400="The fusion cannot be made; the message says why.",
+                   **error_responses(403, 413, e400="The request is malformed; the message says how.",
+                                     e409="The runs cannot be fused: another split, not scored, a closed split, "
+                                          "not a retrieval dataset.",
                                      e401="No valid token.", e404="A submission is not available to fuse.",
                                      e429="Too many requests, or the split's quota is reached (a fusion counts).")},
         examples=[OpenApiExample("Two runs fused", request_only=True,

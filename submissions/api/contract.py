@@ -172,3 +172,19 @@ def schema_links(result: dict, generator, request, public) -> dict:
                 link["requestBody"] = body
             response["links"][name] = link
     return result
+
+
+def schema_closed_bodies(result: dict, generator, request, public) -> dict:
+    """Postprocessing hook: a request body takes the fields its schema lists and no other (``additionalProperties:
+    false``), as its serializer (:class:`submissions.api.serializers.StrictInput`) refuses any other by name."""
+    components = result.get("components", {}).get("schemas", {})
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            if not isinstance(operation, dict):
+                continue
+            for media in operation.get("requestBody", {}).get("content", {}).values():
+                ref = media.get("schema", {}).get("$ref", "")
+                component = components.get(ref.rsplit("/", 1)[-1])
+                if component is not None and component.get("type") == "object":
+                    component["additionalProperties"] = False
+    return result

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import permissions, serializers, status
+from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 
 from sharedtasks.errors import TaskRefused
@@ -23,6 +24,7 @@ class FinalInput(StrictInput):
 
 class SubmissionFinalView(JsonView):
     permission_classes = [permissions.IsAuthenticated]
+    parser_classes = [JSONParser]
 
     @extend_schema(
         operation_id="submission_mark_final",

@@ -27,7 +27,7 @@ from leaderboard.models import Dataset, Split
 from leaderboard.selectors import DatasetNotFound, SplitNotFound, dataset_for_page, split_for_page
 from lexboard.converters import MAX_ID
 
-from ..errors import AccountRefused, QuotaExceeded, UploadRefused
+from ..errors import AccountRefused, QuotaExceeded, SplitClosed, UploadRefused
 from ..models import Result, Submission
 from ..services import METADATA_FIELDS, submission_create, submission_update_metadata
 from ..throttling import UploadRateThrottle
@@ -119,6 +119,7 @@ class SubmissionListCreate(JsonView):
                 e400="The file or a field was refused; `details` names the lines.",
                 e401="No valid token.",
                 e404="No such dataset or split.",
+                e409="The split takes no runs now (closed, or its judgments not published yet).",
                 e429="Too many uploads, or the split's quota is reached (`retry_at`, `Retry-After`).",
             ),
         },
@@ -155,6 +156,8 @@ class SubmissionListCreate(JsonView):
             return Response(body, status=status.HTTP_429_TOO_MANY_REQUESTS, headers=headers)
         except AccountRefused as exc:
             raise ApiError(exc.message, details=exc.details, status_code=status.HTTP_403_FORBIDDEN) from exc
+        except SplitClosed as exc:
+            raise ApiError(exc.message, details=exc.details, status_code=status.HTTP_409_CONFLICT) from exc
         except UploadRefused as exc:
             raise ApiError(exc.message, details=exc.details) from exc
         url = request.build_absolute_uri(reverse("api:submission", args=[submission.pk]))

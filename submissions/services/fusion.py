@@ -57,7 +57,11 @@ MAX_K = 10_000
 
 
 class FusionRefused(Exception):
-    """The fusion cannot be made; the message says why and what to do. ``status`` suits an HTTP answer."""
+    """The fusion cannot be made; the message says why and what to do. ``status`` suits an HTTP answer.
+
+    400: the request itself is wrong; 409: the runs named exist but their state or kind does not allow it
+    (another split, not scored, a closed split), as compare answers.
+    """
 
     def __init__(self, message: str, *, status: int = 400):
         super().__init__(message)
@@ -88,7 +92,7 @@ def fusion_task_check(dataset: Dataset) -> None:
     """Only ranked runs can be fused: refuse classification and NER datasets with a plain reason."""
     if dataset.task != Dataset.Task.RETRIEVAL:
         raise FusionRefused(f"Fusion is for retrieval datasets: {dataset.name} is a {dataset.get_task_display()} "
-                            "dataset, whose entries are prediction files, not ranked runs.")
+                            "dataset, whose entries are prediction files, not ranked runs.", status=409)
 
 
 def fusion_check(*, user, parts: list[Submission], method: str, k: int) -> None:
@@ -106,17 +110,17 @@ def fusion_check(*, user, parts: list[Submission], method: str, k: int) -> None:
             # The same words as for an id that does not exist: ids are not to be probed.
             raise FusionRefused(f"No public submission #{part.pk} is available to fuse.", status=404)
     if len({p.split_id for p in parts}) > 1:
-        raise FusionRefused("Only runs of the same dataset split can be fused.")
+        raise FusionRefused("Only runs of the same dataset split can be fused.", status=409)
     split = parts[0].split
     fusion_task_check(split.dataset)
     # A fusion is a new submission to the split: a split closed to uploads is closed to fusions too.
     if refusal := split.closed_reason:
-        raise FusionRefused(refusal)
+        raise FusionRefused(refusal, status=409)
     for part in parts:
         if part.status != Submission.Status.SCORED:
-            raise FusionRefused(f"#{part.pk} is not scored ({part.status}); only scored runs can be fused.")
+            raise FusionRefused(f"#{part.pk} is not scored ({part.status}); only scored runs can be fused.", status=409)
         if part.file_removed_at is not None:
-            raise FusionRefused(f"#{part.pk} cannot be fused: its {part.file_removed_note}.")
+            raise FusionRefused(f"#{part.pk} cannot be fused: its {part.file_removed_note}.", status=409)
     quota = submission_quota(user=user, split=split)
     if not quota.allowed:
         raise FusionRefused(quota.message + " A fusion counts as a submission.", status=429)

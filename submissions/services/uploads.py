@@ -32,7 +32,7 @@ from leaderboard.models import Dataset, Split, Topic
 from sharedtasks.models import Team
 from sharedtasks.selectors import UploadPlace, upload_place
 
-from ..errors import AccountRefused, QuotaExceeded, UploadRefused
+from ..errors import AccountRefused, QuotaExceeded, SplitClosed, UploadRefused
 from ..models import WAITING_MESSAGE, StatusEvent, Submission
 from ..selectors import submission_quota
 from .locks import lock_uploader
@@ -493,7 +493,7 @@ def _check_account(*, user, split: Split) -> None:
 
 def _check_accepts(split: Split) -> None:
     if refusal := split.closed_reason:
-        raise UploadRefused(refusal)
+        raise SplitClosed(refusal)
 
 
 def task_place(*, user, split: Split) -> UploadPlace:

@@ -204,7 +204,7 @@ def test_a_split_closed_to_submissions_is_closed_to_fusions(client, scored, alic
     api = APIClient()
     api.force_authenticate(bob)
     response = api.post(reverse("api:fusions"), {"submissions": [a.pk, b.pk]}, format="json")
-    assert response.status_code == 400
+    assert response.status_code == 409
     assert response.json()["error"]["message"] == "anal/dev does not accept submissions at the moment."
     client.force_login(bob)
     response = client.post(reverse("submissions:fusion"), {"ids": [a.pk, b.pk], "method": "rrf", "k": "60"})
@@ -263,7 +263,7 @@ def test_fusion_refuses_a_run_whose_file_was_removed_after_the_retention_period(
     api = APIClient()
     api.force_authenticate(alice)
     response = api.post(reverse("api:fusions"), {"submissions": [a.pk, b.pk]}, format="json")
-    assert response.status_code == 400
+    assert response.status_code == 409
     assert f"#{b.pk} cannot be fused: its file removed after" in response.json()["error"]["message"]
     assert Submission.objects.filter(user=alice).count() == 2
 

@@ -97,3 +97,18 @@ def test_every_address_the_pattern_admits_passes_the_models_validator(url):
         URLValidator()(url)
     except ValidationError:
         pytest.fail(f"the schema's pattern admits {url!r}, Django's URLValidator refuses it")
+
+
+def test_every_request_body_lists_all_it_takes(client, db):
+    schema = _schema(client)
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            for media in operation.get("requestBody", {}).get("content", {}).values():
+                component = schema["components"]["schemas"][media["schema"]["$ref"].rsplit("/", 1)[-1]]
+                assert component["additionalProperties"] is False, (method, path)
+
+
+def test_an_upload_to_a_split_that_takes_no_runs_now_is_a_409(api, tiny_dataset):
+    tiny_dataset.splits.filter(name="dev").update(accepts_submissions=False)
+    response = _upload(api)
+    assert response.status_code == 409 and "does not accept submissions" in response.json()["error"]["message"]

@@ -70,7 +70,7 @@ def test_fusion_refuses_classification_entries_plainly(test_split, alice, bob, c
     api = APIClient()
     api.force_authenticate(bob)
     answer = api.post(reverse("api:fusions"), {"submissions": [a.pk, b.pk]}, format="json")
-    assert answer.status_code == 400 and answer.json()["error"]["message"].startswith(words)
+    assert answer.status_code == 409 and answer.json()["error"]["message"].startswith(words)
     client.force_login(bob)
     page = client.get(reverse("submissions:fusion"), {"split": test_split.pk})
     assert page.status_code == 400 and words in page.content.decode() and "Fuse and score" not in page.content.decode()
