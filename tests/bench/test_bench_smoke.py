@@ -84,3 +84,10 @@ def test_the_ladder_bench_times_the_swap_test_beside_its_peers():
     assert "swap / scoring" in out and "| 300 | 5 |" in out
     records = json.loads((ROOT / "var" / "bench-results" / "ladder-smoke.json").read_text())
     assert records[0]["examples"] == 300 and records[0]["swap_step_s"] > 0
+
+
+def test_the_ledger_bench_times_the_crafted_shape_check():
+    out = run_bench("bench_ledger.py").stdout
+    assert "corpus pass (s)" in out and "| False |" in out  # a random run is no crafted probe
+    results = json.loads((ROOT / "var" / "bench-results" / "ledger-smoke.json").read_text())
+    assert results["texts_read"] > 0 and results["shape_check_s"] >= 0
