@@ -69,5 +69,8 @@ pids+=($!)
 "$VENV/bin/gunicorn" lexboard.wsgi:application --config scripts/gunicorn.conf.py --bind "127.0.0.1:$PORT" &
 pids+=($!)
 
+# Announced only once it can score: a worker on the scoring queue answers and the web answers /healthz.
+echo "==> waiting for the workers and the web server to answer"
+"$PY" manage.py workers_ready --timeout "${LEXBOARD_READY_TIMEOUT:-300}" --web "http://127.0.0.1:$PORT/healthz"
 echo "==> Lexboard is at http://127.0.0.1:$PORT  (Ctrl-C stops web, worker and beat)"
 wait -n "${pids[@]}"

@@ -1,0 +1,119 @@
+"""``make run`` (scripts/run.sh) as a newcomer runs it, twice: the site is announced only once it can score, and
+the second start keeps what a curator did in between.
+
+The embedded default in a temporary var/ (SQLite, the filesystem broker), one scoring worker, a free port. The
+project's virtualenv is reached through a folder of links with the runtime stamp set, so the script installs
+nothing. Between the two starts a curator publishes judgments v2 of the demo's hidden split.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.ports import free_port
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[2]
+ANNOUNCED = "==> Lexboard is at"
+START_TIMEOUT = 900
+
+
+def _venv(tmp_path: Path) -> Path:
+    real = (ROOT / ".venv").resolve()
+    venv = tmp_path / "venv"
+    venv.mkdir()
+    for name in ("bin", "include", "lib", "lib64", "pyvenv.cfg"):
+        if (real / name).exists():
+            (venv / name).symlink_to(real / name)
+    (venv / ".installed-runtime").touch()  # newer than requirements.txt: no pip install
+    return venv
+
+
+def _env(tmp_path: Path, port: int) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in {
+        "DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL", "DJANGO_SETTINGS_MODULE", "LEXBOARD_QUEUE",
+        "LEXBOARD_SITE_URL", "PORT"}}
+    env.update(PORT=str(port), VENV=str(_venv(tmp_path)), LEXBOARD_VAR_DIR=str(tmp_path / "var"),
+               LEXBOARD_WORKER_CONCURRENCY="1", PYTHONUNBUFFERED="1")
+    return env
+
+
+def _start(env: dict[str, str], log: Path) -> subprocess.Popen:
+    out = open(log, "wb")  # noqa: SIM115 (closed with the process)
+    return subprocess.Popen(["bash", "scripts/run.sh"], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+
+
+def _wait_announced(process: subprocess.Popen, log: Path) -> str:
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        text = log.read_text(errors="replace")
+        if ANNOUNCED in text:
+            return text
+        assert process.poll() is None, f"run.sh exited ({process.returncode}) before serving:\n{text[-4000:]}"
+        time.sleep(0.5)
+    raise AssertionError(f"not announced within {START_TIMEOUT}s:\n{log.read_text(errors='replace')[-4000:]}")
+
+
+def _stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGINT)  # Ctrl-C, as the README says
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+
+
+def _manage(env: dict[str, str], *args: str) -> str:
+    done = subprocess.run([f"{env['VENV']}/bin/python", "manage.py", *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+CURATOR_PUBLISHES_V2 = """
+from leaderboard.models import QrelsVersion, Split
+from leaderboard.services import qrels_version_add
+split = Split.objects.get(dataset__slug="demo", name="test")
+qrels = {}
+for line in QrelsVersion.objects.get(pk=split.current_qrels_id).text().splitlines():
+    q, _, d, g = line.split()
+    qrels.setdefault(q, {})[d] = int(g)
+first = sorted(qrels)[0]
+qrels[first]["1"] = 2
+version, _ = qrels_version_add(split=split, qrels=qrels, note="assessor round 1", publish=True)
+print("published", version.version)
+"""
+CURRENT = ("from leaderboard.models import Split; "
+           "print('current', Split.objects.get(dataset__slug='demo', name='test').current_qrels.version)")
+
+
+def test_make_run_serves_once_it_can_score_and_a_second_start_keeps_the_curators_work(tmp_path):
+    port = free_port()
+    env = _env(tmp_path, port)
+    process = _start(env, tmp_path / "first.log")
+    try:
+        text = _wait_announced(process, tmp_path / "first.log")
+        # Announced after a scoring worker answered and the web answered /healthz: both hold at that moment.
+        assert text.index("workers ready: worker1@") < text.index(ANNOUNCED)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=10) as response:
+            assert response.status == 200
+        assert "workers ready: worker1@" in _manage(env, "workers_ready", "--timeout", "10")
+    finally:
+        _stop(process)
+    assert "published 2" in _manage(env, "shell", "-c", CURATOR_PUBLISHES_V2)
+    process = _start(env, tmp_path / "second.log")
+    try:
+        _wait_announced(process, tmp_path / "second.log")
+        assert "current 2" in _manage(env, "shell", "-c", CURRENT)
+    finally:
+        _stop(process)
