@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from typing import TextIO
@@ -15,7 +16,6 @@ from .measures import parse_measures
 from .qrels import read_qrels
 from .runs import read_run, write_run
 from .scoring import evaluate
-from .verify import verify
 
 
 def _load_corpus(path: str | None) -> CorpusIds | None:
@@ -38,6 +38,8 @@ def score(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     warnings += ev.warnings
     check = None
     if args.verify:
+        # Loaded for --verify only (pytrec_eval and the plain reader): plain scoring starts without them.
+        verify = importlib.import_module("evaluation.verify").verify
         check = verify(qrels, args.run, ev, depth=args.depth, score_precision=args.score_precision,
                        empty_queries=args.empty_queries, corpus=corpus)
     if args.json:

@@ -113,3 +113,13 @@ def test_the_package_loads_its_names_when_first_used():
             "print(evaluate.__module__, read_qrels.__module__)")
     res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert res.stdout.split() == ["evaluation.scoring", "evaluation.qrels"], res.stderr
+
+
+def test_score_loads_the_second_implementation_only_for_verify(files):
+    args = [sys.executable, "-X", "importtime", "-m", "evaluation", "score", "--qrels", str(files / "q.qrels"),
+            "--run", str(files / "a.run"), "--measures", "R@1"]
+    plain = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    verified = subprocess.run([*args, "--verify"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert plain.returncode == 0 and verified.returncode == 0, plain.stderr[-500:] + verified.stderr[-500:]
+    assert "pytrec_eval" not in plain.stderr and "pytrec_eval" in verified.stderr
+    assert "verified:" in verified.stderr
