@@ -30,9 +30,10 @@ from django.db.models import QuerySet
 
 from evaluation.ladder import label_support_refusal, ladder_step, ladder_step_macro_f1, majority_start, round_score
 from leaderboard.models import Dataset, Split
+from sharedtasks.selectors import phase_of
 
 from ..models import LadderBest, ReleaseWait, Result, ResultPart, Submission
-from ..selectors import differenced_private_topics, full_part_of, load_per_query
+from ..selectors import differenced_private_topics, load_per_query
 from .ledger import release_hold, release_record, waits_due
 from .predictions import aligned_answers, gold_for, gold_labels
 from .results import read_stored_run
@@ -51,15 +52,8 @@ def _vector(result: Result | ResultPart, measure: str) -> dict[str, float] | Non
     return dict(zip(data["qids"].astype(str).tolist(), np.asarray(data[measure], dtype=np.float64).tolist()))
 
 
-def _decide(*, best: Result | None, new: Result, measure: str, split: Split,
-            private: frozenset[str] | None = None) -> tuple[bool, str, float | None]:
-    """(released, message, p) for ``new`` against ``best`` (None: the participant's first result here).
-
-    ``private``: topics on which ``new`` must be a significant improvement too, read from the full parts
-    (``selectors.differenced_private_topics``): a run shown on two sets of topics, the public part and all of
-    them, gives the difference of its private part and its best's (``N * all - Npub * public``): five public
-    topics and one private one moved, that one's value.
-    """
+def _decide(*, best: Result | None, new: Result, measure: str, split: Split) -> tuple[bool, str, float | None]:
+    """(released, message, p) for ``new`` against ``best`` (None: the participant's first result here)."""
     if split.dataset.task != Dataset.Task.RETRIEVAL:
         return _decide_macro_f1(best=best, new=new, split=split)
     new_values = _vector(new, measure)
@@ -76,18 +70,36 @@ def _decide(*, best: Result | None, new: Result, measure: str, split: Split,
     qids = sorted(set(best_values) | set(new_values))  # a query one of them lacks counts as 0 there
     decision = ladder_step(best=[best_values.get(q, 0.0) for q in qids] if best is not None else None,
                            new=[new_values.get(q, 0.0) for q in qids])
-    if private and decision.released:
-        full_new = _vector(full_part_of(new), measure) or {}
-        full_best = (_vector(full_part_of(best), measure) or {}) if best is not None else {}
-        hidden = sorted(q for q in set(full_new) | set(full_best) if q in private)
-        on_private = ladder_step(best=[full_best.get(q, 0.0) for q in hidden] if best is not None else None,
-                                 new=[full_new.get(q, 0.0) for q in hidden]) if hidden else None
-        if on_private is not None and not on_private.released:
-            # The owner's message names the shown best, as for any run held back.
-            held = ladder_step(best=[best_values.get(q, 0.0) for q in qids] if best is not None else None,
-                               new=[best_values.get(q, 0.0) for q in qids])
-            return False, held.message, on_private.p_value  # the test that held it back
     return decision.released, decision.message, decision.p_value
+
+
+#: What the owner of a run shown on two sets of a shared task's topics reads (``_shown_twice``).
+SHOWN_ON_THE_PUBLIC_PART = (
+    "Not released on all topics: this run's score on the shared task's public topics was shown during the task, "
+    "and with its score on all topics it would give its mean on the private topics (N × all − Npub × public), "
+    "which only the private board shows, once, for each team's final run. Runs sent after the task are ranked "
+    "on all topics.")
+SHOWN_BEFORE_THE_TASK = (
+    "Not released during the shared task: this run's score on all topics was shown before the task was set up on "
+    "this split, and with its score on the public topics it would give its mean on the private topics "
+    "(N × all − Npub × public).")
+
+
+def _shown_twice(*, submission: Submission) -> str | None:
+    """Why ``submission`` is not released: its means would be shown on two sets of a shared task's topics.
+
+    After the reveal, a run shown on its public part during the phase would be shown on all topics; while the
+    partition holds, a run sent before the phase was set up (and shown on all topics then) would be shown on
+    its public part (``selectors.differenced_private_topics``). Either way the two released means give the
+    run's private-part mean by difference, for every such run, not only the private board's rows: no value
+    of it is released the second time. (Before, the Ladder asked such a run to improve significantly on the
+    private topics too, which stopped pairs of runs from naming one private topic but released each run's
+    private mean.)
+    """
+    if differenced_private_topics(submission=submission) is None:
+        return None
+    phase = phase_of(split_id=submission.split_id)
+    return SHOWN_ON_THE_PUBLIC_PART if phase is not None and phase.revealed_at is not None else SHOWN_BEFORE_THE_TASK
 
 
 def _decide_macro_f1(*, best: Result | None, new: Result, split: Split) -> tuple[bool, str, float | None]:
@@ -177,8 +189,10 @@ def ladder_judge(*, result: Result, submission: Submission, split: Split, again:
         return result
     best = Result.objects.filter(pk=row.result_id).first() if row.result_id else None
     measure = split.dataset.primary_measure
-    released, message, p = _decide(best=best, new=result, measure=measure, split=split,
-                                   private=differenced_private_topics(submission=submission))
+    if (twice := _shown_twice(submission=submission)) is not None:
+        released, message, p = False, twice, None
+    else:
+        released, message, p = _decide(best=best, new=result, measure=measure, split=split)
     if released and (held := release_hold(result=result, submission=submission, split=split, curator=curator)):
         released, message = False, held
     elif not released:

@@ -107,8 +107,16 @@ def test_runs_released_before_and_after_the_reveal_give_no_private_topics_value(
     assert phase_reveal(phase_id=phase.pk).created
     after = {"a": _scores(api, a).get("R@10"), "b": _scores(api, b).get("R@10")}
     _assert_no_private_change(on_all=after, on_public=before)
-    # A run of the task that improves five private topics too is still released on all topics after the reveal.
-    assert _scores(api, c) == {"R@10": 1.0}
+    # One run alone: its all-topic and public-part means give its private-part mean (N × all − Npub × public),
+    # for every run released during the task (not only the private board's rows). None is released on all topics.
+    for name, sub in (("a", a), ("b", b), ("c", c)):
+        value = _scores(api, sub).get("R@10")
+        assert value is None, (f"{name}'s private-part mean follows: "
+                               f"{(len(QIDS) * value - len(PUBLIC) * (before.get(name) or 0)) / len(PRIVATE):.2f}")
+    assert "only the private board shows" in Submission.objects.get(pk=a.pk).results.get().ladder_message
+    # A run sent after the task is ranked on all topics.
+    d = _upload(alice, Split.objects.get(pk=split.pk), set(QIDS), "d")
+    assert _scores(api, d) == {"R@10": 1.0}
 
 
 def test_runs_released_before_a_phase_and_during_it_give_no_private_topics_value(alice, private_run_storage,
@@ -135,7 +143,8 @@ def test_runs_released_before_a_phase_and_during_it_give_no_private_topics_value
     split = Split.objects.get(pk=split.pk)
     during = {"a": _scores(api, a).get("R@10"), "b": _scores(api, b).get("R@10")}
     _assert_no_private_change(on_all=before, on_public=during)
-    assert during["a"] == 0.5, "the first run is still released, on its public part"
+    # One run alone gives its private-part mean the same way: neither is released again on the public part.
+    assert during == {"a": None, "b": None}, f"runs shown before the task are shown on its public part: {during}"
 
     c = _upload(alice, split, base | set(PUBLIC[5:]) | set(PRIVATE[5:]), "c")  # sent during the phase
     assert _scores(api, c) == {"R@10": 1.0}, "a run of the phase is judged on the public part, as before"
