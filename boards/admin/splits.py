@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from django.contrib import admin, messages
 from django.db.models import Count, QuerySet
+from django.urls import reverse
+from django.utils.html import format_html
 
 from leaderboard.models import Corpus, QrelsVersion, Split, Topic
 from lexboard.admin_saves import ChangedFieldsOnlyAdmin
 from lexboard.text import count
+from submissions.models import LedgerAlert, Release
 from submissions.selectors import split_rescoring_progress
 from submissions.services import qrels_version_publish_and_rescore
 
@@ -51,7 +54,7 @@ class SplitAdmin(ChangedFieldsOnlyAdmin):
     list_filter = ("kind", "hidden", "ladder", "accepts_submissions", "dataset__benchmark", "dataset")
     search_fields = ("name", "dataset__slug", "dataset__name")
     list_select_related = ("dataset", "current_qrels", "pending_qrels")
-    readonly_fields = ("current_qrels_display", "rescoring", "cache_version")
+    readonly_fields = ("current_qrels_display", "rescoring", "cache_version", "release_ledger")
     # How strict a hidden split is: "hidden" (no per-query view), "ladder" (scores released only as
     # significant improvements), the quotas, who may upload; docs/security.md says what each one guards against.
     fieldsets = (
@@ -61,6 +64,7 @@ class SplitAdmin(ChangedFieldsOnlyAdmin):
             "rescoring", "cache_version",
         )}),
         ("Who may upload", {"fields": ("verified_email", "approval_required", "orcid_required")}),
+        ("What was released", {"fields": ("release_ledger",)}),
     )
     inlines = [QrelsVersionInline]
 
@@ -82,6 +86,15 @@ class SplitAdmin(ChangedFieldsOnlyAdmin):
         if progress is None:
             return "none (the leaderboard shows the current qrels)"
         return f"{progress}; the leaderboard switches to v{progress.version} when all are done"
+
+    @admin.display(description="release ledger")
+    def release_ledger(self, obj) -> str:
+        if not obj.pk or not obj.hidden:
+            return "a public split releases every result: no ledger"
+        alerts = LedgerAlert.objects.filter(split=obj, acknowledged_at__isnull=True).count()
+        return format_html('<a href="{}">{}</a>{}', reverse("submissions:ledger", args=[obj.pk]),
+                           count(Release.objects.filter(split=obj).count(), "release"),
+                           f" — {count(alerts, 'alert')} not acknowledged" if alerts else "")
 
     @admin.display(description="current qrels")
     def current_qrels_display(self, obj) -> str:

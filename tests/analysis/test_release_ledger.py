@@ -164,3 +164,14 @@ def test_a_released_run_of_one_document_per_topic_is_flagged_after_the_commit(
     row = Release.objects.get(submission=sub)
     assert row.crafted == [f"{N_TOPICS} of {N_TOPICS} topics hold one or two documents"]
     assert release_check_shape(release_id=row.pk) == row.crafted
+
+
+def test_the_split_admin_links_its_ledger_with_the_alerts_not_yet_acknowledged(scored, alice, staff, analysis_dataset,
+                                                                                settings):
+    settings.LEXBOARD_LEDGER_IDENTITY_BITS = 1
+    split = analysis_dataset.splits.get(name="test")
+    scored("test", alice, "shifted", name="first")
+    web = Client()
+    web.force_login(staff)
+    page = web.get(reverse("admin:leaderboard_split_change", args=[split.pk])).content.decode()
+    assert reverse("submissions:ledger", args=[split.pk]) in page and "1 release</a> — 1 alert not acknowledged" in page
