@@ -137,3 +137,26 @@ def test_it_neutralises_a_formula_after_a_separator_and_quotes_every_cell():
     assert parsed["system"] == "x;'" + text[2:]
     assert parsed["team"] == "' \u200b@SUM(A1)"
     assert all(line.startswith('"') and line.endswith('"') for line in out.splitlines())
+
+
+def test_every_csv_the_site_writes_goes_through_the_one_writer():
+    """``evaluation.csv_cells.csv_rows`` is the one CSV writer (every cell quoted, formulas neutralised).
+
+    Only the demo's release files are written otherwise: they are the dataset's own format, generated text that
+    the importers read back, never a participant's words.
+    """
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    allowed = {"evaluation/csv_cells.py", "demo/export.py"}
+    writers = []
+    for package in ("accounts", "assessment", "boards", "demo", "evaluation", "leaderboard", "lexboard",
+                    "sharedtasks", "submissions"):
+        for path in (root / package).rglob("*.py"):
+            rel = path.relative_to(root).as_posix()
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Attribute) and node.attr in ("writer", "DictWriter") \
+                        and isinstance(node.value, ast.Name) and node.value.id == "csv" and rel not in allowed:
+                    writers.append(f"{rel}:{node.lineno}")
+    assert not writers, f"write CSV with evaluation.csv_cells.csv_rows, not csv.writer: {', '.join(writers)}"
