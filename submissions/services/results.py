@@ -22,6 +22,7 @@ from evaluation.corpus import CorpusIds
 from evaluation.errors import InputError, QrelsFormatError
 from evaluation.measures import parse_measure
 from evaluation.qrels import read_qrels
+from evaluation.reference import read_plain_qrels
 from evaluation.runs import read_run
 from evaluation.scoring import Evaluation, evaluate, recall_curve
 from evaluation.verify import Disagreement, verify
@@ -158,7 +159,8 @@ def result_compute(*, dataset: Dataset, version: QrelsVersion, run, source: Call
         score_precision=conventions.score_precision(dataset.score_precision),
         empty_queries=conventions.empty_queries(dataset.empty_queries),
     )
-    verified_by = _double_entry(qrels, source, evaluation, dataset=dataset, version=version, corpus=corpus)
+    verified_by = _double_entry(_plain_qrels_cached(version.pk, version.sha256), source, evaluation, dataset=dataset,
+                                version=version, corpus=corpus)
     names = [m.name for m in measures]
     scores = {name: float(evaluation.means[name]) for name in names}
     per_query = per_query_pack(evaluation, names)
@@ -179,13 +181,14 @@ def result_compute(*, dataset: Dataset, version: QrelsVersion, run, source: Call
     )
 
 
-def _double_entry(qrels, source: Callable[[], IO[bytes]], evaluation: Evaluation, *, dataset: Dataset,
-                  version: QrelsVersion, corpus: CorpusIds | None) -> str:
+def _double_entry(qrels: dict[str, dict[str, int]], source: Callable[[], IO[bytes]], evaluation: Evaluation, *,
+                  dataset: Dataset, version: QrelsVersion, corpus: CorpusIds | None) -> str:
     """Recompute every per-query value with the second implementation; its name, or ScoresDisagree.
 
-    The second implementation reads the stored file itself (``source``), with
-    its own reader, order and depth cut: a fault in the core's parsing is
-    caught as surely as one in its measures.
+    The second implementation reads the stored run file itself (``source``),
+    with its own reader, order and depth cut, and the judgments as its own
+    reader read them (``qrels``, :func:`_plain_qrels_cached`): a fault in the
+    core's parsing is caught as surely as one in its measures.
 
     Every measure is checked: each family declares its second implementation
     (``evaluation.measures.Family``).
@@ -281,6 +284,14 @@ def _qrels_cached(version_id: int, sha256: str, threshold: int):
 
     version = QrelsVersion.objects.only("qrels_gz", "split_id", "version").get(pk=version_id)
     return read_qrels(gzip.decompress(bytes(version.qrels_gz)), name=f"qrels v{version.version}", threshold=threshold)
+
+
+@lru_cache(maxsize=8)
+def _plain_qrels_cached(version_id: int, sha256: str) -> dict[str, dict[str, int]]:
+    """A version's judgments as the second implementation reads them (``evaluation.reference``), once per version."""
+
+    version = QrelsVersion.objects.only("qrels_gz").get(pk=version_id)
+    return read_plain_qrels(gzip.decompress(bytes(version.qrels_gz)))
 
 
 @lru_cache(maxsize=8)

@@ -2,9 +2,10 @@
 
 The worker under test runs a scratch copy of this tree in which one line of
 the metric core was changed on purpose (scores negated as they are read; one
-row more kept than the depth). The second implementation reads the stored file
-with its own reader, order and depth cut, so the worker must refuse to store
-the core's numbers: the submission fails as our fault, with the curators' flag
+row more kept than the depth; every qrels grade read one too high). The second
+implementation reads the stored run file and the stored judgments with its own
+reader, order and depth cut, so the worker must refuse to store the core's
+numbers: the submission fails as our fault, with the curators' flag
 naming the first differing value. Before the second implementation read the
 file itself, it was handed the core's parsed run and agreed with the fault.
 """
@@ -79,3 +80,16 @@ def test_a_depth_cut_by_the_core_one_row_too_late_is_caught_from_the_file(transa
     flag = assert_refused_and_flagged(failed)
     # q2's only relevant document is at rank 3, beyond the depth of 2: the faulty core counts it.
     assert (flag["qid"], flag["measure"], flag["core"], flag["reference"]) == ("q2", "R@10", 1.0, 0.0)
+
+
+def test_judgments_misread_by_the_core_are_caught_by_the_second_reader(transactional_db, worker_factory,
+                                                                       unread_queue, tmp_path, alice, tiny_dataset):
+    tree = tree_with_fault(tmp_path, "evaluation/qrels.py",
+                           "g_parts.append(np.where(np.abs(grades) > _MAX_GRADE, 0, grades).astype(np.int64))",
+                           "g_parts.append(np.where(np.abs(grades) > _MAX_GRADE, 0, grades).astype(np.int64) + 1)")
+
+    failed = score_with_faulty_worker(worker_factory, unread_queue, tree, alice, tiny_dataset.splits.get(name="test"))
+
+    flag = assert_refused_and_flagged(failed)
+    # Every grade one higher: q4's only judgment (grade 0) becomes relevant, so the core evaluates q4.
+    assert (flag["qid"], flag["measure"], flag["core"], flag["reference"]) == ("q4", "evaluated queries", 1.0, 0.0)
