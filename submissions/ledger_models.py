@@ -49,8 +49,10 @@ class Release(models.Model):
     """
 
     split = models.ForeignKey("leaderboard.Split", on_delete=models.CASCADE, related_name="releases")
-    result = models.OneToOneField("submissions.Result", on_delete=models.CASCADE, related_name="ledger_entry")
-    submission = models.ForeignKey("submissions.Submission", on_delete=models.CASCADE, related_name="+")
+    # What was released stays in the ledger when a curator deletes the submission: the numbers were out.
+    result = models.OneToOneField("submissions.Result", null=True, on_delete=models.SET_NULL,
+                                  related_name="ledger_entry")
+    submission = models.ForeignKey("submissions.Submission", null=True, on_delete=models.SET_NULL, related_name="+")
     identity = models.CharField(max_length=40, db_index=True, help_text="user:<id> or team:<id>")
     identity_label = models.CharField(max_length=200)
     released_at = models.DateTimeField(default=timezone.now, db_index=True)

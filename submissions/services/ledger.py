@@ -228,7 +228,7 @@ def crafted_reasons(*, ranking: Mapping[str, list[str]], topics: Mapping[str, st
 def release_check_shape(*, release_id: int) -> list[str]:
     """Read a released run's shape (after the commit, outside the split's lock) and store the reasons found."""
     row = Release.objects.select_related("submission__split__dataset").filter(pk=release_id).first()
-    if row is None:
+    if row is None or row.submission is None:
         return []
     try:
         run = read_stored_run(row.submission)

@@ -175,3 +175,14 @@ def test_the_split_admin_links_its_ledger_with_the_alerts_not_yet_acknowledged(s
     web.force_login(staff)
     page = web.get(reverse("admin:leaderboard_split_change", args=[split.pk])).content.decode()
     assert reverse("submissions:ledger", args=[split.pk]) in page and "1 release</a> — 1 alert not acknowledged" in page
+
+
+def test_a_release_stays_in_the_ledger_when_its_submission_is_deleted(scored, alice, staff, analysis_dataset):
+    first = scored("test", alice, "shifted", name="first")
+    Submission.objects.filter(pk=first.pk).delete()
+    row = Release.objects.get()
+    assert row.submission_id is None and row.result_id is None and row.bits == pytest.approx(BITS)
+    web = Client()
+    web.force_login(staff)
+    assert "alice" in web.get(reverse("submissions:ledger", args=[analysis_dataset.splits.get(name="test").pk])
+                              ).content.decode()
