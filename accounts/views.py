@@ -8,6 +8,8 @@ templates/allauth).
 from __future__ import annotations
 
 from allauth.account.models import EmailAddress
+from allauth.socialaccount.models import SocialAccount
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import IntegrityError
@@ -45,6 +47,10 @@ def _render_profile(request, *, form=None, token_form=None, new_key: str = "", n
             "api_docs_url": reverse("api:docs"),
             "email_addresses": EmailAddress.objects.filter(user=request.user).order_by("-primary", "email"),
             "approvals": ParticipantApproval.objects.filter(user=request.user).select_related("dataset", "split"),
+            # Splits may ask for an ORCID-linked account (policy.orcid_refusal): the link, where ORCID is set up.
+            "orcid_enabled": "orcid" in settings.SOCIALACCOUNT_PROVIDERS,
+            "orcid_ids": list(SocialAccount.objects.filter(user=request.user, provider="orcid")
+                              .values_list("uid", flat=True)),
         },
         status=status,
     )

@@ -163,6 +163,7 @@ def test_an_orcid_linked_account_is_required_and_linking_one_through_orcid_lifts
     browser = requests.Session()
     browser.cookies.set(settings.SESSION_COOKIE_NAME, client.cookies[settings.SESSION_COOKIE_NAME].value)
     start = f"{orcid_site.url}/accounts/orcid/login/?process=connect"
+    assert "/accounts/orcid/login/?process=connect" in browser.get(f"{orcid_site.url}/accounts/profile/", timeout=30).text
     page = browser.get(start, timeout=30)
     assert page.status_code == 200, page.text[-2000:]
     csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
@@ -174,3 +175,5 @@ def test_an_orcid_linked_account_is_required_and_linking_one_through_orcid_lifts
 
     accepted = _upload(orcid_site, token)
     assert accepted.status_code == 202, accepted.text
+    profile = browser.get(f"{orcid_site.url}/accounts/profile/", timeout=30).text
+    assert f'href="https://orcid.org/{ORCID_ID}"' in profile  # the profile shows the linked iD
