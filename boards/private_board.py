@@ -33,7 +33,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from evaluation.ladder import round_score
-from leaderboard.models import Split
+from leaderboard.models import Split, Topic
 from sharedtasks.models import Membership, Phase, PrivateBoard
 from sharedtasks.notifications import absolute, notify
 from submissions.analysis import HIDDEN_GROUP_FLOOR
@@ -130,8 +130,7 @@ def private_board_rows(*, phase: Phase, version_id: int | None = None) -> tuple[
     if small is not None and small < HIDDEN_GROUP_FLOOR:
         # A mean over fewer topics is close to one topic's value, and this board has no Ladder: shown per team,
         # it would tell whether the documents a team put first are relevant (docs/security.md).
-        notes.append(f"the private part has {small} evaluated topic(s), fewer than {HIDDEN_GROUP_FLOOR}: "
-                     "no scores are shown")
+        notes.append(f"the private part has fewer than {HIDDEN_GROUP_FLOOR} evaluated topics: no scores are shown")
         return [], "", small, notes
     rows = rank_rows([r for r, _ in candidates], measure=measure)
     vectors = {r.submission_id: v for r, v in candidates}
@@ -143,7 +142,9 @@ def private_board_rows(*, phase: Phase, version_id: int | None = None) -> tuple[
     method, n_queries = "", 0
     if len(entries) >= 2 and len({len(e[2]) for e in entries}) == 1:
         sig = compute_significance(entries=entries, measure=measure)
-        method, n_queries = sig.method, sig.n_queries
+        # An exact test names 2^n, the private part's evaluated topics: a fact of the hidden qrels (below).
+        method = sig.method.replace(sig.flips, "exact: every sign flip") if sig.exact else sig.method
+        n_queries = sig.n_queries
         for row in rows:
             cell = sig.for_row(row.submission_id)
             if cell is not None:
@@ -158,6 +159,17 @@ def private_board_rows(*, phase: Phase, version_id: int | None = None) -> tuple[
         data.pop("is_private", None)
         out.append(data)
     return out, method, n_queries, notes
+
+
+def private_topics(phase: Phase) -> int:
+    """How many published topics the draw left private: what the board says it ranks on.
+
+    Not the private part's evaluated topics (those with a relevant document): that count is a fact of the
+    hidden qrels, and beside the public part's it says how many private topics have none.
+    """
+    public = set(phase.public_qids or [])
+    return sum(1 for qid in Topic.objects.filter(split_id=phase.split_id).values_list("qid", flat=True)
+               if qid not in public)
 
 
 def _unfinished(phase: Phase) -> int:
@@ -191,7 +203,7 @@ def phase_reveal(*, phase_id: int, force: bool = False, now=None) -> RevealOutco
         board = PrivateBoard.objects.create(
             phase=phase, published_at=now, qrels_version=current.version,
             measure=phase.split.dataset.primary_measure, measures=list(phase.split.dataset.measures or []),
-            n_queries=n_queries, rows=rows, method=method)
+            n_queries=private_topics(phase), rows=rows, method=method)
         Phase.objects.filter(pk=phase.pk).update(revealed_at=now)
         split_unpartition(split=phase.split)
         url = absolute(phase.get_absolute_url())
@@ -233,8 +245,8 @@ def private_board_rescored(*, phase: Phase, board: PrivateBoard) -> RescoredBoar
     key = f"lexboard:private-board:v1:{phase.pk}:{split.cache_version}:{split.current_qrels_id}"
     cached = cache.get(key)
     if cached is None:
-        rows, method, n_queries, _ = private_board_rows(phase=phase, version_id=current.pk)
-        cached = RescoredBoard(current.version, rows, method, n_queries)
+        rows, method, _, _ = private_board_rows(phase=phase, version_id=current.pk)
+        cached = RescoredBoard(current.version, rows, method, private_topics(phase))
         cache.set(key, cached, 60 * 60)
     return cached
 

@@ -184,6 +184,9 @@ def detail(request: HttpRequest, submission_id: int) -> HttpResponse:
         # Scores on every qrels version it was scored on: older judgments' numbers stay visible on public splits.
         "result_history": _result_history(submission),
         "version_deltas": disclosure.shows(split, "version_deltas"),
+        # During a shared task a run's values are its public part's: its evaluated count beside the split's
+        # (public) one would give the private part's by difference, so it is not shown then.
+        "evaluated_shown": not (disclosure.hidden(split) and selectors.partition_in_use(split_id=split.pk)),
         # A publication being rescored: these scores stay on the current version until the switch.
         "pending_qrels": submission.split.pending_qrels if submission.split.pending_qrels_id else None,
         "resubmit_form": ResubmitForm() if is_owner and submission.status == Submission.Status.FAILED

@@ -247,3 +247,33 @@ def test_category_means_before_and_after_the_reveal_give_no_small_private_group(
     # A hidden split shows no category table at all (tests/security/test_category_leak.py): neither during the
     # phase nor after the reveal.
     assert before == {} and after == {}, (before, after)
+
+
+def test_the_private_parts_evaluated_topics_are_not_counted(client, alice, bob, private_run_storage,
+                                                           own_cache_namespace):
+    """Which topics have a relevant document is hidden. During the task a run's page said how many of the
+    public part's topics are evaluated (with the split's own count, public, the private part's by difference),
+    and the private board said how many private topics are evaluated. Three private topics here have none."""
+    split = _hidden_split("counts")
+    empty = PRIVATE[:3]
+    qrels_version_add(split=split, qrels={q: ({f"rel-{q}": 1} if q not in empty else {"d1": 0}) for q in QIDS})
+    split = Split.objects.get(pk=split.pk)
+    evaluated_private = len(PRIVATE) - len(empty)
+    now = timezone.now()
+    phase = Phase.objects.create(split=split, title="Counted", opens_at=now - timedelta(days=1),
+                                 closes_at=now + timedelta(days=2), public_share=0.5, public_qids=PUBLIC)
+    team_create(phase=phase, user=alice, name="Red")
+    team_create(phase=phase, user=bob, name="Blue")
+    split = Split.objects.get(pk=split.pk)
+    red = _upload(alice, split, set(QIDS), "red")
+    _upload(bob, split, set(PUBLIC) | set(PRIVATE[3:8]), "blue")
+    page = unescape(re.sub(r"<[^>]+>", " ", client.get(red.get_absolute_url()).content.decode()))
+    assert not re.search(rf"\b{len(PUBLIC)} evaluated", page), "the public part's evaluated topics are counted"
+    close(phase)
+    assert phase_reveal(phase_id=phase.pk).created
+    task = unescape(re.sub(r"<[^>]+>", " ", client.get(phase.get_absolute_url()).content.decode()))
+    board = client.get(reverse("sharedtasks:board_export", args=[phase.pk, "json"])).json()
+    assert board["n_queries"] == len(PRIVATE), f"the board counts the evaluated private topics: {board['n_queries']}"
+    assert f"{evaluated_private} private topics" not in task
+    assert "randomization" in board["method"], "the board ranks both teams, with markers"
+    assert f"2^{evaluated_private}" not in board["method"] and f"2^{evaluated_private}" not in task
