@@ -125,17 +125,26 @@ def release_hold(*, result: Result, submission: Submission, split: Split, curato
 
 
 def waits_due(*, now: datetime | None = None) -> list[int]:
-    """The waiting runs today's budgets leave room for, oldest first per split (the sweep judges them)."""
+    """The waiting runs to judge again now, oldest first per split (the sweep).
+
+    A run of an identity released on the split meanwhile is due at once (it is no first release any more); the
+    others as far as today's budget leaves room for new identities (an identity's runs go together: after its
+    first one is released, the next ones are not first).
+    """
     due: list[int] = []
     today = _today(now)
     for split in Split.objects.filter(release_waits__isnull=False).distinct():
         budget = policy(split)[2]
-        waits = ReleaseWait.objects.filter(split=split).order_by("since", "pk").values_list("pk", flat=True)
-        if budget <= 0:
-            due += list(waits)
-            continue
-        left = budget - Release.objects.filter(split=split, first=True, day=today).count()
-        due += list(waits[:max(0, left)])
+        left = budget - Release.objects.filter(split=split, first=True, day=today).count() if budget > 0 else None
+        known = set(Release.objects.filter(split=split).values_list("identity", flat=True).distinct())
+        for wait_id, identity in ReleaseWait.objects.filter(split=split).order_by("since", "pk").values_list(
+                "pk", "identity"):
+            if left is not None and identity not in known:
+                if left <= 0:
+                    continue
+                left -= 1
+                known.add(identity)
+            due.append(wait_id)
     return due
 
 

@@ -186,3 +186,16 @@ def test_a_release_stays_in_the_ledger_when_its_submission_is_deleted(scored, al
     web.force_login(staff)
     assert "alice" in web.get(reverse("submissions:ledger", args=[analysis_dataset.splits.get(name="test").pk])
                               ).content.decode()
+
+
+def test_the_runs_of_one_new_identity_take_one_place_of_the_budget(scored, alice, bob, analysis_dataset, settings):
+    settings.LEXBOARD_FIRST_RELEASE_BUDGET = 1
+    split = analysis_dataset.splits.get(name="test")
+    scored("test", alice, "shifted", name="alice's")
+    first = scored("test", bob, "shifted", name="bob's first", tag="bob")
+    second = scored("test", bob, "perfect", name="bob's second")  # also a first release for him: it waits too
+    assert ReleaseWait.objects.count() == 2
+    Release.objects.filter(split=split).update(day=Release.objects.get().day - timedelta(days=1))
+    assert submissions_sweep()["budget_waits_judged"] == 2  # one place: his first, then his second (not first)
+    assert result_of(first).released and result_of(second).released and not ReleaseWait.objects.exists()
+    assert [r.first for r in Release.objects.filter(identity=f"user:{bob.pk}").order_by("pk")] == [True, False]
