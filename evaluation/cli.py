@@ -54,7 +54,8 @@ def _parser() -> argparse.ArgumentParser:
                                      description="Score, compare and fuse TREC runs the way the leaderboard does.")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    def common(p: argparse.ArgumentParser) -> None:
+    def common(p: argparse.ArgumentParser, *, paired: bool = False) -> None:
+        """The options every scoring command shares; ``paired`` commands compare runs query by query."""
         p.add_argument("--qrels", required=True, help="qrels file: qid iter docid grade (.gz accepted)")
         p.add_argument("--depth", type=int, default=1000, help="rows kept per query after sorting (default 1000)")
         p.add_argument("--threshold", type=int, default=1, help="lowest relevant grade (default 1)")
@@ -62,10 +63,18 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--score-precision", choices=SCORE_PRECISIONS, default=DEFAULT_SCORE_PRECISION,
                        help="precision scores are compared in: float32 as trec_eval 9.x and pytrec_eval "
                             "(default), float64 as trec_eval 10")
-        p.add_argument("--empty-queries", choices=EMPTY_QUERIES, default=DEFAULT_EMPTY_QUERIES,
-                       help="which queries every mean is over: omit = the qrels queries with a relevant document "
-                            "(default; a query the run lacks scores 0), count = every qrels query (trec_eval -c), "
-                            "trec_eval = the qrels queries the run has (plain trec_eval, without -c)")
+        if paired:  # every run on the same queries: "trec_eval" would let each run choose its own
+            p.add_argument("--empty-queries", choices=[c for c in EMPTY_QUERIES if c != "trec_eval"],
+                           default=DEFAULT_EMPTY_QUERIES,
+                           help="which queries the runs are compared on: omit = the qrels queries with a relevant "
+                                "document (default), count = every qrels query (trec_eval -c); a query a run lacks "
+                                "scores 0")
+        else:
+            p.add_argument("--empty-queries", choices=EMPTY_QUERIES, default=DEFAULT_EMPTY_QUERIES,
+                           help="which queries every mean is over: omit = the qrels queries with a relevant "
+                                "document (default; a query the run lacks scores 0), count = every qrels query "
+                                "(trec_eval -c), trec_eval = the qrels queries the run has (plain trec_eval, "
+                                "without -c)")
         p.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
     score = sub.add_parser("score", help="score one run")
@@ -80,7 +89,7 @@ def _parser() -> argparse.ArgumentParser:
     score.set_defaults(handler=_command("evaluation.cli_score", "score"))
 
     compare = sub.add_parser("compare", help="compare runs with significance tests (each against the first)")
-    common(compare)
+    common(compare, paired=True)
     compare.add_argument("--run", action="append", required=True, help="a run; give it twice or more")
     compare.add_argument("--measure", action="append", help="measure(s) to compare (default R@100)")
     compare.add_argument("--resamples", type=int, default=10000, help="random sign flips (default 10000)")
@@ -89,7 +98,7 @@ def _parser() -> argparse.ArgumentParser:
 
     power = sub.add_parser("power", help="smallest difference the topics can detect, and topics needed "
                                          "(paired t-test, topic-set-size design)")
-    common(power)
+    common(power, paired=True)
     power.add_argument("--run", action="append", required=True, help="a scored entry's run; give two or more")
     power.add_argument("--measure", default="R@100", help="measure (default R@100)")
     power.add_argument("--alpha", type=float, default=0.05)

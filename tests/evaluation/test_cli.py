@@ -123,3 +123,9 @@ def test_score_loads_the_second_implementation_only_for_verify(files):
     assert plain.returncode == 0 and verified.returncode == 0, plain.stderr[-500:] + verified.stderr[-500:]
     assert "pytrec_eval" not in plain.stderr and "pytrec_eval" in verified.stderr
     assert "verified:" in verified.stderr
+
+
+def test_compare_refuses_the_convention_that_lets_each_run_choose_its_queries(files):
+    res = cli("compare", "--qrels", str(files / "q.qrels"), "--run", str(files / "a.run"), "--run",
+              str(files / "b.run"), "--empty-queries", "trec_eval")
+    assert res.returncode == 2 and "invalid choice: 'trec_eval' (choose from 'omit', 'count')" in res.stderr
