@@ -14,6 +14,7 @@ from django.test import Client
 from django.urls import reverse
 
 from sharedtasks.models import SentNotification
+from sharedtasks.notifications import render_email
 from submissions.ledger_models import WAITING_NOTE
 from submissions.models import LedgerAlert, Release, ReleasePolicy, ReleaseWait, Result, Submission
 from submissions.services.ladder import release_waits_judge
@@ -54,6 +55,8 @@ def test_an_identity_passing_its_daily_rate_is_marked_and_curators_are_mailed(sc
     mail = SentNotification.objects.get(kind="ledger_alert")
     assert mail.user == staff and "alice" in mail.context["who"] and mail.context["limit"] == "5"
     assert reverse("submissions:ledger", args=[alert.split_id]) in mail.context["url"]
+    subject, text, html = render_email("ledger_alert", mail.context)
+    assert "passed 5 bits today" in subject and "alice" in text and mail.context["url"] in html
 
 
 def test_the_split_has_a_rate_of_its_own(scored, alice, bob, analysis_dataset):
