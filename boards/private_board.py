@@ -36,6 +36,7 @@ from evaluation.ladder import round_score
 from leaderboard.models import Split, Topic
 from sharedtasks.models import Membership, Phase, PrivateBoard
 from sharedtasks.notifications import absolute, notify
+from submissions import disclosure
 from submissions.analysis import HIDDEN_GROUP_FLOOR
 from submissions.models import Result, ResultPart, Submission
 from submissions.services.finals import team_final_runs, team_task_runs
@@ -116,7 +117,7 @@ def private_board_rows(*, phase: Phase, version_id: int | None = None) -> tuple[
             owner=f"team {team.name}", family=best.get_family_display(),
             paper_url=best.paper_url if shown else "", code_url=best.code_url if shown else "",
             date=best.created_at.date(),
-            scores={m: (round_score(v) if v is not None else None) for m, v in part.scores.items()},
+            scores={m: (float(v) if v is not None else None) for m, v in part.scores.items()},  # shown: below
             team=team.name, family_key=best.family, params=best.params if shown else "",
             participant=f"team:{team.pk}", extra={"final_runs": len(finals), "marked": marked, "public": shown},
         )
@@ -132,7 +133,8 @@ def private_board_rows(*, phase: Phase, version_id: int | None = None) -> tuple[
         # it would tell whether the documents a team put first are relevant (docs/security.md).
         notes.append(f"the private part has fewer than {HIDDEN_GROUP_FLOOR} evaluated topics: no scores are shown")
         return [], "", small, notes
-    rows = rank_rows([r for r, _ in candidates], measure=measure)
+    rows = rank_on_grid([r for r, _ in candidates], measure=measure,
+                        step=disclosure.grid_step(split, n_topics=small) if small is not None else None)
     vectors = {r.submission_id: v for r, v in candidates}
     entries: list[tuple[int, bool, np.ndarray]] = []
     for r in rows:
@@ -170,6 +172,27 @@ def private_topics(phase: Phase) -> int:
     public = set(phase.public_qids or [])
     return sum(1 for qid in Topic.objects.filter(split_id=phase.split_id).values_list("qid", flat=True)
                if qid not in public)
+
+
+def rank_on_grid(rows: list[LeaderboardRow], *, measure: str, step: float | None) -> list[LeaderboardRow]:
+    """The rows ordered by their full-precision ``measure``, then shown on the grid of ``step`` with shared ranks.
+
+    Entries that tie at the grid keep the order of their full-precision means (not of their names), and share
+    a rank, as on the living board. ``step`` None (no grid): the values rounded to the display precision.
+    """
+    ordered = rank_rows(rows, measure=measure)
+    for row in ordered:
+        row.scores = {m: (None if v is None else disclosure.on_grid(v, step) if step is not None else round_score(v))
+                      for m, v in row.scores.items()}
+    rank, previous = 0, None
+    for position, row in enumerate(ordered, start=1):
+        value = row.scores.get(measure)
+        if row.rank is None:
+            continue
+        if previous is None or value != previous:
+            rank, previous = position, value
+        row.rank = rank
+    return ordered
 
 
 def _unfinished(phase: Phase) -> int:

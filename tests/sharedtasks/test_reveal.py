@@ -176,7 +176,8 @@ def test_later_judgments_do_not_change_the_snapshot(task_world, closed_task, cli
     rescored = private_board_rescored(phase=Phase.objects.get(pk=task_world.phase.pk), board=board)
     assert rescored is not None and rescored.qrels_version == 2
     assert [r["team"] for r in rescored.rows] == ["Red", "Blue"]
-    assert rescored.rows[0]["scores"]["R@10"] == pytest.approx(0.5)  # 5 of 10 relevant on the private topics
+    # 5 of 10 relevant on the 5 private topics: 0.5, shown on their grid (a step of 1/5; halves up).
+    assert rescored.rows[0]["scores"]["R@10"] == pytest.approx(0.6)
     page = client.get(reverse("sharedtasks:task", args=[task_world.phase.pk])).content.decode()
     assert "Rescored on qrels v2" in page
 
@@ -242,3 +243,19 @@ def test_a_private_final_run_is_ranked_but_not_named(task_world, closed_task, cl
     page = client.get(reverse("sharedtasks:task", args=[task_world.phase.pk])).content.decode()
     assert "red best private" not in page
     assert reverse("submissions:detail", args=[closed_task["red_best"].pk]) not in page
+
+
+def test_teams_that_tie_on_the_grid_keep_the_order_of_their_full_precision_means():
+    """The private board, like the living one: shown on the grid, ordered by the unrounded means, ties share a rank."""
+    from boards.private_board import rank_on_grid
+    from boards.selectors import LeaderboardRow
+
+    def row(team: str, value: float) -> LeaderboardRow:
+        return LeaderboardRow(rank=None, kind="scored", submission_id=len(team), system=team, owner=team,
+                              family="", paper_url="", code_url="", date=None, scores={"R@10": value}, team=team)
+
+    rows = rank_on_grid([row("Amber", 0.41), row("Zinc", 0.45), row("Iris", 0.2)], measure="R@10", step=0.2)
+    assert [(r.team, r.rank, r.scores["R@10"]) for r in rows] == [("Zinc", 1, 0.4), ("Amber", 1, 0.4),
+                                                                 ("Iris", 3, 0.2)]
+    rows = rank_on_grid([row("Amber", 0.41231), row("Zinc", 0.41234)], measure="R@10", step=None)
+    assert [(r.team, r.rank, r.scores["R@10"]) for r in rows] == [("Zinc", 1, 0.4123), ("Amber", 1, 0.4123)]
