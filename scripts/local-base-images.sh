@@ -4,10 +4,13 @@
 #
 #   1. debootstrap a minimal Debian bookworm from the mirror apt already uses
 #      (read from the machine's apt sources; nothing about it is written into
-#      the repository) and `podman import` it as localhost/debian:bookworm;
-#   2. build docker/local-base/*/Containerfile on it, tagged with the official
-#      names: python:3.11-slim, postgres:16, redis:7, nginx:1.27,
-#      motoserver/moto:5.2.5. The machine's CA certificates
+#      the repository) and `podman import` it as localhost/lexboard-debian:bookworm;
+#   2. build docker/local-base/*/Containerfile on it, each tagged as what it is
+#      (localhost/lexboard-python:3.11, localhost/lexboard-postgres:15,
+#      localhost/lexboard-redis:7.0, localhost/lexboard-nginx:1.22,
+#      localhost/lexboard-moto:5.2.5), never under an official name: the
+#      deployment test passes them through the compose file's LEXBOARD_*_IMAGE
+#      variables. The machine's CA certificates
 #      (/usr/local/share/ca-certificates/) go into the Python image, so pip
 #      inside builds trusts what the host trusts.
 #
@@ -24,15 +27,15 @@ cd "$(dirname "$0")/.."
 force=0
 [ "${1:-}" = "--force" ] && force=1
 
-# name in the registry's namespace (what a plain `FROM python:3.11-slim` resolves to) : folder
+# name (what it really is: Debian's packages, not the official images) : folder
 STAND_INS=(
-  "docker.io/library/python:3.11-slim:python"
-  "docker.io/library/postgres:16:postgres"
-  "docker.io/library/redis:7:redis"
-  "docker.io/library/nginx:1.27:nginx"
-  "docker.io/motoserver/moto:5.2.5:moto"
+  "localhost/lexboard-python:3.11:python"
+  "localhost/lexboard-postgres:15:postgres"
+  "localhost/lexboard-redis:7.0:redis"
+  "localhost/lexboard-nginx:1.22:nginx"
+  "localhost/lexboard-moto:5.2.5:moto"
 )
-BASE=localhost/debian:bookworm
+BASE=localhost/lexboard-debian:bookworm
 
 have() { podman image exists "$1"; }
 stamp() { date +%H:%M:%S; }
