@@ -16,10 +16,21 @@ import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
-from .stack import _TIMELINE, ROOT, build_image, podman_compose, podman_environment, run, say
+from .stack import (
+    _TIMELINE,
+    ROOT,
+    build_image,
+    podman_compose,
+    podman_environment,
+    prepare_site,
+    run,
+    running_stack,
+    say,
+)
 
 pytestmark = pytest.mark.deploy
 
@@ -74,12 +85,40 @@ def project_image(deploy_clock):
 
 
 @pytest.fixture(scope="session")
-def demo_runs(tmp_path_factory) -> dict[str, bytes]:
-    """The demo's baseline runs (`load_demo --export`), for the demo dataset loaded in the stack."""
+def demo_export(tmp_path_factory) -> Path:
+    """The demo's files (`load_demo --export`): runs, topics, corpus ids, for the demo dataset loaded in the stack."""
     folder = tmp_path_factory.mktemp("demo-export")
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "lexboard.settings", "LEXBOARD_VAR_DIR": str(folder / "var")}
     for name in ("DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL"):
         env.pop(name, None)
     subprocess.run([sys.executable, "manage.py", "load_demo", "--export", str(folder / "demo")], cwd=ROOT, env=env,
                    check=True, capture_output=True, timeout=600)
-    return {path.name.split(".")[0]: path.read_bytes() for path in (folder / "demo" / "runs").glob("*.test.trec")}
+    return folder / "demo"
+
+
+@pytest.fixture(scope="session")
+def demo_runs(demo_export) -> dict[str, bytes]:
+    """The demo's baseline runs on its test split."""
+    return {path.name.split(".")[0]: path.read_bytes() for path in (demo_export / "runs").glob("*.test.trec")}
+
+
+@pytest.fixture(scope="session")
+def large_run(demo_export, demo_runs) -> bytes:
+    """The largest run the demo's test split takes: every corpus document ranked for every query (200,000 lines)."""
+    queries = sorted({line.split()[0] for line in demo_runs["random"].decode().splitlines() if line.strip()})
+    documents = (demo_export / "trec" / "corpus_ids.txt").read_text().split()
+    lines = []
+    for q, query in enumerate(queries):
+        ranked = documents[q % len(documents):] + documents[:q % len(documents)]
+        lines.extend(f"{query} Q0 {doc} {rank} {len(ranked) - rank} large" for rank, doc in enumerate(ranked, 1))
+    return ("\n".join(lines) + "\n").encode()
+
+
+@pytest.fixture(scope="session")
+def stack(project_image, tmp_path_factory):
+    """docker/compose.yml up on a free port, with the demo dataset, a participant and their token (``stack.token``).
+
+    One stack for test_compose_stack.py and test_proxy_errors.py (in that order: the last one stops web)."""
+    with running_stack("lexboard-deploy", tmp_path_factory.mktemp("stack")) as site:
+        site.token = prepare_site(site)
+        yield site

@@ -15,6 +15,7 @@ import secrets
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -22,14 +23,23 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from submissions.client import Client
+from submissions.client import Client, ClientError
 from tests.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKER = ROOT / "docker"
 IMAGE = "localhost/lexboard:deploytest"
 SCORE_TIMEOUT = 300
-
+#: The local stand-ins (scripts/local-base-images.sh), tagged as what they are and passed through the compose
+#: file's image variables; the compose file's defaults stay the official images a real site pulls.
+STAND_INS = {
+    "LEXBOARD_PYTHON_IMAGE": "localhost/lexboard-python:3.11",
+    "LEXBOARD_POSTGRES_IMAGE": "localhost/lexboard-postgres:15",
+    "LEXBOARD_REDIS_IMAGE": "localhost/lexboard-redis:7.0",
+    "LEXBOARD_PROXY_IMAGE": "localhost/lexboard-nginx:1.22",
+    "LEXBOARD_S3_SERVER_IMAGE": "localhost/lexboard-moto:5.2.5",
+}
+SERVICES = ("proxy", "web", "web-2", "worker", "sweep", "beat", "remote-worker", "s3", "postgres", "redis")
 
 
 def podman_environment() -> dict[str, str]:
@@ -58,6 +68,7 @@ def build_image(env: dict, *, version: str) -> None:
     """The project's image from docker/Dockerfile, never pulling (the base images are local)."""
     # --label as well: podman 4.3's layer cache does not see a changed build argument.
     run(["podman", "build", "--pull=never", "--file", "docker/Dockerfile", "--tag", IMAGE,
+         "--build-arg", f"PYTHON_IMAGE={STAND_INS['LEXBOARD_PYTHON_IMAGE']}",
          "--build-arg", f"LEXBOARD_VERSION={version}", "--label", f"org.opencontainers.image.version={version}", "."],
         env=env, timeout=1800)
 
@@ -79,6 +90,8 @@ def write_env_file(path: Path, *, port: int) -> Path:
         "LEXBOARD_QUEUE=lexboard",
         "WEB_CONCURRENCY=2",
         "LEXBOARD_WORKER_CONCURRENCY=2",
+        # The request loop uploads during the upgrade: more than the default 30 an hour.
+        "LEXBOARD_UPLOAD_RATE=1000/h",
         "EMAIL_BACKEND=django.core.mail.backends.console.EmailBackend",
         "LEXBOARD_S3_BUCKET=",
         "",
@@ -94,16 +107,20 @@ class Stack:
     env_file: Path
     port: int
     files: list[str] = field(default_factory=lambda: ["docker/compose.yml"])
+    token: str = ""
 
     def __post_init__(self):
-        self.env = {**podman_environment(), "LEXBOARD_IMAGE": IMAGE, "LEXBOARD_ENV_FILE": str(self.env_file),
-                    "LEXBOARD_BIND": f"127.0.0.1:{self.port}"}
+        self.env = {**podman_environment(), **STAND_INS, "LEXBOARD_IMAGE": IMAGE,
+                    "LEXBOARD_ENV_FILE": str(self.env_file), "LEXBOARD_BIND": f"127.0.0.1:{self.port}"}
         self.url = f"http://127.0.0.1:{self.port}"
 
-    def compose(self, *args: str, timeout: float = 900, check: bool = True) -> subprocess.CompletedProcess:
+    def compose_command(self) -> list[str]:
+        """The compose command with this project's name and files, as an operator would type it."""
         files = [arg for f in self.files for arg in ("-f", f)]
-        return run([podman_compose(), "--in-pod", "false", "--project-name", self.name, *files, *args], env=self.env, timeout=timeout,
-                   check=check)
+        return [podman_compose(), "--in-pod", "false", "--project-name", self.name, *files]
+
+    def compose(self, *args: str, timeout: float = 900, check: bool = True) -> subprocess.CompletedProcess:
+        return run([*self.compose_command(), *args], env=self.env, timeout=timeout, check=check)
 
     def container(self, service: str) -> str:
         done = run(["podman", "ps", "--filter", f"label=com.docker.compose.project={self.name}",
@@ -112,6 +129,15 @@ class Stack:
         names = done.stdout.split()
         assert names, f"no running container for {service}:\n{self.logs()}"
         return names[0]
+
+    def container_id(self, service: str) -> str:
+        return run(["podman", "inspect", "--format", "{{.Id}}", self.container(service)], env=self.env).stdout.strip()
+
+    def all_containers(self) -> list[str]:
+        """Every container of the project, running or not."""
+        done = run(["podman", "ps", "-a", "--filter", f"label=com.docker.compose.project={self.name}",
+                    "--format", "{{.Names}}"], env=self.env, check=False)
+        return done.stdout.split()
 
     def manage(self, *args: str, input: str | None = None) -> str:
         """``manage.py`` through the image's entry point in the running web container; its standard output."""
@@ -156,26 +182,55 @@ class Stack:
                    env=self.env)
         return done.stdout.strip() or image
 
-    def logs(self, *services: str) -> str:
-        out = []
-        for service in services or ("proxy", "web", "worker", "beat", "remote-worker", "s3"):
+    def full_logs(self, *services: str) -> dict[str, str]:
+        """Each container's whole log (standard output and error), by container name: searched, never a tail.
+
+        Containers of the services given (default: all), running or stopped;
+        podman keeps a replaced container's log only until it is removed, so
+        read them before a `down`.
+        """
+        out = {}
+        for service in services or SERVICES:
             done = run(["podman", "ps", "-a", "--filter", f"label=com.docker.compose.project={self.name}",
                         "--filter", f"label=com.docker.compose.service={service}", "--format", "{{.Names}}"],
                        env=self.env, check=False)
             for name in done.stdout.split():
-                logs = run(["podman", "logs", "--tail", "40", name], env=self.env, check=False)
-                out.append(f"--- {name}\n{logs.stdout[-2500:]}{logs.stderr[-2500:]}")
-        return "\n".join(out)
+                logs = run(["podman", "logs", name], env=self.env, check=False)
+                out[name] = logs.stdout + logs.stderr
+        return out
+
+    def logs(self, *services: str) -> str:
+        """The end of each log, for a failure message (searches use :meth:`full_logs`)."""
+        return "\n".join(f"--- {name}\n{text[-2500:]}" for name, text in self.full_logs(*services).items())
 
     def volumes(self) -> list[str]:
         done = run(["podman", "volume", "ls", "--filter", f"label=com.docker.compose.project={self.name}",
                     "--format", "{{.Name}}"], env=self.env, check=False)
         return done.stdout.split()
 
-    def down(self) -> None:
+    def mounted_volumes(self) -> dict[str, list[str]]:
+        """The volumes each container of the project mounts (named or anonymous), by container name."""
+        mounted = {}
+        for name in self.all_containers():
+            done = run(["podman", "inspect", "--format", '{{range .Mounts}}{{if eq .Type "volume"}}{{.Name}} {{end}}{{end}}',
+                        name], env=self.env, check=False)
+            mounted[name] = done.stdout.split()
+        return mounted
+
+    def down(self) -> list[str]:
+        """``down --volumes``; the volumes any container had mounted that survived it (none, if all is well).
+
+        Anonymous volumes carry no project label, so they are found through the
+        containers' mounts before the down, not by listing labelled volumes after.
+        """
+        mounted = {volume for volumes in self.mounted_volumes().values() for volume in volumes}
         self.compose("down", "--volumes", "--timeout", "20", timeout=300, check=False)
-        for volume in self.volumes():  # whatever down left behind
+        survivors = sorted(set(self.volumes()) | {
+            volume for volume in mounted
+            if run(["podman", "volume", "exists", volume], env=self.env, check=False).returncode == 0})
+        for volume in survivors:  # never left on the machine, whatever the assertion says
             run(["podman", "volume", "rm", "--force", volume], env=self.env, check=False)
+        return survivors
 
 
 _TIMELINE: list[str] = []
@@ -245,6 +300,121 @@ def running_stack(name: str, folder: Path, *, files: list[str] | None = None, se
         yield site
     finally:
         t0 = time.monotonic()
-        site.down()
+        anonymous = {container: [v for v in volumes if not v.startswith(f"{site.name}_")]
+                     for container, volumes in site.mounted_volumes().items()}
+        survivors = site.down()
         say(f"{name}: down --volumes in {time.monotonic() - t0:.0f}s")
-        assert site.volumes() == []
+        assert survivors == [], f"volumes that survived `down --volumes`: {survivors}"
+        assert not any(anonymous.values()), f"anonymous volumes (a VOLUME in an image?): {anonymous}"
+
+
+class RequestLoop(threading.Thread):
+    """Requests through the proxy, on loopback, while something happens to the stack: each one's status recorded.
+
+    GETs of a few pages and API reads one after the other, and an upload with
+    the project's client every ``upload_every`` seconds; bounded by
+    ``max_requests`` and ``max_seconds`` whatever happens. ``failures()``: every
+    answer of 500 or more and every request that got no answer at all.
+    """
+
+    PATHS = ("/healthz", "/api/v1/datasets/", "/", "/api/v1/datasets/demo/leaderboard/")
+
+    def __init__(self, stack: Stack, *, upload_one=None, upload_every: float = 5.0, max_requests: int = 4000,
+                 max_seconds: float = 900.0):
+        super().__init__(name="request-loop", daemon=True)
+        assert stack.url.startswith("http://127.0.0.1:"), stack.url  # loopback only
+        self.stack, self.upload_one, self.upload_every = stack, upload_one, upload_every
+        self.max_requests, self.max_seconds = max_requests, max_seconds
+        self.records: list[tuple[float, str, object]] = []
+        self.uploaded: list[int] = []
+        self._halt = threading.Event()
+
+    def __enter__(self) -> RequestLoop:
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._halt.set()
+        self.join(timeout=120)
+
+    def _record(self, started: float, what: str, outcome: object) -> None:
+        self.records.append((round(started, 2), what, outcome))
+
+    def run(self) -> None:
+        t0 = time.monotonic()
+        next_upload = t0
+        while not self._halt.is_set() and len(self.records) < self.max_requests:
+            if time.monotonic() - t0 > self.max_seconds:
+                break
+            for path in self.PATHS:
+                started = time.monotonic() - t0
+                try:
+                    with urllib.request.urlopen(self.stack.url + path, timeout=30) as response:
+                        response.read()
+                        self._record(started, f"GET {path}", response.status)
+                except urllib.error.HTTPError as err:
+                    self._record(started, f"GET {path}", err.code)
+                except OSError as exc:
+                    self._record(started, f"GET {path}", f"no answer: {exc}")
+            if self.upload_one is not None and time.monotonic() >= next_upload:
+                next_upload = time.monotonic() + self.upload_every
+                started = time.monotonic() - t0
+                try:
+                    self.uploaded.append(self.upload_one(len(self.uploaded)))
+                    self._record(started, "POST /api/v1/submissions/", 202)
+                except ClientError as err:
+                    self._record(started, "POST /api/v1/submissions/", err.status or f"no answer: {err}")
+            time.sleep(0.05)
+
+    def failures(self) -> list[tuple[float, str, object]]:
+        return [r for r in self.records if not (isinstance(r[2], int) and r[2] < 500)]
+
+
+ACCESS_LINE = re.compile(r'"[A-Z]+ (\S+) HTTP/[\d.]+" (\d{3}) ')
+
+
+def proxy_5xx(log: str) -> list[str]:
+    """The proxy's access-log lines with a 5xx status, from the whole log, since the site first answered 200.
+
+    Before that (the proxy starts before the web containers: it does not depend on them) a 502 is the truth.
+    """
+    lines = [(m.group(2), line) for line in log.splitlines() if (m := ACCESS_LINE.search(line))]
+    first_ok = next((i for i, (status, _) in enumerate(lines) if status == "200"), len(lines))
+    return [line for status, line in lines[first_ok:] if status.startswith("5")]
+
+
+#: Run in the worker container (its DATABASE_URL): wait until the submission is being scored, then SIGKILL every
+#: process the Celery main process (PID 1) forked, i.e. its scoring processes, mid-task. Prints what it killed.
+KILL_SCORING_PROCESSES = r"""
+import os, signal, sys, time
+import psycopg
+submission_id, deadline = int(sys.argv[1]), time.monotonic() + float(sys.argv[2])
+with psycopg.connect(os.environ["DATABASE_URL"], autocommit=True) as conn:
+    while True:
+        status, progress = conn.execute(
+            "SELECT status, progress FROM submissions_submission WHERE id = %s", (submission_id,)).fetchone()
+        if status == "scoring":
+            break
+        if status != "queued" or time.monotonic() > deadline:
+            sys.exit(f"submission {submission_id} is {status!r}, never seen in scoring")
+        time.sleep(0.02)
+children = []
+for pid in os.listdir("/proc"):
+    if pid.isdigit():
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[1] == "1":
+                    children.append(int(pid))
+        except OSError:
+            pass
+for pid in children:
+    os.kill(pid, signal.SIGKILL)
+print(f"killed {children} while submission {submission_id} was in scoring (progress {progress})")
+"""
+
+
+def kill_scoring_processes(stack: Stack, submission_id: int, *, within: float = 120) -> str:
+    """SIGKILL the composed worker's scoring processes as soon as ``submission_id`` is being scored."""
+    done = run(["podman", "exec", "-i", stack.container("worker"), "python", "-", str(submission_id), str(within)],
+               env=stack.env, timeout=within + 60, input=KILL_SCORING_PROCESSES)
+    return done.stdout.strip()

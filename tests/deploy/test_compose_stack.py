@@ -1,40 +1,47 @@
 """docker/compose.yml built and started with podman, used as a participant would, upgraded, taken down.
 
-1. The stack (nginx, web, worker, beat, PostgreSQL, Redis) from the project's
-   image on a free port: /healthz through the proxy, a user and an API token
-   made with the image's entry point, a run uploaded with the project's client
-   and scored by the composed worker, beat healthy.
-2. A rolling upgrade: uploads queued, the image rebuilt as version 2, web and
-   worker recreated from it; every upload ends scored exactly once.
-With object storage: test_compose_s3.py. Each stack is taken down with its volumes. The time of every step is printed.
+1. The stack (nginx, two web containers, worker, sweep, beat, PostgreSQL,
+   Redis) from the project's image on a free port: /healthz through the proxy,
+   a user and an API token made with the image's entry point, a run uploaded
+   with the project's client and scored by the composed worker, beat healthy.
+2. A rolling upgrade (scripts/rolling-upgrade.sh: web, then web-2, then the
+   worker) to an image rebuilt as version 2 while a request loop goes through
+   the proxy: no request fails, the proxy is never restarted, every upload
+   (before, during, after) ends scored exactly once.
+3. The worker's scoring processes killed while a large run is being scored:
+   the broker redelivers the message (late acknowledgement) and the worker's
+   replacement process scores the run, once.
+The proxy's own errors: test_proxy_errors.py. With object storage: test_compose_s3.py. The stack is taken down
+with its volumes (conftest.py); the time of every step is printed.
 """
 
 from __future__ import annotations
 
-import subprocess
 import time
 
 import pytest
 
 from submissions.client import Client
 
-from .stack import SCORE_TIMEOUT, build_image, prepare_site, running_stack, say, upload, wait_scored
+from .stack import (
+    SCORE_TIMEOUT,
+    RequestLoop,
+    build_image,
+    kill_scoring_processes,
+    proxy_5xx,
+    run,
+    say,
+    upload,
+    wait_scored,
+)
 
 pytestmark = [pytest.mark.deploy, pytest.mark.slow]
-
-
-@pytest.fixture(scope="module")
-def stack(project_image, tmp_path_factory):
-    with running_stack("lexboard-deploy", tmp_path_factory.mktemp("stack")) as site:
-        yield site
 
 
 def test_a_run_uploaded_through_the_proxy_is_scored_by_the_composed_worker_and_beat_is_healthy(
     stack, demo_runs, tmp_path
 ):
-    token = prepare_site(stack)
-    stack.token = token
-    client = Client(stack.url, token, timeout=120)
+    client = Client(stack.url, stack.token, timeout=120)
     t0 = time.monotonic()
     submission_id = upload(client, tmp_path, demo_runs["bm25"], "bm25-deploy")
     final = client.wait(submission_id, timeout=SCORE_TIMEOUT, interval=1)
@@ -46,36 +53,72 @@ def test_a_run_uploaded_through_the_proxy_is_scored_by_the_composed_worker_and_b
     stack.healthcheck("beat")
     stack.healthcheck("worker")
     stack.healthcheck("web")
-    say(f"beat, worker and web health checks pass ({time.monotonic() - t0:.0f}s)")
-    logs = stack.logs("web")
-    assert "Control server error" not in logs and "Permission denied" not in logs, logs
+    stack.healthcheck("web-2")
+    say(f"beat, worker, web and web-2 health checks pass ({time.monotonic() - t0:.0f}s)")
+    for name, log in stack.full_logs("web", "web-2").items():  # the whole log, from the container's start
+        assert "Control server error" not in log and "Permission denied" not in log, (name, log[-3000:])
+        assert "Listening at: http://0.0.0.0:8000" in log, (name, log[-3000:])
 
 
-def test_a_rolling_upgrade_scores_every_queued_upload_exactly_once(stack, project_image, demo_runs, tmp_path):
+def test_a_rolling_upgrade_fails_no_request_through_the_proxy_and_scores_every_upload_once(
+    stack, project_image, demo_runs, tmp_path
+):
     client = Client(stack.url, stack.token, timeout=120)
     runs = [demo_runs[name] for name in ("bm25", "tfidf", "random")]
-    # Version 1's worker takes the first uploads; the rest wait in Redis for version 2's.
-    before = [upload(client, tmp_path, runs[i % 3], f"before-upgrade-{i}") for i in range(2)]
-    stack.compose("stop", "worker")
-    before += [upload(client, tmp_path, runs[i % 3], f"queued-{i}") for i in range(4)]
-    statuses = stack.python("import json; from submissions.models import Submission; "
-                            f"print(json.dumps(list(Submission.objects.filter(pk__in={before!r})"
-                            ".values_list('status', flat=True))))")
-    say(f"6 uploads; at the upgrade: {sorted(statuses)}")
-    assert statuses.count("queued") >= 4, statuses
+    before = [upload(client, tmp_path, runs[i % 3], f"before-upgrade-{i}") for i in range(3)]
+    proxy = stack.container_id("proxy")
 
     t0 = time.monotonic()
     build_image(project_image, version="2")
-    stack.compose("up", "-d", "--no-build", "--pull", "never", "--no-deps", "--force-recreate", "web", "worker")
-    # nginx resolved `web` when it started; the new container has a new address.
-    subprocess.run(["podman", "exec", stack.container("proxy"), "nginx", "-s", "reload"], env=stack.env, check=True,
-                   capture_output=True)
-    stack.wait_healthz()
-    say(f"version 2 built, web and worker recreated, /healthz ok in {time.monotonic() - t0:.0f}s")
-    assert stack.image_version("web") == "2" and stack.image_version("worker") == "2"
+    say(f"version 2 built in {time.monotonic() - t0:.0f}s")
+
+    def upload_one(i: int) -> int:
+        return upload(client, tmp_path, runs[i % 3], f"during-upgrade-{i}")
+
+    t0 = time.monotonic()
+    with RequestLoop(stack, upload_one=upload_one, upload_every=4.0, max_requests=6000, max_seconds=900) as loop:
+        time.sleep(3)
+        upgrade = run(["bash", "scripts/rolling-upgrade.sh"],
+                      env={**stack.env, "COMPOSE": " ".join(stack.compose_command())}, timeout=900)
+        time.sleep(3)
+    took = time.monotonic() - t0
+    statuses: dict[object, int] = {}
+    for _, _, outcome in loop.records:
+        statuses[outcome] = statuses.get(outcome, 0) + 1
+    say(f"rolling upgrade in {took:.0f}s under a request loop: {len(loop.records)} requests through the proxy, "
+        f"statuses {statuses}, {len(loop.uploaded)} uploads during it\n{upgrade.stdout.strip()}")
+    assert loop.failures() == [], (loop.failures()[:20], stack.logs("proxy", "web", "web-2"))
+    assert len(loop.records) >= 100 and len(loop.uploaded) >= 5, (len(loop.records), loop.uploaded)
+    assert [stack.image_version(s) for s in ("web", "web-2", "worker", "sweep", "beat")] == ["2"] * 5
+    assert stack.container_id("proxy") == proxy, "the proxy was restarted or recreated by the upgrade"
 
     after = [upload(client, tmp_path, runs[i % 3], f"after-upgrade-{i}") for i in range(2)]
+    ids = before + loop.uploaded + after
     t0 = time.monotonic()
-    rows = wait_scored(stack, before + after)
-    say(f"all 8 scored {time.monotonic() - t0:.0f}s after the upgrade: {rows}")
-    assert [row[1:] for row in rows] == [["scored", 1, 1]] * len(before + after), rows
+    rows = wait_scored(stack, ids)
+    say(f"all {len(ids)} uploads scored {time.monotonic() - t0:.0f}s after the upgrade")
+    assert [row[1:] for row in rows] == [["scored", 1, 1]] * len(ids), rows
+    proxy_log = stack.full_logs("proxy")
+    assert [line for log in proxy_log.values() for line in proxy_5xx(log)] == [], proxy_log
+
+
+def test_a_worker_killed_while_scoring_a_large_run_gives_it_back_and_its_replacement_scores_it_once(
+    stack, large_run, tmp_path
+):
+    client = Client(stack.url, stack.token, timeout=300)
+    t0 = time.monotonic()
+    submission_id = upload(client, tmp_path, large_run, "large-killed-mid-scoring")
+    killed = kill_scoring_processes(stack, submission_id)
+    lines = large_run.count(b"\n")
+    say(f"large run ({len(large_run) // 1024} KiB, {lines} lines): {killed}")
+    rows = wait_scored(stack, [submission_id])
+    say(f"scored {time.monotonic() - t0:.0f}s after the upload, by the worker's replacement process")
+    assert [row[1:] for row in rows] == [["scored", 1, 1]], rows
+    attempts = stack.python("import json; from submissions.models import Submission; "
+                            f"s = Submission.objects.get(pk={submission_id}); "
+                            "print(json.dumps([s.attempts, list(s.events.order_by('pk').values_list('status', "
+                            "'message'))]))")
+    assert attempts[0] == 2, attempts  # attempt 1 killed, attempt 2 from the redelivered message
+    log = "\n".join(stack.full_logs("worker").values())
+    assert "SIGKILL" in log or "WorkerLostError" in log, log[-3000:]
+    assert f"submission {submission_id}: the worker of attempt 1 died mid-task" in log, log[-3000:]

@@ -31,8 +31,8 @@ def compose() -> dict:
     return yaml.safe_load((DOCKER / "compose.yml").read_text())
 
 
-def test_it_defines_proxy_web_worker_sweep_beat_postgres_and_redis(compose):
-    assert set(compose["services"]) == {"proxy", "web", "worker", "sweep", "beat", "postgres", "redis"}
+def test_it_defines_proxy_two_webs_worker_sweep_beat_postgres_and_redis(compose):
+    assert set(compose["services"]) == {"proxy", "web", "web-2", "worker", "sweep", "beat", "postgres", "redis"}
     assert default(compose["services"]["postgres"]["image"]) == "postgres:16"
     assert default(compose["services"]["redis"]["image"]) == "redis:7"
     assert default(compose["services"]["proxy"]["image"]).startswith("nginx:")
@@ -55,9 +55,33 @@ def test_only_the_proxy_is_published_and_it_buffers_with_timeouts(compose):
     conf = (DOCKER / source).read_text()
     for directive in ("client_header_timeout", "client_body_timeout", "send_timeout", "proxy_request_buffering on",
                       "proxy_buffering on", "client_max_body_size", "proxy_set_header X-Forwarded-Proto $scheme",
-                      "proxy_pass http://lexboard_web"):
+                      "proxy_pass http://$lexboard_web", "set $lexboard_web web:8000",
+                      "include /etc/nginx/lexboard-resolver.conf", "proxy_next_upstream error timeout"):
         assert directive in conf, directive
-    assert "server web:8000" in conf
+    assert not re.search(r"^\s*upstream ", conf, re.M)  # a static upstream is resolved once, at start: a replaced web would be lost
+
+
+def test_the_proxy_finds_both_web_containers_by_name_and_survives_their_replacement(compose):
+    """web and web-2 both answer to `web`; the proxy re-resolves it (start.sh writes the resolver) and does not
+    depend on web, which would make compose recreate the proxy whenever web is recreated."""
+    services = compose["services"]
+    assert services["web-2"]["networks"]["default"]["aliases"] == ["web"]
+    assert {k: v for k, v in services["web-2"].items() if k != "networks"} == services["web"]
+    proxy = services["proxy"]
+    assert "depends_on" not in proxy
+    assert proxy["command"] == ["/bin/sh", "/etc/nginx/lexboard-start.sh"]
+    assert "./nginx/start.sh:/etc/nginx/lexboard-start.sh:ro" in proxy["volumes"]
+    assert subprocess.run(["sh", "-n", str(DOCKER / "nginx" / "start.sh")]).returncode == 0
+    assert subprocess.run(["bash", "-n", str(ROOT / "scripts" / "rolling-upgrade.sh")]).returncode == 0
+
+
+def test_nginx_answers_its_own_errors_in_the_api_shape_under_api(compose):
+    conf = (DOCKER / "nginx" / "lexboard.conf").read_text()
+    assert "error_page 400 408 413 502 503 504 /.lexboard-error/$lexboard_error_kind/status;" in conf
+    assert "error_page 494 =400 /.lexboard-error/$lexboard_error_kind/header-too-large;" in conf
+    assert '\'{"error": {"message": "$lexboard_error_message", "details": [' in conf
+    for status in ("400", "408", "413", "502", "503", "504"):
+        assert f'"~^{status} ' in conf, status
 
 
 def test_the_object_storage_override_adds_a_server_and_a_worker_with_no_volume():
@@ -99,13 +123,16 @@ def test_it_waits_for_healthy_database_and_broker(compose):
         assert depends["redis"]["condition"] == "service_healthy"
 
 
-def test_it_keeps_media_data_and_database_in_named_volumes(compose):
+def test_it_keeps_media_data_and_database_in_named_volumes_and_the_image_declares_none(compose):
     assert {"media", "data", "pgdata"} <= set(compose["volumes"])
     assert "pgdata:/var/lib/postgresql/data" in compose["services"]["postgres"]["volumes"]
     dockerfile = (DOCKER / "Dockerfile").read_text()
     data_dir = re.search(r"LEXBOARD_DATA_DIR=(\S+)", dockerfile).group(1)
     media_dir = re.search(r"MEDIA_ROOT=(\S+)", dockerfile).group(1)
-    for name in ("web", "worker"):  # the worker reads the runs the web process stored
+    # A VOLUME would leave an anonymous volume behind every container that does not mount these (down --volumes
+    # keeps it).
+    assert not re.search(r"^VOLUME", dockerfile, re.M)
+    for name in ("web", "web-2", "worker"):  # the worker reads the runs the web process stored
         volumes = compose["services"][name]["volumes"]
         assert f"data:{data_dir}" in volumes
         assert f"media:{media_dir}" in volumes
