@@ -119,7 +119,7 @@ def dataset_get_or_create(
     """The dataset ``slug``, created as a draft with sensible defaults when missing (for ``import_dataset --create``).
 
     A created dataset is unpublished: a curator publishes it from the admin after seeing its home-page card. The
-    benchmark is created too when needed, named ``benchmark_name`` (required then: a benchmark named after one of
+    benchmark is created too when needed, last on the home page, named ``benchmark_name`` (required then: a benchmark named after one of
     its datasets reads as that dataset twice on the home page). Defaults: R@100 (primary), MAP@100, MRR@100,
     nDCG@10, shown as fractions; curators refine them in the admin.
     """
@@ -131,7 +131,9 @@ def dataset_get_or_create(
     if benchmark is None:
         if not benchmark_name.strip():
             raise ValueError(f"the benchmark {bslug!r} is new: give its name (import_dataset --benchmark-name)")
-        benchmark = Benchmark.objects.create(slug=bslug, name=benchmark_name.strip())
+        # Last on the home page: a new import does not push the curated benchmarks down.
+        last = Benchmark.objects.aggregate(m=Max("order"))["m"] or 0
+        benchmark = Benchmark.objects.create(slug=bslug, name=benchmark_name.strip(), order=last + 10)
     measures = list(measures or ["R@100", "MAP@100", "MRR@100", "nDCG@10"])
     dataset = Dataset.objects.create(
         benchmark=benchmark,

@@ -381,6 +381,7 @@ def test_an_imported_dataset_is_a_draft_with_its_language_and_benchmark_asked(db
 def test_a_curator_publishes_a_draft_after_a_preview_of_its_card(db, client, staff):
     from django.urls import reverse
 
+    call_command("load_cards", "bsard", stdout=io.StringIO())
     call_command("import_dataset", str(DATA / "beir"), format="beir", dataset="mine", create=True, name="Mine",
                  benchmark="b", benchmark_name="Greek statutes", language="el", stdout=io.StringIO())
     ds = Dataset.objects.get(slug="mine")
@@ -394,7 +395,9 @@ def test_a_curator_publishes_a_draft_after_a_preview_of_its_card(db, client, sta
     response = client.post(url, {**form, "confirm": "yes"})
     assert response.status_code == 302 and Dataset.objects.get(pk=ds.pk).is_published
     client.logout()
-    assert ">Mine</a>" in client.get("/").content.decode()
+    home = client.get("/").content.decode()
+    assert ">Mine</a>" in home
+    assert home.index("Legal statutory retrieval") < home.index("Greek statutes")  # after the curated ones
 
 
 def test_a_refused_create_import_creates_no_dataset(db):
