@@ -14,6 +14,7 @@ from django.utils.html import format_html
 from leaderboard.models import Corpus, QrelsVersion, Split, Topic
 from lexboard.admin_saves import ChangedFieldsOnlyAdmin
 from lexboard.text import count
+from submissions import disclosure
 from submissions.models import LedgerAlert, Release
 from submissions.selectors import split_rescoring_progress
 from submissions.services import qrels_version_publish_and_rescore
@@ -89,7 +90,7 @@ class SplitAdmin(ChangedFieldsOnlyAdmin):
 
     @admin.display(description="release ledger")
     def release_ledger(self, obj) -> str:
-        if not obj.pk or not obj.hidden:
+        if not obj.pk or not disclosure.hidden(obj):
             return "a public split releases every result: no ledger"
         alerts = LedgerAlert.objects.filter(split=obj, acknowledged_at__isnull=True).count()
         return format_html('<a href="{}">{}</a>{}', reverse("submissions:ledger", args=[obj.pk]),

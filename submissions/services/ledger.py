@@ -110,7 +110,7 @@ def release_hold(*, result: Result, submission: Submission, split: Split, curato
     ``curator``: a curator releases it now, outside the budget.
     """
     identity = identity_of(submission)
-    if curator or not split.hidden or submission.is_baseline:
+    if curator or not disclosure.hidden(split) or submission.is_baseline:
         ReleaseWait.objects.filter(result=result).delete()
         return None
     budget = policy(split)[2]
@@ -153,7 +153,7 @@ def waits_due(*, now: datetime | None = None) -> list[int]:
 
 def release_record(*, result: Result, submission: Submission, split: Split) -> Release | None:
     """Write the ledger's row of a release of ``result`` on a hidden split (idempotent) and raise the alerts."""
-    if not split.hidden or submission.is_baseline:
+    if not disclosure.hidden(split) or submission.is_baseline:
         return None
     identity = identity_of(submission)
     now = timezone.now()
