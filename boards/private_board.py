@@ -12,7 +12,9 @@ from the admin), :func:`phase_reveal` in one transaction:
    every shown value, so later qrels versions never change it;
 3. marks the phase revealed and puts the full-topic values back into the
    split's results (``submissions.services.partition.split_unpartition``):
-   the living board goes on on all topics;
+   the living board goes on on all topics, with the runs sent after the task
+   (a run of the task is not released on all topics: with its public-part
+   value it would give its private-part mean; ``services.ladder._shown_twice``);
 4. records a "private board published" e-mail for every member (sent after
    the commit).
 
