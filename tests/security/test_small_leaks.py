@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 
 import pytest
 
@@ -77,6 +78,10 @@ def test_the_csv_export_holds_no_formula(secret, person, visitor):
     submit(alice, secret, secret.run_text(), visibility="public", system_name='=HYPERLINK("http://evil.example","x")',
            team="@SUM(1+1)")
     submit(bob, secret, secret.run_text(), visibility="public", system_name="+cmd|' /C calc'!A0", team="-2+3")
+    # A spreadsheet in a ;-separated locale splits this cell at the ; and runs the rest; spaces and zero-width
+    # characters before a formula are dropped by some.
+    submit(person("carol"), secret, secret.run_text(), visibility="public",
+           system_name='x;=HYPERLINK("http://evil.example","x")', team=" \u200b@SUM(1+1)")
     answer = visitor.get(f"/d/{secret.slug}/export.csv?split=test")
     assert answer.status == 200
     rows = list(csv.DictReader(io.StringIO(answer.body)))
@@ -84,6 +89,10 @@ def test_the_csv_export_holds_no_formula(secret, person, visitor):
     formulas = [(r["system"], field, r[field]) for r in rows for field in r
                 if (r[field] or "").startswith(FORMULA_STARTS)]
     assert not formulas, f"cells a spreadsheet runs as formulas: {formulas}"
+    pieces = [(field, piece) for r in rows for field in r for piece in re.split(r"[;,\t|\r\n]", r[field] or "")
+              if piece.lstrip(" \u00a0\u200b\u200c\u200d\u2060\ufeff").startswith(FORMULA_STARTS)]
+    assert not pieces, f"cells a spreadsheet splitting on ; , tab or | runs as formulas: {pieces}"
+    assert all(line.startswith('"') for line in answer.body.splitlines())  # every cell quoted
 
 
 def test_an_unpublished_datasets_entries_are_not_reachable_by_id(secret, person, visitor):
