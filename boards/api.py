@@ -24,6 +24,7 @@ from rest_framework.response import Response
 
 from leaderboard.models import Benchmark, Dataset, Split
 from leaderboard.selectors import DatasetNotFound, dataset_for_page
+from submissions import disclosure
 from submissions.api.contract import api_schema
 from submissions.api.errors import ApiError, measure_or_404
 from submissions.api.serializers import error_responses
@@ -255,8 +256,11 @@ class LeaderboardView(JsonView):
                 "measures": list(dataset.measures or []),
                 "primary_measure": dataset.primary_measure,
                 "sort": resolve_sort(dataset, sort),
-                # Scores are fractions (0..1); the site shows them in percent (issue 14, one scale).
+                # Scores are fractions (0..1); the site shows them in percent. A hidden split's entries sit on
+                # its grid (``grid``, a fraction; null on a public split).
                 "scale": "fraction",
+                "scores_are": disclosure.SCORES_ARE,
+                "grid": disclosure.grid_step(split),
                 "entries": [row.to_dict() for row in rows],
             }
         )

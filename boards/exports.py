@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from evaluation.csv_cells import csv_rows
 from leaderboard.models import Dataset, Split, format_percent
+from submissions import disclosure
 
 from .selectors import LeaderboardRow
 
@@ -45,17 +46,26 @@ def choose_measures(dataset: Dataset, requested: str | None) -> list[str]:
     return list(dict.fromkeys(chosen))
 
 
-def to_csv(rows: Sequence[LeaderboardRow], *, measures: list[str]) -> str:
-    """One line per entry; scores in percent with two decimals, as the pages show them (empty when missing).
+def _cell_format(split: Split | None):
+    """How an entry's value is written: the split's grid for entries scored here, papers' numbers as printed."""
+    scored = disclosure.formatter(split) if split is not None else format_percent
+    return lambda row, value: (format_percent if row.kind == "reported" else scored)(value)
+
+
+def to_csv(rows: Sequence[LeaderboardRow], *, measures: list[str], split: Split | None = None) -> str:
+    """One line per entry; scores in percent as the pages show them (empty when missing).
+
+    Two decimals, or on a hidden split the precision of its grid (``submissions.disclosure``).
 
     Written by :func:`evaluation.csv_cells.csv_rows`, the one CSV writer: every cell quoted, and no text cell
     (a participant's system or team name) read as a formula, at its start or after a separator.
     """
     lines = [FIELDS + measures]
+    fmt = _cell_format(split)
     for row in public_only(rows):
         values = [getattr(row, f) for f in FIELDS]
         values = ["" if v is None else (v.isoformat() if hasattr(v, "isoformat") else v) for v in values]
-        scores = ["" if row.scores.get(m) is None else format_percent(row.scores[m]) for m in measures]
+        scores = ["" if row.scores.get(m) is None else fmt(row, row.scores[m]) for m in measures]
         lines.append(values + scores)
     return csv_rows(lines)
 
@@ -76,9 +86,10 @@ def to_json(rows: Sequence[LeaderboardRow], *, dataset: Dataset, split: Split, m
         "qrels_version": split.current_qrels.version if split.current_qrels_id and split.current_qrels else None,
         "measures": measures,
         "primary_measure": dataset.primary_measure,
-        # Fractions at full precision, for programs; pages, CSV and LaTeX show percent.
+        # Fractions for programs (on a hidden split on its grid, ``grid``); pages, CSV and LaTeX show percent.
         "scale": "fraction",
-        "scores_are": "fractions (0..1); multiply by 100 for the percent shown on the site",
+        "scores_are": disclosure.SCORES_ARE,
+        "grid": disclosure.grid_step(split),
         "note": "Rows of kind 'reported' are results reported in papers, not scored by Lexboard.",
         "entries": entries,
     }
@@ -115,11 +126,11 @@ def to_latex(rows: Sequence[LeaderboardRow], *, dataset: Dataset, split: Split, 
     paper carry a dagger and a footnote says they were not scored here.
     """
     rows = public_only(rows)
+    fmt = _cell_format(split)
     best = {}
     for m in measures:
-        values = [r.scores.get(m) for r in rows if r.scores.get(m) is not None]
         # Compare what the reader sees, so two values printed alike are both bold.
-        best[m] = max((dataset.format_value(v) for v in values), key=float, default=None)
+        best[m] = max((fmt(r, r.scores[m]) for r in rows if r.scores.get(m) is not None), key=float, default=None)
     caption = _caption(rows, dataset=dataset, split=split)
     has_reported = any(r.kind == "reported" for r in rows)
     lines = [
@@ -146,7 +157,7 @@ def to_latex(rows: Sequence[LeaderboardRow], *, dataset: Dataset, split: Split, 
             if value is None:
                 cells.append("--")
                 continue
-            text = dataset.format_value(value)
+            text = fmt(row, value)
             cells.append(f"\\textbf{{{text}}}" if text == best[m] else text)
         lines.append(" & ".join(cells) + " \\\\")
     lines.append("\\bottomrule")
@@ -167,6 +178,9 @@ def _label(text: str) -> str:
 def _caption(rows: Sequence[LeaderboardRow], *, dataset: Dataset, split: Split) -> str:
     caption = f"Results on {latex_escape(dataset.name)} ({latex_escape(split.name)} split), in percent."
     caption += " Best value per column in bold."
+    note = disclosure.grid_note(split)
+    if note:
+        caption += f" Entries scored here: {latex_escape(note)} (a hidden split shows its primary measure only)."
     if any(r.kind == "baseline" for r in rows):
         caption += " Baselines were scored by Lexboard like any entry."
     return caption

@@ -39,7 +39,6 @@ from leaderboard.models import Split, Topic
 from sharedtasks.models import Membership, Phase, PrivateBoard
 from sharedtasks.notifications import absolute, notify
 from submissions import disclosure
-from submissions.analysis import HIDDEN_GROUP_FLOOR
 from submissions.models import Result, ResultPart, Submission
 from submissions.services.finals import team_final_runs, team_task_runs
 from submissions.services.partition import parts_of
@@ -65,21 +64,22 @@ class PrivatePart:
     scores: dict
     primary_score: float | None
     per_query: bytes
+    n_queries: int = 0  # the private topics evaluated: the N of the grid its scores are shown on
 
 
 def _private_part(submission_ids: list[int], version_id: int, *, phase: Phase) -> dict[int, PrivatePart]:
     """The private part of each run on ``version_id``: stored while the phase ran, else (judgments published
     after the reveal, whose Results hold all topics) cut from the Result by the phase's partition."""
-    out = {p.submission_id: PrivatePart(p.scores, p.primary_score, bytes(p.per_query)) for p in ResultPart.objects.filter(
+    out = {p.submission_id: PrivatePart(p.scores, p.primary_score, bytes(p.per_query), p.n_queries) for p in ResultPart.objects.filter(
         submission_id__in=submission_ids, qrels_version_id=version_id, part=ResultPart.Part.PRIVATE)}
     if phase.revealed_at is None:
         return out
     primary = phase.split.dataset.primary_measure
     for result in Result.objects.filter(submission_id__in=set(submission_ids) - set(out), qrels_version_id=version_id
                                         ).exclude(scores={}).exclude(per_query=b""):
-        scores, primary_score, _, blob = parts_of(per_query=bytes(result.per_query), scores=result.scores,
+        scores, primary_score, n, blob = parts_of(per_query=bytes(result.per_query), scores=result.scores,
                                                   primary_measure=primary, public=frozenset(phase.public_qids))["private"]
-        out[result.submission_id] = PrivatePart(scores, primary_score, blob)
+        out[result.submission_id] = PrivatePart(scores, primary_score, blob, n)
     return out
 
 
@@ -130,10 +130,11 @@ def private_board_rows(*, phase: Phase, version_id: int | None = None) -> tuple[
             vector = np.asarray(data[measure], dtype=np.float64)[order]
         candidates.append((row, vector))
     small = min((len(v) for _, v in candidates if v is not None), default=None)
-    if small is not None and small < HIDDEN_GROUP_FLOOR:
+    if small is not None and small < disclosure.HIDDEN_GROUP_FLOOR:
         # A mean over fewer topics is close to one topic's value, and this board has no Ladder: shown per team,
         # it would tell whether the documents a team put first are relevant (docs/security.md).
-        notes.append(f"the private part has fewer than {HIDDEN_GROUP_FLOOR} evaluated topics: no scores are shown")
+        notes.append(f"the private part has fewer than {disclosure.HIDDEN_GROUP_FLOOR} evaluated topics: "
+                     "no scores are shown")
         return [], "", small, notes
     rows = rank_on_grid([r for r, _ in candidates], measure=measure,
                         step=disclosure.grid_step(split, n_topics=small) if small is not None else None)

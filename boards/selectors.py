@@ -23,8 +23,9 @@ from django.db.models import Prefetch, Q
 
 from leaderboard.models import Benchmark, Dataset, ReportedResult, Split
 from leaderboard.selectors import DatasetNotFound, dataset_for_page
+from submissions.disclosure import budget_scores
 from submissions.models import Result, Submission
-from submissions.selectors import budget_scores, submission_ordinal_expr
+from submissions.selectors import submission_ordinal_expr
 
 RowKind = Literal["scored", "baseline", "reported"]
 

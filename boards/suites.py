@@ -20,6 +20,7 @@ from typing import Any
 
 from evaluation.aggregate import LOWER_IS_BETTER, aggregate_table, harmonic_mean
 from leaderboard.models import Benchmark, Dataset, Split
+from submissions import disclosure
 from submissions.models import Submission
 
 from .selectors import LeaderboardRow, leaderboard_rows
@@ -159,14 +160,16 @@ def suite_table(*, benchmark: Benchmark, partial: bool = False) -> SuiteTable:
         }
         aggregates = aggregate_table(table, method=method, cells=[c.key for c in columns], partial=partial)
 
-    pct = bool(columns)  # every score is shown in percent (Dataset.format_value)
+    pct = bool(columns)  # every score is shown in percent (Dataset.format_value; a hidden split's on its grid)
+    formats = {c.key: (disclosure.formatter(c.split) if c.split is not None else c.dataset.format_value)
+               for c in columns}
     out_rows: list[SuiteRow] = []
     for i, entry in enumerate(systems.values()):
         row = entry["row"]
         cells = []
         for c in columns:
             value, sub_id = entry["cells"].get(c.key, (None, None))
-            cells.append(SuiteCell(value=value, display=c.dataset.format_value(value), submission_id=sub_id))
+            cells.append(SuiteCell(value=value, display=formats[c.key](value), submission_id=sub_id))
         agg = aggregates.get(str(i))
         value = agg.value if agg else None
         parts = dict(agg.parts) if agg else {}

@@ -22,6 +22,7 @@ from evaluation.measures import DEFAULT_MEASURES, macro_f1_description
 from leaderboard.plots import progress_chart
 from leaderboard.selectors import DatasetNotFound, SplitNotFound, dataset_for_page, measure_info, split_for_page
 from sharedtasks.selectors import phases_for_dataset
+from submissions import disclosure
 from submissions.api.errors import api_error_response, is_api_path
 from submissions.models import Submission
 
@@ -84,7 +85,7 @@ def benchmark(request, slug: str):
     return render(request, "leaderboard/benchmark.html", {"summary": summary, "benchmark": summary.benchmark})
 
 
-def _format_cells(dataset, rows, *, sort: str) -> None:
+def _format_cells(dataset, rows, *, sort: str, split=None) -> None:
     """Each row's score cells as (CSS class, text), formatted here rather than by a template tag per cell.
 
     1,600 cells on a 200-entry board with 8 measures: a loop, two comparisons
@@ -96,8 +97,11 @@ def _format_cells(dataset, rows, *, sort: str) -> None:
         for m in dataset.measures or []
     ]
     names = list(dataset.measures or [])
+    # A hidden split's entries at the precision of its grid; papers' reported numbers as printed.
+    scored = disclosure.formatter(split) if split is not None else dataset.format_value
     for row in rows:
-        row.cells = [(css, dataset.format_value(row.scores.get(m))) for css, m in zip(classes, names, strict=True)]
+        fmt = dataset.format_value if row.kind == "reported" else scored
+        row.cells = [(css, fmt(row.scores.get(m))) for css, m in zip(classes, names, strict=True)]
 
 
 def _filter_choices(filters: LeaderboardFilters) -> dict:
@@ -140,7 +144,7 @@ def dataset(request, slug: str):
     all_rows = leaderboard_rows(split=split, user=request.user, sort=measure) if split is not None else []
     filters = LeaderboardFilters.from_query(request.GET)
     rows = filter_rows(all_rows, filters, measure=measure)
-    _format_cells(dataset, rows, sort=measure)
+    _format_cells(dataset, rows, sort=measure, split=split)
     export_query = urlencode([("split", split.name)] + filters.query_items()) if split is not None else ""
     board = PublicBoard(split) if split is not None else None  # the markers and the power analysis read it once
     context = {
@@ -150,6 +154,9 @@ def dataset(request, slug: str):
         "rows": rows,
         "measures": list(dataset.measures or []),
         "measure_info": _measure_info(dataset),
+        # A hidden split's values on its grid: "±0.5 points: hidden split", linked to the metrics docs.
+        "grid_note": disclosure.grid_note(split) if split is not None else "",
+        "grid_docs": disclosure.GRID_DOCS,
         "sort": measure,
         "has_scored": any(r.kind != "reported" for r in rows),
         "has_submissions": any(r.kind == "scored" for r in rows),
@@ -228,7 +235,7 @@ def export(request, slug: str, fmt: str):
             # The page's filters (?family=dense&best=1 …) give the same rows in the file.
             rows = filter_rows(rows, LeaderboardFilters.from_query(request.GET), measure=measure)
             if fmt == "csv":
-                body = exports.to_csv(rows, measures=measures)
+                body = exports.to_csv(rows, measures=measures, split=split)
             elif fmt == "json":
                 body = exports.to_json(rows, dataset=dataset, split=split, measures=measures)
             else:

@@ -24,6 +24,7 @@ from django.views.decorators.http import require_POST, require_safe
 from sharedtasks.errors import TaskRefused
 from sharedtasks.models import Phase, PrivateBoard
 from sharedtasks.selectors import team_members, team_of
+from submissions import disclosure
 from submissions.models import Result, Submission
 from submissions.selectors import primary_score_of
 from submissions.services.finals import submission_mark_final, team_final_runs, team_task_runs
@@ -103,7 +104,7 @@ def task(request: HttpRequest, phase_id: int) -> HttpResponse:
         context.update(
             members=team_members(team=team),
             invite_link=request.build_absolute_uri(team.invite_url()),
-            runs=[{"submission": s, "score": dataset.format_value(primary_score_of(s))
+            runs=[{"submission": s, "score": disclosure.formatter(s.split)(primary_score_of(s))
                    if s.status == Submission.Status.SCORED else "", "counts_as_final": s.pk in final_ids}
                   for s in runs],
             finals_marked=marked,

@@ -35,6 +35,7 @@ call them alike.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -56,6 +57,37 @@ SEED = 0
 MIN_COVERAGE = 0.9
 #: Topics named in a refusal, so the message stays readable.
 EXAMPLES = 5
+
+
+# --- the grid of released values ---------------------------------------------------------------------
+# A released mean of N topics sits on a grid no finer than one topic's share of it, so that a crafted run
+# whose other topics sit on a known lattice cannot decode its probes from the mean's digits
+# (``submissions.disclosure`` applies it; docs/security.md has the arithmetic).
+
+#: The range of every retrieval measure and of macro-F1 (fractions).
+MEASURE_RANGE = 1.0
+
+
+def nice_step(minimum: float) -> float:
+    """The smallest of 1, 2, 5 × 10^k that is at least ``minimum`` (> 0)."""
+    k = math.floor(math.log10(minimum))
+    for exponent in (k, k + 1):
+        for mantissa in (1, 2, 5):
+            step = round(mantissa * 10.0 ** exponent, 12)
+            if step >= minimum * (1 - 1e-12):
+                return step
+    return 10.0 ** (k + 1)  # unreachable: 1 × 10^(k+1) > minimum
+
+
+def step_for(n_topics: int, measure_range: float = MEASURE_RANGE) -> float:
+    """The grid of a mean over ``n_topics``: the smallest nice step ≥ range / N (the whole range when N is 0)."""
+    return nice_step(measure_range / max(1, int(n_topics)))
+
+
+def on_grid(value: float, step: float) -> float:
+    """``value`` to the nearest multiple of ``step`` (halves up), as a clean float."""
+    decimals = max(0, -math.floor(math.log10(step))) + 1
+    return round(math.floor(float(value) / step + 0.5) * step, decimals)
 
 
 def round_score(value: float, decimals: int = DECIMALS) -> float:
@@ -103,7 +135,8 @@ class LadderDecision:
 
 def ladder_step(*, best: Sequence[float] | None, new: Sequence[float], alpha: float = ALPHA,
                 decimals: int = DECIMALS, n_resamples: int = N_RESAMPLES, seed: int = SEED,
-                fmt: Callable[[float], str] | None = None) -> LadderDecision:
+                fmt: Callable[[float], str] | None = None,
+                grid: Callable[[float], float] | None = None) -> LadderDecision:
     """Decide whether ``new`` (per-query values on the hidden topics) is released over ``best``.
 
     ``best`` is the per-query vector of the participant's current best on the
@@ -112,16 +145,19 @@ def ladder_step(*, best: Sequence[float] | None, new: Sequence[float], alpha: fl
     that scores on fewer than five topics is never released, not even first.
     A run is released when its displayed (rounded) mean is higher than the
     best's and the one-sided paired randomization test gives p < ``alpha``.
-    ``fmt`` formats a value for the message (default: ``decimals`` decimals).
+    ``fmt`` formats a value for the message (default: ``decimals`` decimals). ``grid`` puts a mean where
+    it is released (the server passes a hidden split's grid, ``submissions.disclosure``); by default it is
+    rounded to ``decimals``.
     """
+    shown = grid or (lambda v: round_score(v, decimals))
     new_values = np.asarray(new, dtype=np.float64)
     show = fmt or (lambda v: f"{v:.{decimals}f}")
     first = best is None
     best_values = np.zeros_like(new_values) if first else np.asarray(best, dtype=np.float64)
     if best_values.shape != new_values.shape:
         raise ValueError("the Ladder compares two per-query vectors of the same length (one value per topic)")
-    new_shown = round_score(new_values.mean() if len(new_values) else 0.0, decimals)
-    best_shown = round_score(best_values.mean() if len(best_values) else 0.0, decimals)
+    new_shown = shown(float(new_values.mean()) if len(new_values) else 0.0)
+    best_shown = shown(float(best_values.mean()) if len(best_values) else 0.0)
     p = improvement_p_value(best_values, new_values, n_resamples=n_resamples, seed=seed)
     return _decision(first=first, new_shown=new_shown, best_shown=best_shown, p=p, alpha=alpha, show=show)
 
@@ -252,7 +288,8 @@ def macro_f1_improvement(*, task: str, gold: Sequence[object], best: Sequence[ob
 def ladder_step_macro_f1(*, task: str, gold: Sequence[object], best: Sequence[object] | None, new: Sequence[object],
                          alpha: float = ALPHA, decimals: int = DECIMALS, n_resamples: int = N_RESAMPLES,
                          seed: int = SEED, fmt: Callable[[float], str] | None = None,
-                         start: Sequence[object] | None = None, start_name: str = "") -> LadderDecision:
+                         start: Sequence[object] | None = None, start_name: str = "",
+                         grid: Callable[[float], float] | None = None) -> LadderDecision:
     """:func:`ladder_step` for macro-F1 (classification and NER): the swap test of :func:`macro_f1_improvement`.
 
     ``best``/``new``: the answers of the two prediction sets in the order of ``gold``; ``best`` None for a first
@@ -264,8 +301,8 @@ def ladder_step_macro_f1(*, task: str, gold: Sequence[object], best: Sequence[ob
     p, f1_best, f1_new = macro_f1_improvement(task=task, gold=gold, best=against, new=new, n_resamples=n_resamples,
                                               seed=seed)
     show = fmt or (lambda v: f"{v:.{decimals}f}")
-    return _decision(first=first, new_shown=round_score(f1_new, decimals),
-                     best_shown=round_score(f1_best, decimals), p=p, alpha=alpha, show=show,
+    shown = grid or (lambda v: round_score(v, decimals))
+    return _decision(first=first, new_shown=shown(f1_new), best_shown=shown(f1_best), p=p, alpha=alpha, show=show,
                      too_few=("it predicts too few of the split's examples better" if start is not None and first
                               else "it answers too few of the split's examples right"),
                      start=start_name if start is not None and first else "an empty run")

@@ -159,10 +159,13 @@ class Dataset(models.Model):
 
     @property
     def default_split(self) -> Split | None:
-        """The split submissions go to when none is named: the hidden test split if any."""
+        """The split submissions go to when none is named: the hidden split if any, else the test split."""
         splits = list(self.splits.all())
         for split in splits:
             if split.hidden:
+                return split
+        for split in splits:
+            if split.kind == Split.Kind.TEST:
                 return split
         return splits[0] if splits else None
 

@@ -25,6 +25,9 @@ from evaluation.stats import bootstrap_ci
 from leaderboard import plots
 from leaderboard.models import Split, Topic
 
+from . import disclosure
+from .disclosure import min_group_size
+
 #: Buckets of the number of relevant documents of a query: (label, lowest, highest or None).
 RELEVANT_BUCKETS: list[tuple[str, int, int | None]] = [("1", 1, 1), ("2–5", 2, 5), ("6–20", 6, 20), (">20", 21, None)]
 HISTOGRAM_BINS = 10
@@ -45,17 +48,7 @@ class PerQueryNotAllowed(Exception):
 
 def per_query_allowed(split: Split) -> bool:
     """Per-query values (tables, CSV, scatter plots) only for visible dev and train splits."""
-    return not split.hidden and split.kind in (Split.Kind.DEV, Split.Kind.TRAIN)
-
-
-#: On hidden splits no group below this size is shown, whatever a curator sets: a group of one query is
-#: that query's value (docs/security.md).
-HIDDEN_GROUP_FLOOR = 5
-
-
-def min_group_size(split: Split) -> int:
-    """The smallest group (category, bucket) whose mean may be shown on this split."""
-    return max(HIDDEN_GROUP_FLOOR, int(split.dataset.category_min_queries)) if split.hidden else 1
+    return disclosure.shows(split, "per_query") and split.kind in (Split.Kind.DEV, Split.Kind.TRAIN)
 
 
 # --- the pure functions -----------------------------------------------------------------
@@ -218,14 +211,13 @@ def _aggregates(*, split: Split, result, vectors: dict[str, np.ndarray], measure
     if cached is not None:
         return cached
     dataset = split.dataset
-    fmt = dataset.format_value
+    fmt = disclosure.formatter(split)
     qids = [str(q) for q in vectors.get("qids", [])]
     min_queries = min_group_size(split)
 
     # A hidden split shows no bootstrap interval: with its published seed, the endpoints of a crafted run are
     # exact equations on its per-query values, which tell apart vectors of one rounded mean (docs/security.md).
-    public = not split.hidden
-    intervals = bootstrap_intervals(vectors, measures) if public else {}
+    intervals = bootstrap_intervals(vectors, measures) if disclosure.shows(split, "bootstrap") else {}
     interval_rows = [
         {"name": m, "mean": fmt(v[0]), "low": fmt(v[1]), "high": fmt(v[2]), "primary": m == dataset.primary_measure}
         for m, v in intervals.items()
@@ -236,7 +228,7 @@ def _aggregates(*, split: Split, result, vectors: dict[str, np.ndarray], measure
     # histogram and judged@10 are facts about single queries' judgments.
     categories: list[GroupRow] = []
     n_hidden_categories = 0
-    if public:
+    if disclosure.shows(split, "categories"):
         topics = _topics(split)
         categories, n_hidden_categories = category_table(
             qids=qids, categories={q: c for q, (c, _) in topics.items()}, vectors=vectors, measures=measures,
@@ -244,7 +236,7 @@ def _aggregates(*, split: Split, result, vectors: dict[str, np.ndarray], measure
         )
     buckets: list[GroupRow] = []
     n_hidden_buckets = 0
-    if public and "n_relevant" in vectors:
+    if disclosure.shows(split, "relevant_buckets") and "n_relevant" in vectors:
         buckets, n_hidden_buckets = relevant_breakdown(n_relevant=vectors["n_relevant"], vectors=vectors,
                                                        measures=measures, min_queries=min_queries)
 
@@ -252,7 +244,7 @@ def _aggregates(*, split: Split, result, vectors: dict[str, np.ndarray], measure
         return [{"label": g.label, "n": g.n_queries, "values": [fmt(g.means.get(m)) for m in measures]} for g in groups]
 
     recall_svg = ""
-    if public and "recall_curve" in vectors and len(vectors["recall_curve"]):
+    if disclosure.shows(split, "curves") and "recall_curve" in vectors and len(vectors["recall_curve"]):
         points = recall_curve_points(vectors["recall_curve"])
         depth = len(vectors["recall_curve"])
         marks = ", ".join(f"R@{k} = {fmt(float(vectors['recall_curve'][k - 1]))}" for k in (10, 100, depth)
@@ -265,7 +257,7 @@ def _aggregates(*, split: Split, result, vectors: dict[str, np.ndarray], measure
         )
     primary = dataset.primary_measure
     histogram_svg, histogram_counts = "", []
-    if public and primary in vectors and len(qids):
+    if disclosure.shows(split, "curves") and primary in vectors and len(qids):
         counts, edges = value_histogram(vectors[primary])
         histogram_counts = [
             {"low": edges[i], "high": edges[i + 1], "count": c} for i, c in enumerate(counts)
@@ -277,7 +269,7 @@ def _aggregates(*, split: Split, result, vectors: dict[str, np.ndarray], measure
                  + ", ".join(f"{edges[i]:.1f}–{edges[i + 1]:.1f}: {c}" for i, c in enumerate(counts)) + ".",
             x_label=f"{primary} of a query", y_label="queries",
         )
-    judged = vectors.get("judged_at_10") if public else None
+    judged = vectors.get("judged_at_10") if disclosure.shows(split, "judged_at_k") else None
     data = {
         "measures": measures,
         "n_queries": len(qids),
@@ -307,7 +299,7 @@ def submission_analysis(*, submission, result, vectors: dict[str, np.ndarray]) -
     split = submission.split
     if result is None or not vectors or "qids" not in vectors:
         return {"analysis": None}
-    if split.hidden and not result.released:  # the Ladder did not release it: no number of its own
+    if not disclosure.result_released(result, split=split):  # the Ladder did not release it: no number of its own
         return {"analysis": None}
     measures = [m for m in (split.dataset.measures or []) if m in vectors]
     data = dict(_aggregates(split=split, result=result, vectors=vectors, measures=measures))

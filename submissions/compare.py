@@ -27,9 +27,10 @@ from leaderboard.models import Dataset
 from lexboard.converters import MAX_ID
 
 from . import disclosure
-from .analysis import _topics, category_table, min_group_size, per_query_allowed
+from .analysis import _topics, category_table, per_query_allowed
+from .disclosure import min_group_size, result_released
 from .models import Result, Submission
-from .selectors import load_per_query, result_released, submission_current_result
+from .selectors import load_per_query, submission_current_result
 
 N_RESAMPLES = 10_000
 SEED = 0

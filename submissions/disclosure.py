@@ -31,12 +31,22 @@ Values are fractions (0..1) as stored; the site shows them in percent
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
-from leaderboard.models import Split
+from django.core.cache import cache
+from django.db.models import Min
 
+from evaluation.ladder import (
+    MEASURE_RANGE as MEASURE_RANGE,  # the skeleton's names, kept for its callers
+    nice_step as nice_step,
+    on_grid,
+    step_for,
+)
+from leaderboard.models import Dataset, QrelsVersion, Split
+
+from .ledger_models import WAITING_FOR_BUDGET, WAITING_NOTE
 from .models import Result, ResultPart
 
 # --- the information budget, as data ----------------------------------------------------------------
@@ -73,6 +83,16 @@ def shows(split: Split, feature: str) -> bool:
     return not split.hidden or BUDGET[feature].hidden
 
 
+#: On hidden splits no group below this size is shown, whatever a curator sets: a group of one query is
+#: that query's value.
+HIDDEN_GROUP_FLOOR = 5
+
+
+def min_group_size(split: Split) -> int:
+    """The smallest group (category, bucket, language) whose mean may be shown on this split."""
+    return max(HIDDEN_GROUP_FLOOR, int(split.dataset.category_min_queries)) if split.hidden else 1
+
+
 def hidden(split: Split) -> bool:
     """Whether ``split`` is held to the budget (its labels are hidden): the one display reading of ``Split.hidden``."""
     return bool(split.hidden)
@@ -82,49 +102,41 @@ def hidden(split: Split) -> bool:
 
 #: What machine-readable scores are: the JSON exports and the API name the unit next to the numbers.
 SCORES_ARE = "fractions (0..1); the site shows them in percent (× 100)"
-#: The range of every retrieval measure and of macro-F1 (fractions).
-MEASURE_RANGE = 1.0
 #: Where the grid is explained (the link the board and the messages give).
-GRID_DOCS = "/docs/metrics/#hidden-split-grid"
-LADDER_DOCS = "/docs/metrics/#the-ladder"
-
-
-def nice_step(minimum: float) -> float:
-    """The smallest of 1, 2, 5 × 10^k that is at least ``minimum`` (> 0)."""
-    k = math.floor(math.log10(minimum))
-    for exponent in (k, k + 1):
-        for mantissa in (1, 2, 5):
-            step = round(mantissa * 10.0 ** exponent, 12)
-            if step >= minimum * (1 - 1e-12):
-                return step
-    return 10.0 ** (k + 1)  # unreachable: 1 × 10^(k+1) > minimum
-
-
-def step_for(n_topics: int, measure_range: float = MEASURE_RANGE) -> float:
-    """The grid of a mean over ``n_topics``: the smallest nice step ≥ range / N (the whole range when N is 0)."""
-    return nice_step(measure_range / max(1, int(n_topics)))
+GRID_DOCS = "/docs/metrics/#hidden-grid"
+LADDER_DOCS = "/docs/metrics/#ladder"
 
 
 def grid_step(split: Split, measure: str | None = None, *, n_topics: int | None = None) -> float | None:
     """The step a released value of ``measure`` sits on: None (full precision) on a public split.
 
-    ``n_topics`` is the N of the released scope (a result's ``n_queries``); when not given, the topics of
-    the split's current judgments (an upper bound of N, so the finest step a page may state as ±).
+    ``n_topics`` is the N of the released scope; by default :func:`evaluated_topics` of the split.
+    Every measure of a retrieval or classification dataset ranges over 0..1, so ``measure`` changes nothing
+    today; it is part of the signature for a measure of another range.
     """
     if not split.hidden:
         return None
-    return step_for(n_topics if n_topics is not None else _split_topics(split))
+    return step_for(n_topics if n_topics is not None else evaluated_topics(split))
 
 
-def _split_topics(split: Split) -> int:
-    version = split.current_qrels
-    return version.n_topics if version is not None else 0
+def evaluated_topics(split: Split) -> int:
+    """N of a hidden split's released scope: the topics its released means average over.
 
-
-def on_grid(value: float, step: float) -> float:
-    """``value`` to the nearest multiple of ``step`` (halves up), as a clean float."""
-    decimals = max(0, -math.floor(math.log10(step))) + 1
-    return round(math.floor(float(value) / step + 0.5) * step, decimals)
+    The fewest evaluated topics of any result on the split's current judgments (a shared task's public part
+    while it runs; for classification, the examples), else the judged topics of those judgments. Cached
+    under the split's ``cache_version``, which every new score and every new qrels version bumps.
+    """
+    if split.current_qrels_id is None:
+        return 0
+    key = f"lexboard:disclosure:n:{split.pk}:{split.current_qrels_id}:{split.cache_version}"
+    n = cache.get(key)
+    if n is None:
+        n = (Result.objects.filter(submission__split_id=split.pk, qrels_version_id=split.current_qrels_id,
+                                   n_queries__gt=0).aggregate(n=Min("n_queries"))["n"]
+             or QrelsVersion.objects.filter(pk=split.current_qrels_id).values_list("n_topics", flat=True).first()
+             or 0)
+        cache.set(key, n, 24 * 60 * 60)
+    return int(n)
 
 
 def result_released(result: Result | ResultPart | None, *, split: Split) -> TypeGuard[Result]:
@@ -140,18 +152,26 @@ def released_measures(split: Split) -> list[str]:
     return list(dataset.measures or [])
 
 
-def scores_shown(scores: Mapping[str, Any] | None, *, split: Split, n_topics: int | None = None
-                 ) -> dict[str, float | None]:
+def scores_shown(scores: Mapping[str, Any] | None, *, split: Split, n_topics: int | None = None,
+                 measures: Iterable[str] | None = None) -> dict[str, float | None]:
     """Stored scores as every surface shows them: public splits in full; hidden splits primary-only, on the grid.
 
     The caller has checked :func:`result_released` (or passes a row the board already filtered).
+    ``measures``: the measures a hidden split shows here instead of :func:`released_measures` (a shared
+    task's reveal shows them all, still on the grid).
     """
     out = {k: (float(v) if v is not None else None) for k, v in (scores or {}).items()}
     if not split.hidden:
         return out
-    step = step_for(n_topics if n_topics is not None else _split_topics(split))
-    keep = set(released_measures(split))
+    step = step_for(n_topics if n_topics is not None else evaluated_topics(split))
+    keep = set(released_measures(split) if measures is None else measures)
     return {k: (on_grid(v, step) if v is not None else None) for k, v in out.items() if k in keep}
+
+
+def released_value(value: float, *, split: Split, n_topics: int | None = None) -> float:
+    """One value as a split releases it: on the grid of a hidden split, as stored on a public one."""
+    step = grid_step(split, n_topics=n_topics)
+    return float(value) if step is None else on_grid(value, step)
 
 
 def released_scores(result: Result | ResultPart | None, *, split: Split, viewer: Any = None
@@ -163,7 +183,7 @@ def released_scores(result: Result | ResultPart | None, *, split: Split, viewer:
     """
     if not result_released(result, split=split):
         return {}
-    return scores_shown(result.scores, split=split, n_topics=result.n_queries or None)
+    return scores_shown(result.scores, split=split)
 
 
 def released_primary(result: Result | ResultPart | None, *, split: Split) -> float | None:
@@ -197,6 +217,15 @@ def format_released(value: float | None, *, split: Split, n_topics: int | None =
     return f"{100 * on_grid(value, step):.{decimals_of(step)}f}"
 
 
+def formatter(split: Split) -> Callable[[float | None], str]:
+    """``format_released`` for one split, its step looked up once: what a table of the split's values calls."""
+    step = grid_step(split)
+    if step is None:
+        return split.dataset.format_value
+    decimals = decimals_of(step)
+    return lambda value: "–" if value is None else f"{100 * on_grid(value, step):.{decimals}f}"
+
+
 def points(step: float) -> str:
     """A step in percentage points, for people ("1 point", "0.5 points")."""
     value = f"{100 * step:g}"
@@ -225,3 +254,69 @@ def p_band(p: float | None) -> str:
         if p < bound:
             return label
     return P_NOT_SIGNIFICANT
+
+
+# --- messages and warnings --------------------------------------------------------------------------
+
+
+def ladder_grid(split: Split) -> Callable[[float], float]:
+    """Where the Ladder puts a mean it compares and releases: the split's grid (the value pages will show)."""
+    step = grid_step(split) or step_for(0)
+    return lambda value: on_grid(value, step)
+
+
+def ladder_format(split: Split) -> Callable[[float], str]:
+    """A value in a Ladder message, in the site's unit: "R@100 82 %" on a whole-point grid."""
+    show = formatter(split)
+    measure = split.dataset.primary_measure
+    return lambda value: f"{measure} {show(value)} %"
+
+
+def ladder_rule(split: Split) -> str:
+    """The rule a run held back by the Ladder was held to, with where it is explained (appended to its message)."""
+    test = ("swap test" if split.dataset.task != Dataset.Task.RETRIEVAL
+            else "one-sided paired randomization test")
+    return (f"The Ladder's rule: p < 0.05 ({test} on {split.dataset.primary_measure}) "
+            f"and the shown value up a step ({points(grid_step(split) or step_for(0))}): {LADDER_DOCS}")
+
+
+#: The longest message a result stores (``Result.ladder_message``).
+MESSAGE_MAX = 300
+
+
+def with_ladder_rule(message: str, *, split: Split) -> str:
+    """A held-back run's message with the rule it was held to and the docs' address, when it fits the field."""
+    full = f"{message} {ladder_rule(split)}"
+    return full if len(full) <= MESSAGE_MAX else f"{message} The Ladder: {LADDER_DOCS}"[:MESSAGE_MAX]
+
+#: What others read about a run the Ladder did not release (its message names the owner's best).
+NOT_RELEASED = "Not released: not a significant improvement over its owner's best on this hidden split."
+#: What others read about a run the Ladder released (its message names the owner's previous best).
+RELEASED = "Released: a significant improvement over its owner's earlier results on this hidden split."
+
+
+def ladder_note(result: Result | None, *, split: Split, is_owner: bool) -> str:
+    """What a hidden split's Ladder says about ``result``: its message to the owner, a bare fact to others.
+
+    The owner's message names their best, which may be a private entry's score: others never read it.
+    """
+    if result is None or not split.hidden or not result.ladder_message:
+        return ""
+    if is_owner:
+        return result.ladder_message
+    if not result.released:
+        return WAITING_NOTE if result.ladder_message.startswith(WAITING_FOR_BUDGET) else NOT_RELEASED
+    return RELEASED if result.ladder_message.startswith("Released") else result.ladder_message
+
+
+#: Warnings that count against the qrels (which topics are judged, which have a relevant document) or the
+#: gold (how many of its labels a file never predicts: which labels the hidden split holds): facts about the
+#: hidden labels, so a hidden split never shows them (the budget's ``qrels_warnings``).
+QRELS_WARNINGS = frozenset({"unknown_queries", "missing_queries", "empty_queries_counted", "never_predicted"})
+
+
+def budget_warnings(warnings: list[dict] | None, *, split: Split) -> list[dict]:
+    """A submission's warnings as they may be shown: on a hidden split, the facts about the file only."""
+    if shows(split, "qrels_warnings"):
+        return list(warnings or [])
+    return [w for w in (warnings or []) if w.get("code") not in QRELS_WARNINGS]

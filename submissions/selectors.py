@@ -8,19 +8,17 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TypeGuard
 
 import numpy as np
 from django.db.models import Case, Count, Exists, IntegerField, OuterRef, Prefetch, QuerySet, Subquery, When
 from django.http import Http404
 from django.utils import timezone
 
-from evaluation.ladder import round_score
 from leaderboard.models import Split, Topic
 from lexboard.text import count
 from sharedtasks.selectors import phase_of, quota_scope
 
-from .ledger_models import WAITING_FOR_BUDGET, WAITING_NOTE
+from . import disclosure
 from .models import Result, ResultPart, StatusEvent, Submission
 
 #: The daily quota is a rolling window: a submission stops counting 24 hours after it was made.
@@ -250,57 +248,6 @@ def full_part_of(result: Result) -> Result | ResultPart:
     return part if part is not None else result
 
 
-def budget_scores(scores: dict | None, *, split: Split) -> dict[str, float | None]:
-    """Scores as every view may show them: on a hidden split, rounded to the display precision.
-
-    The pages, the API, status.json and the exports all call this, so a hidden
-    split's values are the same rounded numbers everywhere (docs/security.md,
-    "The information budget of a hidden split"); public splits keep full precision.
-    """
-    out = {k: (float(v) if v is not None else None) for k, v in (scores or {}).items()}
-    if split.hidden:
-        out = {k: (round_score(v) if v is not None else None) for k, v in out.items()}
-    return out
-
-
-def result_released(result: Result | None, *, split: Split) -> TypeGuard[Result]:
-    """Whether a view may show ``result``'s numbers: always on a public split; on a hidden one if the Ladder released it."""
-    return result is not None and (not split.hidden or result.released)
-
-
-def ladder_note(result, *, split, is_owner: bool) -> str:
-    """What a hidden split's Ladder says about ``result``: its message to the owner, a bare fact to others.
-
-    The owner's message names their best, which may be a private entry's score: others never read it.
-    """
-    if result is None or not split.hidden or not result.ladder_message:
-        return ""
-    if is_owner:
-        return result.ladder_message
-    if not result.released:
-        return WAITING_NOTE if result.ladder_message.startswith(WAITING_FOR_BUDGET) else NOT_RELEASED
-    return RELEASED if result.ladder_message.startswith("Released") else result.ladder_message
-
-
-#: What others read about a run the Ladder did not release (its message names the owner's best).
-NOT_RELEASED = "Not released: not a significant improvement over its owner's best on this hidden split."
-#: What others read about a run the Ladder released (its message names the owner's previous best).
-RELEASED = "Released: a significant improvement over its owner's earlier results on this hidden split."
-
-
-#: Warnings that count against the qrels (which topics are judged, which have a relevant document) or the
-#: gold (how many of its labels a file never predicts: which labels the hidden split holds): facts about the
-#: hidden labels, so a hidden split never shows them (docs/security.md).
-QRELS_WARNINGS = frozenset({"unknown_queries", "missing_queries", "empty_queries_counted", "never_predicted"})
-
-
-def budget_warnings(warnings: list[dict] | None, *, split: Split) -> list[dict]:
-    """A submission's warnings as they may be shown: on a hidden split, the facts about the file only."""
-    if not split.hidden:
-        return list(warnings or [])
-    return [w for w in (warnings or []) if w.get("code") not in QRELS_WARNINGS]
-
-
 def load_per_query(result: Result | ResultPart, names: tuple[str, ...] | None = None) -> dict[str, np.ndarray]:
     """The per-query vectors of a result: ``qids``, one array per measure, and the extras (or only ``names``).
 
@@ -341,9 +288,7 @@ def submissions_of_user(*, user) -> list[Submission]:
 def primary_score_of(submission: Submission) -> float | None:
     """The primary score of the current result (:func:`current_result_of`), from prefetched results."""
     result = current_result_of(submission)
-    if not result_released(result, split=submission.split):  # hidden split, not released by the Ladder
-        return None
-    return budget_scores({"p": result.primary_score}, split=submission.split)["p"]
+    return disclosure.released_primary(result, split=submission.split)
 
 
 # --- rescoring on new judgments (see submissions.services, "new judgments") ---

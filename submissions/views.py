@@ -126,7 +126,7 @@ def _status_payload(submission: Submission, *, is_owner: bool) -> dict:
         # Final for a page that polls: a run waiting for judgments may wait for weeks.
         "is_final": submission.status in (Submission.Status.SCORED, Submission.Status.FAILED,
                                           Submission.Status.WAITING),
-        "message": selectors.ladder_note(result, split=submission.split, is_owner=is_owner),
+        "message": disclosure.ladder_note(result, split=submission.split, is_owner=is_owner),
     }
 
 
@@ -141,13 +141,13 @@ def _result_history(submission: Submission) -> list[dict]:
     deltas = disclosure.shows(split, "version_deltas")
     rows = []
     for r in selectors.submission_result_history(submission=submission):
-        if not selectors.result_released(r, split=split):
+        if not disclosure.result_released(r, split=split):
             continue
         current = r.qrels_version_id == split.current_qrels_id
         if deltas:
             primary = split.dataset.format_value(r.primary_score)
         elif current:
-            primary = disclosure.format_released(r.primary_score, split=split, n_topics=r.n_queries or None)
+            primary = disclosure.format_released(disclosure.released_primary(r, split=split), split=split)
         else:
             primary = "not shown"
         rows.append({"version": r.qrels_version.version, "at": r.created_at, "current": current, "primary": primary})
@@ -163,21 +163,23 @@ def detail(request: HttpRequest, submission_id: int) -> HttpResponse:
     dataset = split.dataset
     scores = []
     # Hidden split: a result the Ladder did not release shows no number of its own (docs/security.md).
-    shown = found.result if selectors.result_released(found.result, split=split) else None
+    shown = found.result if disclosure.result_released(found.result, split=split) else None
+    fmt = disclosure.formatter(split)
     if shown is not None:
-        rounded = selectors.budget_scores(shown.scores, split=split)
-        for name in dataset.measures:
-            scores.append({"name": name, "value": dataset.format_value(rounded.get(name)),
-                           "primary": name == dataset.primary_measure})
+        released = disclosure.released_scores(shown, split=split, viewer=request.user)
+        for name in disclosure.released_measures(split):
+            scores.append({"name": name, "value": fmt(released.get(name)), "primary": name == dataset.primary_measure})
     context = {
         "submission": submission,
         "split": submission.split,
         "dataset": dataset,
         "is_owner": is_owner,
         "result": shown,
-        "shown_warnings": selectors.budget_warnings(submission.warnings, split=split),
-        "ladder_note": selectors.ladder_note(found.result, split=split, is_owner=is_owner),
-        "per_query": found.per_query if not split.hidden else {},
+        "shown_warnings": disclosure.budget_warnings(submission.warnings, split=split),
+        "ladder_note": disclosure.ladder_note(found.result, split=split, is_owner=is_owner),
+        "per_query": found.per_query if disclosure.shows(split, "per_query") else {},
+        "grid_note": disclosure.grid_note(split),
+        "grid_docs": disclosure.GRID_DOCS,
         "scores": scores,
         "events": selectors.submission_events(submission=submission),
         "ordinal": selectors.submission_ordinal(submission=submission),
@@ -218,7 +220,7 @@ def mine(request: HttpRequest) -> HttpResponse:
             {
                 "submission": submission,
                 "primary_measure": dataset.primary_measure,
-                "primary_score": dataset.format_value(selectors.primary_score_of(submission))
+                "primary_score": disclosure.formatter(submission.split)(selectors.primary_score_of(submission))
                 if submission.status == Submission.Status.SCORED
                 else "",
             }

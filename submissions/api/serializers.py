@@ -9,9 +9,10 @@ from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema_field, inline_serializer
 from rest_framework import serializers
 
+from ..disclosure import SCORES_ARE, budget_warnings, grid_step, ladder_note, released_scores, result_released
 from ..forms import METADATA_HELP, METADATA_LABELS
 from ..models import Submission
-from ..selectors import budget_scores, budget_warnings, current_result_of, ladder_note, result_released
+from ..selectors import current_result_of
 from ..services import METADATA_FIELDS
 
 ErrorSerializer = inline_serializer(
@@ -165,6 +166,8 @@ class SubmissionSerializer(serializers.ModelSerializer):
     split = serializers.SerializerMethodField()
     qrels_version = serializers.SerializerMethodField()
     scores = serializers.SerializerMethodField()
+    scores_are = serializers.SerializerMethodField()
+    grid = serializers.SerializerMethodField()
     released = serializers.SerializerMethodField()
     message = serializers.SerializerMethodField()
     warnings = serializers.SerializerMethodField()
@@ -186,6 +189,8 @@ class SubmissionSerializer(serializers.ModelSerializer):
             "visibility",
             "qrels_version",
             "scores",
+            "scores_are",
+            "grid",
             "released",
             "message",
             "warnings",
@@ -232,13 +237,21 @@ class SubmissionSerializer(serializers.ModelSerializer):
     def get_scores(self, obj: Submission) -> dict[str, float | None]:
         """Aggregate scores only (means over the evaluated queries), fractions between 0 and 1.
 
-        On a hidden split: rounded to the display precision (4 decimals of the fraction), the values the
-        pages show, and ``{}`` when the Ladder did not release the run (docs/security.md).
+        On a hidden split: the primary measure only, on the split's grid (``grid``), the values the pages
+        show, and ``{}`` when the Ladder did not release the run (``submissions.disclosure``).
         """
-        result = current_result_of(obj)
-        if obj.status != Submission.Status.SCORED or not result_released(result, split=obj.split):
+        if obj.status != Submission.Status.SCORED:
             return {}
-        return budget_scores(result.scores, split=obj.split)
+        user = getattr(self.context.get("request"), "user", None)
+        return released_scores(current_result_of(obj), split=obj.split, viewer=user)
+
+    def get_scores_are(self, obj: Submission) -> str:
+        """The unit of ``scores`` (fractions; the site shows percent)."""
+        return SCORES_ARE
+
+    def get_grid(self, obj: Submission) -> float | None:
+        """The step a hidden split's released values sit on, as a fraction (0.01: whole points); null when public."""
+        return grid_step(obj.split)
 
     def get_released(self, obj: Submission) -> bool | None:
         """Whether the scores are shown: false when the Ladder of a hidden split held them back; null until scored."""

@@ -42,9 +42,10 @@ from evaluation.fusion import combsum, rrf
 from evaluation.runs import read_run, write_run
 from leaderboard.models import Dataset
 
+from ..disclosure import result_released
 from ..errors import UploadRefused
 from ..models import Submission
-from ..selectors import current_result_of, result_released, submission_quota
+from ..selectors import current_result_of, submission_quota
 from .locks import lock_uploader
 from .queue import submission_enqueue
 

@@ -28,10 +28,11 @@ import numpy as np
 from django.db import transaction
 from django.db.models import QuerySet
 
-from evaluation.ladder import label_support_refusal, ladder_step, ladder_step_macro_f1, majority_start, round_score
+from evaluation.ladder import label_support_refusal, ladder_step, ladder_step_macro_f1, majority_start
 from leaderboard.models import Dataset, Split
 from sharedtasks.selectors import phase_of
 
+from .. import disclosure
 from ..models import LadderBest, ReleaseWait, Result, ResultPart, Submission
 from ..selectors import differenced_private_topics, load_per_query
 from .ledger import release_hold, release_record, waits_due
@@ -56,20 +57,21 @@ def _decide(*, best: Result | None, new: Result, measure: str, split: Split) -> 
     """(released, message, p) for ``new`` against ``best`` (None: the participant's first result here)."""
     if split.dataset.task != Dataset.Task.RETRIEVAL:
         return _decide_macro_f1(best=best, new=new, split=split)
+    grid, fmt = disclosure.ladder_grid(split), disclosure.ladder_format(split)
     new_values = _vector(new, measure)
     best_values = _vector(best, measure) if best is not None else {}
     if new_values is None or best_values is None:
         # A result stored without per-query values (none is since the per-query blob exists): no test is
         # possible, so only the displayed value going up by a step releases it.
-        shown_new = round_score(new.primary_score or 0.0)
-        shown_best = round_score(best.primary_score or 0.0) if best is not None else None
+        shown_new = grid(new.primary_score or 0.0)
+        shown_best = grid(best.primary_score or 0.0) if best is not None else None
         if shown_best is None or shown_new > shown_best:
-            return True, f"Released: {shown_new:.4f}.", None
-        return False, (f"Not a significant improvement over your best ({shown_best:.4f}); "
+            return True, f"Released: {fmt(shown_new)}.", None
+        return False, (f"Not a significant improvement over your best ({fmt(shown_best)}); "
                        "your best stays on the leaderboard."), None
     qids = sorted(set(best_values) | set(new_values))  # a query one of them lacks counts as 0 there
     decision = ladder_step(best=[best_values.get(q, 0.0) for q in qids] if best is not None else None,
-                           new=[new_values.get(q, 0.0) for q in qids])
+                           new=[new_values.get(q, 0.0) for q in qids], grid=grid, fmt=fmt)
     return decision.released, decision.message, decision.p_value
 
 
@@ -137,7 +139,8 @@ def _decide_macro_f1(*, best: Result | None, new: Result, split: Split) -> tuple
             start = majority_start(gold_answers)
             start_name = "predicting the most frequent label everywhere"
     decision = ladder_step_macro_f1(task=dataset.task, gold=gold_answers, best=best_answers, new=new_answers,
-                                    start=start, start_name=start_name)
+                                    start=start, start_name=start_name,
+                                    grid=disclosure.ladder_grid(split), fmt=disclosure.ladder_format(split))
     return decision.released, decision.message, decision.p_value
 
 
@@ -193,6 +196,8 @@ def ladder_judge(*, result: Result, submission: Submission, split: Split, again:
         released, message, p = False, twice, None
     else:
         released, message, p = _decide(best=best, new=result, measure=measure, split=split)
+        if not released and "significant improvement" in message:
+            message = disclosure.with_ladder_rule(message, split=split)
     if released and (held := release_hold(result=result, submission=submission, split=split, curator=curator)):
         released, message = False, held
     elif not released:

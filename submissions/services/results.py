@@ -29,7 +29,7 @@ from evaluation.verify import Disagreement, verify
 from leaderboard.models import Corpus, Dataset, QrelsVersion, Split
 from sharedtasks.selectors import phase_partition
 
-from ..analysis import HIDDEN_GROUP_FLOOR, min_group_size
+from ..disclosure import HIDDEN_GROUP_FLOOR, min_group_size
 from ..models import Result, Submission
 from .fusion import fused_run_ensure
 from .partition import parts_of, parts_store

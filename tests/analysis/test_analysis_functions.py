@@ -7,16 +7,15 @@ import pytest
 
 from evaluation.stats import bootstrap_ci
 from submissions.analysis import (
-    HIDDEN_GROUP_FLOOR,
     bootstrap_intervals,
     bucket_of,
     category_table,
     left_out_groups,
-    min_group_size,
     recall_curve_points,
     relevant_breakdown,
     value_histogram,
 )
+from submissions.disclosure import HIDDEN_GROUP_FLOOR, min_group_size
 
 
 def test_it_gives_a_bootstrap_interval_containing_the_mean():

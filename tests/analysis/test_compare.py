@@ -9,6 +9,7 @@ from rest_framework.test import APIClient
 from scipy import stats as scipy_stats
 
 from evaluation.stats import paired_ttest, randomization_test
+from submissions import disclosure
 from submissions.compare import pair_stats, top_k_overlap
 from submissions.selectors import load_per_query, submission_current_result
 
@@ -160,8 +161,6 @@ def test_randomization_p_values_match_the_pair_by_pair_tests():
 
 
 def test_on_a_hidden_split_the_compare_api_gives_released_means_a_band_and_no_counts(scored, alice, bob):
-    from submissions import disclosure
-
     a = scored("test", alice, "perfect")
     b = scored("test", bob, "shifted")
     body = APIClient().get(reverse("api:compare"), {"submissions": f"{a.pk},{b.pk}"}).json()

@@ -15,8 +15,9 @@ from rest_framework.test import APIClient
 
 from boards.selectors import leaderboard_rows
 from leaderboard.services import qrels_version_add
+from submissions import disclosure
+from submissions.disclosure import NOT_RELEASED
 from submissions.models import LadderBest, Result, Submission
-from submissions.selectors import NOT_RELEASED
 from submissions.services import (
     qrels_version_publish_and_rescore,
     submission_rescore,
@@ -39,9 +40,11 @@ def test_a_run_that_is_no_significant_improvement_is_held_back_everywhere(scored
     best = scored("test", alice, "shifted", name="first")
     worse = scored("test", alice, "random", name="worse", seed=2)
     assert result_of(best).released and not result_of(worse).released
-    shown_best = f"{round(result_of(best).primary_score, 4):.4f}"
-    assert result_of(worse).ladder_message == (f"Not a significant improvement over your best ({shown_best}); "
-                                               "your best stays on the leaderboard.")
+    shown_best = f"R@10 {100 * disclosure.on_grid(result_of(best).primary_score, 0.05):.0f} %"  # 24 topics: 5 points
+    assert result_of(worse).ladder_message == (
+        f"Not a significant improvement over your best ({shown_best}); your best stays on the leaderboard. "
+        "The Ladder's rule: p < 0.05 (one-sided paired randomization test on R@10) and the shown value up a step "
+        "(5 points): /docs/metrics/#ladder")
     assert result_of(worse).ladder_p >= 0.05
     # The leaderboard shows her best only.
     assert [r.system for r in leaderboard_rows(split=split)] == ["first"]

@@ -222,8 +222,8 @@ def test_it_waits_for_the_scores_of_a_real_worker(
     assert submission.status == "scored"
     scores = submission.results.get().scores
     assert scores["R@10"] == pytest.approx((1 / 2 + 1 + 1 / 3) / 3)  # one relevant document found per query
-    for measure, value in scores.items():
-        assert f"{measure}" in out and f"{100 * value:.2f}" in out  # percent, as the site shows it
+    # The hidden split releases R@10 only, on its grid (4 judged topics: 50 points), in percent as the site shows it.
+    assert "R@10" in out and "50.00" in out and "MAP@10" not in out
     assert ": scored" in out
 
 

@@ -69,6 +69,20 @@ def make_entry(db):
 
 @pytest.fixture
 def split_test(tiny_dataset):
+    """The tiny test split, made public: these tests check the board's mechanics at full precision.
+
+    A hidden split shows its primary measure only, on a grid of one topic's share (4 topics: 50 points),
+    which would hide what they check; ``hidden_test`` is the hidden one (tests/pages/test_hidden_board.py).
+    """
+    split = tiny_dataset.splits.get(name="test")
+    split.hidden = False
+    split.save(update_fields=["hidden"])
+    return split
+
+
+@pytest.fixture
+def hidden_test(tiny_dataset):
+    """The tiny test split as the dataset defines it: hidden labels, the Ladder off."""
     return tiny_dataset.splits.get(name="test")
 
 

@@ -151,16 +151,21 @@ def test_no_url_shows_a_score_of_the_private_part_or_of_all_topics_during_the_ph
 def test_the_pages_show_the_public_part(running, client):
     """Positive control: the public part's values are what the board shows."""
     page = client.get(reverse("leaderboard:dataset", args=[SLUG])).content.decode()
-    assert "75.00" in page  # alice's R@10 on the public topics (3 of 4)
+    # Alice's R@10 on the public topics (3 of 4 = 75) on the grid of 4 topics (50 points).
+    assert "±25 points: hidden split" in page and ">100<" in page
     api = client.get(reverse("api:submission", args=[running["subs"][0].pk])).json()
-    assert api["scores"]["R@10"] == 0.75
+    assert api["scores"]["R@10"] == 1.0 and api["grid"] == 0.5
 
 
 def test_the_walk_would_see_all_topic_scores_after_the_reveal(running, client):
-    """Control of the detector: once the task is revealed, the living board shows all topics (88.89)."""
+    """Control of the detector: once the task is revealed and the split made public, the living board shows all
+    topics at full precision (88.89). (Hidden, it shows them on the grid of 9 topics: 20 points.)"""
     from boards.private_board import phase_reveal
 
     close(running["phase"])
     assert phase_reveal(phase_id=running["phase"].pk).created
+    running["split"].refresh_from_db()
+    running["split"].hidden = False
+    running["split"].save(update_fields=["hidden"])
     leaks = _walk(running, client)
     assert any("88.89" in line or "0.8889" in line for line in leaks)

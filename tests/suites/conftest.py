@@ -42,9 +42,13 @@ def suite(tiny_dataset):
         order=1,
     )
     corpus_set(dataset=ds2, ids=[f"d{i}" for i in range(1, 6)])
-    split2 = Split.objects.create(dataset=ds2, name="test", kind="test", hidden=True)
+    # Public splits: the suite's arithmetic at full precision (a hidden split's grid: test_hidden_suite below).
+    split2 = Split.objects.create(dataset=ds2, name="test", kind="test", hidden=False)
     qrels_version_add(split=split2, qrels={"q1": {"d1": 1}})
-    return bench, tiny_dataset.splits.get(name="test"), split2
+    split1 = tiny_dataset.splits.get(name="test")
+    split1.hidden = False
+    split1.save(update_fields=["hidden"])
+    return bench, split1, split2
 
 
 @pytest.fixture
