@@ -27,6 +27,21 @@ only make slower.
   candidate moved up; comparing the two released, rounded MRR@10 values
   tests one (query, document) pair per identity.
 
+The lattice attack (tests/security/lattice.py: anchors on a known lattice,
+probes behind fillers, three rounds per identity, decoded from every released
+measure), on a 20-topic split as in tests/security/ and on the demo's size
+(100 topics):
+
+* **lattice before**: what main released before the disclosure module — every
+  measure of a released run, rounded to 4 decimals;
+* **lattice after**: ``submissions.disclosure`` — the primary measure only, on
+  the grid of ``evaluation.ladder.step_for`` (the Ladder compares grid values).
+
+And the board's cost of the grid: how many adjacent entries of a board tie at
+its step — the demo's baselines on its 100-topic test split (1 point), BSARD's
+reported results (222 topics: 0.5 points) and a simulated crowded 222-topic
+board (30 entries between 60 and 75 R@100).
+
 Results go to var/bench-results/attack.json and stdout.
 """
 
@@ -42,10 +57,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from evaluation.ladder import ladder_step, round_score  # noqa: E402
+from demo.baselines import baseline_runs  # noqa: E402
+from demo.generator import generate  # noqa: E402
+from evaluation.ladder import ladder_step, on_grid, round_score, step_for  # noqa: E402
 from evaluation.qrels import read_qrels  # noqa: E402
 from evaluation.runs import read_run  # noqa: E402
 from evaluation.scoring import evaluate, recall_curve  # noqa: E402
+from tests.security import lattice  # noqa: E402
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DEPTH = 100
@@ -159,12 +177,74 @@ def _tally(split: Split, found: set, submissions: int) -> dict:
             "submissions_per_pair": round(submissions / len(right), 2) if right else None}
 
 
+LATTICE_MEASURES = ["R@10", "R@100", "MAP@100", "MRR@10", "nDCG@10"]  # the hidden split of tests/security/
+
+
+def lattice_attack(split: Split, *, identities: int, grid: bool) -> dict:
+    """Judgments the lattice attack recovers per identity and per released run, before (``grid=False``) or after."""
+    n = len(split.qids)
+    step = step_for(n) if grid else None
+    recovered, wrong, released, runs = [], 0, 0, 0
+    for identity in range(identities):
+        best, learnt = None, {}
+        for plan in lattice.plans(split.qids, split.run, identity=identity):
+            runs += 1
+            text = lattice.run_text(plan, split.run)
+            evaluation = evaluate(split.qrels, read_run(text), LATTICE_MEASURES, depth=DEPTH)
+            new = split.vector(evaluation)
+            decision = ladder_step(best=best, new=new, grid=(lambda v: on_grid(v, step)) if step else None)
+            if not decision.released:
+                continue
+            best, released = new, released + 1
+            means = {m: float(evaluation.means[m]) for m in LATTICE_MEASURES}
+            shown = {PRIMARY: on_grid(means[PRIMARY], step)} if step else {m: round_score(v) for m, v in means.items()}
+            learnt.update(lattice.decode(plan, shown, n_topics=n, step=step))
+        right = {k for k, v in learnt.items() if v == (k[1] in split.relevant[k[0]])}
+        recovered.append(len(right))
+        wrong += len(learnt) - len(right)
+    return {"topics": n, "identities": identities, "runs": runs, "released_runs": released,
+            "recovered_per_identity": recovered, "max_per_identity": max(recovered), "wrong": wrong,
+            "per_released_run": round(sum(recovered) / released, 2) if released else 0.0,
+            "step": step}
+
+
+def adjacent_ties(values: list[float], step: float) -> dict:
+    """How many adjacent entries of a board (sorted by value) become ties when shown on ``step``."""
+    ordered = sorted(values, reverse=True)
+    shown = [on_grid(v, step) for v in ordered]
+    distinct_before = sum(1 for a, b in zip(ordered, ordered[1:]) if a != b)
+    ties = sum(1 for a, b, x, y in zip(ordered, ordered[1:], shown, shown[1:]) if a != b and x == y)
+    return {"entries": len(values), "step_points": round(100 * step, 3), "adjacent_pairs": len(values) - 1,
+            "adjacent_distinct_before": distinct_before, "adjacent_ties_after": ties}
+
+
+def board_cost() -> dict:
+    """The grid's cost on real and simulated boards."""
+    data = generate()
+    qrels = read_qrels("".join(f"{q} 0 {d} {g}\n" for q, docs in data.qrels("test").items()
+                               for d, g in docs.items()).encode())
+    demo_means = {}
+    for key, per_split in baseline_runs(data).items():
+        run = per_split.get("test", {})
+        text = "".join(f"{q} Q0 {d} {i + 1} {s} {key}\n" for q, hits in run.items() for i, (d, s) in enumerate(hits))
+        demo_means[key] = float(evaluate(qrels, read_run(text.encode()), [PRIMARY], depth=1000).means[PRIMARY])
+    n_demo = len(data.qrels("test"))
+    cards = json.loads((BASE_DIR / "leaderboard" / "cards" / "reported_results.json").read_text())
+    bsard = [row["R@100"] / 100 for row in cards["bsard"]["rows"] if row.get("R@100") is not None]
+    crowded = np.random.default_rng(222).uniform(0.60, 0.75, size=30).tolist()
+    return {"demo_test": {"topics": n_demo, "R@100": {k: round(v, 4) for k, v in demo_means.items()},
+                          **adjacent_ties(list(demo_means.values()), step_for(n_demo))},
+            "bsard_reported": {"topics": 222, **adjacent_ties(bsard, step_for(222))},
+            "bsard_sized_crowded": {"topics": 222, **adjacent_ties(crowded, step_for(222))}}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--topics", type=int, default=50)
     parser.add_argument("--quota", type=int, default=100, help="total submissions of one identity (the default limit)")
     parser.add_argument("--identities", type=int, nargs="*", default=[10, 50])
     parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--lattice-identities", type=int, default=5)
     args = parser.parse_args()
     if args.smoke:
         args.topics, args.quota, args.identities = 10, 20, [5]
@@ -174,16 +254,31 @@ def main() -> int:
                "after_one_identity": after_one_identity(split, quota=args.quota)}
     for n in args.identities:
         results[f"after_{n}_identities"] = after_identities(split, identities=n)
+    lattice_results = {}
+    for topics in (20, 100):
+        target = Split(topics=topics)
+        for grid in (False, True):
+            name = f"lattice_{topics}_topics_{'after' if grid else 'before'}"
+            lattice_results[name] = lattice_attack(target, identities=args.lattice_identities, grid=grid)
+    results["lattice"] = lattice_results
+    results["board_cost"] = board_cost()
     results["seconds"] = round(time.perf_counter() - started, 1)
     out = BASE_DIR / "var" / "bench-results" / "attack.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2))
     for name, r in results.items():
-        if isinstance(r, dict):
+        if isinstance(r, dict) and "submissions" in r:
             per = r["submissions_per_pair"]
             print(f"{name:24s} {r['submissions']:5d} submissions, {r['recovered']:3d} of {r['relevant_pairs']} "
                   f"relevant pairs recovered ({r['wrong_guesses']} wrong): "
                   + (f"{per} submissions per pair" if per is not None else "no pair recovered"))
+    for name, r in lattice_results.items():
+        print(f"{name:30s} {r['released_runs']:2d} of {r['runs']} runs released, judgments recovered per identity "
+              f"{r['recovered_per_identity']} (max {r['max_per_identity']}, {r['wrong']} wrong), "
+              f"{r['per_released_run']} per released run")
+    for name, r in results["board_cost"].items():
+        print(f"{name:22s} {r['entries']:3d} entries, {r['topics']} topics, step {r['step_points']} points: "
+              f"{r['adjacent_ties_after']} of {r['adjacent_distinct_before']} distinct adjacent pairs tie")
     return 0
 
 
