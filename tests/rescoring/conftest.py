@@ -8,6 +8,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from evaluation.qrels import read_qrels
 from evaluation.runs import read_run
 from evaluation.scoring import evaluate
+from submissions import disclosure
 
 #: Three runs for the tiny dataset (tests/conftest.py), each ranking the documents differently.
 RUNS = {
@@ -44,13 +45,14 @@ def upload(content: str, name: str = "run.txt") -> SimpleUploadedFile:
 def expected_means(split, version, content: str) -> dict[str, float]:
     """What the metric core gives for the run on this qrels version (the leaderboard must show exactly this).
 
-    Rounded to the display precision on a hidden split, as every view shows it there (docs/security.md).
+    On a hidden split, what every view shows there: the primary measure on the grid of the evaluated topics
+    (``submissions.disclosure``).
     """
     dataset = split.dataset
     qrels = read_qrels(version.text().encode(), threshold=dataset.relevance_threshold)
     evaluation = evaluate(qrels, read_run(content.encode()), dataset.measures, depth=dataset.depth)
     means = {name: float(evaluation.means[name]) for name in dataset.measures}
-    return {name: round(value, 4) for name, value in means.items()} if split.hidden else means
+    return disclosure.scores_shown(means, split=split, n_topics=len(evaluation.qids))
 
 
 @pytest.fixture(autouse=True)
@@ -60,7 +62,12 @@ def _private_storage(private_run_storage):
 
 @pytest.fixture
 def test_split(tiny_dataset):
-    return tiny_dataset.splits.get(name="test")
+    """The tiny test split, public: the rescoring's numbers at full precision (a 3-topic hidden split shows its
+    primary measure on a 50-point grid, which hides the changes these tests follow)."""
+    split = tiny_dataset.splits.get(name="test")
+    split.hidden = False
+    split.save(update_fields=["hidden"])
+    return split
 
 
 @pytest.fixture

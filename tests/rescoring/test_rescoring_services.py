@@ -286,6 +286,8 @@ def test_the_admin_shows_the_rescoring_progress_and_says_when_the_board_switches
 def test_the_submission_page_lists_its_scores_on_each_version(
     client, test_split, make_submission, django_capture_on_commit_callbacks
 ):
+    test_split.hidden = True  # what a hidden split's page shows of earlier versions
+    test_split.save(update_fields=["hidden"])
     subs = score_all(test_split, make_submission, ["BM25"])
     v1 = test_split.current_qrels
     v2, _, _ = stage_v2(test_split, django_capture_on_commit_callbacks)
@@ -305,7 +307,7 @@ def test_an_anonymous_visitor_sees_the_old_numbers_until_the_switch_then_the_new
 ):
     subs = score_all(test_split, make_submission)
     url = reverse("leaderboard:dataset", args=[test_split.dataset.slug]) + f"?split={test_split.name}"
-    fmt = test_split.dataset.format_value
+    fmt = disclosure.formatter(test_split)
     v1 = test_split.current_qrels
     old_value = fmt(expected_means(test_split, v1, RUNS["BM25"])["R@10"])
     page = client.get(url).content.decode()  # cached for anonymous visitors

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from submissions import disclosure
@@ -64,3 +67,10 @@ def test_the_budget_table_hides_per_query_facts_on_hidden_splits(tiny_dataset):
     for name in ("per_query", "curves", "categories", "bootstrap", "judged_at_k", "other_measures", "p_values"):
         assert not disclosure.shows(hidden, name), name
         assert disclosure.shows(public, name), name
+
+
+def test_docs_security_states_the_budget_table_of_the_module():
+    """docs/security.md's table of features is the module's BUDGET, row for row."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "security.md").read_text()
+    rows = dict(re.findall(r"^\| `(\w+)` \| (shown|not shown) \|", text, re.M))
+    assert rows == {name: ("shown" if f.hidden else "not shown") for name, f in disclosure.BUDGET.items()}
