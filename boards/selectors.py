@@ -23,6 +23,7 @@ from django.db.models import Prefetch, Q
 
 from leaderboard.models import Benchmark, Dataset, ReportedResult, Split
 from leaderboard.selectors import DatasetNotFound, dataset_for_page
+from submissions import disclosure
 from submissions.disclosure import budget_scores
 from submissions.models import Result, Submission
 from submissions.selectors import submission_ordinal_expr
@@ -183,7 +184,7 @@ def _results_base(split: Split):
 
     On a hidden split, released results only (the Ladder: docs/security.md).
     """
-    results = Result.objects.filter(released=True) if split.hidden else Result.objects.all()
+    results = Result.objects.filter(released=True) if disclosure.hidden(split) else Result.objects.all()
     return (
         results.filter(
             qrels_version_id=split.current_qrels_id,

@@ -124,13 +124,15 @@ def _progress(dataset, split, rows) -> dict | None:
     if not points:
         return None
     values = [100 * p.value for p in points]
+    fmt = disclosure.formatter(split)  # entries scored here as the board shows them (a hidden split's grid)
     top = min(100.0, max(10.0, math.ceil(max(values) / 10) * 10))
     svg = progress_chart(
         [(p.when, 100 * p.value, f"{p.system} ({p.label}, {'reported' if p.kind == 'reported' else 'scored here'})")
          for p in points],
         title=f"Best {measure} over time on {dataset.name}, {split.name} split",
         desc=(f"A step line of the best {measure} (percent) reached so far: "
-              + "; ".join(f"{p.label} {p.system} {100 * p.value:.2f}" for p in points) + "."),
+              + "; ".join(f"{p.label} {p.system} {(dataset.format_value if p.kind == 'reported' else fmt)(p.value)}"
+                          for p in points) + "."),
         x_label="year", y_label=f"best {measure} (%)", y_range=(0.0, float(top)),
     )
     return {"svg": svg, "points": points, "undated": undated, "measure": measure}

@@ -1,0 +1,125 @@
+"""One owner of what a hidden split shows: no code outside ``submissions/disclosure.py`` rounds a score or reads
+``Split.hidden`` to decide what to show, but for the uses listed here, each with its reason.
+
+The check reads the source (``ast``): a call to ``round``, ``round_score``, ``coarse_p`` or ``on_grid``, a
+format spec with a precision on an expression naming a score, mean, value or p-value, and a read of an
+attribute ``hidden`` (not ``disclosure.hidden``). A new page or field that rounds or decides on its own fails
+here; route it through the module, or add it below with the reason it is not a released number.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("accounts", "assessment", "boards", "demo", "leaderboard", "lexboard", "sharedtasks", "submissions")
+OWNER = "submissions/disclosure.py"
+ROUNDING = {"round", "round_score", "coarse_p", "on_grid"}
+SCORE_WORDS = re.compile(r"score|mean|value|p_|diff", re.I)
+
+#: (file, function, kind) → why it is not a released number of a hidden split, or not a display decision.
+ALLOWED: dict[tuple[str, str, str], str] = {
+    ("assessment/judging.py", "progress_per_assessor", "round"): "assessors' seconds of work",
+    ("assessment/judging.py", "seconds_since", "round"): "assessors' seconds of work",
+    ("assessment/pools.py", "_statistics", "round"): "a pool's expected hours of judging",
+    ("boards/admin/splits.py", "release_ledger", "hidden"): "staff's admin: the ledger link exists for hidden splits",
+    ("boards/api.py", "get", "hidden"): "states the split's flag itself",
+    ("boards/downloads.py", "_sources", "hidden"): "which files a split offers: a hidden split's qrels are the labels",
+    ("boards/qrels_history.py", "qrels_history", "round"): "Kendall's tau between boards (public splits only)",
+    ("boards/selectors.py", "cache_key", "hidden"): "a cache key: rows change when the split is hidden or made public",
+    ("boards/significance.py", "_two_digits", "round"): "the power section's topic counts, not a score",
+    ("boards/significance.py", "power_context", "on_grid"): "the power section on the split's grid (disclosure.step_for)",
+    ("boards/significance.py", "power_context", "round"): "points of a detectable difference, from baselines only",
+    ("boards/suites.py", "_format", "format"): "a suite's aggregate of values the boards released",
+    ("boards/views_tasks.py", "phase_timeline", "round"): "a phase's elapsed share of time",
+    ("boards/views_tasks.py", "task", "round"): "a phase's public share of topics, a setting",
+    ("demo/management/commands/seed_bench.py", "handle", "round"): "synthetic scores of the benchmark seeder",
+    ("demo/services.py", "_pct", "format"): "the demo card's text",
+    ("demo/services.py", "baselines_ensure", "round"): "a baseline's latency in milliseconds",
+    ("leaderboard/cards/__init__.py", "to_fraction", "round"): "papers' reported percentages read into fractions",
+    ("leaderboard/importers/base.py", "kind", "hidden"): "an import names the split it creates",
+    ("leaderboard/importers/classification.py", "classification_import", "hidden"): "an import creates the split",
+    ("leaderboard/importers/classification.py", "kind", "hidden"): "an import names the split it creates",
+    ("leaderboard/importers/classification.py", "line", "hidden"): "an import's report to the curator",
+    ("leaderboard/importers/report.py", "line", "hidden"): "an import's report to the curator",
+    ("leaderboard/importers/store.py", "dataset_import", "hidden"): "an import creates the split; its report",
+    ("leaderboard/models.py", "default_split", "hidden"): "which split uploads go to by default",
+    ("leaderboard/models.py", "format_percent", "format"): "the public splits' format (disclosure.formatter uses it)",
+    ("leaderboard/models.py", "requires_verified_email", "hidden"): "who may upload",
+    ("leaderboard/models.py", "uses_ladder", "hidden"): "the Ladder's decision",
+    ("leaderboard/plots.py", "_linear_ticks", "round"): "axis ticks",
+    ("leaderboard/plots.py", "_num", "format"): "SVG coordinates",
+    ("leaderboard/plots.py", "_tick_label", "format"): "axis labels",
+    ("leaderboard/plots.py", "_tick_label", "round"): "axis labels",
+    ("sharedtasks/models.py", "clean", "hidden"): "a shared task needs a hidden split (validation)",
+    ("sharedtasks/models.py", "draw_public", "round"): "the size of the public part, a setting",
+    ("submissions/analysis.py", "__init__", "hidden"): "a refusal names the split's kind",
+    ("submissions/analysis.py", "_cache_key", "hidden"): "a cache key",
+    ("submissions/analysis.py", "recall_curve_points", "round"): "cutoffs of a curve drawn on public splits only",
+    ("submissions/analysis.py", "value_histogram", "round"): "bin edges of a histogram drawn on public splits only",
+    ("submissions/client.py", "format_per_query", "format"): "the client prints what the API released",
+    ("submissions/client.py", "format_scores", "format"): "the client prints what the API released",
+    ("submissions/client.py", "wait", "round"): "a progress fraction",
+    ("submissions/compare.py", "compare", "round"): "float noise of a difference of two released values",
+    ("submissions/services/fusion.py", "fusable_by", "hidden"): "who may fuse a run (its release, not a number)",
+    ("submissions/services/ledger.py", "release_bits", "round"): "the ledger's count of grid values (bits)",
+    ("submissions/services/ledger.py", "release_hold", "hidden"): "the ledger's release decision",
+    ("submissions/services/ledger.py", "release_record", "hidden"): "the ledger records hidden splits' releases",
+    ("submissions/services/results.py", "result_compute", "hidden"): "which languages the worker scores on its own",
+    ("submissions/services/scoring.py", "run", "round"): "a scoring progress fraction",
+    ("submissions/services/uploads.py", "_check_queries", "hidden"): "the coverage rule at upload",
+    ("submissions/views.py", "_status_payload", "round"): "a scoring progress fraction",
+}
+
+
+def _findings() -> set[tuple[str, str, str]]:
+    found = set()
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            name = path.relative_to(ROOT).as_posix()
+            if "migrations" in path.parts or name == OWNER:
+                continue
+            source = path.read_text()
+
+            def visit(node: ast.AST, function: str, name=name, source=source) -> None:
+                for child in ast.iter_child_nodes(node):
+                    inner = child.name if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) \
+                        else function
+                    kind = None
+                    if isinstance(child, ast.Call):
+                        called = child.func
+                        called_name = called.id if isinstance(called, ast.Name) else getattr(called, "attr", "")
+                        kind = called_name if called_name in ROUNDING else None
+                    elif isinstance(child, ast.Attribute) and child.attr == "hidden" and isinstance(child.ctx, ast.Load):
+                        kind = None if ast.get_source_segment(source, child.value) == "disclosure" else "hidden"
+                    elif isinstance(child, ast.FormattedValue) and child.format_spec is not None:
+                        spec = "".join(str(v.value) for v in ast.walk(child.format_spec) if isinstance(v, ast.Constant))
+                        expression = ast.get_source_segment(source, child.value) or ""
+                        if re.search(r"\.\d+[fge%]", spec) and SCORE_WORDS.search(expression):
+                            kind = "format"
+                    if kind:
+                        found.add((name, inner, kind))
+                    visit(child, inner)
+
+            visit(ast.parse(source), "<module>")
+    return found
+
+
+def test_only_the_disclosure_module_rounds_scores_or_reads_split_hidden_for_display():
+    found = _findings()
+    unexplained = sorted(found - set(ALLOWED))
+    assert not unexplained, (
+        "rounding or a Split.hidden read outside submissions/disclosure.py (route it through the module, or add it "
+        "to ALLOWED with the reason it is no released number):\n" + "\n".join(map(str, unexplained)))
+
+
+def test_the_allowlist_names_only_what_is_there():
+    """A use that went away leaves the list too, so the list stays a true account."""
+    stale = sorted(set(ALLOWED) - _findings())
+    assert not stale, f"ALLOWED names uses that no longer exist: {stale}"
+
+
+def test_docs_architecture_names_the_module():
+    assert OWNER in (ROOT / "docs" / "architecture.md").read_text()
