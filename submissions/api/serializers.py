@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from django.core.validators import RegexValidator
+from django.http import QueryDict
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema_field, inline_serializer
 from rest_framework import serializers
@@ -103,7 +104,28 @@ class StrictInput(serializers.Serializer):
                 raise serializers.ValidationError(
                     {name: [f"not a field of this request; it takes {', '.join(sorted(writable))}."]
                      for name in unknown})
+            if not isinstance(data, QueryDict):  # a JSON body: each value of the JSON type its schema states
+                wrong = {name: [f"must be {kind}, as the schema says (got {type(data[name]).__name__})."]
+                         for name, field in self.fields.items()
+                         if name in data and data[name] is not None and (kind := _json_type_error(field, data[name]))}
+                if wrong:
+                    raise serializers.ValidationError(wrong)
         return super().to_internal_value(data)
+
+
+def _json_type_error(field: serializers.Field, value) -> str | None:
+    """The JSON type ``field`` takes when ``value`` is not of it (DRF would coerce 12 to "12" and "12" to 12)."""
+    if isinstance(field, serializers.BooleanField):
+        return None if isinstance(value, bool) else "true or false"
+    if isinstance(field, (serializers.CharField, serializers.ChoiceField)):
+        return None if isinstance(value, str) else "a string"
+    if isinstance(field, serializers.IntegerField):
+        return None if isinstance(value, int) and not isinstance(value, bool) else "a whole number"
+    if isinstance(field, (serializers.FloatField, serializers.DecimalField)):
+        return None if isinstance(value, (int, float)) and not isinstance(value, bool) else "a number"
+    if isinstance(field, serializers.ListField):
+        return None if isinstance(value, list) else "a list"
+    return None
 
 
 class SubmissionMetadataInput(StrictInput, serializers.ModelSerializer):
@@ -144,6 +166,20 @@ class SubmissionCreateInput(SubmissionMetadataInput):
 
     class Meta(SubmissionMetadataInput.Meta):
         fields = ["dataset", "split", "run_file", *METADATA_FIELDS]
+
+
+class SubmissionFromUploadInput(SubmissionMetadataInput):
+    """An upload whose file was PUT to a presigned address: where it goes, the key, and what the system is."""
+
+    dataset = serializers.SlugField(help_text="The dataset's slug, e.g. `bsard` (see `GET /api/v1/datasets/`).")
+    split = serializers.SlugField(
+        required=False, allow_blank=True, help_text="The split's name; default: the dataset's hidden test split."
+    )
+    upload_key = serializers.CharField(
+        max_length=300, help_text="The `upload_key` of the slot (`POST /api/v1/uploads/`) the file was PUT to.")
+
+    class Meta(SubmissionMetadataInput.Meta):
+        fields = ["dataset", "split", "upload_key", *METADATA_FIELDS]
 
 
 class SubmissionCreatedSerializer(serializers.Serializer):

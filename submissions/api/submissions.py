@@ -30,12 +30,15 @@ from lexboard.converters import MAX_ID
 from ..errors import AccountRefused, QuotaExceeded, SplitClosed, UploadRefused
 from ..models import Result, Submission
 from ..services import METADATA_FIELDS, submission_create, submission_update_metadata
+from ..services.presigned import FILE_NAME, NoObjectStorage, slot_release, upload_slot, uploaded_file
 from ..throttling import UploadRateThrottle
 from .contract import refuse_unknown_query_parameters
 from .errors import ApiError, error_body
 from .serializers import (
+    StrictInput,
     SubmissionCreatedSerializer,
     SubmissionCreateInput,
+    SubmissionFromUploadInput,
     SubmissionMetadataInput,
     SubmissionSerializer,
     error_responses,
@@ -138,39 +141,8 @@ class SubmissionListCreate(JsonView):
         values = dict(data.validated_data)
         split = _split_or_error(values.pop("dataset"), values.pop("split", "") or None, user=request.user)
         upload = values.pop("run_file")
-        metadata = {name: values[name] for name in METADATA_FIELDS if name in values}
-        # Private first: a sanity check must not land on the public board unasked.
-        visibility_defaulted = "visibility" not in metadata
-        if visibility_defaulted:
-            metadata["visibility"] = Submission.Visibility.PRIVATE
-        try:
-            submission = submission_create(user=request.user, split=split, upload=upload, metadata=metadata)
-        except QuotaExceeded as exc:
-            # A quota is a rate: 429, with the time of the next allowed upload.
-            body = error_body(exc.message, exc.details)
-            headers = {}
-            if exc.retry_at is not None:
-                body["error"]["retry_at"] = exc.retry_at.isoformat()
-                wait = (exc.retry_at - timezone.now()).total_seconds()
-                headers["Retry-After"] = str(max(1, int(wait)))
-            return Response(body, status=status.HTTP_429_TOO_MANY_REQUESTS, headers=headers)
-        except AccountRefused as exc:
-            raise ApiError(exc.message, details=exc.details, status_code=status.HTTP_403_FORBIDDEN) from exc
-        except SplitClosed as exc:
-            raise ApiError(exc.message, details=exc.details, status_code=status.HTTP_409_CONFLICT) from exc
-        except UploadRefused as exc:
-            raise ApiError(exc.message, details=exc.details) from exc
-        url = request.build_absolute_uri(reverse("api:submission", args=[submission.pk]))
-        body = {
-            "id": submission.pk,
-            "status": submission.status,
-            "url": url,
-            "page": request.build_absolute_uri(submission.get_absolute_url()),
-            "visibility": submission.visibility,
-        }
-        if visibility_defaulted:
-            body["visibility_note"] = VISIBILITY_DEFAULT_NOTE
-        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": url})
+        return _create(request, split=split, upload=upload, values=values)
+
 
     @extend_schema(
         operation_id="submission_list",
@@ -211,6 +183,45 @@ class SubmissionListCreate(JsonView):
         return paginator.get_paginated_response(
             SubmissionSerializer(page, many=True, context={"request": request}).data
         )
+
+
+def _create(request, *, split: Split, upload, values: dict, key: str = "") -> Response:
+    """An upload of either kind (a multipart file, a presigned object's key): the service, then the 202."""
+    metadata = {name: values[name] for name in METADATA_FIELDS if name in values}
+    # Private first: a sanity check must not land on the public board unasked.
+    visibility_defaulted = "visibility" not in metadata
+    if visibility_defaulted:
+        metadata["visibility"] = Submission.Visibility.PRIVATE
+    try:
+        submission = submission_create(user=request.user, split=split, upload=upload, metadata=metadata)
+    except QuotaExceeded as exc:
+        # A quota is a rate: 429, with the time of the next allowed upload.
+        body = error_body(exc.message, exc.details)
+        headers = {}
+        if exc.retry_at is not None:
+            body["error"]["retry_at"] = exc.retry_at.isoformat()
+            wait = (exc.retry_at - timezone.now()).total_seconds()
+            headers["Retry-After"] = str(max(1, int(wait)))
+        return Response(body, status=status.HTTP_429_TOO_MANY_REQUESTS, headers=headers)
+    except AccountRefused as exc:
+        raise ApiError(exc.message, details=exc.details, status_code=status.HTTP_403_FORBIDDEN) from exc
+    except SplitClosed as exc:
+        raise ApiError(exc.message, details=exc.details, status_code=status.HTTP_409_CONFLICT) from exc
+    except UploadRefused as exc:
+        raise ApiError(exc.message, details=exc.details) from exc
+    if key:
+        slot_release(key=key)  # the submission holds its own copy now
+    url = request.build_absolute_uri(reverse("api:submission", args=[submission.pk]))
+    body = {
+        "id": submission.pk,
+        "status": submission.status,
+        "url": url,
+        "page": request.build_absolute_uri(submission.get_absolute_url()),
+        "visibility": submission.visibility,
+    }
+    if visibility_defaulted:
+        body["visibility_note"] = VISIBILITY_DEFAULT_NOTE
+    return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": url})
 
 
 class SubmissionDetail(JsonView):
@@ -271,6 +282,94 @@ class SubmissionDetail(JsonView):
         except UploadRefused as exc:
             raise ApiError(exc.message, details=exc.details) from exc
         return Response(SubmissionSerializer(submission, context={"request": request}).data)
+
+
+class SubmissionFromUpload(JsonView):
+    """An upload whose file went to object storage first (a presigned PUT): the same checks, storage and scoring."""
+
+    permission_classes = [permissions.IsAuthenticated]
+    parser_classes = [JSONParser]
+    throttle_scope = "upload"
+
+    def get_throttles(self):
+        return [UploadRateThrottle()]
+
+    @extend_schema(
+        operation_id="submission_create_from_upload",
+        summary="Upload a run already PUT to object storage",
+        description=("For a run too large to send through the site: `POST /api/v1/uploads/` gives a presigned "
+                     "address, the file is PUT there, and this names its `upload_key` with the fields an upload "
+                     "takes. A site without object storage answers 409."),
+        request=SubmissionFromUploadInput,
+        responses={
+            202: SubmissionCreatedSerializer,
+            **error_responses(
+                403, e400="The key is not yours or holds no file, or the file or a field was refused.",
+                e401="No valid token.", e404="No such dataset or split.",
+                e409="This site keeps runs on its own disk, or the split takes no runs now.",
+                e429="Too many uploads, or the split's quota is reached (`retry_at`, `Retry-After`).",
+            ),
+        },
+        examples=[OpenApiExample("Accepted", response_only=True, status_codes=["202"], value={
+            "id": 43, "status": "queued", "url": "https://lexboard.example/api/v1/submissions/43/",
+            "page": "https://lexboard.example/submissions/43/", "visibility": "private"})],
+        tags=["submissions"],
+    )
+    def post(self, request):
+        data = SubmissionFromUploadInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = dict(data.validated_data)
+        split = _split_or_error(values.pop("dataset"), values.pop("split", "") or None, user=request.user)
+        key = values.pop("upload_key")
+        try:
+            upload = uploaded_file(user=request.user, key=key)
+        except NoObjectStorage as exc:
+            raise ApiError(str(exc), status_code=status.HTTP_409_CONFLICT) from None
+        except UploadRefused as exc:
+            raise ApiError(exc.message, details=exc.details) from None
+        return _create(request, split=split, upload=upload, values=values, key=key)
+
+
+class UploadSlotInput(StrictInput):
+    file_name = serializers.RegexField(
+        FILE_NAME.pattern, max_length=100,
+        help_text="The run's file name, e.g. `bm25.trec.gz` (letters, digits, `.`, `_`, `-`).")
+
+
+class UploadSlotCreate(JsonView):
+    """A presigned address in object storage for a run too large to send through the site (S3 sites only)."""
+
+    permission_classes = [permissions.IsAuthenticated]
+    parser_classes = [JSONParser]
+
+    @extend_schema(
+        operation_id="upload_slot_create",
+        summary="Get a presigned upload address (large runs)",
+        description=("Where the site keeps runs in S3-compatible storage: `PUT` the file to `upload_url` within the "
+                     "hour (any HTTP client; the body is the file), then `POST /api/v1/submissions/from-upload` "
+                     "with its `upload_key`. The run gets the same checks and limits as any upload. "
+                     "A site without object storage answers 409: send the file in the upload's body."),
+        request=UploadSlotInput,
+        responses={201: inline_serializer("UploadSlot", {
+            "upload_url": serializers.URLField(help_text="PUT the file here (presigned, valid for an hour)."),
+            "upload_key": serializers.CharField(help_text="Send this as upload_key with the upload."),
+            "expires_at": serializers.DateTimeField(),
+        }), **error_responses(400, e401="No valid token.", e409="This site keeps runs on its own disk.")},
+        examples=[OpenApiExample("A slot", response_only=True, status_codes=["201"], value={
+            "upload_url": "https://bucket.s3.example/private/incoming/7/3f2a…/bm25.trec.gz?X-Amz-Signature=…",
+            "upload_key": "incoming/7/3f2a9c0e4b8d1a7f3e6c5b4a39281706/bm25.trec.gz",
+            "expires_at": "2026-01-05T11:00:00Z"})],
+        tags=["submissions"],
+    )
+    def post(self, request):
+        data = UploadSlotInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            slot = upload_slot(user=request.user, file_name=data.validated_data["file_name"])
+        except NoObjectStorage as exc:
+            raise ApiError(str(exc), status_code=status.HTTP_409_CONFLICT) from None
+        return Response({"upload_url": slot.url, "upload_key": slot.key, "expires_at": slot.expires_at},
+                        status=status.HTTP_201_CREATED)
 
 
 # --- the docs page -------------------------------------------------------------------------

@@ -112,3 +112,8 @@ def test_an_upload_to_a_split_that_takes_no_runs_now_is_a_409(api, tiny_dataset)
     tiny_dataset.splits.filter(name="dev").update(accepts_submissions=False)
     response = _upload(api)
     assert response.status_code == 409 and "does not accept submissions" in response.json()["error"]["message"]
+
+
+def test_a_json_body_takes_each_value_in_the_type_its_schema_states(api, tiny_dataset):
+    response = api.post("/api/v1/fusions/", {"submissions": [1, 2], "k": "60"}, format="json")
+    assert response.status_code == 400 and "k: must be a whole number" in response.json()["error"]["message"]
