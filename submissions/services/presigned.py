@@ -27,7 +27,7 @@ from ..models import Submission
 #: How long a presigned address stays valid.
 SLOT_SECONDS = 3600
 INCOMING = "incoming"
-FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
 class NoObjectStorage(Exception):

@@ -320,6 +320,20 @@ ACCESS: dict[str, Callable[[World], list[tuple[str, Expect]]]] = {
                                   for q in ("", "?split=test", "?split=dev")],
     "api:compare": _api_compare,
     "api:fusions": lambda w: [(reverse("api:fusions"), {A: 401, O: 405, X: 405, S: 405})],
+    # The researcher's API: a dataset and its tasks for everyone; per-query values of what one may see, on dev
+    # splits only (a test split's are refused to all, its owner included); the POSTs refuse a GET.
+    "api:dataset": lambda w: public(reverse("api:dataset", args=["matrix"])),
+    "api:dataset_tasks": lambda w: public(reverse("api:dataset_tasks", args=["matrix"])),
+    "api:submission_per_query": lambda w: [
+        (reverse("api:submission_per_query", args=[w.sub("dev_public")]), ALL_200),
+        (reverse("api:submission_per_query", args=[w.sub("dev_private")]), {A: 404, O: 200, X: 404, S: 200}),
+        (reverse("api:submission_per_query", args=[w.sub("public")]), {A: 403, O: 403, X: 403, S: 403}),
+        (reverse("api:submission_per_query", args=[w.sub("private")]), {A: 404, O: 403, X: 404, S: 403})],
+    "api:submission_withdraw": lambda w: [(reverse("api:submission_withdraw", args=[w.sub("public")]),
+                                           {A: 401, O: 405, X: 405, S: 405})],
+    "api:upload_slots": lambda w: [(reverse("api:upload_slots"), {A: 401, O: 405, X: 405, S: 405})],
+    "api:submissions_from_upload": lambda w: [(reverse("api:submissions_from_upload"),
+                                               {A: 401, O: 405, X: 405, S: 405})],
     # Shared tasks: the task's page and its private board for everyone; team actions are POSTs of logged-in users
     # (the services check membership); an invitation link asks an anonymous visitor to sign up first.
     "sharedtasks:task": lambda w: [(reverse("sharedtasks:task", args=[w.phase.pk]), ALL_200),
