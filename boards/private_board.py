@@ -25,6 +25,7 @@ scored (a curator may force it; such a run is then left out and named).
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 import logging
 from dataclasses import dataclass
@@ -178,24 +179,18 @@ def private_topics(phase: Phase) -> int:
 
 
 def rank_on_grid(rows: list[LeaderboardRow], *, measure: str, step: float | None) -> list[LeaderboardRow]:
-    """The rows ordered by their full-precision ``measure``, then shown on the grid of ``step`` with shared ranks.
+    """The rows shown on the grid of ``step``, ordered by those shown values; ties share a rank.
 
-    Entries that tie at the grid keep the order of their full-precision means (not of their names), and share
-    a rank, as on the living board. ``step`` None (no grid): the values rounded to the display precision.
+    Entries that tie at the grid are listed by the date of their best run, then by team name, never by their
+    full-precision means: that order would say which of two tied teams did better on the private topics, a
+    finer number than the grid releases (docs/security.md). ``step`` None (no grid): the values rounded to
+    the display precision.
     """
-    ordered = rank_rows(rows, measure=measure)
-    for row in ordered:
+    for row in rows:
         row.scores = {m: (None if v is None else disclosure.on_grid(v, step) if step is not None else round_score(v))
                       for m, v in row.scores.items()}
-    rank, previous = 0, None
-    for position, row in enumerate(ordered, start=1):
-        value = row.scores.get(measure)
-        if row.rank is None:
-            continue
-        if previous is None or value != previous:
-            rank, previous = position, value
-        row.rank = rank
-    return ordered
+    # rank_rows sorts stably by the shown value: equal values keep this order.
+    return rank_rows(sorted(rows, key=lambda r: (r.date or dt.date.max, r.team or "")), measure=measure)
 
 
 def _unfinished(phase: Phase) -> int:

@@ -246,17 +246,23 @@ def test_a_private_final_run_is_ranked_but_not_named(task_world, closed_task, cl
     assert reverse("submissions:detail", args=[closed_task["red_best"].pk]) not in page
 
 
-def test_teams_that_tie_on_the_grid_keep_the_order_of_their_full_precision_means():
-    """The private board, like the living one: shown on the grid, ordered by the unrounded means, ties share a rank."""
+def test_teams_that_tie_on_the_grid_are_not_ordered_by_their_full_precision_means():
+    """The private board is shown on the grid; teams tied there share a rank and are listed by date, then name.
+
+    Their full-precision order would say which of two tied teams did better on the private topics (issue #24).
+    """
+    import datetime as dt
+
     from boards.private_board import rank_on_grid
     from boards.selectors import LeaderboardRow
 
-    def row(team: str, value: float) -> LeaderboardRow:
+    def row(team: str, value: float, day: int) -> LeaderboardRow:
         return LeaderboardRow(rank=None, kind="scored", submission_id=len(team), system=team, owner=team,
-                              family="", paper_url="", code_url="", date=None, scores={"R@10": value}, team=team)
+                              family="", paper_url="", code_url="", date=dt.date(2026, 3, day),
+                              scores={"R@10": value}, team=team)
 
-    rows = rank_on_grid([row("Amber", 0.41), row("Zinc", 0.45), row("Iris", 0.2)], measure="R@10", step=0.2)
-    assert [(r.team, r.rank, r.scores["R@10"]) for r in rows] == [("Zinc", 1, 0.4), ("Amber", 1, 0.4),
+    rows = rank_on_grid([row("Zinc", 0.45, 2), row("Amber", 0.41, 1), row("Iris", 0.2, 1)], measure="R@10", step=0.2)
+    assert [(r.team, r.rank, r.scores["R@10"]) for r in rows] == [("Amber", 1, 0.4), ("Zinc", 1, 0.4),
                                                                  ("Iris", 3, 0.2)]
-    rows = rank_on_grid([row("Amber", 0.41231), row("Zinc", 0.41234)], measure="R@10", step=None)
-    assert [(r.team, r.rank, r.scores["R@10"]) for r in rows] == [("Zinc", 1, 0.4123), ("Amber", 1, 0.4123)]
+    rows = rank_on_grid([row("Zinc", 0.41234, 1), row("Amber", 0.41231, 1)], measure="R@10", step=None)
+    assert [(r.team, r.rank, r.scores["R@10"]) for r in rows] == [("Amber", 1, 0.4123), ("Zinc", 1, 0.4123)]
