@@ -76,7 +76,7 @@ def test_a_rolling_upgrade_fails_no_request_through_the_proxy_and_scores_every_u
         return upload(client, tmp_path, runs[i % 3], f"during-upgrade-{i}")
 
     t0 = time.monotonic()
-    with RequestLoop(stack, upload_one=upload_one, upload_every=4.0, max_requests=6000, max_seconds=900) as loop:
+    with RequestLoop(stack, upload_one=upload_one, upload_every=8.0, max_requests=6000, max_seconds=900) as loop:
         time.sleep(3)
         upgrade = run(["bash", "scripts/rolling-upgrade.sh"],
                       env={**stack.env, "COMPOSE": " ".join(stack.compose_command())}, timeout=900)
