@@ -68,6 +68,13 @@ def deploy_clock():
     started = time.monotonic()
     yield started
     say(f"deployment test took {time.monotonic() - started:.0f}s in all")
+    # The project images this test built and then tagged over (version 1 under version 2, earlier runs): ours
+    # to remove, and only those (the image store is shared; never a prune).
+    env = podman_environment()
+    done = run(["podman", "images", "--quiet", "--filter", "dangling=true",
+                "--filter", "label=org.opencontainers.image.title=Lexboard"], env=env, check=False)
+    for image in done.stdout.split():
+        run(["podman", "rmi", image], env=env, check=False)
 
 
 @pytest.fixture(scope="session")
