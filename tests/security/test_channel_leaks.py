@@ -14,6 +14,7 @@ import pytest
 from django.urls import reverse
 
 from tests.analysis import conftest as analysis
+from tests.users import verified
 
 analysis_dataset = analysis.analysis_dataset
 scored = analysis.scored
@@ -67,6 +68,28 @@ def test_compare_on_a_hidden_split_gives_bands_on_the_primary_measure_not_p_valu
     assert rows == ["R@10"], f"compare rows on a hidden split: {rows}"
     assert "t-test" not in html and not re.search(r"<td class=\"num\">[<>]? ?0\.\d", html), "p-values on the page"
     assert body["p_band"] in html
+
+
+def test_compare_on_a_hidden_split_shows_one_band_per_pair_whatever_else_is_on_the_page(client, scored, alice, bob,
+                                                                                         django_user_model):
+    """A Holm-adjusted band depends on how many entries share the page: comparing the same pair beside 0-4
+    fillers tested its p-value against 0.05/m and 0.01/m for each m (about 3 bits instead of one, for free).
+    On a hidden split each pair shows the band of its own randomization test, and nothing that moves with m.
+    """
+    a = scored("test", alice, "perfect")
+    b = scored("test", bob, "shifted")
+    # Each filler from an identity of its own: its first run is released (the Ladder would hold back a second).
+    fillers = [scored("test", verified(django_user_model.objects.create_user(f"filler{seed}", f"f{seed}@example.org",
+                                                                             "correct horse battery staple")),
+                      "random", seed=seed, name=f"filler {seed}") for seed in (3, 4, 5)]
+    pages = []
+    for extra in (0, 3):
+        ids = ",".join(str(s.pk) for s in [a, b, *fillers[:extra]])
+        html = client.get(reverse("submissions:compare"), {"ids": ids}).content.decode()
+        assert "Holm" not in html, "a multiplicity-adjusted band on a hidden split moves with the entries shown"
+        section = html.split(f'id="pair-{b.pk}"', 1)[1].split("</section>", 1)[0]
+        pages.append(re.sub(r"\s+", " ", section))
+    assert pages[0] == pages[1], "the pair's row changed when other entries were added to the page"
 
 
 def _power(html: str) -> str:
