@@ -194,14 +194,16 @@ def ladder_judge(*, result: Result, submission: Submission, split: Split, again:
     measure = split.dataset.primary_measure
     if (twice := _shown_twice(submission=submission)) is not None:
         released, message, p = False, twice, None
+        ReleaseWait.objects.filter(result=result).delete()
+    elif held := release_hold(result=result, submission=submission, split=split, curator=curator):
+        # Before the verdict: a hold given only to the runs the Ladder admits would tell the owner (and anyone
+        # reading the note) the verdict a day before any number, a bit the ledger never counts. The verdict comes
+        # when the run's turn comes (the sweep or a curator judges it again).
+        released, message, p = False, held, None
     else:
         released, message, p = _decide(best=best, new=result, measure=measure, split=split)
         if not released and "significant improvement" in message:
             message = disclosure.with_ladder_rule(message, split=split)
-    if released and (held := release_hold(result=result, submission=submission, split=split, curator=curator)):
-        released, message = False, held
-    elif not released:
-        ReleaseWait.objects.filter(result=result).delete()  # no longer an improvement: nothing left to wait for
     Result.objects.filter(pk=result.pk).update(released=released, ladder_message=message, ladder_p=p)
     result.released, result.ladder_message, result.ladder_p = released, message, p
     if released:

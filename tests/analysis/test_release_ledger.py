@@ -95,6 +95,37 @@ def test_first_releases_past_the_daily_budget_wait_for_the_next_day(scored, alic
     assert not ReleaseWait.objects.exists() and Release.objects.get(result=result).first
 
 
+def _nothing_relevant(user, dataset) -> Submission:
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from submissions.services import submission_create, submission_score_now
+    from tests.analysis.conftest import N_DOCS, N_TOPICS, qid, relevant_docs
+
+    lines = []
+    for i in range(N_TOPICS):
+        docs = [f"doc{d}" for d in range(1, N_DOCS + 1) if f"doc{d}" not in relevant_docs(i)][:20]
+        lines += [f"{qid(i)} Q0 {doc} {rank} {100 - rank} none" for rank, doc in enumerate(docs, start=1)]
+    upload = SimpleUploadedFile("none.txt", ("\n".join(lines) + "\n").encode())
+    sub = submission_create(user=user, split=dataset.splits.get(name="test"), upload=upload, enqueue=False,
+                            metadata={"system_name": "carol's", "family": "lexical", "visibility": "public"})
+    return submission_score_now(sub.pk)
+
+
+def test_a_new_identitys_run_waits_for_the_budget_whatever_the_ladder_would_say(scored, alice, bob, django_user_model,
+                                                                               analysis_dataset, settings):
+    """The hold comes before the verdict: given only to admitted runs, "waiting" told the verdict at once."""
+    from tests.users import verified
+
+    settings.LEXBOARD_FIRST_RELEASE_BUDGET = 1
+    scored("test", alice, "shifted", name="alice's")
+    carol = verified(django_user_model.objects.create_user("carol", "carol@example.org", "correct horse battery staple"))
+    admitted = result_of(scored("test", bob, "perfect", name="bob's"))
+    weak = result_of(_nothing_relevant(carol, analysis_dataset))  # the Ladder refuses it: 0 on every topic
+    assert not admitted.released and not weak.released
+    assert admitted.ladder_message == weak.ladder_message.replace("carol", "bob")
+    assert weak.ladder_message.startswith("Waiting for tomorrow's release budget"), weak.ladder_message
+
+
 def test_a_curator_releases_a_waiting_run_outside_the_budget(scored, alice, bob, settings):
     settings.LEXBOARD_FIRST_RELEASE_BUDGET = 1
     scored("test", alice, "shifted", name="alice's")
