@@ -160,18 +160,29 @@ def scale(args, runs: list[bytes], filename: str) -> int:
         summary, _ = measure(args, runs, filename, backlog=True)
         results.append(summary)
     base = results[0]["submissions_per_minute"]
-    print(f"Scale-out: {len(runs)} submissions of {args.queries} x {args.depth} lines queued while the workers "
-          f"were paused, then N Celery worker processes x concurrency 1 ({MACHINE_NOTE})\n")
-    print(markdown_table(
-        ["worker processes", "submissions per minute", f"vs {counts[0]}", "resumed → last scored",
-         "scoring time median / p90", "retried"],
-        [[count, f"{r['submissions_per_minute']:.0f}", f"{r['submissions_per_minute'] / base:.2f}x",
-          f"{r['resumed_to_last_scored_s']:.1f} s", f"{r['scoring_median_s']:.2f} / {r['scoring_p90_s']:.2f} s",
-          r["retried"]] for count, r in zip(counts, results, strict=True)],
-    ))
-    out = args.out.with_name(args.out.stem + "-scale.json")
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
+    command = "bench/bench_throughput.py " + " ".join(sys.argv[1:])
+    report = (
+        f"Scale-out, {when} (load average {load} at the end; {MACHINE_NOTE}): {len(runs)} submissions of "
+        f"{args.queries} x {args.depth} lines queued while the workers were paused, then N Celery worker "
+        f"processes x concurrency 1.\n\n    {command}\n\n"
+        + markdown_table(
+            ["worker processes", "submissions per minute", f"vs {counts[0]}", "resumed → last scored",
+             "scoring time median / p90", "retried"],
+            [[count, f"{r['submissions_per_minute']:.0f}", f"{r['submissions_per_minute'] / base:.2f}x",
+              f"{r['resumed_to_last_scored_s']:.1f} s", f"{r['scoring_median_s']:.2f} / {r['scoring_p90_s']:.2f} s",
+              r["retried"]] for count, r in zip(counts, results, strict=True)],
+        ) + "\n"
+    )
+    print(report)
+    # Beside the page that quotes them (docs/performance.md), committed: the figures and how they were made.
+    out = args.scale_out
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"machine": MACHINE_NOTE, "counts": counts, "summaries": results}, indent=2))
+    out.write_text(json.dumps({"machine": MACHINE_NOTE, "when": when, "load_average": load, "command": command,
+                               "counts": counts, "summaries": results}, indent=2) + "\n")
+    out.with_suffix(".md").write_text(report)
+    log(f"written: {out} and {out.with_suffix('.md')}")
     return 0
 
 
@@ -187,6 +198,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=BASE_DIR / "var" / "bench-results" / "throughput.json")
     parser.add_argument("--smoke", action="store_true", help="Tiny run (6 runs of 222 queries x 20) for tests.")
     parser.add_argument("--scale", help="Worker process counts to compare, e.g. 1,2,4 (each with concurrency 1).")
+    parser.add_argument("--scale-out", type=Path, default=BASE_DIR / "docs" / "performance" / "throughput-scale.json",
+                        help="Where --scale writes its figures (JSON, and the table beside it as .md; default "
+                             "docs/performance/throughput-scale.json, committed with the page that quotes it).")
     args = parser.parse_args(argv)
     if args.smoke:
         args.out = args.out.with_name(args.out.stem + "-smoke.json")
