@@ -216,9 +216,10 @@ if "orcid" in SOCIALACCOUNT_PROVIDERS:
     SOCIALACCOUNT_PROVIDERS["orcid"]["BASE_DOMAIN"] = env_str("LEXBOARD_ORCID_DOMAIN", "orcid.org")
     SOCIALACCOUNT_PROVIDERS["orcid"]["MEMBER_API"] = False
 # Where ORCID's sign-in page and its public API are (a local OAuth stub in tests/accounts/test_orcid.py).
-LEXBOARD_ORCID_URL = env_str("LEXBOARD_ORCID_URL", f"https://{env_str('LEXBOARD_ORCID_DOMAIN', 'orcid.org')}")
-LEXBOARD_ORCID_API_URL = env_str("LEXBOARD_ORCID_API_URL",
-                                 f"https://pub.{env_str('LEXBOARD_ORCID_DOMAIN', 'orcid.org')}")
+# Empty or unset: derived from LEXBOARD_ORCID_DOMAIN.
+LEXBOARD_ORCID_URL = env_str("LEXBOARD_ORCID_URL", "") or f"https://{env_str('LEXBOARD_ORCID_DOMAIN', 'orcid.org')}"
+LEXBOARD_ORCID_API_URL = (env_str("LEXBOARD_ORCID_API_URL", "")
+                          or f"https://pub.{env_str('LEXBOARD_ORCID_DOMAIN', 'orcid.org')}")
 SOCIALACCOUNT_EMAIL_AUTHENTICATION = False
 SOCIALACCOUNT_STORE_TOKENS = False
 
