@@ -27,6 +27,10 @@ only make slower.
   candidate moved up; comparing the two released, rounded MRR@10 values
   tests one (query, document) pair per identity.
 
+* **grid, one identity / several identities**: the same two attacks against
+  what a hidden split releases since the disclosure module (the primary
+  measure on its grid; any released number that goes up counts as a hit).
+
 The lattice attack (tests/security/lattice.py: anchors on a known lattice,
 probes behind fillers, three rounds per identity, decoded from every released
 measure), on a 20-topic split as in tests/security/ and on the demo's size
@@ -106,19 +110,29 @@ class Split:
 class Identity:
     """One account under the Ladder: its best per-query vector, what it is shown."""
 
-    def __init__(self, split: Split):
+    def __init__(self, split: Split, *, grid: bool = False):
         self.split, self.best, self.submissions = split, None, 0
+        self.step = step_for(len(split.qids)) if grid else None
 
     def submit(self, run: dict[str, list[str]]) -> dict[str, float] | None:
-        """The released, rounded means of ``run``, or None when the Ladder holds it back."""
+        """What the site releases of ``run``: every measure at 4 decimals, or (``grid``) the primary measure on the
+        split's grid (``submissions.disclosure``); None when the Ladder holds it back."""
         self.submissions += 1
         evaluation = self.split.score(run)
         new = self.split.vector(evaluation)
-        decision = ladder_step(best=self.best, new=new)
+        step = self.step
+        decision = ladder_step(best=self.best, new=new, grid=(lambda v: on_grid(v, step)) if step else None)
         if not decision.released:
             return None
         self.best = new
+        if step:
+            return {PRIMARY: on_grid(float(evaluation.means[PRIMARY]), step)}
         return {m: round_score(float(evaluation.means[m])) for m in MEASURES}
+
+
+def _higher(shown: dict[str, float] | None, base: dict[str, float] | None) -> bool:
+    """Whether any measure both releases went up (the attacker reads every released number)."""
+    return bool(shown and base) and any(m in base and shown[m] > base[m] for m in shown)
 
 
 def before(split: Split) -> dict:
@@ -132,9 +146,9 @@ def before(split: Split) -> dict:
     return _tally(split, found, submissions)
 
 
-def after_one_identity(split: Split, *, quota: int) -> dict:
+def after_one_identity(split: Split, *, quota: int, grid: bool = False) -> dict:
     """The Ladder, one account: single-query probes and one-query differencing until the quota is spent."""
-    me, found = Identity(split), set()
+    me, found = Identity(split, grid=grid), set()
     base = me.submit(split.run)  # a legitimate full run: released (it beats an empty run)
     for q in split.qids:
         if me.submissions >= quota:
@@ -147,24 +161,24 @@ def after_one_identity(split: Split, *, quota: int) -> dict:
         probe = dict(split.run)
         probe[q] = [split.run[q][k]] + split.run[q][:k] + split.run[q][k + 1:]
         shown = me.submit(probe)
-        if shown is not None and base is not None and shown["MRR@10"] > base["MRR@10"]:
+        if _higher(shown, base):
             found.add((q, split.run[q][k]))
     return _tally(split, found, me.submissions)
 
 
-def after_identities(split: Split, *, identities: int) -> dict:
+def after_identities(split: Split, *, identities: int, grid: bool = False) -> dict:
     """The Ladder, several accounts: each one's first (released) run tests one candidate against the base."""
-    first = Identity(split)
+    first = Identity(split, grid=grid)
     base = first.submit(split.run)
     found, submissions = set(), first.submissions
     candidates = [(q, k) for k in range(1, 30) for q in split.qids]
     for q, k in candidates[: identities - 1]:
-        other = Identity(split)
+        other = Identity(split, grid=grid)
         probe = dict(split.run)
         probe[q] = [split.run[q][k]] + split.run[q][:k] + split.run[q][k + 1:]
         shown = other.submit(probe)
         submissions += other.submissions
-        if shown is not None and base is not None and shown["MRR@10"] > base["MRR@10"]:
+        if _higher(shown, base):
             found.add((q, split.run[q][k]))
     return _tally(split, found, submissions)
 
@@ -251,9 +265,11 @@ def main() -> int:
     started = time.perf_counter()
     split = Split(topics=args.topics)
     results = {"topics": args.topics, "quota": args.quota, "before": before(split),
-               "after_one_identity": after_one_identity(split, quota=args.quota)}
+               "after_one_identity": after_one_identity(split, quota=args.quota),
+               "grid_one_identity": after_one_identity(split, quota=args.quota, grid=True)}
     for n in args.identities:
         results[f"after_{n}_identities"] = after_identities(split, identities=n)
+        results[f"grid_{n}_identities"] = after_identities(split, identities=n, grid=True)
     lattice_results = {}
     for topics in (20, 100):
         target = Split(topics=topics)
