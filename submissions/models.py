@@ -361,7 +361,7 @@ class Result(models.Model):
     # The Ladder (hidden splits, docs/security.md): a result not released shows no number of its own
     # anywhere; its owner reads ``ladder_message``. ``ladder_p`` is for curators only (per-query derived).
     released = models.BooleanField(default=True, db_index=True)
-    ladder_message = models.CharField(max_length=300, blank=True)
+    ladder_message = models.TextField(blank=True)  # the Ladder's and the budget's messages run past 300 characters
     ladder_p = models.FloatField("Ladder p-value (staff only)", null=True, blank=True)
 
     class Meta:
