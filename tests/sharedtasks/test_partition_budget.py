@@ -62,6 +62,9 @@ PROBES = {
     "sharedtasks:board_export": lambda w: [reverse("sharedtasks:board_export", args=[w["phase"].pk, f])
                                            for f in ("csv", "json", "tex")],
     "accounts:participation": lambda w: [reverse("accounts:participation", args=[w["split"].pk])],
+    "api:dataset": lambda w: [reverse("api:dataset", args=[SLUG])],
+    "api:dataset_tasks": lambda w: [reverse("api:dataset_tasks", args=[SLUG])],
+    "api:submission_per_query": lambda w: [reverse("api:submission_per_query", args=[s.pk]) for s in _subs(w)],
 }
 
 #: URLs that show no score of any split (accounts, documentation, POST-only actions, team actions).
@@ -75,6 +78,9 @@ NO_SCORES = {
     "sharedtasks:join", "sharedtasks:invitation", "sharedtasks:mark_final", "sharedtasks:notifications",
     # The release ledger (curators only): counts of releases and bits, never a score.
     "submissions:ledger",
+    # POST only: a withdrawal, an upload slot (an address to PUT a file to), an upload from it (the answer is
+    # api:submission's serializer, read through api:submission).
+    "api:submission_withdraw", "api:upload_slots", "api:submissions_from_upload",
 }
 
 
