@@ -12,10 +12,12 @@ from assessment.judging import judgment_record
 from assessment.merging import pool_qrels_make
 from assessment.pools import pool_assign, pool_build
 from boards.selectors import leaderboard_rows
+from evaluation.ladder import on_grid, step_for
 from evaluation.qrels import read_qrels
 from evaluation.runs import read_run
 from evaluation.scoring import evaluate
 from leaderboard.models import Split
+from submissions.models import Result
 
 from .conftest import RUN_A, RUN_B
 
@@ -46,8 +48,18 @@ def test_a_pool_becomes_qrels_and_the_worker_rescores_the_board(transactional_db
     qrels = read_qrels(version.text().encode(), threshold=dataset.relevance_threshold)
     assert qrels.to_dict()["q1"] == {"d1": 2, "d2": 1, "d11": 2, "d14": 0, "d9": 0}
     board = {row.system: row.scores for row in leaderboard_rows(split=split)}
+    core, n_topics = {}, []
     for system, content in (("A", RUN_A), ("B", RUN_B)):
-        means = evaluate(qrels, read_run(content.encode()), dataset.measures, depth=dataset.depth).means
+        evaluation = evaluate(qrels, read_run(content.encode()), dataset.measures, depth=dataset.depth)
+        core[system] = {m: float(evaluation.means[m]) for m in dataset.measures}
+        n_topics.append(len(evaluation.qids))
+        # Rescored at full precision: exactly the metric core's numbers on the new version.
+        stored = Result.objects.get(submission=runs[system], qrels_version=version).scores
         for m in dataset.measures:
-            assert math.isclose(board[system][m], round(float(means[m]), 4), abs_tol=1e-12), (system, m)
-    assert board["B"]["R@10"] > 0.5  # B found what nobody had judged; the new judgments credit it
+            assert math.isclose(stored[m], core[system][m], abs_tol=1e-12), (system, m)
+    # The hidden split's board: the primary measure only, on the grid of the N evaluated topics (disclosure).
+    step = step_for(min(n_topics))
+    for system in ("A", "B"):
+        assert board[system] == {dataset.primary_measure: on_grid(core[system][dataset.primary_measure], step)}
+    assert core["B"]["R@10"] > 0.5  # B found what nobody had judged; the new judgments credit it
+    assert board["B"]["R@10"] >= board["A"]["R@10"]

@@ -42,17 +42,23 @@ def upload(content: str, name: str = "run.txt") -> SimpleUploadedFile:
     return SimpleUploadedFile(name, content.encode(), content_type="text/plain")
 
 
+def core_means(split, version, content: str) -> tuple[dict[str, float], int]:
+    """What the metric core gives for the run on this qrels version, at full precision (what a result stores),
+    and the number of evaluated topics."""
+    dataset = split.dataset
+    qrels = read_qrels(version.text().encode(), threshold=dataset.relevance_threshold)
+    evaluation = evaluate(qrels, read_run(content.encode()), dataset.measures, depth=dataset.depth)
+    return {name: float(evaluation.means[name]) for name in dataset.measures}, len(evaluation.qids)
+
+
 def expected_means(split, version, content: str) -> dict[str, float]:
     """What the metric core gives for the run on this qrels version (the leaderboard must show exactly this).
 
     On a hidden split, what every view shows there: the primary measure on the grid of the evaluated topics
     (``submissions.disclosure``).
     """
-    dataset = split.dataset
-    qrels = read_qrels(version.text().encode(), threshold=dataset.relevance_threshold)
-    evaluation = evaluate(qrels, read_run(content.encode()), dataset.measures, depth=dataset.depth)
-    means = {name: float(evaluation.means[name]) for name in dataset.measures}
-    return disclosure.scores_shown(means, split=split, n_topics=len(evaluation.qids))
+    means, n_topics = core_means(split, version, content)
+    return disclosure.scores_shown(means, split=split, n_topics=n_topics)
 
 
 @pytest.fixture(autouse=True)

@@ -22,10 +22,11 @@ from django.urls import reverse
 from leaderboard.importers import import_trec
 from leaderboard.models import Benchmark, Dataset, Split, Topic
 from leaderboard.services import corpus_set, qrels_version_add
+from submissions import disclosure
 from submissions.models import Submission
 from submissions.services import submission_create, submission_enqueue
 
-from .conftest import expected_means, upload
+from .conftest import core_means, expected_means, upload
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -81,8 +82,14 @@ def assert_scored_on_current(split, submission, worker) -> None:
     split = Split.objects.get(pk=split.pk)
     assert split.current_qrels is not None
     result = row.results.get(qrels_version=split.current_qrels)
-    # Stored at full precision; ``expected_means`` is the hidden split's displayed (rounded) value.
-    assert result.scores == pytest.approx(expected_means(split, split.current_qrels, RUN), abs=5e-5)
+    # Stored at full precision: exactly what the metric core gives.
+    means, n_topics = core_means(split, split.current_qrels, RUN)
+    assert result.scores == pytest.approx(means, rel=1e-12, abs=1e-12)
+    assert result.n_queries == n_topics
+    # Released as the hidden split releases it: the primary measure only, on the grid of the evaluated topics.
+    shown = disclosure.released_scores(result, split=split)
+    assert shown == expected_means(split, split.current_qrels, RUN)
+    assert list(shown) == [split.dataset.primary_measure]
 
 
 def test_the_admin_import_scores_the_waiting_run(waiting, client, staff, celery_worker_process):
