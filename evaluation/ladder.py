@@ -328,6 +328,8 @@ def majority_start(gold: Sequence[object]) -> list[object] | None:
 
 #: A label a file predicts on a hidden split must be predicted for at least this many examples.
 MIN_LABEL_SUPPORT = 5
+#: How many labels a support refusal names, and the longest label name it quotes (cut there): it fits the field.
+LABELS_NAMED, LABEL_NAMED_MAX = 3, 20
 
 
 def label_support_refusal(*, answers: Sequence[object], n_labels: int, min_support: int = MIN_LABEL_SUPPORT
@@ -351,10 +353,11 @@ def label_support_refusal(*, answers: Sequence[object], n_labels: int, min_suppo
     thin = sorted((label, n) for label, n in counts.items() if n < needed)
     if not thin:
         return None
-    named = ", ".join(f"{label!r} on {n}" for label, n in thin[:EXAMPLES])
-    return (f"Not released: on this hidden split every label a file predicts must be predicted for at least {needed} "
-            f"examples (a label predicted on a few chosen examples would tell how many of them hold it); this file "
-            f"predicts {named}. Predict such a label where your system is confident on more examples, or not at all.")
+    # Short, and each label name cut, so that the message fits the stored field (``Result.ladder_message``, 300).
+    named = ", ".join(f"{label[:LABEL_NAMED_MAX]!r} on {n}" for label, n in thin[:LABELS_NAMED])
+    more = f" and {len(thin) - LABELS_NAMED:,} more" if len(thin) > LABELS_NAMED else ""
+    return (f"Not released: on this hidden split a predicted label needs at least {needed} examples (fewer would tell "
+            f"how many of them hold it); this file predicts {named}{more}. Predict it on more examples, or not at all.")
 
 
 # --- coverage ---------------------------------------------------------------------------------

@@ -204,6 +204,8 @@ def ladder_judge(*, result: Result, submission: Submission, split: Split, again:
         released, message, p = _decide(best=best, new=result, measure=measure, split=split)
         if not released and "significant improvement" in message:
             message = disclosure.with_ladder_rule(message, split=split)
+    # The field holds MESSAGE_MAX characters: a longer message (it can name labels) failed the scoring on PostgreSQL.
+    message = message[:disclosure.MESSAGE_MAX]
     Result.objects.filter(pk=result.pk).update(released=released, ladder_message=message, ladder_p=p)
     result.released, result.ladder_message, result.ladder_p = released, message, p
     if released:

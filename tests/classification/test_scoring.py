@@ -195,8 +195,12 @@ def test_the_ladder_still_reads_a_best_that_names_a_label_no_gold_declares_any_m
         split_qrels_publish(split=train, version=version)
 
     publish_train({**TRAIN_GOLD, "r1": ("labour", "fr")})  # "labour" is a label of the dataset now
-    best = score(test, alice, predictions({**GOOD_PREDICTIONS, "t1": "labour"}), name="best.jsonl")
+    # "labour" on two examples: a label predicted on fewer is not released on this hidden split (the support rule),
+    # and the best must be one the Ladder released for the next run to be compared with it.
+    best_answers = {i: label for i, (label, _) in TEST_GOLD.items()} | {"t3": "labour", "t6": "labour"}
+    best = score(test, alice, predictions(best_answers), name="best.jsonl")
     assert best.status == Submission.Status.SCORED, best.error
+    assert best.results.get().released, best.results.get().ladder_message
     publish_train({**TRAIN_GOLD, "r10": ("civil", "fr")})  # and no more
     assert "labour" not in dataset_labels(dataset=clf_dataset)
     better = {i: label for i, (label, _) in TEST_GOLD.items()}

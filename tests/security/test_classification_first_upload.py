@@ -10,8 +10,11 @@ Through the real services (``tests/classification/conftest.py``: 12 hidden examp
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
+from submissions import disclosure
 from submissions.models import Result
 from submissions.services import submission_create, submission_score_now
 from tests.classification import conftest as clf
@@ -53,10 +56,17 @@ def test_a_crafted_first_file_reads_no_chosen_examples_labels(clf_dataset, alice
 
 def test_a_first_file_is_compared_with_the_best_baseline(clf_dataset, alice, staff):
     test = clf_dataset.splits.get(name="test")
-    _score(test, staff, {**GOLD, "t3": "civil"}, "baseline", is_baseline=True)  # right on 11 of 12
+    baseline = _score(test, staff, {**GOLD, "t3": "civil"}, "baseline", is_baseline=True)  # right on 11 of 12
     fair = _score(test, alice, {**GOLD, "t3": "civil", "t8": "civil", "t12": "tax"}, "worse than the baseline")
     assert not fair.released and "the best baseline (baseline)" in fair.ladder_message
-    assert "%" not in fair.ladder_message and "0." not in fair.ladder_message  # the reference's value is not named
+    # The reference's value is not named: the message is the verdict and then the rule (whose own numbers are
+    # the test's level and the grid's step), and the verdict holds no number at all.
+    rule = disclosure.ladder_rule(test)
+    assert fair.ladder_message.endswith(f" {rule}"), fair.ladder_message
+    verdict = fair.ladder_message.removesuffix(f" {rule}")
+    assert "%" not in verdict and not re.search(r"\d", verdict), verdict
+    shown = disclosure.ladder_format(test)(disclosure.ladder_grid(test)(baseline.primary_score))
+    assert shown not in fair.ladder_message and f"{baseline.primary_score:.2f}" not in fair.ladder_message
 
 
 def test_a_label_predicted_on_one_example_is_not_released(clf_dataset, alice):
@@ -65,3 +75,14 @@ def test_a_label_predicted_on_one_example_is_not_released(clf_dataset, alice):
     answers = {**GOLD, "t8": "civil", "t9": "civil"}
     result = _score(test, alice, answers, "one tax")
     assert not result.released and "'tax' on 1" in result.ladder_message
+
+
+def test_a_support_refusal_fits_the_stored_message():
+    """The refusal names labels; it must fit ``Result.ladder_message`` (300): longer, PostgreSQL refused the row
+    and the scoring failed (the tests above on PostgreSQL, before)."""
+    from evaluation.ladder import label_support_refusal
+
+    answers = ["civil"] * 60 + [f"{c * 60}" for c in "abcdefgh"]
+    message = label_support_refusal(answers=answers, n_labels=3)
+    assert message is not None and len(message) <= disclosure.MESSAGE_MAX, len(message)
+    assert "and 5 more" in message
