@@ -15,7 +15,8 @@ topic's share of the mean. The rule, stated once here (docs/security.md,
   step (1, 2 or 5 × 10^k of the measure's range) at least range / N for the
   N evaluated topics of the released scope — whole percentage points on 100
   topics, half points on 222. One topic moves the mean by at most one step,
-  so a release tells about one bit, not one bit per probe;
+  so a release tells which grid value the sum falls on (at most log2 of the grid's values; with every
+  other topic known exactly, the hit count of whole-range probes), not the value of each probe;
 * p-values on a hidden split are bands (:func:`p_band`), never digits;
 * the features of :data:`BUDGET` marked public-only are not shown at all.
 
