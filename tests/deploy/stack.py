@@ -383,21 +383,28 @@ def proxy_5xx(log: str) -> list[str]:
     return [line for status, line in lines[first_ok:] if status.startswith("5")]
 
 
-#: Run in the worker container (its DATABASE_URL): wait until the submission is being scored, then SIGKILL every
-#: process the Celery main process (PID 1) forked, i.e. its scoring processes, mid-task. Prints what it killed.
+#: Run in the worker container (its DATABASE_URL): wait until the first submission with an id above argv[1] is
+#: being scored, then SIGKILL every process the Celery main process (PID 1) forked, i.e. its scoring processes,
+#: mid-task. Started before the upload (a quiet machine scores the large run in about a second: a watcher started
+#: after the upload's answer saw it scored already). Prints "ready" once connected, then what it killed.
 KILL_SCORING_PROCESSES = r"""
 import os, signal, sys, time
 import psycopg
-submission_id, deadline = int(sys.argv[1]), time.monotonic() + float(sys.argv[2])
+after, deadline = int(sys.argv[1]), time.monotonic() + float(sys.argv[2])
 with psycopg.connect(os.environ["DATABASE_URL"], autocommit=True) as conn:
+    print("ready", flush=True)
     while True:
-        status, progress = conn.execute(
-            "SELECT status, progress FROM submissions_submission WHERE id = %s", (submission_id,)).fetchone()
-        if status == "scoring":
-            break
-        if status != "queued" or time.monotonic() > deadline:
-            sys.exit(f"submission {submission_id} is {status!r}, never seen in scoring")
-        time.sleep(0.02)
+        row = conn.execute("SELECT id, status, progress FROM submissions_submission WHERE id > %s ORDER BY id LIMIT 1",
+                           (after,)).fetchone()
+        if row is not None:
+            submission_id, status, progress = row
+            if status == "scoring":
+                break
+            if status != "queued":
+                sys.exit(f"submission {submission_id} is {status!r}, never seen in scoring")
+        if time.monotonic() > deadline:
+            sys.exit(f"no submission after {after} was seen in scoring")
+        time.sleep(0.005)
 children = []
 for pid in os.listdir("/proc"):
     if pid.isdigit():
@@ -413,8 +420,24 @@ print(f"killed {children} while submission {submission_id} was in scoring (progr
 """
 
 
-def kill_scoring_processes(stack: Stack, submission_id: int, *, within: float = 120) -> str:
-    """SIGKILL the composed worker's scoring processes as soon as ``submission_id`` is being scored."""
-    done = run(["podman", "exec", "-i", stack.container("worker"), "python", "-", str(submission_id), str(within)],
-               env=stack.env, timeout=within + 60, input=KILL_SCORING_PROCESSES)
-    return done.stdout.strip()
+def scoring_killer(stack: Stack, *, after: int, within: float = 120) -> subprocess.Popen:
+    """Start watching (before the upload): SIGKILL the composed worker's scoring processes as soon as the first
+    submission with an id above ``after`` is being scored. Returns once the watcher is connected; ``killed``
+    waits for it."""
+    watcher = subprocess.Popen(["podman", "exec", "-i", stack.container("worker"), "python", "-", str(after),
+                                str(within)], cwd=ROOT, env=stack.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    assert watcher.stdin is not None and watcher.stdout is not None
+    watcher.stdin.write(KILL_SCORING_PROCESSES)
+    watcher.stdin.close()
+    ready = watcher.stdout.readline().strip()
+    assert ready == "ready", (ready, watcher.stderr.read() if watcher.stderr else "")
+    return watcher
+
+
+def killed(watcher: subprocess.Popen, *, timeout: float = 180) -> str:
+    """What the watcher of ``scoring_killer`` killed (an AssertionError with its message when it did not)."""
+    out, err = watcher.communicate(timeout=timeout)
+    if watcher.returncode != 0:
+        raise AssertionError(f"the scoring killer exited {watcher.returncode}:\n{out[-3000:]}\n{err[-3000:]}")
+    return out.strip()

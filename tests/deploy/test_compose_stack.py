@@ -27,10 +27,11 @@ from .stack import (
     SCORE_TIMEOUT,
     RequestLoop,
     build_image,
-    kill_scoring_processes,
+    killed,
     proxy_5xx,
     run,
     say,
+    scoring_killer,
     upload,
     wait_scored,
 )
@@ -106,11 +107,15 @@ def test_a_worker_killed_while_scoring_a_large_run_gives_it_back_and_its_replace
     stack, large_run, tmp_path
 ):
     client = Client(stack.url, stack.token, timeout=300)
+    last = stack.python("import json; from submissions.models import Submission; "
+                        "print(json.dumps(max(Submission.objects.values_list('pk', flat=True), default=0)))")
+    watcher = scoring_killer(stack, after=last)
     t0 = time.monotonic()
     submission_id = upload(client, tmp_path, large_run, "large-killed-mid-scoring")
-    killed = kill_scoring_processes(stack, submission_id)
+    what = killed(watcher)
+    assert f"submission {submission_id} " in what, what
     lines = large_run.count(b"\n")
-    say(f"large run ({len(large_run) // 1024} KiB, {lines} lines): {killed}")
+    say(f"large run ({len(large_run) // 1024} KiB, {lines} lines): {what}")
     rows = wait_scored(stack, [submission_id])
     say(f"scored {time.monotonic() - t0:.0f}s after the upload, by the worker's replacement process")
     assert [row[1:] for row in rows] == [["scored", 1, 1]], rows
