@@ -437,7 +437,10 @@ def scoring_killer(stack: Stack, *, after: int, within: float = 120) -> subproce
 
 def killed(watcher: subprocess.Popen, *, timeout: float = 180) -> str:
     """What the watcher of ``scoring_killer`` killed (an AssertionError with its message when it did not)."""
-    out, err = watcher.communicate(timeout=timeout)
+    assert watcher.stdout is not None and watcher.stderr is not None
+    out = watcher.stdout.read()  # to the end: the watcher exits once it killed, or at its deadline
+    err = watcher.stderr.read()
+    watcher.wait(timeout=timeout)
     if watcher.returncode != 0:
         raise AssertionError(f"the scoring killer exited {watcher.returncode}:\n{out[-3000:]}\n{err[-3000:]}")
     return out.strip()
