@@ -159,15 +159,15 @@ def test_one_bad_field_is_refused_naming_its_line(data):
     rows = data.draw(run_rows(min_rows=2))
     table = [[q, "Q0", d, r, s, "tag"] for q, d, r, s in rows]
     victim = data.draw(st.integers(0, len(table) - 1))
-    kind = data.draw(st.sampled_from(["score", "rank", "fewer", "more"]))
+    # No "one column more": text after the tag is accepted with a notice, as trec_eval reads it (issue #27), and
+    # a column inserted earlier shifts the rest into a row that may be valid (a numeric word where the score was).
+    kind = data.draw(st.sampled_from(["score", "rank", "fewer"]))
     if kind == "score":
         table[victim][4] = data.draw(BAD_SCORE)
     elif kind == "rank":
         table[victim][3] = data.draw(BAD_RANK)
-    elif kind == "fewer":
-        del table[victim][data.draw(st.integers(0, 5))]
     else:
-        table[victim].insert(data.draw(st.integers(0, 6)), data.draw(IDENT))
+        del table[victim][data.draw(st.integers(0, 5))]
     table[victim] = [c for c in table[victim] if c != ""]  # an empty score is a missing column
     raw, lines = _render(table, data.draw)
     with pytest.raises(InputError) as caught:
