@@ -192,12 +192,6 @@ def released_primary(result: Result | ResultPart | None, *, split: Split) -> flo
     return released_scores(result, split=split).get(split.dataset.primary_measure)
 
 
-def budget_scores(scores: Mapping[str, Any] | None, *, split: Split, n_topics: int | None = None
-                  ) -> dict[str, float | None]:
-    """Alias of :func:`scores_shown` under the name the surfaces used before this module."""
-    return scores_shown(scores, split=split, n_topics=n_topics)
-
-
 # --- how a released value reads ---------------------------------------------------------------------
 
 
