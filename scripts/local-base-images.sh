@@ -16,6 +16,7 @@
 #
 #   scripts/local-base-images.sh            # build what is missing
 #   scripts/local-base-images.sh --force    # build everything again
+#   scripts/local-base-images.sh python     # only these folders (and the Debian base)
 #
 # Needs root, podman and debootstrap (apt-get install podman runc debootstrap).
 # Mirror override: LEXBOARD_DEBIAN_MIRROR=http://... . See docker/local-base/README.md.
@@ -25,7 +26,8 @@ cd "$(dirname "$0")/.."
 . scripts/podman-env.sh
 
 force=0
-[ "${1:-}" = "--force" ] && force=1
+[ "${1:-}" = "--force" ] && { force=1; shift; }
+only=" $* "   # folder names to build; all of them when empty
 
 # name (what it really is: Debian's packages, not the official images) : folder
 STAND_INS=(
@@ -88,6 +90,9 @@ pids=()
 for entry in "${STAND_INS[@]}"; do
   folder="${entry##*:}"
   name="${entry%:*}"
+  if [ "$only" != "  " ] && [[ "$only" != *" $folder "* ]]; then
+    continue
+  fi
   if [ $force = 0 ] && have "$name"; then
     echo "[$(stamp)] $name exists (--force builds it again)"
     continue

@@ -38,6 +38,7 @@ INSTALLED_APPS = [
     "accounts",
     "sharedtasks",
     "assessment",
+    "sandbox",
 ]
 
 MIDDLEWARE = [

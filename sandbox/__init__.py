@@ -1,0 +1,1 @@
+"""Participants' software run on the platform: the podman sandbox (``runner``), its runs and their queue."""
