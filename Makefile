@@ -9,16 +9,16 @@ PY := $(VENV)/bin/python
 PYTEST_WORKERS ?= 2
 XDIST := $(if $(filter 0 1,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS) --dist loadfile)
 
-.PHONY: run test test-fast check check-types check-code check-core venv venv-core clean-var
+.PHONY: run test test-fast check check-types check-code check-core venv venv-core native clean-var
 
 run:
 	./scripts/run.sh
 
-test: venv
+test: venv native
 	$(PY) -m pytest $(XDIST) $(PYTEST_ARGS)
 
 # The quick part of the suite (no real worker processes, no browser).
-test-fast: venv
+test-fast: venv native
 	$(PY) -m pytest $(XDIST) -m "not slow and not e2e and not browser and not chaos" $(PYTEST_ARGS)
 
 # The gates (CONTRIBUTING.md): mypy --strict on the metric core and mypy on the Django packages, then the gates
@@ -39,11 +39,19 @@ check-code: venv venv-core
 	$(PY) manage.py makemigrations --check --dry-run
 	$(MAKE) check-core
 
-check-core: venv-core
-	$(CORE_VENV)/bin/python -m pytest -q -p no:django -p no:cacheprovider -W ignore::pytest.PytestConfigWarning --confcutdir=tests/evaluation tests/evaluation
+check-core: venv-core native
+	LEXBOARD_REQUIRE_NATIVE=1 $(CORE_VENV)/bin/python -m pytest -q -p no:django -p no:cacheprovider -W ignore::pytest.PytestConfigWarning --confcutdir=tests/evaluation tests/evaluation
 
 venv: $(VENV)/.installed
 venv-core: $(CORE_VENV)/.installed
+
+# The command line's compiled scorer for plain runs (evaluation/_fastscore.c, setup.py), built in place with
+# the project's interpreter: gcc and Python's headers are all it needs. Without it every run takes the numpy
+# path (same numbers, slower start); the core's tests require it (LEXBOARD_REQUIRE_NATIVE).
+NATIVE = evaluation/_fastscore$(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))")
+native: $(NATIVE)
+$(NATIVE): evaluation/_fastscore.c setup.py $(VENV)/.installed
+	$(PY) setup.py --quiet build_ext --inplace
 
 $(CORE_VENV)/.installed: requirements-core.txt
 	test -x $(CORE_VENV)/bin/python || $(PYTHON) -m venv $(CORE_VENV)

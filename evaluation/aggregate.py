@@ -34,9 +34,10 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from evaluation.conventions import AGGREGATE_METHODS
 from evaluation.errors import InputError, ProblemCollector
 
-METHODS = ("mean", "harmonic", "mean-rank", "lextreme")
+METHODS = AGGREGATE_METHODS
 
 #: Methods where a lower aggregate is better.
 LOWER_IS_BETTER = frozenset({"mean-rank"})

@@ -37,9 +37,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import BinaryIO, cast
 
+from evaluation.conventions import CLASSIFICATION_TASKS
 from evaluation.errors import InputError, Notice, Problem, ProblemCollector
 
-TASKS = ("single", "multi", "ner")
+TASKS = CLASSIFICATION_TASKS
 
 #: The field that holds a line's answer, per task.
 ANSWER_FIELD = {"single": "label", "multi": "labels", "ner": "tags"}

@@ -6,8 +6,9 @@ on stderr, one ``file:line: reason`` per line), 3 when ``score --verify``
 finds the two implementations disagreeing.
 
 This module only parses the arguments: each command's handler is imported
-when it runs (``_command``). ``score`` and ``fuse`` import the metric core
-and numpy (``evaluation.cli_score``); scipy takes longer to import than a
+when it runs (``_command``). ``score`` first offers plain files to the
+compiled scorer (``evaluation.fastscore``, no numpy); otherwise ``score`` and
+``fuse`` import the metric core and numpy (``evaluation.cli_score``); scipy takes longer to import than a
 BSARD-sized run takes to score, so only ``compare`` and ``power`` load it
 (``evaluation.cli_stats``); ``--help`` imports neither.
 """
@@ -20,7 +21,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
-from .cli_classify import add_subcommands as add_task_subcommands
+from .cli_output import print_scores
+from .cli_tasks import add_subcommands as add_task_subcommands
 from .conventions import (
     DEFAULT_EMPTY_QUERIES,
     DEFAULT_MEASURE_NAMES,
@@ -30,6 +32,7 @@ from .conventions import (
     SCORE_PRECISIONS,
 )
 from .errors import InputError
+from .fastscore import score_plain
 
 
 def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
@@ -86,7 +89,7 @@ def _parser() -> argparse.ArgumentParser:
     score.add_argument("--verify", action="store_true",
                        help="compute every per-query value a second time, independently (pytrec_eval for "
                             "float32, a plain implementation for float64), and exit 3 if they disagree")
-    score.set_defaults(handler=_command("evaluation.cli_score", "score"))
+    score.set_defaults(handler=_score)
 
     compare = sub.add_parser("compare", help="compare runs with significance tests (each against the first)")
     common(compare, paired=True)
@@ -114,8 +117,23 @@ def _parser() -> argparse.ArgumentParser:
     fuse.add_argument("--score-precision", choices=SCORE_PRECISIONS, default=DEFAULT_SCORE_PRECISION,
                       help="precision scores are compared in (default float32, as trec_eval 9.x)")
     fuse.set_defaults(handler=_command("evaluation.cli_score", "fuse"))
-    add_task_subcommands(sub)  # classify, aggregate (evaluation/cli_classify.py)
+    add_task_subcommands(sub)  # classify, aggregate (evaluation/cli_tasks.py, run by evaluation/cli_classify.py)
     return parser
+
+
+def _score(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """``score``: the compiled fast path when it takes the files (``evaluation.fastscore``), else numpy's.
+
+    The fast path scores plain runs without importing numpy (what a BSARD-sized run costs is mostly starting
+    up); ``--verify`` and ``--corpus`` always take the numpy path, which holds those rules.
+    """
+    if not args.verify and not args.corpus:
+        plain = score_plain(run=args.run, qrels=args.qrels, measures=args.measures, depth=args.depth,
+                            threshold=args.threshold, score_precision=args.score_precision)
+        if plain is not None:
+            return print_scores(args, out, err, names=plain.names, means=plain.means, qids=plain.qids,
+                                per_query=plain.per_query, warnings=plain.warnings)
+    return _command("evaluation.cli_score", "score")(args, out, err)
 
 
 def _command(module: str, name: str) -> Callable[[argparse.Namespace, TextIO, TextIO], int]:

@@ -1,7 +1,9 @@
 """The ``classify`` and ``aggregate`` subcommands of ``python -m evaluation``.
 
 Kept apart from the retrieval command line so each half can change alone;
-``evaluation.cli`` registers them with ``add_subcommands(subparsers)``. Exit
+their arguments are declared in ``evaluation.cli_tasks`` (which ``evaluation.cli``
+registers without importing this module: scoring a run does not load the
+classification code); this module runs them. Exit
 codes as the rest of the command line: 0 ok, 2 invalid input (the reasons,
 with file and line, on stderr).
 """
@@ -14,55 +16,13 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from evaluation.aggregate import LOWER_IS_BETTER, METHODS, ScoresFormatError, aggregate_table
-from evaluation.classification import TASKS, score_files
+from evaluation.aggregate import LOWER_IS_BETTER, ScoresFormatError, aggregate_table
+from evaluation.classification import score_files
+from evaluation.cli_tasks import add_subcommands
 from evaluation.errors import InputError, Problem
 
 EXIT_OK = 0
 EXIT_INVALID = 2
-
-
-def add_subcommands(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``classify`` and ``aggregate`` to a parser's subcommands.
-
-    Each sets ``func(args) -> exit code`` and, for ``evaluation.cli``'s
-    dispatcher, ``handler(args, out, err) -> exit code``.
-    """
-    classify = subparsers.add_parser(
-        "classify",
-        help="macro-F1 of classification or NER predictions (JSONL) against gold labels",
-        description=(
-            "Score JSONL predictions against JSONL gold answers by macro-F1, as LEXTREME does. "
-            'Lines: single {"id": ..., "label": ...}; multi {"id": ..., "labels": [...]}; '
-            'ner {"id": ..., "tags": ["B-PER", "I-PER", "O"]} (entity-level F1, seqeval default mode).'
-        ),
-    )
-    classify.add_argument("--gold", required=True, metavar="G.jsonl", help="gold answers, one JSON object per line")
-    classify.add_argument("--pred", required=True, metavar="P.jsonl", help="predictions, one per gold id")
-    classify.add_argument("--task", required=True, choices=TASKS, help="single-label, multi-label or NER (BIO tags)")
-    classify.add_argument(
-        "--labels",
-        metavar="L1,L2,...",
-        help="the declared label set (entity types for ner); labels outside it are refused",
-    )
-    classify.add_argument("--json", action="store_true", help='print {"macro_f1", "per_label", "warnings"} as JSON')
-    classify.set_defaults(func=run_classify, handler=lambda args, out, err: run_classify(args, stdout=out, stderr=err))
-
-    aggregate = subparsers.add_parser(
-        "aggregate",
-        help="aggregate suite scores per system (mean, harmonic, mean rank, LEXTREME)",
-        description=(
-            'SCORES.json holds {"system": {"dataset/config/language": score}}. A system missing a cell '
-            "gets no aggregate unless --partial is given, and then it is marked partial."
-        ),
-    )
-    aggregate.add_argument("scores", metavar="SCORES.json", help='{"system": {"cell": score}}')
-    aggregate.add_argument("--method", required=True, choices=METHODS)
-    aggregate.add_argument(
-        "--partial", action="store_true", help="aggregate incomplete systems over the cells they have, marked partial"
-    )
-    aggregate.add_argument("--json", action="store_true", help="print the aggregates as JSON")
-    aggregate.set_defaults(func=run_aggregate, handler=lambda args, out, err: run_aggregate(args, stdout=out, stderr=err))
 
 
 def run_classify(args: argparse.Namespace, *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:

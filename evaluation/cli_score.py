@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import sys
 from typing import TextIO
 
 from ._process import tune_for_one_shot
-from .conventions import EXIT_DISAGREE
+from .cli_output import print_scores
 from .corpus import CorpusIds
 from .fusion import combsum, rrf
 from .measures import parse_measures
@@ -25,7 +24,10 @@ def _load_corpus(path: str | None) -> CorpusIds | None:
 
 
 def score(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    """Score one run: the table (or JSON) on ``out``, warnings on ``err``; 3 when ``--verify`` disagrees."""
+    """Score one run with numpy: the table (or JSON) on ``out``, warnings on ``err``; 3 when ``--verify`` disagrees.
+
+    ``cli.score`` comes here when the fast path (``fastscore``) does not take the files.
+    """
     if _one_shot():
         tune_for_one_shot()
     measures = parse_measures(args.measures)
@@ -42,35 +44,10 @@ def score(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         verify = importlib.import_module("evaluation.verify").verify
         check = verify(qrels, args.run, ev, depth=args.depth, score_precision=args.score_precision,
                        empty_queries=args.empty_queries, corpus=corpus)
-    if args.json:
-        data = ev.to_json(per_query=args.per_query)
-        data["warnings"] = [w.to_dict() for w in warnings]
-        data["score_precision"] = args.score_precision
-        data["empty_queries"] = args.empty_queries
-        if check is not None:
-            data["verification"] = {"method": check.method, "values": check.n_values, "agree": check.ok,
-                                    "first_disagreement": str(check.disagreement) if check.disagreement else None}
-        json.dump(data, out, indent=2)
-        out.write("\n")
-    else:
-        width = max([len("queries")] + [len(m.name) for m in measures])
-        out.write(f"{'measure':<{width}}  value\n")
-        for m in measures:
-            out.write(f"{m.name:<{width}}  {ev.means[m.name]:.4f}\n")
-        out.write(f"{'queries':<{width}}  {len(ev.qids)}\n")
-        if args.per_query:
-            out.write("\nqid\t" + "\t".join(m.name for m in measures) + "\n")
-            for i, q in enumerate(ev.qids):
-                out.write(q + "\t" + "\t".join(f"{ev.per_query[m.name][i]:.4f}" for m in measures) + "\n")
-        for w in warnings:
-            print(f"warning: {w.message}", file=err)
-    if check is not None:
-        if check.disagreement is not None:
-            print(f"error: the two implementations disagree ({check.method}): {check.disagreement}", file=err)
-            return EXIT_DISAGREE
-        if not args.json:
-            print(f"verified: {check.n_values:,} per-query values agree with {check.method} within 1e-9", file=err)
-    return 0
+    names = [m.name for m in measures]
+    return print_scores(args, out, err, names=names, means=ev.means, qids=ev.qids,
+                        per_query={name: ev.per_query[name].tolist() for name in names}, warnings=warnings,
+                        check=check)
 
 
 def fuse(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -26,6 +26,7 @@ A dataset states both, so its numbers match the tool its paper used.
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 ScorePrecision = Literal["float32", "float64"]
@@ -42,6 +43,23 @@ DEFAULT_MEASURE_NAMES = ("R@10,R@100,R@1000,P@10,P@100,MAP@10,MAP@100,MAP@1000,M
 EXIT_INVALID = 2
 EXIT_DISAGREE = 3
 DEFAULT_EMPTY_QUERIES: EmptyQueries = "omit"
+#: The kinds of classification task (``evaluation.classification``) and the suite aggregates
+#: (``evaluation.aggregate``), here so that the command line declares its choices without loading either.
+CLASSIFICATION_TASKS = ("single", "multi", "ner")
+AGGREGATE_METHODS = ("mean", "harmonic", "mean-rank", "lextreme")
+
+
+_MEASURE_NAME = re.compile(r"^(?P<family>[A-Za-z]+'?)(?:@(?P<k>\d+))?$")
+
+
+def split_measure_name(name: str) -> tuple[str, str | None] | None:
+    """``"R@100"`` → ``("R", "100")``, ``"RP"`` → ``("RP", None)``; None when it is not a measure name's shape.
+
+    The grammar of every measure name (``measures.parse_measure`` checks the family and the cutoff); the
+    prime of the papers (nDCG′) is read as the apostrophe.
+    """
+    m = _MEASURE_NAME.match(name.strip().replace("\u2032", "'"))
+    return (m.group("family"), m.group("k")) if m else None
 
 
 _PRECISION_BY_NAME: dict[str, ScorePrecision] = {c: c for c in SCORE_PRECISIONS}

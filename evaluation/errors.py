@@ -78,6 +78,16 @@ class Notice:
         return {"code": self.code, "message": self.message, "count": self.count}
 
 
+def ties_notice(n_groups: int, n_queries: int) -> Notice:
+    """The notice that ties decided the order: ``n_groups`` groups of equal scores in ``n_queries`` queries.
+
+    Said by both scorers (``scoring.rank_rows`` and the command line's ``fastscore``) in these words.
+    """
+    return Notice("ties", f"{counted(n_groups, 'group')} of equal scores in {counted(n_queries, 'query', 'queries')} "
+                  f"{'was' if n_groups == 1 else 'were'} ordered by docid, descending (trec_eval's "
+                  "order); the rank column is not used", n_groups)
+
+
 class ProblemCollector:
     """Collects problems until ``MAX_PROBLEMS``, then raises.
 

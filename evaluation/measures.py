@@ -10,7 +10,6 @@ incomplete judgments ``bpref``, ``MAP'@100``, ``nDCG'@10``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -18,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from . import kernels, plain_measures
-from .conventions import DEFAULT_MEASURE_NAMES
+from .conventions import DEFAULT_MEASURE_NAMES, split_measure_name
 
 
 @dataclass(frozen=True)
@@ -119,18 +118,14 @@ FAMILIES: dict[str, Family] = {f.family: f for f in [
            kernels.condensed_ndcg, plain_measures.condensed_ndcg, "ndcg_cut_{k}", judged_only=True),
 ]}
 
-_NAME = re.compile(r"^(?P<family>[A-Za-z]+'?)(?:@(?P<k>\d+))?$")
-
-
 def parse_measure(name: str) -> Measure:
     """Parse one measure name such as ``R@100`` or ``RP``; ValueError when unknown."""
-    text = name.strip().replace("\u2032", "'")  # the prime of the papers (nDCG′) is the apostrophe
-    m = _NAME.match(text)
-    family = FAMILIES.get(m.group("family")) if m else None
-    if m is None or family is None:
+    parts = split_measure_name(name)
+    family = FAMILIES.get(parts[0]) if parts else None
+    if parts is None or family is None:
         known = ", ".join(f"{f}@k" if FAMILIES[f].takes_k else f for f in FAMILIES)
         raise ValueError(f"unknown measure {name!r}; known measures: {known} (k a positive integer, e.g. R@100)")
-    k_text = m.group("k")
+    k_text = parts[1]
     if family.takes_k and k_text is None:
         raise ValueError(f"measure {name!r} needs a cutoff, e.g. {family.family}@10")
     if not family.takes_k and k_text is not None:

@@ -39,7 +39,7 @@ from .conventions import (
     score_precision as check_score_precision,
 )
 from .corpus import CorpusIds
-from .errors import Notice, Problem, RunFormatError, counted
+from .errors import Notice, Problem, RunFormatError, counted, ties_notice
 from .kernels import Hits
 from .measures import DEFAULT_MEASURES, FAMILIES, Measure, parse_measures
 from .qrels import Qrels
@@ -274,9 +274,7 @@ def rank_rows(run: Run, depth: int, *, score_precision: ScorePrecision = DEFAULT
         n_groups = int(np.unique(gid[decided]).size)
         n_queries = int(np.unique(q[pos[decided]]).size)
         if n_groups:
-            tie_notice = Notice("ties", f"{counted(n_groups, 'group')} of equal scores in {counted(n_queries, 'query', 'queries')} "
-                                f"{'was' if n_groups == 1 else 'were'} ordered by docid, descending (trec_eval's "
-                                "order); the rank column is not used", n_groups)
+            tie_notice = ties_notice(n_groups, n_queries)
     cut_notice = None
     over = lens > depth
     if over.any():

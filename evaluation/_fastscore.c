@@ -1,0 +1,632 @@
+/* The command line's compiled scorer for plain runs: no numpy, a few milliseconds at BSARD's scale.
+ *
+ * Why: at the leaderboard's own scale (222 topics x 1,000 rows) trec_eval takes about 0.2 s of CPU, and the
+ * numpy path of ``python -m evaluation score`` spends more than that on importing numpy alone. This module
+ * reads the qrels and the run itself and computes the per-query values of the usual families (R, P, MAP,
+ * MRR, nDCG, RP, Success) with the same arithmetic, in the same order, as ``evaluation.kernels`` (so the
+ * doubles are the same bits), and their means with numpy's pairwise summation.
+ *
+ * It only takes the plain case and gives up (returns None) on anything else, so that the numpy path, which
+ * knows every rule and says every refusal and notice, handles it: gzip, a byte that is not printable ASCII
+ * (UTF-8, BOM, CR), a comment or a line with other than 4 (qrels) or 6 (run) columns, a score that is not
+ * plain decimal, a rank or grade that is not an integer, a qrels pair twice or a query without a relevant
+ * document, a run query the qrels lack (or the reverse), a run not grouped by query, a docid twice in a query,
+ * more rows than the depth, several run tags, a score beyond a C float. Nothing it returns can differ from
+ * the numpy path (tests/evaluation/test_fastscore.py compares them byte for byte, and each give-up case).
+ *
+ * score(run_path, qrels_path, measures, depth, threshold, float32)
+ *   measures: sequence of (family code, k) with codes R=0 P=1 MAP=2 MRR=3 nDCG=4 RP=5 Success=6 (k unused
+ *   by RP); returns None or (qids, per_query, means, tie_groups, tie_queries, n_lines): qids sorted, one
+ *   list of floats per measure, one mean per measure.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { F_R = 0, F_P, F_MAP, F_MRR, F_NDCG, F_RP, F_SUCCESS, N_FAMILIES };
+
+typedef struct { const char *p; int len; } Tok;
+
+/* ------------------------------------------------------------------ reading */
+
+static char *read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 1 << 20, n = 0;
+    char *buf = malloc(cap + 1);
+    if (!buf) { fclose(f); return NULL; }
+    for (;;) {
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (n < cap) break;
+        cap *= 2;
+        char *grown = realloc(buf, cap + 1);
+        if (!grown) { free(buf); fclose(f); return NULL; }
+        buf = grown;
+    }
+    int err = ferror(f);
+    fclose(f);
+    if (err) { free(buf); return NULL; }
+    buf[n] = '\n';  /* a sentinel: the last line ends even without its newline */
+    *size = n;
+    return buf;
+}
+
+/* Byte classes for the tokenizer: a token byte (printable ASCII), a separator (space, tab), the line's end,
+ * or anything else (UTF-8, CR, control bytes), which the fast path leaves to the numpy path. */
+enum { C_TOKEN = 0, C_SEP, C_END, C_OTHER };
+static unsigned char byte_class[256];
+
+static void init_classes(void)
+{
+    for (int c = 0; c < 256; c++) byte_class[c] = (c >= 0x21 && c <= 0x7e) ? C_TOKEN : C_OTHER;
+    byte_class[' '] = byte_class['\t'] = C_SEP;
+    byte_class['\n'] = C_END;
+}
+
+/* Split one line (ending with '\n') into at most `max` tokens; returns the count (max + 1 when there are
+ * more), or -1 when a byte is not printable ASCII, a space or a tab. */
+static int split_line(const char *line, Tok *toks, int max)
+{
+    const unsigned char *p = (const unsigned char *)line;
+    int n = 0;
+    for (;;) {
+        while (byte_class[*p] == C_SEP) p++;
+        if (byte_class[*p] != C_TOKEN) return byte_class[*p] == C_END ? n : -1;
+        const unsigned char *s = p;
+        while (byte_class[*p] == C_TOKEN) p++;
+        if (n == max) return max + 1;
+        toks[n].p = (const char *)s;
+        toks[n].len = (int)(p - s);
+        n++;
+    }
+}
+
+/* Whole lines from a file, through a buffer that is refilled as they are consumed. */
+typedef struct { FILE *f; char *buf; size_t cap, start, end; int eof; } Reader;
+
+#define READ_BYTES (1 << 20)
+
+/* The next line (its '\n' included; one is added to a last line without it), NULL at the end or on a line
+ * longer than the buffer (`*bad` = 1). The previous line's bytes are invalid afterwards. */
+static const char *next_line(Reader *r, int *bad)
+{
+    for (;;) {
+        char *nl = r->start < r->end ? memchr(r->buf + r->start, '\n', r->end - r->start) : NULL;
+        if (nl) {
+            const char *line = r->buf + r->start;
+            r->start = (size_t)(nl - r->buf) + 1;
+            return line;
+        }
+        if (r->eof) {
+            if (r->start == r->end) return NULL;
+            r->buf[r->end++] = '\n';  /* the buffer keeps a byte free for this */
+            continue;
+        }
+        memmove(r->buf, r->buf + r->start, r->end - r->start);
+        r->end -= r->start;
+        r->start = 0;
+        if (r->end >= r->cap - 1) { *bad = 1; return NULL; }
+        size_t got = fread(r->buf + r->end, 1, r->cap - 1 - r->end, r->f);
+        if (got == 0) { if (ferror(r->f)) { *bad = 1; return NULL; } r->eof = 1; }
+        r->end += got;
+    }
+}
+
+static int is_integer(Tok t, int allow_minus)
+{
+    int i = 0;
+    if (allow_minus && t.len > 1 && t.p[0] == '-') i = 1;
+    if (t.len - i < 1 || t.len - i > 9) return 0;  /* |value| < 1e9: no overflow */
+    for (; i < t.len; i++) if (t.p[i] < '0' || t.p[i] > '9') return 0;
+    return 1;
+}
+
+static long to_long(Tok t)
+{
+    long v = 0;
+    int i = t.p[0] == '-';
+    for (int j = i; j < t.len; j++) v = v * 10 + (t.p[j] - '0');
+    return i ? -v : v;
+}
+
+static const double POW10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14,
+                               1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* A plain decimal score, -?digits(.digits)?, correctly rounded as the numpy path reads it: at most 15
+ * significant digits and 22 decimals are exact by Clinger's fast path (an exact integer over an exact power
+ * of ten, one rounding); anything longer goes through strtod, which also rounds correctly. */
+static int parse_score(Tok t, double *out)
+{
+    int i = 0, digits = 0, dot = 0, decimals = 0;
+    uint64_t mant = 0;
+    if (t.p[0] == '-') i = 1;
+    for (; i < t.len; i++) {
+        char c = t.p[i];
+        if (c >= '0' && c <= '9') {
+            if (digits < 19) mant = mant * 10 + (uint64_t)(c - '0');
+            digits++;
+            decimals += dot;
+        }
+        else if (c == '.' && !dot && digits && i + 1 < t.len) dot = 1;
+        else return 0;
+    }
+    if (!digits) return 0;
+    if (digits <= 15 && decimals <= 22) {
+        double v = (double)mant / POW10[decimals];
+        *out = t.p[0] == '-' ? -v : v;
+        return 1;
+    }
+    char tmp[64];
+    if (t.len >= (int)sizeof tmp) return 0;
+    memcpy(tmp, t.p, (size_t)t.len);
+    tmp[t.len] = 0;
+    errno = 0;
+    *out = strtod(tmp, NULL);
+    return errno == 0 && isfinite(*out);
+}
+
+static uint64_t hash_bytes(uint64_t h, const char *p, int len)
+{
+    for (int i = 0; i < len; i++) { h ^= (unsigned char)p[i]; h *= 0x100000001b3ULL; }
+    return h;
+}
+
+static int tok_eq(Tok a, Tok b) { return a.len == b.len && memcmp(a.p, b.p, (size_t)a.len) == 0; }
+
+/* trec_eval's docid order is strcmp's: bytes, then the shorter first. */
+static int tok_cmp(Tok a, Tok b)
+{
+    int n = a.len < b.len ? a.len : b.len;
+    int c = memcmp(a.p, b.p, (size_t)n);
+    return c ? c : (a.len > b.len) - (a.len < b.len);
+}
+
+/* ------------------------------------------------------------------ tables */
+
+typedef struct { Tok key; int value; } QEntry;             /* query id -> index */
+typedef struct { int q; Tok doc; int grade; } JEntry;        /* (query index, docid) -> grade */
+
+typedef struct { size_t mask; QEntry *slots; } QTable;
+typedef struct { size_t mask; JEntry *slots; } JTable;
+
+static size_t table_size(size_t n)
+{
+    size_t s = 16;
+    while (s < 2 * n + 16) s <<= 1;
+    return s;
+}
+
+/* Index of `key`, inserting it with `value` when absent (then `*inserted` = 1). */
+static int qtable_get(QTable *t, Tok key, int value, int *inserted)
+{
+    size_t i = hash_bytes(0xcbf29ce484222325ULL, key.p, key.len) & t->mask;
+    while (t->slots[i].key.p) {
+        if (tok_eq(t->slots[i].key, key)) { *inserted = 0; return t->slots[i].value; }
+        i = (i + 1) & t->mask;
+    }
+    if (value >= 0) { t->slots[i].key = key; t->slots[i].value = value; }
+    *inserted = value >= 0;
+    return value;
+}
+
+static uint64_t jhash(int q, Tok doc)
+{
+    return hash_bytes(0xcbf29ce484222325ULL ^ ((uint64_t)(unsigned)q * 0x9e3779b97f4a7c15ULL), doc.p, doc.len);
+}
+
+/* Insert; returns 0 when the pair is there already. */
+static int jtable_put(JTable *t, int q, Tok doc, int grade)
+{
+    size_t i = jhash(q, doc) & t->mask;
+    while (t->slots[i].doc.p) {
+        if (t->slots[i].q == q && tok_eq(t->slots[i].doc, doc)) return 0;
+        i = (i + 1) & t->mask;
+    }
+    t->slots[i].q = q; t->slots[i].doc = doc; t->slots[i].grade = grade;
+    return 1;
+}
+
+static const JEntry *jtable_find(const JTable *t, int q, Tok doc)
+{
+    size_t i = jhash(q, doc) & t->mask;
+    while (t->slots[i].doc.p) {
+        if (t->slots[i].q == q && tok_eq(t->slots[i].doc, doc)) return &t->slots[i];
+        i = (i + 1) & t->mask;
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ the run's rows */
+
+typedef struct { Tok doc; double cmp; } Row;
+
+static int row_order(const void *a, const void *b)  /* score descending, then docid descending */
+{
+    const Row *x = a, *y = b;
+    if (x->cmp != y->cmp) return x->cmp > y->cmp ? -1 : 1;
+    return -tok_cmp(x->doc, y->doc);
+}
+
+static int qid_order(const void *a, const void *b) { return tok_cmp(*(const Tok *)a, *(const Tok *)b); }
+
+static int grade_desc(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x < y) - (x > y);
+}
+
+/* numpy's pairwise summation (what ndarray.mean sums with), so that the means are numpy's bits. */
+static double pairwise_sum(const double *a, Py_ssize_t n)
+{
+    if (n < 8) {
+        double res = 0.;
+        for (Py_ssize_t i = 0; i < n; i++) res += a[i];
+        return res;
+    }
+    if (n <= 128) {
+        double r[8], res;
+        Py_ssize_t i;
+        for (int j = 0; j < 8; j++) r[j] = a[j];
+        for (i = 8; i < n - (n % 8); i += 8)
+            for (int j = 0; j < 8; j++) r[j] += a[i + j];
+        res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; i++) res += a[i];
+        return res;
+    }
+    Py_ssize_t n2 = n / 2;
+    n2 -= n2 % 8;
+    return pairwise_sum(a, n2) + pairwise_sum(a + n2, n - n2);
+}
+
+/* ------------------------------------------------------------------ scoring */
+
+typedef struct {
+    int nq;              /* qrels queries (all evaluated: each has a relevant document) */
+    int *n_rel;          /* per query (original index) */
+    int **pos_grades;    /* positive grades, descending, per query */
+    int *n_pos;
+    int nm;
+    int *fam, *k;
+    double *values;      /* [measure][sorted query position] */
+    int *sorted_pos;     /* original query index -> sorted position */
+} Ctx;
+
+/* The per-query values of one query from its judged hits in rank order: kernels.py's arithmetic. */
+static void query_values(Ctx *c, int q, const int *hr, const int *hg, int nh, int threshold)
+{
+    double n_rel = (double)c->n_rel[q];
+    int first = 0;
+    for (int h = 0; h < nh; h++) if (hg[h] >= threshold) { first = hr[h]; break; }
+    for (int m = 0; m < c->nm; m++) {
+        int k = c->k[m];
+        double v = 0.0;
+        switch (c->fam[m]) {
+        case F_R: case F_P: case F_RP: {
+            int cut = c->fam[m] == F_RP ? c->n_rel[q] : k;
+            double count = 0.0;
+            for (int h = 0; h < nh; h++) if (hg[h] >= threshold && hr[h] <= cut) count += 1.0;
+            v = c->fam[m] == F_P ? count / (double)k : count / n_rel;
+            break;
+        }
+        case F_MAP: {
+            double total = 0.0, so_far = 0.0;
+            for (int h = 0; h < nh; h++) {
+                if (hg[h] < threshold) continue;
+                so_far += 1.0;
+                if (hr[h] <= k) total += so_far / (double)hr[h];
+            }
+            v = total / n_rel;
+            break;
+        }
+        case F_MRR:
+            v = (first > 0 && first <= k) ? 1.0 / (double)first : 0.0;
+            break;
+        case F_SUCCESS:
+            v = (first > 0 && first <= k) ? 1.0 : 0.0;
+            break;
+        case F_NDCG: {
+            double dcg = 0.0, idcg = 0.0;
+            for (int h = 0; h < nh; h++)
+                if (hr[h] <= k && hg[h] > 0) dcg += (double)hg[h] / log2((double)hr[h] + 1.0);
+            for (int i = 0; i < c->n_pos[q] && i < k; i++)
+                idcg += (double)c->pos_grades[q][i] / log2((double)(i + 1) + 1.0);
+            v = idcg > 0 ? dcg / idcg : 0.0;
+            break;
+        }
+        }
+        c->values[(size_t)m * (size_t)c->nq + (size_t)c->sorted_pos[q]] = v;
+    }
+}
+
+typedef struct {
+    char *qbuf, *rbuf, *arena;
+    size_t *doc_at;
+    FILE *run_file;
+    QEntry *qslots;
+    JEntry *jslots;
+    Tok *qids;
+    int *n_rel, *n_pos, *grades_all, **pos_grades, *sorted_pos, *fam, *k, *seen_q, *hr, *hg;
+    double *values;
+    Row *rows;
+    uint64_t *dup;
+} Mem;
+
+static void release(Mem *m)
+{
+    free(m->qbuf); free(m->rbuf); free(m->qslots); free(m->jslots); free(m->qids); free(m->n_rel);
+    free(m->n_pos); free(m->grades_all); free(m->pos_grades); free(m->sorted_pos); free(m->fam); free(m->k);
+    free(m->seen_q); free(m->hr); free(m->hg); free(m->values); free(m->rows); free(m->dup);
+    free(m->arena); free(m->doc_at);
+    if (m->run_file) fclose(m->run_file);
+}
+
+/* 1 = scored, 0 = not the plain case (give up), -1 = out of memory. */
+static int run_score(Mem *M, const char *run_path, const char *qrels_path, int depth, int threshold, int single,
+                     Ctx *c, long *tie_groups, long *tie_queries, long *n_lines_out)
+{
+    size_t qsize;
+    M->qbuf = read_file(qrels_path, &qsize);
+    if (!M->qbuf) return 0;
+    if (qsize >= 2 && (unsigned char)M->qbuf[0] == 0x1f && (unsigned char)M->qbuf[1] == 0x8b) return 0;
+
+    /* qrels: count lines for the tables' sizes */
+    size_t n_q_lines = 1;
+    for (size_t i = 0; i < qsize; i++) n_q_lines += M->qbuf[i] == '\n';
+    QTable qt = { table_size(n_q_lines) - 1, NULL };
+    JTable jt = { table_size(n_q_lines) - 1, NULL };
+    M->qslots = calloc(qt.mask + 1, sizeof(QEntry));
+    M->jslots = calloc(jt.mask + 1, sizeof(JEntry));
+    M->qids = malloc(n_q_lines * sizeof(Tok));
+    M->n_rel = calloc(n_q_lines, sizeof(int));
+    M->n_pos = calloc(n_q_lines, sizeof(int));
+    M->grades_all = malloc(n_q_lines * sizeof(int) * 2);
+    if (!M->qslots || !M->jslots || !M->qids || !M->n_rel || !M->n_pos || !M->grades_all) return -1;
+    qt.slots = M->qslots; jt.slots = M->jslots;
+    int *jq = M->grades_all, *jg = M->grades_all + n_q_lines;  /* query and grade per judgment */
+    int nq = 0;
+    size_t nj = 0, pos = 0;
+    Tok t[7];
+    while (pos < qsize) {
+        int n = split_line(M->qbuf + pos, t, 4);
+        pos = (size_t)((char *)memchr(M->qbuf + pos, '\n', qsize + 1 - pos) - M->qbuf) + 1;
+        if (n == 0) return 0;  /* blank lines are the numpy path's to count */
+        if (n != 4 || t[0].p[0] == '#' || !is_integer(t[3], 1)) return 0;
+        long g = to_long(t[3]);
+        if (g > 1000000 || g < -1000000) return 0;
+        int inserted;
+        int q = qtable_get(&qt, t[0], nq, &inserted);
+        if (inserted) M->qids[nq++] = t[0];
+        if (!jtable_put(&jt, q, t[2], (int)g)) return 0;  /* judged twice */
+        jq[nj] = q; jg[nj] = (int)g; nj++;
+        if (g >= threshold) M->n_rel[q]++;
+        if (g > 0) M->n_pos[q]++;
+    }
+    if (nq == 0) return 0;
+    for (int q = 0; q < nq; q++) if (M->n_rel[q] == 0) return 0;  /* the numpy path says which are left out */
+    /* positive grades per query, descending (the ideal ranking) */
+    M->pos_grades = calloc((size_t)nq, sizeof(int *));
+    int *pool = malloc((nj + 1) * sizeof(int)), *fill = calloc((size_t)nq, sizeof(int));
+    if (!M->pos_grades || !pool || !fill) { free(pool); free(fill); return -1; }
+    size_t at = 0;
+    for (int q = 0; q < nq; q++) { M->pos_grades[q] = pool + at; at += (size_t)M->n_pos[q]; }
+    for (size_t j = 0; j < nj; j++) if (jg[j] > 0) M->pos_grades[jq[j]][fill[jq[j]]++] = jg[j];
+    free(fill);
+    for (int q = 0; q < nq; q++) qsort(M->pos_grades[q], (size_t)M->n_pos[q], sizeof(int), grade_desc);
+    /* sorted order of the query ids (Python's str order is the bytes' order for ASCII) */
+    Tok *sorted = malloc((size_t)nq * sizeof(Tok));
+    M->sorted_pos = malloc((size_t)nq * sizeof(int));
+    if (!sorted || !M->sorted_pos) { free(sorted); free(pool); return -1; }
+    memcpy(sorted, M->qids, (size_t)nq * sizeof(Tok));
+    qsort(sorted, (size_t)nq, sizeof(Tok), qid_order);
+    for (int i = 0; i < nq; i++) {
+        int inserted;
+        M->sorted_pos[qtable_get(&qt, sorted[i], -1, &inserted)] = i;
+    }
+    memcpy(M->qids, sorted, (size_t)nq * sizeof(Tok));  /* from here on, qids are in sorted order */
+    free(sorted);
+
+    c->nq = nq; c->n_rel = M->n_rel; c->pos_grades = M->pos_grades; c->n_pos = M->n_pos;
+    c->sorted_pos = M->sorted_pos;
+    M->values = calloc((size_t)c->nm * (size_t)nq, sizeof(double));
+    if (!M->values) { free(pool); return -1; }
+    c->values = M->values;
+
+    /* the run, read line by line; a query's docids are copied into the arena until it is scored */
+    int result = 0;
+    Reader rd = { fopen(run_path, "rb"), NULL, READ_BYTES, 0, 0, 0 };
+    M->run_file = rd.f;
+    if (!rd.f) goto done;
+    M->rbuf = rd.buf = malloc(rd.cap);
+    M->seen_q = calloc((size_t)nq, sizeof(int));
+    size_t cap = (size_t)depth + 1, arena_cap = 64 * cap, arena_used = 0;
+    M->rows = malloc(cap * sizeof(Row));
+    M->doc_at = malloc(cap * sizeof(size_t));
+    M->arena = malloc(arena_cap);
+    M->hr = malloc(cap * sizeof(int));
+    M->hg = malloc(cap * sizeof(int));
+    size_t dup_size = table_size(cap);
+    M->dup = malloc(dup_size * sizeof(uint64_t));
+    if (!rd.buf || !M->seen_q || !M->rows || !M->doc_at || !M->arena || !M->hr || !M->hg || !M->dup) {
+        result = -1;
+        goto done;
+    }
+    char tag[256];
+    int tag_len = -1, cur_q = -1, n_seen = 0, bad = 0;
+    Tok cur = { NULL, 0 };
+    size_t nr = 0;
+    long n_lines = 0;
+    for (;;) {
+        const char *line = next_line(&rd, &bad);
+        if (bad) goto done;
+        if (line) {
+            if (n_lines == 0 && (unsigned char)line[0] == 0x1f) goto done;  /* gzip: the numpy path inflates it */
+            n_lines++;
+            if (split_line(line, t, 6) != 6 || t[0].p[0] == '#') goto done;
+        }
+        if (!line || !tok_eq(t[0], cur)) {
+            if (cur_q >= 0) {  /* the finished query: order, check, score */
+                for (size_t i = 0; i < nr; i++) M->rows[i].doc.p = M->arena + M->doc_at[i];
+                int ranked = 1;
+                for (size_t i = 1; i < nr && ranked; i++) ranked = row_order(&M->rows[i - 1], &M->rows[i]) < 0;
+                if (!ranked) qsort(M->rows, nr, sizeof(Row), row_order);
+                /* a docid twice: a hash set of this query's docids (the numpy path names the lines) */
+                memset(M->dup, 0, dup_size * sizeof(uint64_t));
+                int nh = 0, in_tie = 0, had_tie = 0;
+                for (size_t i = 0; i < nr; i++) {
+                    uint64_t h = hash_bytes(0xcbf29ce484222325ULL, M->rows[i].doc.p, M->rows[i].doc.len) | 1;
+                    size_t s = h & (dup_size - 1);
+                    while (M->dup[s]) {
+                        if (M->dup[s] == h) {  /* same hash: compare the docids themselves */
+                            for (size_t j = 0; j < i; j++) if (tok_eq(M->rows[j].doc, M->rows[i].doc)) goto done;
+                        }
+                        s = (s + 1) & (dup_size - 1);
+                    }
+                    M->dup[s] = h;
+                    if (i > 0 && M->rows[i].cmp == M->rows[i - 1].cmp) {
+                        if (!in_tie) { (*tie_groups)++; in_tie = 1; had_tie = 1; }
+                    } else in_tie = 0;
+                    const JEntry *e = jtable_find(&jt, cur_q, M->rows[i].doc);
+                    if (e) { M->hr[nh] = (int)i + 1; M->hg[nh] = e->grade; nh++; }
+                }
+                *tie_queries += had_tie;
+                query_values(c, cur_q, M->hr, M->hg, nh, threshold);
+            }
+            if (!line) break;
+            int inserted;
+            cur_q = qtable_get(&qt, t[0], -1, &inserted);
+            if (cur_q < 0 || M->seen_q[cur_q]) goto done;  /* a query the qrels lack, or the run not grouped */
+            M->seen_q[cur_q] = 1;
+            n_seen++;
+            cur = M->qids[M->sorted_pos[cur_q]];  /* the qrels' copy of the id: it outlives the line */
+            nr = 0;
+            arena_used = 0;
+        }
+        if (tag_len < 0) {
+            if (t[5].len >= (int)sizeof tag) goto done;
+            memcpy(tag, t[5].p, (size_t)t[5].len);
+            tag_len = t[5].len;
+        }
+        else if (t[5].len != tag_len || memcmp(tag, t[5].p, (size_t)tag_len) != 0) goto done;
+        if (!is_integer(t[3], 0)) goto done;
+        double s;
+        if (!parse_score(t[4], &s)) goto done;
+        if (nr >= (size_t)depth) goto done;  /* rows beyond the depth: the numpy path cuts and says so */
+        double cmp = s;
+        if (single) {
+            float f = (float)s;
+            if (isinf(f)) goto done;
+            cmp = (double)f;
+        }
+        if (arena_used + (size_t)t[2].len > arena_cap) {
+            char *grown = realloc(M->arena, 2 * arena_cap + (size_t)t[2].len);
+            if (!grown) { result = -1; goto done; }
+            M->arena = grown;
+            arena_cap = 2 * arena_cap + (size_t)t[2].len;
+        }
+        memcpy(M->arena + arena_used, t[2].p, (size_t)t[2].len);
+        M->doc_at[nr] = arena_used;
+        arena_used += (size_t)t[2].len;
+        M->rows[nr].doc.len = t[2].len;
+        M->rows[nr].cmp = cmp;
+        nr++;
+    }
+    if (n_seen != nq) goto done;  /* queries the run lacks */
+    *n_lines_out = n_lines;
+    result = 1;
+done:
+    free(pool);
+    return result;
+}
+
+static PyObject *fast_score(PyObject *self, PyObject *args)
+{
+    const char *run_path, *qrels_path;
+    PyObject *measures;
+    int depth, threshold, single;
+    if (!PyArg_ParseTuple(args, "ssOiip", &run_path, &qrels_path, &measures, &depth, &threshold, &single))
+        return NULL;
+    if (depth < 1) Py_RETURN_NONE;
+    PyObject *seq = PySequence_Fast(measures, "measures must be a sequence of (family code, k)");
+    if (!seq) return NULL;
+    Mem M;
+    memset(&M, 0, sizeof M);
+    Ctx c;
+    memset(&c, 0, sizeof c);
+    c.nm = (int)PySequence_Fast_GET_SIZE(seq);
+    M.fam = malloc(((size_t)c.nm + 1) * sizeof(int));
+    M.k = malloc(((size_t)c.nm + 1) * sizeof(int));
+    if (!M.fam || !M.k) { Py_DECREF(seq); release(&M); return PyErr_NoMemory(); }
+    c.fam = M.fam; c.k = M.k;
+    for (int m = 0; m < c.nm; m++) {
+        int fam, k;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, m), "ii", &fam, &k)) {
+            Py_DECREF(seq); release(&M); return NULL;
+        }
+        if (fam < 0 || fam >= N_FAMILIES || (fam != F_RP && k < 1)) {
+            Py_DECREF(seq); release(&M);
+            PyErr_SetString(PyExc_ValueError, "unknown family code or cutoff");
+            return NULL;
+        }
+        c.fam[m] = fam; c.k[m] = k;
+    }
+    Py_DECREF(seq);
+    long tie_groups = 0, tie_queries = 0, n_lines = 0;
+    int ok;
+    Py_BEGIN_ALLOW_THREADS
+    ok = run_score(&M, run_path, qrels_path, depth, threshold, single, &c, &tie_groups, &tie_queries, &n_lines);
+    Py_END_ALLOW_THREADS
+    if (ok < 0) { release(&M); return PyErr_NoMemory(); }
+    if (ok == 0) { release(&M); Py_RETURN_NONE; }
+    PyObject *qids = PyList_New(c.nq), *per_query = PyList_New(c.nm), *means = PyList_New(c.nm);
+    if (!qids || !per_query || !means) goto fail;
+    for (int i = 0; i < c.nq; i++) {
+        PyObject *s = PyUnicode_DecodeASCII(M.qids[i].p, M.qids[i].len, NULL);
+        if (!s) goto fail;
+        PyList_SET_ITEM(qids, i, s);
+    }
+    for (int m = 0; m < c.nm; m++) {
+        const double *v = c.values + (size_t)m * (size_t)c.nq;
+        PyObject *col = PyList_New(c.nq), *mean = PyFloat_FromDouble(pairwise_sum(v, c.nq) / (double)c.nq);
+        if (!col || !mean) { Py_XDECREF(col); Py_XDECREF(mean); goto fail; }
+        for (int i = 0; i < c.nq; i++) {
+            PyObject *x = PyFloat_FromDouble(v[i]);
+            if (!x) { Py_DECREF(col); Py_DECREF(mean); goto fail; }
+            PyList_SET_ITEM(col, i, x);
+        }
+        PyList_SET_ITEM(per_query, m, col);
+        PyList_SET_ITEM(means, m, mean);
+    }
+    release(&M);
+    return Py_BuildValue("(NNNlll)", qids, per_query, means, tie_groups, tie_queries, n_lines);
+fail:
+    Py_XDECREF(qids); Py_XDECREF(per_query); Py_XDECREF(means);
+    release(&M);
+    return NULL;
+}
+
+static PyMethodDef methods[] = {
+    {"score", fast_score, METH_VARARGS,
+     "score(run_path, qrels_path, measures, depth, threshold, float32) -> None or "
+     "(qids, per_query, means, tie_groups, tie_queries, n_lines); see the module's source for the plain case."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "evaluation._fastscore",
+    "The command line's compiled scorer for plain runs (evaluation/fastscore.py).", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__fastscore(void)
+{
+    init_classes();
+    return PyModule_Create(&module);
+}
