@@ -11,12 +11,14 @@ imports only the modules it needs (``evaluation.cli``).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+import sys
 
 from . import _startup  # noqa: F401  (first: it may set an environment variable numpy reads at import)
 
+TYPE_CHECKING = False  # typing itself is not imported: the command line's start pays for every module
 if TYPE_CHECKING:
+    from typing import Any
+
     from .corpus import CorpusIds
     from .errors import InputError, Notice, Problem, QrelsFormatError, RunFormatError
     from .measures import DEFAULT_MEASURES, Measure, parse_measure, parse_measures
@@ -40,7 +42,8 @@ def __getattr__(name: str) -> Any:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module 'evaluation' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    __import__(f"{__name__}.{home}")
+    value = getattr(sys.modules[f"{__name__}.{home}"], name)
     globals()[name] = value  # once loaded, an ordinary attribute
     return value
 

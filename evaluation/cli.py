@@ -19,7 +19,6 @@ import argparse
 import importlib
 import sys
 from collections.abc import Callable, Sequence
-from typing import TextIO
 
 from .cli_output import print_scores
 from .cli_tasks import add_subcommands as add_task_subcommands
@@ -33,6 +32,10 @@ from .conventions import (
 )
 from .errors import InputError
 from .fastscore import score_plain
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TextIO
 
 
 def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:

@@ -9,23 +9,15 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, TextIO
 
 from .conventions import EXIT_DISAGREE
 from .errors import Notice
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time: every start of the command line pays for it
+    from typing import Any, TextIO
 
-class Check(Protocol):
-    """The outcome of ``--verify`` (``evaluation.verify.Verification``)."""
-
-    @property
-    def method(self) -> str: ...
-    @property
-    def n_values(self) -> int: ...
-    @property
-    def ok(self) -> bool: ...
-    @property
-    def disagreement(self) -> object | None: ...
+    from .verify import Verification as Check
 
 
 def print_scores(args: argparse.Namespace, out: TextIO, err: TextIO, *, names: Sequence[str],

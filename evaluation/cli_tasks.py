@@ -10,9 +10,12 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from importlib import import_module
-from typing import TextIO
 
 from .conventions import AGGREGATE_METHODS, CLASSIFICATION_TASKS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TextIO
 
 
 def _runner(name: str) -> Callable[[argparse.Namespace], int]:
