@@ -24,7 +24,7 @@ from django.db.models import Prefetch, Q
 from leaderboard.models import Benchmark, Dataset, ReportedResult, Split
 from leaderboard.selectors import DatasetNotFound, dataset_for_page
 from submissions import disclosure
-from submissions.disclosure import scores_shown
+from submissions.disclosure import result_scores_shown
 from submissions.models import Result, Submission
 from submissions.selectors import submission_ordinal_expr
 
@@ -117,7 +117,7 @@ def _submission_row(result, *, split: Split, private: bool = False) -> Leaderboa
         code_url="" if anonymous else sub.code_url,
         # The submission date: a rescore on new qrels must not make an old entry look new.
         date=sub.created_at.date() if sub.created_at else None,
-        scores=scores_shown(result.scores, split=split),  # rounded on hidden splits
+        scores=result_scores_shown(result, split=split),  # a hidden split: the value stored at the Ladder's verdict
         is_private=private,
         team="" if anonymous else (sub.entrant_team.name if sub.entrant_team_id else sub.team),
         used_training_data=sub.used_training_data,

@@ -84,6 +84,26 @@ def step_for(n_topics: int, measure_range: float = MEASURE_RANGE) -> float:
     return nice_step(measure_range / max(1, int(n_topics)))
 
 
+def macro_f1_step(*, n_examples: int, supports: Iterable[int], min_predicted: int = 1) -> float:
+    """The grid of a released macro-F1: no finer than what one example's label can move it.
+
+    Macro-F1 is the mean over L labels of F1_c = 2 TP_c / (P_c + G_c) (P_c examples predicted c, G_c holding
+    it). With the predictions fixed, whether one example holds the label predicted for it moves TP_c by one,
+    hence F1_c by 2 / (P_c + G_c) ≤ 2 / (m + G_c), m the fewest examples a released file may predict a label
+    on (:func:`label_support_needed`); a wrong answer also counts against the label the example holds. So
+    one example moves the mean by at most (2 / (m + G_a) + 2 / (m + G_b)) / L, a and b the two labels of
+    smallest support: about 1/L for a rare label, far more than one example's share 1/N. The step is the
+    smallest nice one at least that, and at least 1/N (``supports``: each gold label's count of examples).
+    """
+    counts = sorted(int(s) for s in supports)
+    if not counts:
+        return step_for(n_examples)
+    m = max(1, int(min_predicted))
+    smallest = counts[:2]
+    moved = sum(2 / (m + g) for g in smallest) / len(counts)
+    return nice_step(max(MEASURE_RANGE / max(1, int(n_examples)), min(MEASURE_RANGE, moved)))
+
+
 def on_grid(value: float, step: float) -> float:
     """``value`` to the nearest multiple of ``step`` (halves up), as a clean float."""
     decimals = max(0, -math.floor(math.log10(step))) + 1
@@ -136,7 +156,9 @@ class LadderDecision:
 def ladder_step(*, best: Sequence[float] | None, new: Sequence[float], alpha: float = ALPHA,
                 decimals: int = DECIMALS, n_resamples: int = N_RESAMPLES, seed: int = SEED,
                 fmt: Callable[[float], str] | None = None,
-                grid: Callable[[float], float] | None = None) -> LadderDecision:
+                grid: Callable[[float], float] | None = None,
+                new_shown: float | None = None, best_shown: float | None = None,
+                start_name: str = "") -> LadderDecision:
     """Decide whether ``new`` (per-query values on the hidden topics) is released over ``best``.
 
     ``best`` is the per-query vector of the participant's current best on the
@@ -147,19 +169,28 @@ def ladder_step(*, best: Sequence[float] | None, new: Sequence[float], alpha: fl
     best's and the one-sided paired randomization test gives p < ``alpha``.
     ``fmt`` formats a value for the message (default: ``decimals`` decimals). ``grid`` puts a mean where
     it is released (the server passes a hidden split's grid, ``submissions.disclosure``); by default it is
-    rounded to ``decimals``.
+    rounded to ``decimals``. ``new_shown``/``best_shown``: the released values when the caller stored them
+    (the server: each result's stored mean on its grid, the one value every page shows), so the Ladder
+    compares exactly what is shown, not a mean summed again in another order. ``start_name``: what a first
+    run is compared with when ``best`` is not the participant's own (the best baseline's vector), named in
+    the message; without it a first run is compared with an empty run.
     """
     shown = grid or (lambda v: round_score(v, decimals))
     new_values = np.asarray(new, dtype=np.float64)
     show = fmt or (lambda v: f"{v:.{decimals}f}")
-    first = best is None
-    best_values = np.zeros_like(new_values) if first else np.asarray(best, dtype=np.float64)
+    first = best is None or bool(start_name)
+    best_values = np.zeros_like(new_values) if best is None else np.asarray(best, dtype=np.float64)
     if best_values.shape != new_values.shape:
         raise ValueError("the Ladder compares two per-query vectors of the same length (one value per topic)")
-    new_shown = shown(float(new_values.mean()) if len(new_values) else 0.0)
-    best_shown = shown(float(best_values.mean()) if len(best_values) else 0.0)
+    if new_shown is None:
+        new_shown = shown(float(new_values.mean()) if len(new_values) else 0.0)
+    if best_shown is None:
+        best_shown = shown(float(best_values.mean()) if len(best_values) else 0.0)
     p = improvement_p_value(best_values, new_values, n_resamples=n_resamples, seed=seed)
-    return _decision(first=first, new_shown=new_shown, best_shown=best_shown, p=p, alpha=alpha, show=show)
+    return _decision(first=first, new_shown=new_shown, best_shown=best_shown, p=p, alpha=alpha, show=show,
+                     too_few=("too few topics improve on it, or the shown value does not go up a step" if start_name
+                              else "it scores above 0 on too few of the split's topics"),
+                     start=start_name or "an empty run")
 
 
 def _decision(*, first: bool, new_shown: float, best_shown: float, p: float, alpha: float,
@@ -289,12 +320,14 @@ def ladder_step_macro_f1(*, task: str, gold: Sequence[object], best: Sequence[ob
                          alpha: float = ALPHA, decimals: int = DECIMALS, n_resamples: int = N_RESAMPLES,
                          seed: int = SEED, fmt: Callable[[float], str] | None = None,
                          start: Sequence[object] | None = None, start_name: str = "",
-                         grid: Callable[[float], float] | None = None) -> LadderDecision:
+                         grid: Callable[[float], float] | None = None,
+                         new_shown: float | None = None, best_shown: float | None = None) -> LadderDecision:
     """:func:`ladder_step` for macro-F1 (classification and NER): the swap test of :func:`macro_f1_improvement`.
 
     ``best``/``new``: the answers of the two prediction sets in the order of ``gold``; ``best`` None for a first
     run, which is held to the same rule against ``start`` (named ``start_name`` in the message, its value never
-    shown) or, without one, against no prediction at all.
+    shown) or, without one, against no prediction at all. ``new_shown``/``best_shown``: the stored released
+    values, as in :func:`ladder_step`.
     """
     first = best is None
     against = best if best is not None else start
@@ -302,7 +335,8 @@ def ladder_step_macro_f1(*, task: str, gold: Sequence[object], best: Sequence[ob
                                               seed=seed)
     show = fmt or (lambda v: f"{v:.{decimals}f}")
     shown = grid or (lambda v: round_score(v, decimals))
-    return _decision(first=first, new_shown=shown(f1_new), best_shown=shown(f1_best), p=p, alpha=alpha, show=show,
+    return _decision(first=first, new_shown=shown(f1_new) if new_shown is None else new_shown,
+                     best_shown=shown(f1_best) if best_shown is None else best_shown, p=p, alpha=alpha, show=show,
                      too_few=("it predicts too few of the split's examples better" if start is not None and first
                               else "it answers too few of the split's examples right"),
                      start=start_name if start is not None and first else "an empty run")
@@ -332,6 +366,12 @@ MIN_LABEL_SUPPORT = 5
 LABELS_NAMED, LABEL_NAMED_MAX = 3, 20
 
 
+def label_support_needed(*, n_examples: int, n_labels: int, min_support: int = MIN_LABEL_SUPPORT) -> int:
+    """The fewest examples a released file may predict a label on: ``min_support``, scaled down on tiny splits
+    to a half of an even share (examples / (2 × labels)), so that a fair system can always pass it there."""
+    return max(1, min(min_support, n_examples // max(1, 2 * n_labels)))
+
+
 def label_support_refusal(*, answers: Sequence[object], n_labels: int, min_support: int = MIN_LABEL_SUPPORT
                           ) -> str | None:
     """Why a prediction file is not released on a hidden split for predicting a label on too few examples.
@@ -349,7 +389,7 @@ def label_support_refusal(*, answers: Sequence[object], n_labels: int, min_suppo
             counts[str(answer)] += 1
         elif answer is not None:
             counts.update(str(label) for label in cast("Iterable[object]", answer))
-    needed = max(1, min(min_support, len(answers) // max(1, 2 * n_labels)))
+    needed = label_support_needed(n_examples=len(answers), n_labels=n_labels, min_support=min_support)
     thin = sorted((label, n) for label, n in counts.items() if n < needed)
     if not thin:
         return None

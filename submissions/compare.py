@@ -14,6 +14,7 @@ the sum of squared per-query differences, an equation the means do not give) nor
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -235,10 +236,8 @@ def compare(*, submissions: list[Submission], measure: str | None = None,
     if not measures or any(e.qids != ref.qids for e in entries):
         raise CompareRefused("The stored per-query values of these submissions do not cover the same queries; "
                              "a curator can rescore the split to fix this.")
-    fmt = dataset.format_value
-    if not disclosure.shows(split, "p_values"):
-        def fmt(value: float | None) -> str:  # the released precision of a hidden split
-            return disclosure.format_released(value, split=split, n_topics=len(ref.qids))
+    fmt: Callable[[float | None], str] = (dataset.format_value if disclosure.shows(split, "p_values")
+                                          else disclosure.formatter(split))  # a hidden split's released precision
     topics = _topics(split)
     categories = {q: c for q, (c, _) in topics.items()}
     min_queries = min_group_size(split)
@@ -294,17 +293,19 @@ def compare(*, submissions: list[Submission], measure: str | None = None,
         stat.p_ttest_holm = p_t
     bands = not disclosure.shows(split, "p_values")  # a hidden split: bands, no t-test, no per-query counts
 
-    def means(s: PairStats) -> tuple[float, float]:
-        # A hidden split: the released (grid) means, and their difference; the exact difference would be a third
-        # constraint on the two means, finer than the grid.
-        shown = [disclosure.scores_shown({s.measure: m}, split=split, n_topics=len(ref.qids)).get(s.measure)
-                 for m in (s.mean_a, s.mean_b)]
+    def means(s: PairStats, other: Scored) -> tuple[float, float]:
+        # A hidden split: the released means (the values stored at the Ladder's verdict, which the board shows),
+        # and their difference; the exact difference would be a third constraint on the two means, finer than
+        # the grid.
+        if not bands:
+            return s.mean_a, s.mean_b
+        shown = [disclosure.result_scores_shown(e.result, split=split).get(s.measure) for e in (ref, other)]
         return (shown[0] or 0.0, shown[1] or 0.0)
 
     for pair in pairs:
         pair["rows"] = []
         for s in pair["stats"]:
-            mean_a, mean_b = means(s)
+            mean_a, mean_b = means(s, pair["entry"])
             difference = round(mean_b - mean_a, 10)
             row = {
                 "measure": s.measure, "mean_a": fmt(mean_a), "mean_b": fmt(mean_b),
@@ -353,8 +354,7 @@ def compare_two(*, a: Submission, b: Submission, measure: str) -> dict:
                              "a curator can rescore the split to fix this.")
     s = pair_stats(first.vectors[measure], second.vectors[measure], measure=measure)
     if not disclosure.shows(split, "p_values"):
-        means = [disclosure.scores_shown({measure: m}, split=split, n_topics=len(first.qids)).get(measure)
-                 for m in (s.mean_a, s.mean_b)]
+        means = [disclosure.result_scores_shown(e.result, split=split).get(measure) for e in (first, second)]
         return {"measure": measure, "a": a.pk, "b": b.pk, "mean_a": means[0], "mean_b": means[1],
                 "p_randomization": None, "p_ttest": None, "p_band": disclosure.p_band(s.p_randomization),
                 "wins": None, "ties": None, "losses": None}

@@ -37,10 +37,11 @@ from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 from django.core.cache import cache
-from django.db.models import Min
+from django.db.models import Max, Min
 
 from evaluation.ladder import (
     MEASURE_RANGE as MEASURE_RANGE,  # the skeleton's names, kept for its callers
+    macro_f1_step,
     nice_step as nice_step,
     on_grid,
     step_for,
@@ -111,13 +112,71 @@ LADDER_DOCS = "/docs/metrics/#ladder"
 def grid_step(split: Split, measure: str | None = None, *, n_topics: int | None = None) -> float | None:
     """The step a released value of ``measure`` sits on: None (full precision) on a public split.
 
-    ``n_topics`` is the N of the released scope; by default :func:`evaluated_topics` of the split.
+    ``n_topics`` is the N of a released scope of its own (a compare page's topics, the private part); by
+    default the split's step: the coarsest step its results on the current judgments were released on
+    (:func:`release_step`, stored with each result), else one topic's share of the judged topics.
     Every measure of a retrieval or classification dataset ranges over 0..1, so ``measure`` changes nothing
     today; it is part of the signature for a measure of another range.
     """
     if not split.hidden:
         return None
-    return step_for(n_topics if n_topics is not None else evaluated_topics(split))
+    if n_topics is not None:
+        return step_for(n_topics)
+    return split_step(split)
+
+
+def split_step(split: Split) -> float:
+    """The grid of ``split``'s released values: the largest step stored with a result on its current judgments.
+
+    Cached under the split's ``cache_version`` (every new score and qrels version bumps it). Without a stored
+    step (no result judged yet), one topic's share of :func:`evaluated_topics`.
+    """
+    if split.current_qrels_id is None:
+        return step_for(0)
+    key = f"lexboard:disclosure:step:{split.pk}:{split.current_qrels_id}:{split.cache_version}"
+    step = cache.get(key)
+    if step is None:
+        step = (Result.objects.filter(submission__split_id=split.pk, qrels_version_id=split.current_qrels_id,
+                                      n_queries__gt=0).aggregate(s=Max("released_step"))["s"]
+                or step_for(evaluated_topics(split)))
+        cache.set(key, step, 24 * 60 * 60)
+    return float(step)
+
+
+def release_step(*, n_topics: int, label_supports: Iterable[int] | None = None, min_predicted: int = 1) -> float:
+    """The grid of one result's released values: what one topic (or one example's label) can move its mean.
+
+    A mean over N topics: one topic's share, 1/N (:func:`evaluation.ladder.step_for`). Macro-F1 of a
+    classification split (``label_supports``: each gold label's count of examples; ``min_predicted``: the
+    fewest examples a released file predicts a label on): one example moves it by up to about
+    2 / (L × (smallest support + min_predicted)) per label it touches, far more than 1/N for a rare label
+    (:func:`evaluation.ladder.macro_f1_step`).
+    """
+    if label_supports is not None:
+        return macro_f1_step(n_examples=n_topics, supports=label_supports, min_predicted=min_predicted)
+    return step_for(n_topics)
+
+
+def release_of(primary: float | None, *, step: float) -> float | None:
+    """The released value of a primary score on ``step``: the one computation, stored once per result.
+
+    The Ladder's verdict stores it (``Result.released_score``, ``services.ladder.ladder_judge``) and compares
+    the stored values; every surface shows the stored value (:func:`released_primary`).
+    """
+    return None if primary is None else on_grid(primary, step)
+
+
+def stored_release(result: Result | ResultPart, *, split: Split) -> tuple[float | None, float]:
+    """(released primary value, its step) of ``result``: as stored at the Ladder's verdict.
+
+    A row judged before the value was stored (or a shared task's part, which no page shows) is put on the
+    split's grid by :func:`release_of`, the same computation.
+    """
+    value, step = getattr(result, "released_score", None), getattr(result, "released_step", None)
+    if value is not None and step is not None:
+        return float(value), float(step)
+    step = split_step(split) if split.hidden else step_for(result.n_queries or 0)
+    return release_of(result.primary_score, step=step), step
 
 
 def evaluated_topics(split: Split) -> int:
@@ -175,6 +234,25 @@ def released_value(value: float, *, split: Split, n_topics: int | None = None) -
     return float(value) if step is None else on_grid(value, step)
 
 
+def result_scores_shown(result: Result | ResultPart, *, split: Split, measures: Iterable[str] | None = None
+                        ) -> dict[str, float | None]:
+    """``result``'s stored scores as every surface shows them (:func:`scores_shown`), its primary measure on a
+    hidden split the value stored at the Ladder's verdict and the others on that value's step.
+
+    The caller has checked :func:`result_released` (or passes a row the board already filtered).
+    """
+    if not split.hidden:
+        return scores_shown(result.scores, split=split)
+    value, step = stored_release(result, split=split)
+    keep = set(released_measures(split) if measures is None else measures)
+    out = {k: (on_grid(float(v), step) if v is not None else None) for k, v in (result.scores or {}).items()
+           if k in keep}
+    primary = split.dataset.primary_measure
+    if primary in out:
+        out[primary] = value
+    return out
+
+
 def released_scores(result: Result | ResultPart | None, *, split: Split, viewer: Any = None
                     ) -> dict[str, float | None]:
     """Every score of ``result`` that ``viewer`` may read, as fractions: {} when the Ladder kept it back.
@@ -184,7 +262,7 @@ def released_scores(result: Result | ResultPart | None, *, split: Split, viewer:
     """
     if not result_released(result, split=split):
         return {}
-    return scores_shown(result.scores, split=split)
+    return result_scores_shown(result, split=split)
 
 
 def released_primary(result: Result | ResultPart | None, *, split: Split) -> float | None:
@@ -254,17 +332,21 @@ def p_band(p: float | None) -> str:
 # --- messages and warnings --------------------------------------------------------------------------
 
 
-def ladder_grid(split: Split) -> Callable[[float], float]:
-    """Where the Ladder puts a mean it compares and releases: the split's grid (the value pages will show)."""
-    step = grid_step(split) or step_for(0)
+def ladder_grid(step: float) -> Callable[[float], float]:
+    """Where the Ladder puts a mean it has no stored release for (a first run's free reference): on ``step``,
+    by :func:`release_of`, as the stored values are."""
     return lambda value: on_grid(value, step)
 
 
-def ladder_format(split: Split) -> Callable[[float], str]:
-    """A value in a Ladder message, in the site's unit: "R@100 82 %" on a whole-point grid."""
-    show = formatter(split)
+def ladder_format(split: Split, *, step: float | None = None) -> Callable[[float], str]:
+    """A value in a Ladder message, in the site's unit: "R@100 82 %" on a whole-point grid (``step``: the
+    judged result's, by default the split's)."""
     measure = split.dataset.primary_measure
-    return lambda value: f"{measure} {show(value)} %"
+    if step is None:
+        show = formatter(split)
+        return lambda value: f"{measure} {show(value)} %"
+    decimals = decimals_of(step)
+    return lambda value: f"{measure} {100 * on_grid(value, step):.{decimals}f} %"
 
 
 def ladder_rule(split: Split) -> str:

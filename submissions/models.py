@@ -363,6 +363,12 @@ class Result(models.Model):
     released = models.BooleanField(default=True, db_index=True)
     ladder_message = models.TextField(blank=True)  # the Ladder's and the budget's messages run past 300 characters
     ladder_p = models.FloatField("Ladder p-value (staff only)", null=True, blank=True)
+    # The primary measure as a hidden split shows it, computed once when the Ladder judges the result
+    # (``submissions.disclosure.release_of``: the stored mean on the grid of this result's N) and read by every
+    # surface: the board, exports, API, compare and the Ladder's own comparison show one number, never a mean
+    # summed again or put on a grid of another N. Null until judged (then the same function computes it).
+    released_score = models.FloatField("released primary value (on the grid)", null=True, blank=True)
+    released_step = models.FloatField("grid step of the released value", null=True, blank=True)
 
     class Meta:
         constraints = [

@@ -23,12 +23,20 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections import Counter
+from typing import cast
 
 import numpy as np
 from django.db import transaction
 from django.db.models import QuerySet
 
-from evaluation.ladder import label_support_refusal, ladder_step, ladder_step_macro_f1, majority_start
+from evaluation.ladder import (
+    label_support_needed,
+    label_support_refusal,
+    ladder_step,
+    ladder_step_macro_f1,
+    majority_start,
+)
 from leaderboard.models import Dataset, Split
 from sharedtasks.selectors import phase_of
 
@@ -53,25 +61,59 @@ def _vector(result: Result | ResultPart, measure: str) -> dict[str, float] | Non
     return dict(zip(data["qids"].astype(str).tolist(), np.asarray(data[measure], dtype=np.float64).tolist()))
 
 
+def release_step_of(*, result: Result, split: Split) -> float:
+    """The grid ``result``'s released values sit on (``disclosure.release_step``): one topic's share of its N,
+    or, on a classification split, what one example's label can move its macro-F1 (the gold's label supports)."""
+    task = split.dataset.task
+    if task in (Dataset.Task.SINGLE, Dataset.Task.MULTI) and result.qrels_version_id is not None:
+        gold = gold_for(version=result.qrels_version, task=task)
+        supports: Counter[str] = Counter()
+        for answer in gold.answers.values():
+            labels = [answer] if isinstance(answer, str | int) else list(cast("tuple[str, ...]", answer))
+            supports.update(str(label) for label in labels)
+        n_examples = len(gold.ids)
+        return disclosure.release_step(
+            n_topics=n_examples, label_supports=list(supports.values()),
+            min_predicted=label_support_needed(n_examples=n_examples, n_labels=len(supports)))
+    return disclosure.release_step(n_topics=result.n_queries or 0)
+
+
+def _store_release(result: Result, *, split: Split) -> None:
+    """Compute ``result``'s released primary value once (``disclosure.release_of``) and keep it on the row."""
+    step = release_step_of(result=result, split=split)
+    result.released_step = step
+    result.released_score = disclosure.release_of(result.primary_score, step=step)
+
+
 def _decide(*, best: Result | None, new: Result, measure: str, split: Split) -> tuple[bool, str, float | None]:
-    """(released, message, p) for ``new`` against ``best`` (None: the participant's first result here)."""
+    """(released, message, p) for ``new`` against ``best`` (None: the participant's first result here).
+
+    The values compared are the stored releases (``Result.released_score``): what the board shows. A first run
+    is compared with the split's best baseline on the same judgments (chosen at full precision), so that the
+    free first release of a new identity is no probe; without a baseline, with an empty run.
+    """
     if split.dataset.task != Dataset.Task.RETRIEVAL:
         return _decide_macro_f1(best=best, new=new, split=split)
-    grid, fmt = disclosure.ladder_grid(split), disclosure.ladder_format(split)
+    step = new.released_step or release_step_of(result=new, split=split)
+    fmt = disclosure.ladder_format(split, step=step)
+    new_shown = disclosure.stored_release(new, split=split)[0] or 0.0
+    start_name = ""
+    if best is None and (baseline := _best_baseline(split=split, version_id=new.qrels_version_id)) is not None:
+        best, start_name = baseline, f"the best baseline ({baseline.submission.system_name})"
+    best_shown = (disclosure.stored_release(best, split=split)[0] or 0.0) if best is not None else None
     new_values = _vector(new, measure)
     best_values = _vector(best, measure) if best is not None else {}
     if new_values is None or best_values is None:
         # A result stored without per-query values (none is since the per-query blob exists): no test is
         # possible, so only the displayed value going up by a step releases it.
-        shown_new = grid(new.primary_score or 0.0)
-        shown_best = grid(best.primary_score or 0.0) if best is not None else None
-        if shown_best is None or shown_new > shown_best:
-            return True, f"Released: {fmt(shown_new)}.", None
-        return False, (f"Not a significant improvement over your best ({fmt(shown_best)}); "
-                       "your best stays on the leaderboard."), None
+        if best_shown is None or new_shown > best_shown:
+            return True, f"Released: {fmt(new_shown)}.", None
+        return False, (f"Not a significant improvement over {'your best' if not start_name else start_name} "
+                       f"({fmt(best_shown)}); your best stays on the leaderboard."), None
     qids = sorted(set(best_values) | set(new_values))  # a query one of them lacks counts as 0 there
     decision = ladder_step(best=[best_values.get(q, 0.0) for q in qids] if best is not None else None,
-                           new=[new_values.get(q, 0.0) for q in qids], grid=grid, fmt=fmt)
+                           new=[new_values.get(q, 0.0) for q in qids], fmt=fmt, grid=disclosure.ladder_grid(step),
+                           new_shown=new_shown, best_shown=best_shown, start_name=start_name)
     return decision.released, decision.message, decision.p_value
 
 
@@ -138,9 +180,13 @@ def _decide_macro_f1(*, best: Result | None, new: Result, split: Split) -> tuple
         elif labelled:
             start = majority_start(gold_answers)
             start_name = "predicting the most frequent label everywhere"
+    step = new.released_step or release_step_of(result=new, split=split)
     decision = ladder_step_macro_f1(task=dataset.task, gold=gold_answers, best=best_answers, new=new_answers,
                                     start=start, start_name=start_name,
-                                    grid=disclosure.ladder_grid(split), fmt=disclosure.ladder_format(split))
+                                    grid=disclosure.ladder_grid(step), fmt=disclosure.ladder_format(split, step=step),
+                                    new_shown=disclosure.stored_release(new, split=split)[0],
+                                    best_shown=(disclosure.stored_release(best, split=split)[0] if best is not None
+                                                else None))
     return decision.released, decision.message, decision.p_value
 
 
@@ -172,7 +218,10 @@ def ladder_judge(*, result: Result, submission: Submission, split: Split, again:
         if result.scores and (held := release_hold(result=result, submission=submission, split=split,
                                                    curator=curator)):
             released, message = False, held
-        Result.objects.filter(pk=result.pk).update(released=released, ladder_message=message, ladder_p=None)
+        _store_release(result, split=split)
+        Result.objects.filter(pk=result.pk).update(released=released, ladder_message=message, ladder_p=None,
+                                                   released_score=result.released_score,
+                                                   released_step=result.released_step)
         result.released, result.ladder_message, result.ladder_p = released, message, None
         if released and result.scores:
             release_record(result=result, submission=submission, split=split)
@@ -192,6 +241,7 @@ def ladder_judge(*, result: Result, submission: Submission, split: Split, again:
         return result
     best = Result.objects.filter(pk=row.result_id).first() if row.result_id else None
     measure = split.dataset.primary_measure
+    _store_release(result, split=split)  # before the verdict: the value the Ladder compares is the one shown
     if (twice := _shown_twice(submission=submission)) is not None:
         released, message, p = False, twice, None
         ReleaseWait.objects.filter(result=result).delete()
@@ -206,7 +256,9 @@ def ladder_judge(*, result: Result, submission: Submission, split: Split, again:
             message = disclosure.with_ladder_rule(message, split=split)
     # The field holds MESSAGE_MAX characters: a longer message (it can name labels) failed the scoring on PostgreSQL.
     message = message[:disclosure.MESSAGE_MAX]
-    Result.objects.filter(pk=result.pk).update(released=released, ladder_message=message, ladder_p=p)
+    Result.objects.filter(pk=result.pk).update(released=released, ladder_message=message, ladder_p=p,
+                                               released_score=result.released_score,
+                                               released_step=result.released_step)
     result.released, result.ladder_message, result.ladder_p = released, message, p
     if released:
         row.result = result
@@ -236,11 +288,24 @@ def ladder_replay(*, split: Split, version_id: int) -> int:
     been there from their first upload.
     """
     if not split.uses_ladder:
+        releases_restore(split=split, version_id=version_id)
         return 0
     LadderBest.objects.filter(split=split, qrels_version_id=version_id).delete()
     results = list(_replay_results(split=split, version_id=version_id))
     for result in results:
         ladder_judge(result=result, submission=result.submission, split=split, again=True)
+    return len(results)
+
+
+def releases_restore(*, split: Split, version_id: int) -> int:
+    """Compute again the stored released value of every result on ``version_id`` whose scores were replaced in
+    place (a shared task's reveal or partition) on a split without the Ladder, whose replay judges nothing; the
+    verdicts stand. Returns how many."""
+    results = list(_replay_results(split=split, version_id=version_id))
+    for result in results:
+        _store_release(result, split=split)
+        Result.objects.filter(pk=result.pk).update(released_score=result.released_score,
+                                                   released_step=result.released_step)
     return len(results)
 
 

@@ -227,7 +227,8 @@ def result_store(*, submission: Submission, computed: ComputedResult) -> Result:
         parts_store(submission_id=submission.pk, version_id=computed.version_id, parts=computed.parts)
         if phase_partition(split_id=submission.split_id) is not None:
             scores, primary, n_queries, per_query = computed.parts["public"]
-    unjudged = {"released": not submission.split.uses_ladder, "ladder_message": "", "ladder_p": None}
+    unjudged = {"released": not submission.split.uses_ladder, "ladder_message": "", "ladder_p": None,
+                "released_score": None, "released_step": None}
     stored = Result.objects.filter(submission=submission, qrels_version_id=computed.version_id).only("scores").first()
     values = {
         "scores": scores,

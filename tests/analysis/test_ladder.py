@@ -122,3 +122,43 @@ def test_a_curators_rescore_keeps_each_results_judgment(scored, alice, analysis_
     assert not result_of(held).released
     assert LadderBest.objects.get(split=split, user=alice, qrels_version=split.current_qrels).result_id == \
         result_of(better).pk
+
+
+def test_a_first_run_is_compared_with_the_best_baseline_not_an_empty_run(scored, alice, bob, analysis_dataset):
+    """A first run is free for every new identity: against an empty run any crafted probe that scores on five
+    topics was released. Against the split's best baseline (chosen at full precision) it must beat a real system."""
+    split = analysis_dataset.splits.get(name="test")
+    scored("test", bob, "random", name="weak baseline", is_baseline=True, seed=3)
+    scored("test", bob, "perfect", name="strong baseline", is_baseline=True, tag="b")
+    first = scored("test", alice, "shifted", name="first")  # far above an empty run, below the strong baseline
+    assert not result_of(first).released
+    assert result_of(first).ladder_message.startswith(
+        "Not released: this run is not a significant improvement over the best baseline (strong baseline)")
+    assert "first" not in [r.system for r in leaderboard_rows(split=split)]
+    # Her first run's best is still empty: nothing was released, so the next run is a first run too.
+    assert not LadderBest.objects.filter(split=split, user=alice, result__isnull=False).exists()
+
+
+def test_a_first_run_better_than_the_best_baseline_is_released(scored, alice, bob, analysis_dataset):
+    scored("test", bob, "shifted", name="baseline", is_baseline=True)
+    first = scored("test", alice, "perfect", name="first")
+    assert result_of(first).released and result_of(first).ladder_message.startswith("Released: your first score")
+
+
+def test_the_released_value_is_stored_at_the_verdict_and_shown_everywhere(scored, alice, analysis_dataset):
+    """One computation: the Ladder compares and names the stored value (the stored mean on the grid of the result's
+    N), and the board, the API and compare show that stored value, not a mean put on the grid again."""
+    split = analysis_dataset.splits.get(name="test")
+    sub = scored("test", alice, "shifted", name="first")
+    result = result_of(sub)
+    assert result.released_step == disclosure.step_for(N_TOPICS) == 0.05
+    assert result.released_score == disclosure.on_grid(result.primary_score, 0.05)
+    shown = f"R@10 {100 * result.released_score:.0f} %"
+    assert shown in result.ladder_message
+    # Every surface reads the stored value: moved by hand, they all move with it (none recomputes it).
+    Result.objects.filter(pk=result.pk).update(released_score=0.35)
+    split.refresh_from_db()
+    assert [r.scores["R@10"] for r in leaderboard_rows(split=split)] == [0.35]
+    api = APIClient()
+    api.force_authenticate(alice)
+    assert api.get(reverse("api:submission", args=[sub.pk])).json()["scores"] == {"R@10": 0.35}

@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 
 from evaluation.classification import evaluate_predictions, read_gold, read_predictions
-from evaluation.ladder import on_grid
+from evaluation.ladder import macro_f1_step, on_grid
 from submissions.errors import UploadRefused
 from submissions.models import Submission
 from submissions.services import submission_create, submission_score_now
@@ -110,12 +110,16 @@ def test_warnings_name_no_gold_label_on_a_hidden_split_but_do_on_a_public_one(cl
 def test_the_leaderboard_and_exports_show_macro_f1(test_split, alice, client):
     from boards.selectors import leaderboard_rows
 
-    score(test_split, alice, predictions(GOOD_PREDICTIONS))
+    sub = score(test_split, alice, predictions(GOOD_PREDICTIONS))
     rows = leaderboard_rows(split=test_split)
     assert [r.system for r in rows] == ["Linear"] and rows[0].rank == 1
     # A hidden split: the leaderboard shows the display precision (docs/security.md).
-    # On the hidden split's grid (12 examples: 0.1).
-    assert rows[0].scores["macro-F1"] == on_grid(core_result(predictions(GOOD_PREDICTIONS)).macro_f1, 0.1)
+    # On the hidden split's grid: what one example's label moves macro-F1 (12 examples, supports 5, 4 and 3, a
+    # label predicted on at least 2: (2/5 + 2/6) / 3 ≈ 0.24, so 0.5), not one example's share 1/12 (0.1).
+    step = macro_f1_step(n_examples=12, supports=[5, 4, 3], min_predicted=2)
+    assert step == 0.5
+    assert rows[0].scores["macro-F1"] == on_grid(core_result(predictions(GOOD_PREDICTIONS)).macro_f1, step)
+    assert sub.results.get().released_step == step
     page = client.get(reverse("leaderboard:dataset", args=["areas"]) + "?sort=macro-F1")
     assert page.status_code == 200 and "macro-F1/fr" in page.content.decode()
     for fmt in ("csv", "json", "tex"):

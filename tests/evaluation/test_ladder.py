@@ -13,9 +13,11 @@ from evaluation.classification import multi_label_f1, ner_f1, single_label_f1
 from evaluation.ladder import (
     coverage_check,
     improvement_p_value,
+    label_support_needed,
     ladder_step,
     ladder_step_macro_f1,
     macro_f1_improvement,
+    macro_f1_step,
     round_score,
 )
 
@@ -276,3 +278,45 @@ def test_the_swap_test_holds_little_memory_with_many_labels():
         tracemalloc.stop()
     assert p == 1.0  # sixteen changes for the worse
     assert peak < 60e6, f"{peak / 1e6:.0f} MB"
+
+
+# --- the grid of a released macro-F1 ---------------------------------------------------------------
+
+
+def _respects_support(pred: list[str], m: int) -> bool:
+    counts: dict[str, int] = {}
+    for label in pred:
+        counts[label] = counts.get(label, 0) + 1
+    return all(n >= m for n in counts.values())
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_one_examples_label_moves_macro_f1_by_at_most_the_grid_step(seed):
+    """The grid of a classification split is no finer than what one example's label moves macro-F1: a file whose
+    other examples are known cannot read one example's label from the released value (rounding to a step at
+    least that move), where 1/N (the old grid) was finer than one example's move for a rare label."""
+    rng = np.random.default_rng(seed)
+    n, labels = int(rng.integers(12, 60)), [f"l{i}" for i in range(int(rng.integers(2, 6)))]
+    gold = [labels[i % len(labels)] for i in range(len(labels))] + rng.choice(labels, size=n - len(labels)).tolist()
+    supports = [gold.count(label) for label in labels]
+    m = label_support_needed(n_examples=n, n_labels=len(labels))
+    step = macro_f1_step(n_examples=n, supports=supports, min_predicted=m)
+    assert step >= 1 / n
+    pred = rng.choice(labels, size=n).tolist()
+    while not _respects_support(pred, m):
+        pred = rng.choice(labels, size=n).tolist()
+    base = single_label_f1(gold, pred)[0]
+    for i, label in itertools.product(range(n), labels):
+        # One example's truth changed (the attacker's unknown), or one prediction changed (two crafted files).
+        other_gold = gold[:i] + [label] + gold[i + 1:]
+        if sorted(set(other_gold)) == sorted(set(gold)):
+            assert abs(single_label_f1(other_gold, pred)[0] - base) <= step + 1e-12
+        other_pred = pred[:i] + [label] + pred[i + 1:]
+        if _respects_support(other_pred, m):
+            assert abs(single_label_f1(gold, other_pred)[0] - base) <= step + 1e-12
+
+
+def test_a_rare_labels_split_gets_a_coarser_grid_than_one_example():
+    # 100 examples, 5 labels, the rarest held by 2: one example moves macro-F1 by up to (2/7 + 2/8) / 5 ≈ 0.107.
+    step = macro_f1_step(n_examples=100, supports=[2, 3, 30, 30, 35], min_predicted=5)
+    assert step == 0.2 and macro_f1_step(n_examples=100, supports=[]) == 0.01
