@@ -190,18 +190,38 @@ CHILDREN = {"core": _core, "pytrec_eval": _pytrec_eval, "ranx": _ranx, "ir_measu
 NEEDS = {"pytrec_eval": "pytrec_eval", "ranx": "ranx", "ir_measures": "ir_measures"}
 
 
+#: GNU time, which reports its child's own peak: a child's ``ru_maxrss`` from ``os.wait4`` is at least this
+#: script's resident size when it forked (Linux carries the peak across ``exec``), which made every small
+#: command look as big as the bench itself (35 MiB for trec_eval, the CLI and ``--help`` alike).
+GNU_TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
+
+
 def run_child(cmd: list[str]) -> dict[str, Any]:
-    """Run a command; its own CPU time, peak RSS and wall time (``os.wait4`` on its pid), stdout and stderr."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    """Run a command; its own CPU time, peak RSS and wall time, stdout and stderr.
+
+    Through GNU time when installed (its child is forked from a small process, so the peak is the command's
+    own); otherwise ``os.wait4`` on the pid, whose peak is at least this script's size (``rss_exact`` False).
+    CPU time is ``os.wait4``'s either way.
+    """
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.NamedTemporaryFile("r", suffix=".time") as timing:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err)
+        wrapped = [GNU_TIME, "-f", "%e %U %S %M", "-o", timing.name, *cmd] if GNU_TIME else cmd
+        proc = subprocess.Popen(wrapped, stdout=out, stderr=err)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t0
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
-        return {"cpu": usage.ru_utime + usage.ru_stime, "rss_mb": usage.ru_maxrss / 1024, "wall": wall,
-                "returncode": proc.returncode, "stdout": out.read().decode(), "stderr": err.read().decode()}
+        figures = {"cpu": usage.ru_utime + usage.ru_stime, "rss_mb": usage.ru_maxrss / 1024, "wall": wall,
+                   "rss_exact": False}
+        if GNU_TIME:
+            last = timing.read().strip().splitlines()[-1].split()  # after "Command exited with non-zero status"
+            # CPU stays wait4's (microseconds; GNU time prints hundredths), which counts the reaped command
+            # and GNU time's own ~1 ms; the peak is GNU time's report of the command alone.
+            figures.update(rss_mb=int(last[3]) / 1024, rss_exact=True)
+        return {**figures, "returncode": proc.returncode, "stdout": out.read().decode(),
+                "stderr": err.read().decode()}
 
 
 def cli_means(stdout: str) -> dict[str, float]:
@@ -221,14 +241,23 @@ CPU_TARGETS = {"bsard": 0.5, "msmarco": 0.2}
 HELP_TARGET_S = 0.1
 
 
-def side_by_side(run_path: Path, qrels_path: Path, trec_eval: str | None, repeat: int, scale: str = "") -> None:
+#: ``score`` on its numpy path (``evaluation.cli_score``, what the command runs when the compiled fast path
+#: does not take the files or is not built), with the command line's one-shot memory settings.
+NUMPY_PATH = ("import sys; from evaluation._process import tune_for_one_shot; from evaluation.cli import _parser; "
+              "from evaluation.cli_score import score; tune_for_one_shot(); "
+              "sys.exit(score(_parser().parse_args(sys.argv[1:]), sys.stdout, sys.stderr))")
+
+
+def side_by_side(run_path: Path, qrels_path: Path, trec_eval: str | None, repeat: int, scale: str = "",
+                 callgrind: bool = False) -> None:
     """The CLI and trec_eval on the same files and measures, interleaved ``repeat`` times (paired by round).
 
     ``score --help`` runs in each round too: the command line's start alone.
     """
-    commands = {"python -m evaluation score": [sys.executable, "-m", "evaluation", "score", "--qrels", str(qrels_path),
-                                               "--run", str(run_path), "--measures", CLI_MEASURES],
-                "python -m evaluation score --help": [sys.executable, "-m", "evaluation", "score", "--help"]}
+    score_args = ["score", "--qrels", str(qrels_path), "--run", str(run_path), "--measures", CLI_MEASURES]
+    commands = {"python -m evaluation score": [sys.executable, "-m", "evaluation", *score_args],
+                "python -m evaluation score --help": [sys.executable, "-m", "evaluation", "score", "--help"],
+                "the same, numpy path": [sys.executable, "-c", NUMPY_PATH, *score_args]}
     if trec_eval:
         commands["trec_eval 9.0.8 -c"] = [trec_eval, "-c"] + [x for m in TREC_EVAL_CLI_MEASURES for x in ("-m", m)] + \
             [str(qrels_path), str(run_path)]
@@ -240,14 +269,15 @@ def side_by_side(run_path: Path, qrels_path: Path, trec_eval: str | None, repeat
                 raise SystemExit(f"{name} failed: {r['stderr'][-500:]}")
             figures[name].append(r)
     load = os.getloadavg()[0]
+    how_peak = "GNU time's %M" if GNU_TIME else "os.wait4, at least this script's size"
     print(f"command lines, {CLI_MEASURES}, {repeat} runs each, interleaved (CPU = the child's user + system, "
-          f"os.wait4; load average before {load:.1f} on {os.cpu_count()} CPUs):")
-    print(f"{'':<28} {'CPU min':>8} {'CPU med':>8} {'wall med':>9} {'peak MiB':>9}  means")
+          f"os.wait4; peak: {how_peak}; load average before {load:.1f} on {os.cpu_count()} CPUs):")
+    print(f"{'':<33} {'CPU min':>8} {'CPU med':>8} {'wall med':>9} {'peak MiB':>9}  means")
     for name, rs in figures.items():
         cpu = [r["cpu"] for r in rs]
         means = cli_means(rs[0]["stdout"])
-        print(f"{name:<28} {min(cpu):8.2f} {statistics.median(cpu):8.2f} "
-              f"{statistics.median(r['wall'] for r in rs):9.2f} {max(r['rss_mb'] for r in rs):9.0f}  "
+        print(f"{name:<33} {min(cpu):8.3f} {statistics.median(cpu):8.2f} "
+              f"{statistics.median(r['wall'] for r in rs):9.2f} {max(r['rss_mb'] for r in rs):9.1f}  "
               + " ".join(f"{k} {means.get(k, float('nan')):.4f}" for k in CLI_MEASURES.split(",")))
     if not trec_eval:
         print(f"{'trec_eval':<28} not measured (give --trec-eval PATH)")
@@ -265,18 +295,37 @@ def side_by_side(run_path: Path, qrels_path: Path, trec_eval: str | None, repeat
                                           f"{'met' if statistics.median(paired) <= target else 'NOT met'}")
     print(f"CLI / trec_eval CPU, paired by round: median {statistics.median(paired):.2f}, "
           f"range {paired[0]:.2f}-{paired[-1]:.2f}{verdict}")
+    slow = sorted(c["cpu"] / t["cpu"] for c, t in zip(figures["the same, numpy path"], te, strict=True))
+    print(f"numpy path / trec_eval CPU, paired by round: median {statistics.median(slow):.2f}, "
+          f"range {slow[0]:.2f}-{slow[-1]:.2f} (what runs the fast path hands back)")
     peak_cli, peak_te = max(r["rss_mb"] for r in cli), max(r["rss_mb"] for r in te)
-    print(f"peak memory: CLI {peak_cli:.0f} MiB, trec_eval {peak_te:.0f} MiB "
+    print(f"peak memory ({how_peak}): CLI {peak_cli:.1f} MiB, trec_eval {peak_te:.1f} MiB "
           f"({'at most' if peak_cli <= peak_te else 'MORE than'} trec_eval's)")
-    counts = {name: instructions(cmd) for name, cmd in commands.items()} if perf_counts_instructions() else {}
+    pair = {name: commands[name] for name in ("python -m evaluation score", "trec_eval 9.0.8 -c")}
+    counts = {name: instructions(cmd) for name, cmd in pair.items()} if perf_counts_instructions() else {}
+    how = "perf stat -e instructions:u"
+    if (not counts or None in counts.values()) and callgrind:
+        counts, how = {name: callgrind_instructions(cmd) for name, cmd in pair.items()}, "valgrind --tool=callgrind"
     if len(counts) == 2 and None not in counts.values():
         n_cli, n_te = counts.values()
         assert n_cli is not None and n_te is not None
-        print(f"instructions (perf stat -e instructions:u, one more run each; independent of load): "
-              f"CLI {n_cli / 1e9:.2f} G, trec_eval {n_te / 1e9:.2f} G, trec_eval / CLI {n_te / n_cli:.2f}x")
+        print(f"instructions ({how}, one more run each; independent of load): "
+              f"CLI {n_cli / 1e9:.3f} G, trec_eval {n_te / 1e9:.3f} G, CLI / trec_eval {n_cli / n_te:.2f}")
     else:
         print("instructions: not measured (perf stat cannot count instructions here, e.g. a virtual machine "
-              "without hardware counters)")
+              "without hardware counters; --callgrind counts them with valgrind)")
+
+
+def callgrind_instructions(cmd: list[str]) -> int | None:
+    """Instructions executed by ``cmd`` (user space, all its threads) under ``valgrind --tool=callgrind``."""
+    if shutil.which("valgrind") is None:
+        return None
+    res = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmd], cwd=ROOT,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=3600)
+    for line in res.stderr.splitlines():
+        if "Collected :" in line:
+            return int(line.split()[-1].replace(",", ""))
+    return None
 
 
 def build_trec_eval(tarball: Path, folder: Path) -> str:
@@ -353,6 +402,9 @@ def main() -> None:
                         help="build trec_eval from its source tarball with -O2 (as a distribution would) and time it "
                              "(e.g. ../shared/reference/trec_eval-9.0.8-src.tar.gz)")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each command line (default 3)")
+    parser.add_argument("--callgrind", action="store_true",
+                        help="count the CLI's and trec_eval's instructions with valgrind when perf cannot (slow: "
+                             "about 50x a run; meant for the BSARD scale)")
     parser.add_argument("--dir", help="where to write the generated files (default: a temporary folder)")
     parser.add_argument("--child", nargs=3, metavar=("TOOL", "RUN", "QRELS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -397,7 +449,7 @@ def main() -> None:
             if "core" in results and "pytrec_eval" in results:
                 ratio = results["pytrec_eval"]["cpu"] / max(results["core"]["cpu"], 1e-9)
                 print(f"pytrec_eval / core CPU time: {ratio:.2f}x")
-            side_by_side(run_path, qrels_path, trec_eval, args.repeat, scale)
+            side_by_side(run_path, qrels_path, trec_eval, args.repeat, scale, callgrind=args.callgrind)
             print(f"load average after the run: {os.getloadavg()[0]:.1f}")
     finally:
         if keep is None:

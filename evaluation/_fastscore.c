@@ -33,6 +33,16 @@ enum { F_R = 0, F_P, F_MAP, F_MRR, F_NDCG, F_RP, F_SUCCESS, N_FAMILIES };
 
 typedef struct { const char *p; int len; } Tok;
 
+/* Every buffer a token lives in has SLACK bytes after its data, so that 8-byte loads never leave it. */
+#define SLACK 16
+
+static inline uint64_t load8(const void *p)
+{
+    uint64_t x;
+    memcpy(&x, p, 8);
+    return x;
+}
+
 /* ------------------------------------------------------------------ reading */
 
 static char *read_file(const char *path, size_t *size)
@@ -40,20 +50,21 @@ static char *read_file(const char *path, size_t *size)
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
     size_t cap = 1 << 20, n = 0;
-    char *buf = malloc(cap + 1);
+    char *buf = malloc(cap + SLACK);
     if (!buf) { fclose(f); return NULL; }
     for (;;) {
         size_t got = fread(buf + n, 1, cap - n, f);
         n += got;
         if (n < cap) break;
         cap *= 2;
-        char *grown = realloc(buf, cap + 1);
+        char *grown = realloc(buf, cap + SLACK);
         if (!grown) { free(buf); fclose(f); return NULL; }
         buf = grown;
     }
     int err = ferror(f);
     fclose(f);
     if (err) { free(buf); return NULL; }
+    memset(buf + n, 0, SLACK);
     buf[n] = '\n';  /* a sentinel: the last line ends even without its newline */
     *size = n;
     return buf;
@@ -81,7 +92,14 @@ static int split_line(const char *line, Tok *toks, int max)
         while (byte_class[*p] == C_SEP) p++;
         if (byte_class[*p] != C_TOKEN) return byte_class[*p] == C_END ? n : -1;
         const unsigned char *s = p;
-        while (byte_class[*p] == C_TOKEN) p++;
+        for (;;) {  /* eight bytes at a time: the first byte below 0x21 or above 0x7e ends the token */
+            uint64_t x = load8(p);
+            uint64_t stop = (((x - 0x2121212121212121ULL) & ~x) | ((x + 0x0101010101010101ULL) | x))
+                            & 0x8080808080808080ULL;  /* exact at the lowest flagged byte (borrows and carries
+                                                         only reach higher bytes, i.e. later ones) */
+            if (stop) { p += __builtin_ctzll(stop) >> 3; break; }
+            p += 8;
+        }
         if (n == max) return max + 1;
         toks[n].p = (const char *)s;
         toks[n].len = (int)(p - s);
@@ -173,13 +191,31 @@ static int parse_score(Tok t, double *out)
     return errno == 0 && isfinite(*out);
 }
 
+/* A hash of a token, a word at a time (tokens are followed by readable bytes: SLACK). */
 static uint64_t hash_bytes(uint64_t h, const char *p, int len)
 {
-    for (int i = 0; i < len; i++) { h ^= (unsigned char)p[i]; h *= 0x100000001b3ULL; }
-    return h;
+    h ^= (uint64_t)len * 0x9e3779b97f4a7c15ULL;
+    for (;;) {
+        uint64_t x = load8(p);
+        if (len < 8) x &= (len ? ~0ULL >> (64 - 8 * len) : 0);
+        h = (h ^ x) * 0xbf58476d1ce4e5b9ULL;
+        h ^= h >> 31;
+        if (len <= 8) return h;
+        p += 8;
+        len -= 8;
+    }
 }
 
-static int tok_eq(Tok a, Tok b) { return a.len == b.len && memcmp(a.p, b.p, (size_t)a.len) == 0; }
+/* Equal tokens; short ones (query ids, tags, most docids) compared as one masked word (SLACK). */
+static inline int tok_eq(Tok a, Tok b)
+{
+    if (a.len != b.len) return 0;
+    if (a.len <= 8) {
+        uint64_t m = a.len ? ~0ULL >> (64 - 8 * a.len) : 0;
+        return ((load8(a.p) ^ load8(b.p)) & m) == 0;
+    }
+    return memcmp(a.p, b.p, (size_t)a.len) == 0;
+}
 
 /* trec_eval's docid order is strcmp's: bytes, then the shorter first. */
 static int tok_cmp(Tok a, Tok b)
@@ -444,12 +480,12 @@ static int run_score(Mem *M, const char *run_path, const char *qrels_path, int d
     Reader rd = { fopen(run_path, "rb"), NULL, READ_BYTES, 0, 0, 0 };
     M->run_file = rd.f;
     if (!rd.f) goto done;
-    M->rbuf = rd.buf = malloc(rd.cap);
+    M->rbuf = rd.buf = calloc(rd.cap + SLACK, 1);
     M->seen_q = calloc((size_t)nq, sizeof(int));
     size_t cap = (size_t)depth + 1, arena_cap = 64 * cap, arena_used = 0;
     M->rows = malloc(cap * sizeof(Row));
     M->doc_at = malloc(cap * sizeof(size_t));
-    M->arena = malloc(arena_cap);
+    M->arena = malloc(arena_cap + SLACK);
     M->hr = malloc(cap * sizeof(int));
     M->hg = malloc(cap * sizeof(int));
     size_t dup_size = table_size(cap);
@@ -458,7 +494,7 @@ static int run_score(Mem *M, const char *run_path, const char *qrels_path, int d
         result = -1;
         goto done;
     }
-    char tag[256];
+    char tag[256 + SLACK];
     int tag_len = -1, cur_q = -1, n_seen = 0, bad = 0;
     Tok cur = { NULL, 0 };
     size_t nr = 0;
@@ -510,11 +546,11 @@ static int run_score(Mem *M, const char *run_path, const char *qrels_path, int d
             arena_used = 0;
         }
         if (tag_len < 0) {
-            if (t[5].len >= (int)sizeof tag) goto done;
+            if (t[5].len > 256) goto done;
             memcpy(tag, t[5].p, (size_t)t[5].len);
             tag_len = t[5].len;
         }
-        else if (t[5].len != tag_len || memcmp(tag, t[5].p, (size_t)tag_len) != 0) goto done;
+        else if (!tok_eq(t[5], (Tok){ tag, tag_len })) goto done;
         if (!is_integer(t[3], 0)) goto done;
         double s;
         if (!parse_score(t[4], &s)) goto done;
@@ -526,7 +562,7 @@ static int run_score(Mem *M, const char *run_path, const char *qrels_path, int d
             cmp = (double)f;
         }
         if (arena_used + (size_t)t[2].len > arena_cap) {
-            char *grown = realloc(M->arena, 2 * arena_cap + (size_t)t[2].len);
+            char *grown = realloc(M->arena, 2 * arena_cap + (size_t)t[2].len + SLACK);
             if (!grown) { result = -1; goto done; }
             M->arena = grown;
             arena_cap = 2 * arena_cap + (size_t)t[2].len;
