@@ -36,6 +36,7 @@ import subprocess
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,7 @@ class Status(enum.StrEnum):
     NO_RUN = "no_run"
     NETWORK = "network"
     FAILED = "failed"
+    CANCELLED = "cancelled"
     PLATFORM = "platform_error"
 
 
@@ -89,6 +91,10 @@ class Limits:
 class Sandbox:
     """How this host runs containers: the podman binary, its configuration, the user namespace.
 
+    ``storage_root``: a podman image store of the sandbox's own (``--root``),
+    so a participant's archive never re-tags an image of the host's store (an
+    archive may carry any name, ``postgres:16`` too); images are run by id.
+
     ``uid_base``/``uid_count``: the host uids the container's uids 0..count-1 map
     to (``--uidmap 0:base:count``, the same for gids). Pick a range no host user
     or other subordinate range uses; one fixed range lets podman keep one
@@ -100,6 +106,12 @@ class Sandbox:
     uid_base: int = 1_000_000_000
     uid_count: int = 65536
     name_prefix: str = "lexboard-sandbox-"
+    storage_root: str | None = None
+
+    def base_args(self) -> list[str]:
+        if not self.storage_root:
+            return [self.podman]
+        return [self.podman, f"--root={self.storage_root}/storage", f"--runroot={self.storage_root}/run"]
 
     def env(self) -> dict[str, str]:
         env = dict(os.environ)
@@ -159,7 +171,7 @@ def available(sandbox: Sandbox) -> str | None:
 def podman(sandbox: Sandbox, *args: str, timeout: float = 120, check: bool = True) -> subprocess.CompletedProcess[str]:
     """One podman command, its output as text; a failure raises SandboxUnavailable with podman's words."""
     proc = subprocess.run(
-        [sandbox.podman, *args], capture_output=True, text=True, timeout=timeout, env=sandbox.env(), check=False
+        [*sandbox.base_args(), *args], capture_output=True, text=True, timeout=timeout, env=sandbox.env(), check=False
     )
     if check and proc.returncode != 0:
         raise SandboxUnavailable(f"podman {args[0]} failed: {proc.stderr.strip()[-500:]}")
@@ -279,7 +291,7 @@ def podman_run_args(*, sandbox: Sandbox, image: str, name: str, input_dir: Path,
                     cidfile: Path, limits: Limits) -> list[str]:
     """The podman command line: every restriction of the module docstring, in one list the tests read."""
     return [
-        sandbox.podman, "run",
+        *sandbox.base_args(), "run",
         f"--name={name}",
         f"--cidfile={cidfile}",
         "--label=lexboard.sandbox=1",
@@ -306,9 +318,25 @@ def podman_run_args(*, sandbox: Sandbox, image: str, name: str, input_dir: Path,
     ]
 
 
+def image_load(sandbox: Sandbox, archive: Path) -> str:
+    """Load an OCI or Docker archive into the sandbox's store; its image id (what ``run_image`` is given)."""
+    loaded = podman(sandbox, "load", "--quiet", "--input", str(archive), timeout=1800).stdout
+    names = [line.split(":", 1)[1].strip() for line in loaded.splitlines() if line.startswith("Loaded image")]
+    if not names:
+        raise SandboxUnavailable(f"podman load named no image: {loaded.strip()[-300:]}")
+    return image_digest(sandbox, names[0].split(",")[0].strip())
+
+
+def image_remove(sandbox: Sandbox, image_id: str) -> None:
+    podman(sandbox, "rmi", "--force", image_id, check=False, timeout=300)
+
+
 def run_image(*, sandbox: Sandbox, image: str, input_dir: Path, work_dir: Path, limits: Limits,
-              name: str) -> Outcome:
+              name: str, cancelled: Callable[[], bool] | None = None) -> Outcome:
     """Run ``image`` once on ``input_dir``; the run (if any) is copied to ``work_dir/run.trec``.
+
+    ``cancelled`` is asked every second while the container runs: True stops
+    it (status ``cancelled``).
 
     ``name`` identifies the run (the container is ``<prefix><name>``): a
     container or mount left by an earlier attempt with the same name is removed
@@ -336,11 +364,20 @@ def run_image(*, sandbox: Sandbox, image: str, input_dir: Path, work_dir: Path, 
         stdout_tail = _Tail(proc.stdout, STDERR_TAIL_BYTES)
         stderr_tail = _Tail(proc.stderr, STDERR_TAIL_BYTES)
         watch = _CgroupWatch(sandbox, cidfile)
-        timed_out = False
-        try:
-            proc.wait(timeout=limits.wall_seconds)
-        except subprocess.TimeoutExpired:
-            timed_out = True
+        timed_out = was_cancelled = False
+        deadline = started + limits.wall_seconds
+        while proc.poll() is None:
+            try:
+                proc.wait(timeout=max(0.0, min(1.0, deadline - time.monotonic())))
+            except subprocess.TimeoutExpired:
+                pass
+            if proc.poll() is not None:
+                break
+            was_cancelled = cancelled is not None and cancelled()
+            timed_out = time.monotonic() >= deadline
+            if was_cancelled or timed_out:
+                break
+        if was_cancelled or timed_out:
             podman(sandbox, "kill", container, check=False, timeout=30)
             try:
                 proc.wait(timeout=30)
@@ -354,6 +391,9 @@ def run_image(*, sandbox: Sandbox, image: str, input_dir: Path, work_dir: Path, 
         exit_code = int(state[0]) if state else proc.returncode
         oom = len(state) > 1 and state[1] == "true"
         tail = stderr_tail.text() or stdout_tail.text()
+        if was_cancelled:
+            return Outcome(Status.CANCELLED, "Cancelled while it ran: its container was stopped and removed.",
+                           seconds=seconds, digest=digest)
         outcome = _classify(limits=limits, timed_out=timed_out, oom=oom, exit_code=exit_code,
                             pids_hit=watch.pids_max_hits > 0, stderr=tail, output_dir=output_dir)
         outcome.seconds = seconds
@@ -424,6 +464,11 @@ def _cleanup(sandbox: Sandbox, container: str, output_dir: Path, cidfile: Path) 
     if output_dir.exists():
         shutil.rmtree(output_dir, ignore_errors=True)
     cidfile.unlink(missing_ok=True)
+
+
+def run_remove(sandbox: Sandbox, *, name: str, work_dir: Path) -> None:
+    """Remove what a run of ``name`` left (its worker died): the container, the /output mount, the work folder."""
+    _cleanup(sandbox, f"{sandbox.name_prefix}{name}", work_dir / "output", work_dir / "container.id")
 
 
 def leftovers_remove(sandbox: Sandbox, work_root: Path) -> list[str]:

@@ -361,8 +361,34 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # (scripts/run.sh, docker/compose.yml), so it still runs when the scoring
 # worker it repairs is dead or wedged (docs/operations.md).
 LEXBOARD_SWEEP_QUEUE = env_str("LEXBOARD_SWEEP_QUEUE", f"{CELERY_TASK_DEFAULT_QUEUE}-sweep")
-CELERY_TASK_ROUTES = {"evaluation.tasks.sweep_submissions": {"queue": LEXBOARD_SWEEP_QUEUE}}
+# --- The sandbox: participants' images run by podman (docs/sandbox.md) ----------
+# Its own queue, served only by workers on hosts with podman and root (the `sandbox` service of
+# docker/compose.yml): a scoring worker never runs an image.
+LEXBOARD_SANDBOX_QUEUE = env_str("LEXBOARD_SANDBOX_QUEUE", f"{CELERY_TASK_DEFAULT_QUEUE}-sandbox")
+# Where a sandbox worker writes each run's /input and mounts its /output (local disk of the worker's host).
+LEXBOARD_SANDBOX_WORK_DIR = env_path("LEXBOARD_SANDBOX_WORK_DIR", VAR_DIR / "sandbox" / "work")
+# The sandbox's own podman image store (--root): participants' images never enter the host's.
+LEXBOARD_SANDBOX_STORAGE_ROOT = env_path("LEXBOARD_SANDBOX_STORAGE_ROOT", VAR_DIR / "sandbox" / "podman")
+# An image archive larger than this is refused before it is stored.
+LEXBOARD_SANDBOX_MAX_IMAGE_BYTES = env_int("LEXBOARD_SANDBOX_MAX_IMAGE_BYTES", 2 * 1024 * 1024 * 1024)
+# The container's uids 0..65535 map to this host range (no host user may own it).
+LEXBOARD_SANDBOX_UID_BASE = env_int("LEXBOARD_SANDBOX_UID_BASE", 1_000_000_000)
+# A run whose worker has not said it is alive for this long is taken over by the redelivered message.
+LEXBOARD_SANDBOX_HEARTBEAT_STALE_SECONDS = env_int("LEXBOARD_SANDBOX_HEARTBEAT_STALE_SECONDS", 120)
+# Images no entry needs (never ran to a run, or their runs withdrawn) are removed after this many days.
+LEXBOARD_SANDBOX_IMAGE_KEEP_DAYS = env_int("LEXBOARD_SANDBOX_IMAGE_KEEP_DAYS", 30)
+CELERY_TASK_ROUTES = {
+    "evaluation.tasks.sweep_submissions": {"queue": LEXBOARD_SWEEP_QUEUE},
+    "sandbox.run_image": {"queue": LEXBOARD_SANDBOX_QUEUE},
+    "sandbox.sweep": {"queue": LEXBOARD_SWEEP_QUEUE},
+}
 CELERY_BEAT_SCHEDULE = {
+    # Re-send lost sandbox runs, give up runs whose worker died twice, collect unused images (sandbox/tasks.py).
+    "sandbox-sweep": {
+        "task": "sandbox.sweep",
+        "schedule": float(LEXBOARD_SWEEP_INTERVAL),
+        "options": {"queue": LEXBOARD_SWEEP_QUEUE, "expires": float(LEXBOARD_SWEEP_INTERVAL)},
+    },
     "sweep-submissions": {
         "task": "evaluation.tasks.sweep_submissions",  # the registered name (submissions/tasks.py)
         "schedule": float(LEXBOARD_SWEEP_INTERVAL),

@@ -45,7 +45,7 @@ from .rescoring import (
 from .results import ComputedResult, is_failure_marker, per_query_pack, result_compute, result_store
 from .scoring import submission_score, submission_score_now
 from .sweep import submissions_sweep
-from .uploads import METADATA_FIELDS, InspectedUpload, submission_create, upload_inspect
+from .uploads import METADATA_FIELDS, InspectedUpload, submission_create, upload_inspect, upload_precheck
 
 __all__ = [
     "METADATA_FIELDS",
@@ -78,4 +78,5 @@ __all__ = [
     "submission_withdraw",
     "submissions_sweep",
     "upload_inspect",
+    "upload_precheck",
 ]

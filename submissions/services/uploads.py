@@ -524,6 +524,19 @@ def _check_quota(*, user, split: Split) -> None:
         return
     raise QuotaExceeded(quota.message, [{"line": None, "reason": quota.message}], retry_at=quota.next_allowed_at)
 
+def upload_precheck(*, user, split: Split) -> None:
+    """The checks of ``submission_create`` that need no file: open split, account policy, shared task, quota.
+
+    For uploads whose run is made later (an image the sandbox runs): refused
+    before the image is stored, with the message the run would get.
+    """
+    split = Split.objects.select_related("dataset").get(pk=split.pk)
+    _check_accepts(split)
+    _check_account(user=user, split=split)
+    task_place(user=user, split=split)
+    _check_quota(user=user, split=split)
+
+
 # --- creating submissions -----------------------------------------------------------
 
 

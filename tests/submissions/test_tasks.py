@@ -44,9 +44,13 @@ def test_the_registered_task_names_are_the_wire_format_and_do_not_change(setting
         "sharedtasks.send_notification",
         "sharedtasks.notices_tick",
         "boards.reveal_closed_phases",
+        # The sandbox (sandbox/tasks.py): an image run on the sandbox queue, its sweep.
+        "sandbox.run_image",
+        "sandbox.sweep",
     }
     assert {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()} == {
-        "evaluation.tasks.sweep_submissions", "sharedtasks.notices_tick", "boards.reveal_closed_phases"}
+        "evaluation.tasks.sweep_submissions", "sharedtasks.notices_tick", "boards.reveal_closed_phases",
+        "sandbox.sweep"}
     assert {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()} <= ours
 
 
