@@ -6,7 +6,7 @@ versions over the entries scored on both, and the entries whose rank moved
 most. Only what the leaderboard shows is used: public (or anonymous) entries
 and baselines, ranked by the primary measure; no per-query value enters.
 
-A hidden split shows the counts only (the budget's ``version_deltas``,
+A hidden split shows the counts only, banded (the budget's ``version_deltas`` and ``judgment_counts``,
 :mod:`submissions.disclosure`): a version that adds one judgment moves exactly
 the entries whose runs hold the new document, so the entries that moved, and
 τ, told any visitor which public runs retrieve it (docs/security.md).
@@ -35,6 +35,10 @@ class VersionRow:
     common: int = 0  # entries ranked on both versions
     tau: float | None = None
     moved: list[dict] = field(default_factory=list)
+    # The counts as the page shows them (``disclosure.count_shown``: banded on a hidden split).
+    judgments_shown: str = ""
+    added_shown: str = "–"
+    regraded_shown: str = "–"
 
 
 def _pairs(version: QrelsVersion) -> dict[tuple[str, str], str]:
@@ -92,6 +96,9 @@ def qrels_history(*, split: Split) -> list[VersionRow]:
                 moves = sorted(common, key=lambda s: (-abs(after[s] - before[s]), after[s]))
                 row.moved = [{"name": board[s][1], "before": before[s], "after": after[s]}
                              for s in moves[:MOVED_SHOWN] if after[s] != before[s]]
+        row.judgments_shown = disclosure.count_shown(v.n_judgments, split=split)
+        row.added_shown = disclosure.count_shown(row.added, split=split)
+        row.regraded_shown = disclosure.count_shown(row.regraded, split=split)
         rows.append(row)
         previous_pairs, previous_board = pairs, board
     return rows[::-1]

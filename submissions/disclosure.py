@@ -77,6 +77,7 @@ BUDGET: dict[str, Feature] = {f.name: f for f in (
     Feature("p_values", False, "a p-value's digits carry the sum of squared per-query differences"),
     Feature("p_bands", True, "p < 0.01, p < 0.05 or p ≥ 0.05 on the primary measure: about one bit"),
     Feature("version_deltas", False, "before/after values of one changed judgment tell the judgment"),
+    Feature("judgment_counts", True, "judgments per qrels version, added, regraded: to two digits, under 10 as a band"),
 )}
 
 
@@ -311,6 +312,40 @@ def grid_note(split: Split, *, n_topics: int | None = None) -> str:
     if step is None:
         return ""
     return f"±{points(step / 2)}: hidden split"
+
+
+# --- counts -----------------------------------------------------------------------------------------
+
+#: Below this a hidden split's count of judgments is a band, not a number.
+COUNT_BAND = 10
+
+
+def count_shown(n: int | None, *, split: Split) -> str:
+    """A count of judgments (a qrels version's, or what it added or regraded) as ``split`` shows it.
+
+    Public splits: the number. Hidden splits: "fewer than 10" below 10 and two significant digits above
+    ("about 780"), so that a version adding or regrading one judgment is not told apart from one adding
+    nine, and the totals of two versions do not difference to one judgment.
+    """
+    if n is None:
+        return "–"
+    if not split.hidden:
+        return f"{n:,}"
+    if n < COUNT_BAND:
+        return f"fewer than {COUNT_BAND}"
+    digits = len(str(int(n))) - 2
+    return f"about {round(int(n), -digits) if digits > 0 else int(n):,}"
+
+
+def evaluated_count(result: Result | ResultPart | None, *, split: Split, partitioned: bool) -> int | None:
+    """The evaluated topics (or examples) a page names beside a result's values; None when it names none.
+
+    While a shared task partitions a hidden split (``partitioned``) the result holds its public part, whose
+    evaluated count beside the split's (public) one would give the private part's by difference.
+    """
+    if result is None or (split.hidden and partitioned):
+        return None
+    return int(result.n_queries)
 
 
 # --- p-values ---------------------------------------------------------------------------------------

@@ -169,6 +169,8 @@ def detail(request: HttpRequest, submission_id: int) -> HttpResponse:
         released = disclosure.released_scores(shown, split=split, viewer=request.user)
         for name in disclosure.released_measures(split):
             scores.append({"name": name, "value": fmt(released.get(name)), "primary": name == dataset.primary_measure})
+    evaluated = disclosure.evaluated_count(shown, split=split,
+                                           partitioned=shown is not None and selectors.partition_in_use(split_id=split.pk))
     context = {
         "submission": submission,
         "split": submission.split,
@@ -187,8 +189,9 @@ def detail(request: HttpRequest, submission_id: int) -> HttpResponse:
         "result_history": _result_history(submission),
         "version_deltas": disclosure.shows(split, "version_deltas"),
         # During a shared task a run's values are its public part's: its evaluated count beside the split's
-        # (public) one would give the private part's by difference, so it is not shown then.
-        "evaluated_shown": not (disclosure.hidden(split) and selectors.partition_in_use(split_id=split.pk)),
+        # (public) one would give the private part's by difference, so it is not shown then (the module decides).
+        "evaluated_count": evaluated,
+        "evaluated_shown": evaluated is not None,
         # A publication being rescored: these scores stay on the current version until the switch.
         "pending_qrels": submission.split.pending_qrels if submission.split.pending_qrels_id else None,
         "resubmit_form": ResubmitForm() if is_owner and submission.status == Submission.Status.FAILED

@@ -64,3 +64,32 @@ def test_on_a_hidden_split_the_history_shows_counts_only(client, test_split, run
     body = client.get(reverse("leaderboard:dataset", args=["tiny"]) + "?split=test").content.decode()
     assert "Judgments over time" in body and f"{held.primary_score:.4f}" not in body
     assert "Kendall" not in body and "counts only" in body
+
+
+def test_on_a_hidden_split_a_version_adding_one_judgment_is_not_counted_exactly(client, test_split, runs):
+    """One judgment added, told as "1 added" beside the version, names the size of the change that the entries'
+    released values moved by; the counts of a hidden split are banded below 10 and two digits above
+    (``disclosure.count_shown``). A public split shows the numbers."""
+    one_more = {"q1": {"d1": 2, "d2": 1, "d11": 1}, "q2": {"d3": 1}, "q3": {"d4": 1, "d5": 1, "d6": 1},
+                "q4": {"d7": 0}}
+    v2, _ = qrels_version_add(split=test_split, qrels=one_more, note="one more")
+    qrels_version_publish_and_rescore(split=test_split, version=v2)
+    for s in runs.values():
+        submission_rescore_on(submission_id=s.pk, qrels_version_id=v2.pk)
+    test_split.refresh_from_db()
+    newest, first = qrels_history(split=test_split)
+    assert newest.added == 1  # what the module is given
+    assert (newest.added_shown, newest.regraded_shown, newest.judgments_shown) == (
+        "fewer than 10", "fewer than 10", "fewer than 10")
+    body = client.get(reverse("leaderboard:dataset", args=["tiny"]) + "?split=test").content.decode()
+    history = body[body.index("Judgments over time"):body.index("counts only")]
+    assert '<td class="num">1</td>' not in history and "fewer than 10" in history
+
+
+def test_counts_are_banded_on_hidden_splits_only(test_split, tiny_dataset):
+    from submissions import disclosure
+
+    dev = tiny_dataset.splits.get(name="dev")
+    assert [disclosure.count_shown(n, split=test_split) for n in (0, 1, 9, 10, 775, 1234, None)] == [
+        "fewer than 10", "fewer than 10", "fewer than 10", "about 10", "about 780", "about 1,200", "–"]
+    assert [disclosure.count_shown(n, split=dev) for n in (1, 775, 1234)] == ["1", "775", "1,234"]

@@ -43,9 +43,9 @@ def a_measure_that_reorders(dataset) -> str:
 def add_fused_entries(dataset) -> None:
     """Two participants' scored entries on the test split, so the table has a contest.
 
-    RRF of BM25 and TF-IDF, and the same fusion cut at 20 documents per
-    question: the cut one beats TF-IDF on R@10 but falls below it on R@100, so
-    sorting by another measure reorders the table. Two participants, not one:
+    RRF of BM25, TF-IDF and the planted articles (``runs.fused_demo_run``: a
+    hidden split's first run must beat its best baseline), and the same fusion
+    cut at 20 documents per question. Two participants, not one:
     the test split is hidden, and the Ladder holds back a participant's second
     run that is no significant improvement over their first (docs/security.md).
     """
