@@ -8,7 +8,7 @@
  *
  * It only takes the plain case and gives up (returns None) on anything else, so that the numpy path, which
  * knows every rule and says every refusal and notice, handles it: gzip, a byte that is not printable ASCII
- * (UTF-8, BOM, CR), a comment or a line with other than 4 (qrels) or 6 (run) columns, a score that is not
+ * (UTF-8; a leading BOM and CRLF line ends are taken), a comment or a line with other than 4 (qrels) or 6 (run) columns, a score that is not
  * plain decimal, a rank or grade that is not an integer, a qrels pair twice or a query without a relevant
  * document, a run query the qrels lack (or the reverse), a run not grouped by query, a docid twice in a query,
  * more rows than the depth, several run tags, a score beyond a C float. Nothing it returns can differ from
@@ -70,7 +70,7 @@ static char *read_file(const char *path, size_t *size)
     return buf;
 }
 
-/* Byte classes for the tokenizer: a token byte (printable ASCII), a separator (space, tab), the line's end,
+/* Byte classes for the tokenizer: a token byte (printable ASCII), a separator (space, tab, CR), the line's end,
  * or anything else (UTF-8, CR, control bytes), which the fast path leaves to the numpy path. */
 enum { C_TOKEN = 0, C_SEP, C_END, C_OTHER };
 static unsigned char byte_class[256];
@@ -78,7 +78,7 @@ static unsigned char byte_class[256];
 static void init_classes(void)
 {
     for (int c = 0; c < 256; c++) byte_class[c] = (c >= 0x21 && c <= 0x7e) ? C_TOKEN : C_OTHER;
-    byte_class[' '] = byte_class['\t'] = C_SEP;
+    byte_class[' '] = byte_class['\t'] = byte_class['\r'] = C_SEP;  /* CR: CRLF line ends, as the numpy path */
     byte_class['\n'] = C_END;
 }
 
@@ -136,6 +136,14 @@ static const char *next_line(Reader *r, int *bad)
         if (got == 0) { if (ferror(r->f)) { *bad = 1; return NULL; } r->eof = 1; }
         r->end += got;
     }
+}
+
+/* A file whose first text starts like JSON, HTML or a PDF: the numpy path refuses it by name
+ * (``_kernel.sources.sniff_content``), so the fast path leaves it alone. */
+static int looks_like_another_format(Tok first)
+{
+    char c = first.p[0];
+    return c == '{' || c == '[' || c == '<' || c == '%';
 }
 
 static int is_integer(Tok t, int allow_minus)
@@ -431,7 +439,9 @@ static int run_score(Mem *M, const char *run_path, const char *qrels_path, int d
     size_t nj = 0, pos = 0;
     Tok t[7];
     while (pos < qsize) {
+        if (pos == 0 && qsize >= 3 && memcmp(M->qbuf, "\xef\xbb\xbf", 3) == 0) pos = 3;  /* a UTF-8 BOM */
         int n = split_line(M->qbuf + pos, t, 4);
+        if (nj == 0 && n > 0 && looks_like_another_format(t[0])) return 0;
         pos = (size_t)((char *)memchr(M->qbuf + pos, '\n', qsize + 1 - pos) - M->qbuf) + 1;
         if (n == 0) return 0;  /* blank lines are the numpy path's to count */
         if (n != 4 || t[0].p[0] == '#' || !is_integer(t[3], 1)) return 0;
@@ -504,8 +514,10 @@ static int run_score(Mem *M, const char *run_path, const char *qrels_path, int d
         if (bad) goto done;
         if (line) {
             if (n_lines == 0 && (unsigned char)line[0] == 0x1f) goto done;  /* gzip: the numpy path inflates it */
+            if (n_lines == 0 && memcmp(line, "\xef\xbb\xbf", 3) == 0) line += 3;  /* a UTF-8 BOM (SLACK) */
             n_lines++;
             if (split_line(line, t, 6) != 6 || t[0].p[0] == '#') goto done;
+            if (n_lines == 1 && looks_like_another_format(t[0])) goto done;
         }
         if (!line || !tok_eq(t[0], cur)) {
             if (cur_q >= 0) {  /* the finished query: order, check, score */

@@ -3,7 +3,7 @@
 At the leaderboard's own scale (BSARD: 222 topics × 1,000 rows) scoring takes a few milliseconds; what a
 Python command costs there is starting up, and numpy's import alone took longer than trec_eval's whole run.
 So ``python -m evaluation score`` first offers the files to ``_fastscore`` (C, built by ``make native``):
-it takes the plain case (printable ASCII, grouped by query, every qrels query in the run with a relevant
+it takes the plain case (printable ASCII, CRLF or not, grouped by query, every qrels query in the run with a relevant
 document, no more rows than the depth, one tag: the module's header lists every condition) and the usual
 families, and computes the same doubles as ``evaluation.kernels`` and numpy's means. Anything else, or no
 compiled module, returns None and the command takes the numpy path (``cli_score``), which says every

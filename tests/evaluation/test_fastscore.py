@@ -82,11 +82,12 @@ def cases(draw):
         sep = draw(st.sampled_from([" ", "\t", "  "]))
         run_blocks.append([sep.join([q, "Q0", d, str(i + 1), s, "tag"]) for i, (d, s) in enumerate(rows)])
     order = draw(st.permutations(range(len(qids))))
-    run_text = "".join(line + "\n" for i in order for line in run_blocks[i])
+    eol = draw(st.sampled_from(["\n", "\n", "\r\n"]))
+    run_text = "".join(line + eol for i in order for line in run_blocks[i])
     qrels_lines = draw(st.permutations(qrels_lines))
     depth = draw(st.sampled_from([1000, 14, 100]))
     precision = draw(st.sampled_from(["float32", "float64"]))
-    return "\n".join(qrels_lines) + draw(st.sampled_from(["\n", ""])), run_text, threshold, depth, precision
+    return eol.join(qrels_lines) + draw(st.sampled_from([eol, ""])), run_text, threshold, depth, precision
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -94,8 +95,8 @@ def cases(draw):
 def test_it_computes_the_numpy_paths_bits(tmp_path_factory, case):
     qrels_text, run_text, threshold, depth, precision = case
     folder = tmp_path_factory.mktemp("fast")
-    (folder / "q").write_text(qrels_text)
-    (folder / "r").write_text(run_text)
+    (folder / "q").write_bytes(qrels_text.encode())
+    (folder / "r").write_bytes(run_text.encode())
     assert_same(folder / "r", folder / "q", threshold=threshold, depth=depth, precision=precision)
 
 
@@ -117,17 +118,22 @@ QRELS = "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\n"
 RUN = "q1 Q0 d1 1 2.5 t\nq1 Q0 d9 2 1.5 t\nq2 Q0 d3 1 1 t\n"
 
 
-def test_the_plain_files_of_these_cases_are_taken(tmp_path):
-    (tmp_path / "q").write_text(QRELS)
-    (tmp_path / "r").write_text(RUN)
+@pytest.mark.parametrize("name, qrels, run", [
+    ("plain", QRELS, RUN),
+    ("CRLF", QRELS.replace("\n", "\r\n"), RUN.replace("\n", "\r\n")),
+    ("BOM", "\ufeff" + QRELS, "\ufeff" + RUN),
+    ("no newline at the end", QRELS.rstrip("\n"), RUN.rstrip("\n")),
+    ("leading blanks and tabs", QRELS.replace("q1 0", "\t q1\t0"), RUN.replace("q2 Q0", "  q2 Q0")),
+])
+def test_the_plain_files_of_these_cases_are_taken(tmp_path, name, qrels, run):
+    (tmp_path / "q").write_bytes(qrels.encode())
+    (tmp_path / "r").write_bytes(run.encode())
     assert_same(tmp_path / "r", tmp_path / "q")
 
 
 @pytest.mark.parametrize("name, qrels, run", [
     ("gzip run", QRELS, gzip.compress(RUN.encode())),
     ("gzip qrels", gzip.compress(QRELS.encode()), RUN),
-    ("CRLF", QRELS, RUN.replace("\n", "\r\n")),
-    ("BOM", QRELS, "\ufeff" + RUN),
     ("UTF-8 docid", QRELS, RUN + "q2 Q0 dé 2 0.5 t\n"),
     ("comment line", QRELS, "# a run\n" + RUN),
     ("blank line", QRELS, RUN + "\n"),
@@ -147,6 +153,9 @@ def test_the_plain_files_of_these_cases_are_taken(tmp_path):
     ("qrels query without a relevant document", QRELS + "q3 0 d1 0\n", RUN + "q3 Q0 d1 1 1 t\n"),
     ("grade not an integer", QRELS.replace("d3 2", "d3 2.0"), RUN),
     ("empty run", QRELS, ""),
+    ("JSON-looking run", QRELS.replace("q1", "[q1"), RUN.replace("q1", "[q1")),
+    ("HTML-looking qrels", QRELS.replace("q1", "<q1"), RUN.replace("q1", "<q1")),
+    ("a lone CR", QRELS, RUN.replace("\n", "\r", 1)),
 ])
 def test_it_hands_back_what_is_not_plain(tmp_path, name, qrels, run):
     for file, text in (("q", qrels), ("r", run)):
