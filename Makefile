@@ -42,7 +42,7 @@ check-code: venv venv-core
 check-core: venv-core native
 	LEXBOARD_REQUIRE_NATIVE=1 $(CORE_VENV)/bin/python -m pytest -q -p no:django -p no:cacheprovider -W ignore::pytest.PytestConfigWarning --confcutdir=tests/evaluation tests/evaluation
 
-venv: $(VENV)/.installed
+venv: $(VENV)/.installed native
 venv-core: $(CORE_VENV)/.installed
 
 # The command line's compiled scorer for plain runs (evaluation/_fastscore.c, setup.py), built in place with
