@@ -65,7 +65,8 @@ def test_a_first_file_is_compared_with_the_best_baseline(clf_dataset, alice, sta
     assert fair.ladder_message.endswith(f" {rule}"), fair.ladder_message
     verdict = fair.ladder_message.removesuffix(f" {rule}")
     assert "%" not in verdict and not re.search(r"\d", verdict), verdict
-    shown = disclosure.ladder_format(test)(disclosure.ladder_grid(test)(baseline.primary_score))
+    baseline.refresh_from_db()
+    shown = disclosure.ladder_format(test, step=baseline.released_step)(baseline.released_score)
     assert shown not in fair.ladder_message and f"{baseline.primary_score:.2f}" not in fair.ladder_message
 
 
