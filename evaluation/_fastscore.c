@@ -8,10 +8,12 @@
  *
  * It only takes the plain case and gives up (returns None) on anything else, so that the numpy path, which
  * knows every rule and says every refusal and notice, handles it: gzip, a byte that is not printable ASCII
- * (UTF-8; a leading BOM and CRLF line ends are taken), a comment or a line with other than 4 (qrels) or 6 (run) columns, a score that is not
- * plain decimal, a rank or grade that is not an integer, a qrels pair twice or a query without a relevant
- * document, a run query the qrels lack (or the reverse), a run not grouped by query, a docid twice in a query,
- * more rows than the depth, several run tags, a score beyond a C float. Nothing it returns can differ from
+ * (UTF-8; a leading BOM and CRLF line ends are taken), a comment or a line with other than 4 (qrels) or
+ * 6 (run) columns, a line over 1 MiB, an identifier of more than 256 bytes, a file that starts like JSON,
+ * HTML or a PDF, a score that is not plain decimal, a rank or grade that is not an integer, a qrels pair
+ * twice or a query without a relevant document, a run query the qrels lack (or the reverse), a run not
+ * grouped by query, a docid twice in a query, more rows than the depth, several run tags, a score beyond a
+ * C float. Nothing it returns can differ from
  * the numpy path (tests/evaluation/test_fastscore.py compares them byte for byte, and each give-up case).
  *
  * score(run_path, qrels_path, measures, depth, threshold, float32)
@@ -35,6 +37,9 @@ typedef struct { const char *p; int len; } Tok;
 
 /* Every buffer a token lives in has SLACK bytes after its data, so that 8-byte loads never leave it. */
 #define SLACK 16
+
+/* The numpy path refuses longer query ids, docids and tags (``_kernel.words.MAX_ID_BYTES``). */
+#define MAX_ID_BYTES 256
 
 static inline uint64_t load8(const void *p)
 {
@@ -445,6 +450,7 @@ static int run_score(Mem *M, const char *run_path, const char *qrels_path, int d
         pos = (size_t)((char *)memchr(M->qbuf + pos, '\n', qsize + 1 - pos) - M->qbuf) + 1;
         if (n == 0) return 0;  /* blank lines are the numpy path's to count */
         if (n != 4 || t[0].p[0] == '#' || !is_integer(t[3], 1)) return 0;
+        if (t[0].len > MAX_ID_BYTES || t[2].len > MAX_ID_BYTES) return 0;
         long g = to_long(t[3]);
         if (g > 1000000 || g < -1000000) return 0;
         int inserted;
@@ -504,7 +510,7 @@ static int run_score(Mem *M, const char *run_path, const char *qrels_path, int d
         result = -1;
         goto done;
     }
-    char tag[256 + SLACK];
+    char tag[MAX_ID_BYTES + SLACK];
     int tag_len = -1, cur_q = -1, n_seen = 0, bad = 0;
     Tok cur = { NULL, 0 };
     size_t nr = 0;
@@ -518,6 +524,7 @@ static int run_score(Mem *M, const char *run_path, const char *qrels_path, int d
             n_lines++;
             if (split_line(line, t, 6) != 6 || t[0].p[0] == '#') goto done;
             if (n_lines == 1 && looks_like_another_format(t[0])) goto done;
+            if (t[0].len > MAX_ID_BYTES || t[2].len > MAX_ID_BYTES) goto done;
         }
         if (!line || !tok_eq(t[0], cur)) {
             if (cur_q >= 0) {  /* the finished query: order, check, score */
@@ -558,7 +565,7 @@ static int run_score(Mem *M, const char *run_path, const char *qrels_path, int d
             arena_used = 0;
         }
         if (tag_len < 0) {
-            if (t[5].len > 256) goto done;
+            if (t[5].len > MAX_ID_BYTES) goto done;
             memcpy(tag, t[5].p, (size_t)t[5].len);
             tag_len = t[5].len;
         }

@@ -124,6 +124,7 @@ RUN = "q1 Q0 d1 1 2.5 t\nq1 Q0 d9 2 1.5 t\nq2 Q0 d3 1 1 t\n"
     ("BOM", "\ufeff" + QRELS, "\ufeff" + RUN),
     ("no newline at the end", QRELS.rstrip("\n"), RUN.rstrip("\n")),
     ("leading blanks and tabs", QRELS.replace("q1 0", "\t q1\t0"), RUN.replace("q2 Q0", "  q2 Q0")),
+    ("ids of 256 bytes", QRELS.replace("d3", "d" * 256), RUN.replace("d3", "d" * 256).replace(" t\n", " " + "t" * 256 + "\n")),
 ])
 def test_the_plain_files_of_these_cases_are_taken(tmp_path, name, qrels, run):
     (tmp_path / "q").write_bytes(qrels.encode())
@@ -156,6 +157,11 @@ def test_the_plain_files_of_these_cases_are_taken(tmp_path, name, qrels, run):
     ("JSON-looking run", QRELS.replace("q1", "[q1"), RUN.replace("q1", "[q1")),
     ("HTML-looking qrels", QRELS.replace("q1", "<q1"), RUN.replace("q1", "<q1")),
     ("a lone CR", QRELS, RUN.replace("\n", "\r", 1)),
+    ("a docid of 257 bytes", QRELS, RUN.replace("d9", "d" * 257)),
+    ("a judged docid of 257 bytes", QRELS.replace("d2", "d" * 257), RUN),
+    ("a query id of 257 bytes", QRELS.replace("q2", "q" * 257), RUN.replace("q2", "q" * 257)),
+    ("a tag of 257 bytes", QRELS, RUN.replace(" t\n", " " + "t" * 257 + "\n")),
+    ("a line over 1 MiB", QRELS, RUN + "q2 Q0 d4 2 0.5 t" + " " * (1 << 20) + "\n"),
 ])
 def test_it_hands_back_what_is_not_plain(tmp_path, name, qrels, run):
     for file, text in (("q", qrels), ("r", run)):
