@@ -4,6 +4,8 @@
 #   worker  celery worker (scores submissions)
 #   sweep   a small celery worker that runs only the sweep (its own queue)
 #   beat    celery beat (sends the periodic sweep); run exactly ONE beat per deployment
+#   sandbox celery worker on the sandbox queue only: runs participants' images with podman
+#           (docker/sandbox/Containerfile, privileged; docs/sandbox.md)
 #   manage  any manage.py command, e.g. `manage createsuperuser`
 # Anything else is run as given (e.g. `sh`).
 set -eu
@@ -51,6 +53,17 @@ case "$role" in
       --pool solo \
       -Q "${LEXBOARD_SWEEP_QUEUE:-${LEXBOARD_QUEUE:-lexboard}-sweep}" \
       --hostname "sweep@%h" \
+      "$@"
+    ;;
+  sandbox)
+    # One sandbox worker per host (its own podman store): what a killed one left is removed first.
+    wait_for_db
+    python manage.py sandbox_leftovers
+    exec celery -A lexboard worker \
+      --loglevel "${LOG_LEVEL:-INFO}" \
+      --concurrency "${LEXBOARD_SANDBOX_CONCURRENCY:-1}" \
+      -Q "${LEXBOARD_SANDBOX_QUEUE:-${LEXBOARD_QUEUE:-lexboard}-sandbox}" \
+      --hostname "sandbox@%h" \
       "$@"
     ;;
   beat)

@@ -1,4 +1,4 @@
-"""Container health checks: `python docker/healthcheck.py web|worker|sweep|beat`. Exit 0 when healthy.
+"""Container health checks: `python docker/healthcheck.py web|worker|sweep|sandbox|beat`. Exit 0 when healthy.
 
 - web: GET /healthz on this container (database and broker), as the proxy would send it.
 - worker: the Celery worker of this container answers a ping through the broker.
@@ -66,9 +66,11 @@ def main(argv: list[str]) -> int:
         return 0 if check_celery("worker") else 1
     if role == "sweep":
         return 0 if check_celery("sweep") else 1
+    if role == "sandbox":
+        return 0 if check_celery("sandbox") else 1
     if role == "beat":
         return 0 if check_celery("celerybeat") else 1
-    print(f"unknown role {role!r}: expected web, worker, sweep or beat", file=sys.stderr)
+    print(f"unknown role {role!r}: expected web, worker, sweep, sandbox or beat", file=sys.stderr)
     return 2
 
 

@@ -32,7 +32,10 @@ def compose() -> dict:
 
 
 def test_it_defines_proxy_two_webs_worker_sweep_beat_postgres_and_redis(compose):
-    assert set(compose["services"]) == {"proxy", "web", "web-2", "worker", "sweep", "beat", "postgres", "redis"}
+    assert set(compose["services"]) == {"proxy", "web", "web-2", "worker", "sweep", "beat", "postgres", "redis",
+                                        "sandbox"}
+    # The sandbox worker starts only when asked (`--profile sandbox`): the stack runs without podman inside.
+    assert [name for name, s in compose["services"].items() if s.get("profiles")] == ["sandbox"]
     assert default(compose["services"]["postgres"]["image"]) == "postgres:16"
     assert default(compose["services"]["redis"]["image"]) == "redis:7"
     assert default(compose["services"]["proxy"]["image"]).startswith("nginx:")
@@ -114,6 +117,22 @@ def test_it_gives_every_service_a_health_check(compose):
         assert compose["services"][name]["healthcheck"]["test"][-2:] == ["/app/docker/healthcheck.py", name]
     assert "pg_isready" in " ".join(compose["services"]["postgres"]["healthcheck"]["test"])
     assert "ping" in compose["services"]["redis"]["healthcheck"]["test"]
+
+
+def test_the_sandbox_worker_serves_the_sandbox_queue_only_with_podman_inside(compose):
+    """Participants' images never reach a scoring worker: a service of its own, its own queue and image."""
+    sandbox = compose["services"]["sandbox"]
+    assert sandbox["command"] == ["sandbox"] and sandbox["privileged"] is True and not sandbox.get("ports")
+    assert sandbox["healthcheck"]["test"][-2:] == ["/app/docker/healthcheck.py", "sandbox"]
+    assert "data:/var/lib/lexboard/data" in sandbox["volumes"] and "sandbox" in compose["volumes"]
+    containerfile = (ROOT / sandbox["build"]["dockerfile"]).read_text()
+    assert "podman" in containerfile and "FROM ${LEXBOARD_IMAGE}" in containerfile
+    entrypoint = (DOCKER / "entrypoint.sh").read_text()
+    role = entrypoint.split("  sandbox)", 1)[1].split(";;", 1)[0]
+    assert '-Q "${LEXBOARD_SANDBOX_QUEUE:-${LEXBOARD_QUEUE:-lexboard}-sandbox}"' in role
+    assert "sandbox_leftovers" in role
+    worker = entrypoint.split("  worker)", 1)[1].split(";;", 1)[0]
+    assert "sandbox" not in worker  # the scoring worker consumes the default queue only
 
 
 def test_it_waits_for_healthy_database_and_broker(compose):
