@@ -266,15 +266,20 @@ static int qtable_get(QTable *t, Tok key, int value, int *inserted)
     return value;
 }
 
-static uint64_t jhash(int q, Tok doc)
+static inline uint64_t doc_hash(Tok doc) { return hash_bytes(0xcbf29ce484222325ULL, doc.p, doc.len); }
+
+/* A (query, docid) pair's slot hash from the docid's own hash, which the run's rows compute once. */
+static inline uint64_t jhash(int q, uint64_t h)
 {
-    return hash_bytes(0xcbf29ce484222325ULL ^ ((uint64_t)(unsigned)q * 0x9e3779b97f4a7c15ULL), doc.p, doc.len);
+    h ^= (uint64_t)(unsigned)q * 0x9e3779b97f4a7c15ULL;
+    h *= 0xbf58476d1ce4e5b9ULL;
+    return h ^ (h >> 31);
 }
 
 /* Insert; returns 0 when the pair is there already. */
 static int jtable_put(JTable *t, int q, Tok doc, int grade)
 {
-    size_t i = jhash(q, doc) & t->mask;
+    size_t i = jhash(q, doc_hash(doc)) & t->mask;
     while (t->slots[i].doc.p) {
         if (t->slots[i].q == q && tok_eq(t->slots[i].doc, doc)) return 0;
         i = (i + 1) & t->mask;
@@ -283,9 +288,9 @@ static int jtable_put(JTable *t, int q, Tok doc, int grade)
     return 1;
 }
 
-static const JEntry *jtable_find(const JTable *t, int q, Tok doc)
+static const JEntry *jtable_find(const JTable *t, int q, Tok doc, uint64_t h)
 {
-    size_t i = jhash(q, doc) & t->mask;
+    size_t i = jhash(q, h) & t->mask;
     while (t->slots[i].doc.p) {
         if (t->slots[i].q == q && tok_eq(t->slots[i].doc, doc)) return &t->slots[i];
         i = (i + 1) & t->mask;
@@ -536,7 +541,7 @@ static int run_score(Mem *M, const char *run_path, const char *qrels_path, int d
                 memset(M->dup, 0, dup_size * sizeof(uint64_t));
                 int nh = 0, in_tie = 0, had_tie = 0;
                 for (size_t i = 0; i < nr; i++) {
-                    uint64_t h = hash_bytes(0xcbf29ce484222325ULL, M->rows[i].doc.p, M->rows[i].doc.len) | 1;
+                    uint64_t dh = doc_hash(M->rows[i].doc), h = dh | 1;
                     size_t s = h & (dup_size - 1);
                     while (M->dup[s]) {
                         if (M->dup[s] == h) {  /* same hash: compare the docids themselves */
@@ -548,7 +553,7 @@ static int run_score(Mem *M, const char *run_path, const char *qrels_path, int d
                     if (i > 0 && M->rows[i].cmp == M->rows[i - 1].cmp) {
                         if (!in_tie) { (*tie_groups)++; in_tie = 1; had_tie = 1; }
                     } else in_tie = 0;
-                    const JEntry *e = jtable_find(&jt, cur_q, M->rows[i].doc);
+                    const JEntry *e = jtable_find(&jt, cur_q, M->rows[i].doc, dh);
                     if (e) { M->hr[nh] = (int)i + 1; M->hg[nh] = e->grade; nh++; }
                 }
                 *tie_queries += had_tie;
