@@ -113,6 +113,8 @@ class SandboxRun(models.Model):
     run_sha256 = models.CharField(max_length=64, blank=True)
     run_bytes = models.BigIntegerField(default=0)
     input_sha256 = models.CharField(max_length=64, blank=True)
+    # The image's last 2 KiB of stderr: for curators (on a software-only split participants never see it).
+    stderr_tail = models.TextField(blank=True)
     comparison = models.JSONField(default=dict, blank=True, help_text="a re-run against its first run")
 
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)

@@ -332,11 +332,13 @@ def image_remove(sandbox: Sandbox, image_id: str) -> None:
 
 
 def run_image(*, sandbox: Sandbox, image: str, input_dir: Path, work_dir: Path, limits: Limits,
-              name: str, cancelled: Callable[[], bool] | None = None) -> Outcome:
+              name: str, cancelled: Callable[[], bool] | None = None, quote_stderr: bool = True) -> Outcome:
     """Run ``image`` once on ``input_dir``; the run (if any) is copied to ``work_dir/run.trec``.
 
     ``cancelled`` is asked every second while the container runs: True stops
-    it (status ``cancelled``).
+    it (status ``cancelled``). ``quote_stderr=False`` keeps the image's own
+    words out of the message (a software-only split: the image has read the
+    hidden topics and could print them); ``stderr_tail`` still has them.
 
     ``name`` identifies the run (the container is ``<prefix><name>``): a
     container or mount left by an earlier attempt with the same name is removed
@@ -395,7 +397,8 @@ def run_image(*, sandbox: Sandbox, image: str, input_dir: Path, work_dir: Path, 
             return Outcome(Status.CANCELLED, "Cancelled while it ran: its container was stopped and removed.",
                            seconds=seconds, digest=digest)
         outcome = _classify(limits=limits, timed_out=timed_out, oom=oom, exit_code=exit_code,
-                            pids_hit=watch.pids_max_hits > 0, stderr=tail, output_dir=output_dir)
+                            pids_hit=watch.pids_max_hits > 0, stderr=tail, output_dir=output_dir,
+                            quote_stderr=quote_stderr)
         outcome.seconds = seconds
         outcome.stderr_tail = tail
         outcome.peak_memory_bytes = watch.peak_memory
@@ -413,10 +416,12 @@ def run_image(*, sandbox: Sandbox, image: str, input_dir: Path, work_dir: Path, 
 
 
 def _classify(*, limits: Limits, timed_out: bool, oom: bool, exit_code: int | None, pids_hit: bool,
-              stderr: str, output_dir: Path) -> Outcome:
+              stderr: str, output_dir: Path, quote_stderr: bool = True) -> Outcome:
     """Name what happened, the most specific cause first; every message says what to change."""
     last = stderr.strip().splitlines()[-1][:300] if stderr.strip() else ""
-    said = f' Its last words: "{last}".' if last else ""
+    said = f' Its last words: "{last}".' if last and quote_stderr else ""
+    if last and not quote_stderr:
+        said = " (Its output is not shown on a software-only split: the curators can read it.)"
     if timed_out:
         if pids_hit:
             return Outcome(Status.PIDS, (

@@ -40,7 +40,6 @@ from evaluation.runs import read_run
 from leaderboard.models import Corpus, Dataset, Split
 from submissions import services as submission_services
 from submissions.errors import UploadRefused
-from submissions.models import Submission
 from submissions.selectors import pick_current_result
 from submissions.services.uploads import clean_metadata
 
@@ -159,6 +158,14 @@ def image_submission_create(*, user, split: Split, upload: UploadedFile, metadat
     _check_archive(upload)
     with transaction.atomic():
         image = image_store(upload=upload)
+        earlier = SandboxRun.objects.filter(user=user, split=split, image=image, rerun_of__isnull=True).exclude(
+            status__in=[SandboxRun.Status.FAILED, SandboxRun.Status.CANCELLED]).first()
+        if earlier is not None:
+            raise _refuse(
+                f"You already sent this image to this split (sandbox run #{earlier.pk}, "
+                f"{earlier.created_at:%Y-%m-%d %H:%M} UTC, {earlier.get_status_display()}): the same image on the "
+                "same topics makes the same run. Change the image, or open that entry."
+            )
         run = SandboxRun.objects.create(user=user, split=split, image=image, metadata=metadata,
                                         limits=policy.limits_dict())
         transaction.on_commit(lambda: sandbox_run_enqueue(run_id=run.pk))
@@ -268,10 +275,13 @@ def sandbox_run_execute(run_id: int) -> None:
             return
         input_sha = input_write(split=run.split, folder=work / "input")
         limits = runner.Limits(**run.limits) if run.limits else runner.Limits()
+        policy = split_policy(run.split)
+        software_only = policy is not None and policy.software_only
         outcome = runner.run_image(sandbox=sandbox, image=image_id, input_dir=work / "input", work_dir=work / "run",
-                                   limits=limits, name=f"run-{run.pk}", cancelled=run.beat)
+                                   limits=limits, name=f"run-{run.pk}", cancelled=run.beat,
+                                   quote_stderr=not software_only)
         measured: dict[str, Any] = dict(seconds=outcome.seconds, peak_memory_bytes=outcome.peak_memory_bytes,
-                                        input_sha256=input_sha)
+                                        input_sha256=input_sha, stderr_tail=outcome.stderr_tail[-2000:])
         if outcome.status is runner.Status.CANCELLED:
             run.mark_cancelled(**measured)
             return
@@ -378,10 +388,3 @@ def sandbox_images_collect(*, now=None) -> int:
         image.delete()
         removed += 1
     return removed
-
-
-def submission_reproduction(submission: Submission) -> SandboxRun | None:
-    """The sandbox run that made this submission's run, if the platform made it."""
-    return SandboxRun.objects.filter(submission=submission, status=SandboxRun.Status.RAN).select_related(
-        "image").first()
-

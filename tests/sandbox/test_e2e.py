@@ -121,7 +121,7 @@ def containers_of(run: SandboxRun) -> list[str]:
     return out.split()
 
 
-def test_it_runs_the_example_image_and_scores_its_run(alice, statutes, archives, example_image, sandbox_worker,
+def test_it_runs_the_example_image_and_scores_its_run(alice, bob, statutes, archives, example_image, sandbox_worker,
                                                      celery_worker_process):
     archive = archives(example_image)
     run = upload(alice, statutes, archive)
@@ -143,8 +143,11 @@ def test_it_runs_the_example_image_and_scores_its_run(alice, statutes, archives,
     assert result.scores["R@10"] == 1.0  # each topic's one relevant article is in its top 10
     assert containers_of(run) == []
     assert not (Path(services.settings.LEXBOARD_SANDBOX_WORK_DIR) / f"run-{run.pk}").exists()
-    # The same bytes again: stored once.
-    second = upload(alice, statutes, archive, name="again")
+    # The same image again from the same participant: refused (the same run), nothing new stored.
+    with pytest.raises(UploadRefused, match=f"already sent this image to this split \\(sandbox run #{run.pk}"):
+        upload(alice, statutes, archive, name="again")
+    # From another participant: taken, the archive stored once.
+    second = upload(bob, statutes, archive, name="theirs")
     assert second.image_id == run.image_id and SoftwareImage.objects.count() == 1
     services.sandbox_run_cancel(run=second)
 
@@ -211,3 +214,19 @@ def test_it_refuses_what_it_should_before_storing(alice, statutes, settings, tmp
     with pytest.raises(UploadRefused, match="podman save"):
         upload(alice, statutes, not_tar)
     assert SoftwareImage.objects.count() == 0 and SandboxRun.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_the_queue_place_counts_the_runs_ahead_and_estimates_from_recent_runs(alice, tiny_dataset):
+    from sandbox.selectors import run_queue_place
+
+    split = tiny_dataset.splits.get(name="dev")
+    image = SoftwareImage.objects.create(sha256="a" * 64, size=1)
+    done = SandboxRun.objects.create(user=alice, split=split, image=image, status=SandboxRun.Status.RAN, seconds=60)
+    runs = [SandboxRun.objects.create(user=alice, split=split, image=image, limits={"wall_seconds": 600})
+            for _ in range(3)]
+    places = [run_queue_place(run=run) for run in runs]
+    assert [p.position for p in places] == [1, 2, 3]
+    assert places[0].describe() == "next in the sandbox queue"
+    assert places[2].estimate_seconds == 2 * 60 and "2 ahead, about 2 min" in places[2].describe()
+    assert run_queue_place(run=done) is None

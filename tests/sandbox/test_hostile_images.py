@@ -91,6 +91,16 @@ def test_it_names_a_non_zero_exit_with_the_image_s_own_words(hostile_image, sand
     assert "model file /models/encoder.bin not found" in outcome.message
 
 
+def test_it_keeps_the_image_s_words_out_of_the_message_when_asked(hostile_image, sandbox_input, tmp_path):
+    """A software-only split: the image read the hidden topics and could print them on stderr."""
+    name = f"test-{uuid.uuid4().hex[:12]}"
+    outcome = run_image(sandbox=SANDBOX, image=hostile_image("exit-nonzero"), input_dir=sandbox_input,
+                        work_dir=tmp_path / "work", limits=SMALL, name=name, quote_stderr=False)
+    assert outcome.status is Status.FAILED and "status 3" in outcome.message
+    assert "encoder.bin" not in outcome.message and "curators can read it" in outcome.message
+    assert "encoder.bin" in outcome.stderr_tail
+
+
 def test_it_tells_an_image_that_ran_out_of_memory(hostile_image, sandbox_input, tmp_path):
     outcome = run(hostile_image("memory-hog"), sandbox_input, tmp_path)
     assert outcome.status is Status.OOM, outcome
