@@ -41,6 +41,12 @@ measure), on a 20-topic split as in tests/security/ and on the demo's size
 * **lattice after**: ``submissions.disclosure`` — the primary measure only, on
   the grid of ``evaluation.ladder.step_for`` (the Ladder compares grid values).
 
+The count-probe attack (tests/security/count_probe.py: anchors the attacker
+takes to score 1, zeros outside the corpus, one or three guessed documents as
+probes, three rounds per identity), decoded from the released primary measure
+alone, on 20 and 100 topics, with a first run compared with an empty run or
+with a best baseline (about 0.5 R@100): what the grid still lets through.
+
 And the board's cost of the grid: how many adjacent entries of a board tie at
 its step — the demo's baselines on its 100-topic test split (1 point), BSARD's
 reported results (222 topics: 0.5 points) and a simulated crowded 222-topic
@@ -67,7 +73,7 @@ from evaluation.ladder import ladder_step, on_grid, round_score, step_for  # noq
 from evaluation.qrels import read_qrels  # noqa: E402
 from evaluation.runs import read_run  # noqa: E402
 from evaluation.scoring import evaluate, recall_curve  # noqa: E402
-from tests.security import lattice  # noqa: E402
+from tests.security import count_probe, lattice  # noqa: E402
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DEPTH = 100
@@ -222,6 +228,43 @@ def lattice_attack(split: Split, *, identities: int, grid: bool) -> dict:
             "step": step}
 
 
+def count_probe_attack(split: Split, *, identities: int, probes: int, baseline: bool) -> dict:
+    """Judgments the count-probe attack (tests/security/count_probe.py) recovers from the released primary measure.
+
+    What the site releases since the stored release: R@100 on the grid of the result's N, the Ladder comparing
+    grid values; a first run is compared with the split's best baseline (``baseline``: a curator's run as good
+    as the attacker's retriever on every other topic and empty on the rest, R@100 about 0.5) or an empty run.
+    """
+    n = len(split.qids)
+    step = step_for(n)
+    start = None
+    if baseline:
+        start = split.vector(split.score({q: (split.run[q] if i % 2 else [f"x{q}b"])
+                                          for i, q in enumerate(split.qids)}))
+    recovered, wrong, released, runs = [], 0, 0, 0
+    for identity in range(identities):
+        best, learnt = None, {}
+        for plan in count_probe.plans(split.qids, split.run, identity=identity, probes=probes):
+            runs += 1
+            evaluation = split.score(count_probe.rankings(plan, split.run))
+            new = split.vector(evaluation)
+            shown = on_grid(float(evaluation.means[PRIMARY]), step)
+            reference = best if best is not None else start
+            decision = ladder_step(best=reference, new=new, grid=lambda v: on_grid(v, step), new_shown=shown,
+                                   start_name="the best baseline" if best is None and start is not None else "")
+            if not decision.released:
+                continue
+            best, released = new, released + 1
+            learnt.update(count_probe.decode(plan, shown, n_topics=n, step=step))
+        right = {k for k, v in learnt.items() if v == (k[1] in split.relevant[k[0]])}
+        recovered.append(len(right))
+        wrong += len(learnt) - len(right)
+    return {"topics": n, "identities": identities, "probes_per_run": probes, "baseline": baseline, "runs": runs,
+            "released_runs": released, "recovered_per_identity": recovered, "max_per_identity": max(recovered),
+            "total": sum(recovered), "wrong": wrong,
+            "per_released_run": round(sum(recovered) / released, 2) if released else 0.0, "step": step}
+
+
 def adjacent_ties(values: list[float], step: float) -> dict:
     """How many adjacent entries of a board (sorted by value) become ties when shown on ``step``."""
     ordered = sorted(values, reverse=True)
@@ -259,9 +302,10 @@ def main() -> int:
     parser.add_argument("--identities", type=int, nargs="*", default=[10, 50])
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--lattice-identities", type=int, default=5)
+    parser.add_argument("--count-identities", type=int, default=50, help="identities of the count-probe attack")
     args = parser.parse_args()
     if args.smoke:
-        args.topics, args.quota, args.identities = 10, 20, [5]
+        args.topics, args.quota, args.identities, args.count_identities = 10, 20, [5], 5
     started = time.perf_counter()
     split = Split(topics=args.topics)
     results = {"topics": args.topics, "quota": args.quota, "before": before(split),
@@ -277,6 +321,14 @@ def main() -> int:
             name = f"lattice_{topics}_topics_{'after' if grid else 'before'}"
             lattice_results[name] = lattice_attack(target, identities=args.lattice_identities, grid=grid)
     results["lattice"] = lattice_results
+    counting = {}
+    for topics in (20, 100):
+        target = Split(topics=topics)
+        for probes, baseline in ((1, False), (3, False), (1, True)):
+            name = f"count_{topics}_topics_{probes}_probes{'_baseline' if baseline else ''}"
+            counting[name] = count_probe_attack(target, identities=args.count_identities, probes=probes,
+                                                baseline=baseline)
+    results["count_probe"] = counting
     results["board_cost"] = board_cost()
     results["seconds"] = round(time.perf_counter() - started, 1)
     out = BASE_DIR / "var" / "bench-results" / "attack.json"
@@ -292,6 +344,10 @@ def main() -> int:
         print(f"{name:30s} {r['released_runs']:2d} of {r['runs']} runs released, judgments recovered per identity "
               f"{r['recovered_per_identity']} (max {r['max_per_identity']}, {r['wrong']} wrong), "
               f"{r['per_released_run']} per released run")
+    for name, r in counting.items():
+        print(f"{name:34s} {r['released_runs']:3d} of {r['runs']} runs released, judgments recovered: {r['total']} "
+              f"({r['max_per_identity']} at most per identity, {r['wrong']} wrong), {r['per_released_run']} per "
+              "released run")
     for name, r in results["board_cost"].items():
         print(f"{name:22s} {r['entries']:3d} entries, {r['topics']} topics, step {r['step_points']} points: "
               f"{r['adjacent_ties_after']} of {r['adjacent_distinct_before']} distinct adjacent pairs tie")

@@ -67,13 +67,13 @@ def identity_label(submission: Submission) -> str:
     return f"{submission.user.get_username()} (user {submission.user_id})"
 
 
-def release_bits(*, split: Split, n_topics: int) -> float:
+def release_bits(*, split: Split, n_topics: int, step: float | None = None) -> float:
     """An upper bound on what one release of ``split`` tells: log2 of the values each released measure can take.
 
-    A released value sits on ``disclosure.step_for(n_topics)``; a measure with
-    range R has R / step + 1 values on it. Summed over the released measures.
+    A released value sits on ``step`` (the result's stored grid step; by default ``disclosure.step_for(n_topics)``);
+    a measure with range R has R / step + 1 values on it. Summed over the released measures.
     """
-    step = disclosure.step_for(n_topics)
+    step = step or disclosure.step_for(n_topics)
     values = round(disclosure.MEASURE_RANGE / step) + 1
     return len(disclosure.released_measures(split)) * math.log2(values)
 
@@ -161,7 +161,7 @@ def release_record(*, result: Result, submission: Submission, split: Split) -> R
     row, created = Release.objects.get_or_create(result=result, defaults={
         "split": split, "submission": submission, "identity": identity, "identity_label": identity_label(submission),
         "released_at": now, "day": _today(now), "first": first, "measures": disclosure.released_measures(split),
-        "bits": release_bits(split=split, n_topics=result.n_queries or 0)})
+        "bits": release_bits(split=split, n_topics=result.n_queries or 0, step=result.released_step)})
     if created:
         _alerts(split=split, row=row)
         if split.dataset.task == Dataset.Task.RETRIEVAL:
