@@ -21,6 +21,7 @@ urlpatterns = [
     path("accounts/", include(allauth_urlpatterns)),
     path("submissions/", include("submissions.urls")),
     path("assessment/", include("assessment.urls")),
+    path("sandbox/", include("sandbox.urls")),
     path("api/v1/", include("boards.api_urls")),
     path("tasks/", include("boards.task_urls")),
     path("", include("boards.urls")),

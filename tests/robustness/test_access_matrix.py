@@ -42,6 +42,7 @@ from assessment.models import Judgment, Pool
 from assessment.pools import pool_assign, pool_build
 from leaderboard.models import Benchmark, Dataset, ReportedResult, Split, Topic
 from leaderboard.services import corpus_set, qrels_version_add
+from sandbox.models import SandboxRun, SoftwareImage, SplitSandbox
 from sharedtasks.models import Invitation, NotificationSetting, Phase, PrivateBoard, SentNotification, Team
 from sharedtasks.services import team_create
 from submissions.models import LedgerAlert, ReleasePolicy, ReleaseWait, Result, Submission
@@ -154,6 +155,10 @@ def world(alice, bob, staff, django_user_model) -> World:
     pool = pool_build(split=splits["test"], name="matrix pool", method="depth", params={"k": 10}, user=staff)
     (assignment,) = pool_assign(pool=pool, assessors=[assessor], overlap_share=0)
     judgment_record(assignment=assignment, item=pool.items.first(), grade=1)
+    # The sandbox: the dev split takes images; alice's image waits in its queue.
+    SplitSandbox.objects.create(split=splits["dev"])
+    SandboxRun.objects.create(user=alice, split=splits["dev"], image=SoftwareImage.objects.create(sha256="0" * 64),
+                              metadata={"system_name": "alice image"})
     return World(dataset, splits["test"], splits["dev"], subs, tokens, {O: alice, X: bob, S: staff}, phase, team,
                  invitation)
 
@@ -294,6 +299,13 @@ ACCESS: dict[str, Callable[[World], list[tuple[str, Expect]]]] = {
     "submissions:upload": lambda w: [(reverse("submissions:upload", args=["matrix"]) + q, LOGIN)
                                      for q in ("", "?split=test", "?split=dev")],
     "submissions:mine": lambda w: [(reverse("submissions:mine"), LOGIN)],
+    # The sandbox: the image form (the split takes no images here: the page says so), a run's page and its
+    # cancel, for someone else's or a missing run alike (tests/sandbox/test_pages.py: owners and staff).
+    "sandbox:upload": lambda w: [(reverse("sandbox:upload", args=[w.test.pk]), LOGIN)],
+    "sandbox:run": lambda w: [(reverse("sandbox:run", args=[SandboxRun.objects.get().pk]), OWNER_FORM),
+                              (reverse("sandbox:run", args=[999_999]), NO_PAGE)],
+    "sandbox:cancel": lambda w: [(reverse("sandbox:cancel", args=[SandboxRun.objects.get().pk]), POST_ONLY),
+                                 (reverse("sandbox:cancel", args=[999_999]), POST_ONLY)],
     "submissions:detail": per_submission("submissions:detail"),
     "submissions:status": per_submission("submissions:status"),
     "submissions:edit": per_submission("submissions:edit", public_ok=OWNER_FORM, private=OWNER_FORM),
@@ -576,7 +588,7 @@ FORMS = {
     "sharedtasks:team_create", "sharedtasks:invite", "sharedtasks:new_link", "sharedtasks:leave", "sharedtasks:join",
     "sharedtasks:invitation", "sharedtasks:mark_final", "sharedtasks:notifications",
     "assessment:item", "assessment:undo", "assessment:assign", "assessment:adjudicate", "assessment:import",
-    "assessment:make_qrels",
+    "assessment:make_qrels", "sandbox:upload", "sandbox:cancel",
 }
 #: What a form would change were its token not checked.
 POST_DATA = {"visibility": "private", "system_name": "changed", "name": "new token", "username": "mallory",

@@ -1,0 +1,64 @@
+"""The participant's sandbox pages: send an image to a split, follow its run (queue place, outcome), cancel it."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from leaderboard.models import Split
+from submissions.errors import UploadRefused
+
+from .forms import ImageUploadForm
+from .models import SandboxRun
+from .selectors import run_queue_place
+from .services import image_submission_create, sandbox_run_cancel, split_policy
+
+
+@login_required
+def upload(request: HttpRequest, split_id: int) -> HttpResponse:
+    split = get_object_or_404(Split.objects.select_related("dataset"), pk=split_id)
+    policy = split_policy(split)
+    form = ImageUploadForm(request.POST or None, request.FILES or None)
+    status = 200
+    if request.method == "POST":
+        status = 400
+        if form.is_valid():
+            try:
+                run = image_submission_create(user=request.user, split=split, upload=form.cleaned_data["archive"],
+                                              metadata=form.metadata())
+            except UploadRefused as exc:
+                form.add_error(None, exc.message)
+            else:
+                messages.success(request, "Your image was received and waits in the sandbox queue.")
+                return redirect("sandbox:run", run.pk)
+    return render(request, "sandbox/upload.html", {"split": split, "dataset": split.dataset, "policy": policy,
+                                                   "form": form}, status=status)
+
+
+def _own_run(request: HttpRequest, run_id: int) -> SandboxRun:
+    """The run, for its participant and staff; anyone else is told it does not exist (ids are not revealed)."""
+    run = SandboxRun.objects.select_related("split__dataset", "image", "submission").filter(pk=run_id).first()
+    if run is None or not (request.user.is_staff or run.user_id == request.user.pk):
+        raise Http404("No such sandbox run.")
+    return run
+
+
+@login_required
+def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = _own_run(request, run_id)
+    return render(request, "sandbox/run.html", {"run": run, "place": run_queue_place(run=run),
+                                                "limits": run.limits, "split": run.split})
+
+
+@require_POST
+@login_required
+def run_cancel(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = _own_run(request, run_id)
+    if sandbox_run_cancel(run=run):
+        messages.success(request, "Cancelled: a running container is stopped and removed within seconds.")
+    else:
+        messages.info(request, f"This run is {run.get_status_display()}: there is nothing to cancel.")
+    return redirect("sandbox:run", run.pk)
