@@ -235,6 +235,13 @@ def released_value(value: float, *, split: Split, n_topics: int | None = None) -
     return float(value) if step is None else on_grid(value, step)
 
 
+def result_grid(result: Result | ResultPart | None, *, split: Split) -> float | None:
+    """The step ``result``'s released values sit on (its stored one); the split's without a result; None when public."""
+    if not split.hidden:
+        return None
+    return stored_release(result, split=split)[1] if result is not None else split_step(split)
+
+
 def result_scores_shown(result: Result | ResultPart, *, split: Split, measures: Iterable[str] | None = None
                         ) -> dict[str, float | None]:
     """``result``'s stored scores as every surface shows them (:func:`scores_shown`), its primary measure on a

@@ -10,7 +10,7 @@ from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema_field, inline_serializer
 from rest_framework import serializers
 
-from ..disclosure import SCORES_ARE, budget_warnings, grid_step, ladder_note, released_scores, result_released
+from ..disclosure import SCORES_ARE, budget_warnings, ladder_note, released_scores, result_grid, result_released
 from ..forms import METADATA_HELP, METADATA_LABELS
 from ..models import Submission
 from ..selectors import current_result_of
@@ -287,7 +287,7 @@ class SubmissionSerializer(serializers.ModelSerializer):
 
     def get_grid(self, obj: Submission) -> float | None:
         """The step a hidden split's released values sit on, as a fraction (0.01: whole points); null when public."""
-        return grid_step(obj.split)
+        return result_grid(current_result_of(obj), split=obj.split)
 
     def get_released(self, obj: Submission) -> bool | None:
         """Whether the scores are shown: false when the Ladder of a hidden split held them back; null until scored."""
