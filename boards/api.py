@@ -148,6 +148,8 @@ LeaderboardSerializer = inline_serializer(
                 "date": serializers.DateField(allow_null=True),
                 "scores": serializers.DictField(child=serializers.FloatField(allow_null=True)),
                 "is_private": serializers.BooleanField(help_text="Your own private entry, shown to you only."),
+                "reproduced": serializers.BooleanField(
+                    help_text="The platform ran the participant's software (a container image) to make this run."),
                 "owner_submission_number": serializers.IntegerField(
                     allow_null=True,
                     help_text="Test splits: the owner's n-th submission to this split when this one was made, "

@@ -10,7 +10,8 @@ version, the qrels version's sha, the baseline file's sha).
 What is offered: the corpus when the dataset's ``files_downloadable`` is set
 (a curator's decision, only where the license allows it) and the release
 had the documents' text; the topics of every split (questions only, never
-labels); the current judgments of public splits only (a hidden split's
+labels), except a software-only split's (sandbox/: run by the platform only); the current judgments of
+public splits only (a hidden split's
 labels never leave the server); and the best baseline run of each public
 split (e.g. dev), to start from.
 """
@@ -27,6 +28,7 @@ from django.core.cache import cache
 from django.db.models import Count
 
 from leaderboard.models import Corpus, Dataset, QrelsVersion, Split
+from sandbox.models import SplitSandbox
 from submissions.models import Submission
 
 CHUNK = 1 << 20
@@ -132,8 +134,11 @@ def _sources(dataset: Dataset) -> list[_Source]:
                 f"{corpus.sha256}:{corpus.updated_at.timestamp()}", corpus_chunks,
             ))
     splits = dataset.splits.select_related("current_qrels").annotate(n_topics=Count("topics")).order_by("kind", "name")
+    # A software-only split's topics are seen inside the sandbox only (docs/sandbox.md): no file offers them.
+    software_only = set(SplitSandbox.objects.filter(split__dataset=dataset, software_only=True)
+                        .values_list("split_id", flat=True))
     for split in splits:
-        if split.n_topics:  # a card without its data offers no empty file that would look like one holding it
+        if split.n_topics and split.pk not in software_only:  # a card without its data offers no empty file
             sources.append(_Source(
                 f"topics-{split.name}.tsv.gz", "topics", split.name,
                 "the questions, qid<TAB>text<TAB>category" + (" (no labels: the split is hidden)" if split.hidden else ""),

@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from django.core.cache import cache
-from django.db.models import Prefetch, Q
+from django.db.models import Exists, OuterRef, Prefetch, Q
 
 from leaderboard.models import Benchmark, Dataset, ReportedResult, Split
 from leaderboard.selectors import DatasetNotFound, dataset_for_page
+from sandbox.models import SandboxRun
 from submissions import disclosure
 from submissions.disclosure import result_scores_shown
 from submissions.models import Result, Submission
@@ -71,6 +72,8 @@ class LeaderboardRow:
     # (submissions.selectors.submission_ordinal), so readers see how many tries a score took.
     # None for baselines, anonymous entries, reported rows and dev/train splits.
     owner_submission_number: int | None = None
+    # The platform ran the participant's image to make this run (sandbox/): the "reproduced" mark and filter.
+    reproduced: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (dates as ISO strings).
@@ -133,6 +136,7 @@ def _submission_row(result, *, split: Split, private: bool = False) -> Leaderboa
         # Not for anonymous entries: a count of the owner's submissions is a hint at who they are.
         owner_submission_number=None if sub.is_baseline or anonymous or split.kind != Split.Kind.TEST
         else getattr(result, "owner_submission_number", None),
+        reproduced=bool(getattr(result, "reproduced", False)),
     )
 
 
@@ -194,7 +198,9 @@ def _results_base(split: Split):
             submission__hidden_by_curator=False,
         )
         .select_related("submission", "submission__user", "submission__user__profile", "submission__entrant_team")
-        .annotate(owner_submission_number=submission_ordinal_expr("submission__"))
+        .annotate(owner_submission_number=submission_ordinal_expr("submission__"),
+                  reproduced=Exists(SandboxRun.objects.filter(submission_id=OuterRef("submission_id"),
+                                                              status=SandboxRun.Status.RAN, rerun_of__isnull=True)))
         .defer("per_query")  # the per-query vectors can be large; the table needs means only
         .order_by("submission__created_at", "submission_id")
     )
@@ -315,7 +321,8 @@ PARAM_RANGES = [
 _PARAM_UNITS = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 _PARAMS_RE = re.compile(r"^\s*(\d+(?:[.,]\d+)?)\s*([kmbgt]?)", re.IGNORECASE)
 
-KIND_CHOICES = [("scored", "scored here (with baselines)"), ("reported", "reported in papers")]
+KIND_CHOICES = [("scored", "scored here (with baselines)"), ("reproduced", "reproduced on the platform"),
+                ("reported", "reported in papers")]
 TRAINING_CHOICES = [("yes", "used the training data"), ("no", "did not use it")]
 
 
@@ -340,7 +347,8 @@ class LeaderboardFilters:
     """What a reader narrowed the board to, from the page's GET parameters (the exports take the same).
 
     ``family``: Submission.Family values; ``training``: "yes"/"no"; ``params``: PARAM_RANGES values;
-    ``kind``: "scored" (entries and baselines scored here) or "reported"; ``best``: only the best
+    ``kind``: "scored" (entries and baselines scored here), "reproduced" (entries whose run the platform made
+    by running the participant's image) or "reported"; ``best``: only the best
     row per participant (per paper for reported rows) on the ranked-by measure. Unknown values are
     ignored, so an old link never breaks the page.
     """
@@ -361,7 +369,7 @@ class LeaderboardFilters:
             family=tuple(dict.fromkeys(f for f in query.getlist("family") if f in families)),
             training=training if training in ("yes", "no") else "",
             params=tuple(dict.fromkeys(p for p in query.getlist("params") if p in ranges)),
-            kind=kind if kind in ("scored", "reported") else "",
+            kind=kind if kind in ("scored", "reproduced", "reported") else "",
             best=query.get("best") in ("1", "on", "yes", "true"),
         )
 
@@ -388,6 +396,8 @@ class LeaderboardFilters:
         if self.params and params_range(row.params) not in self.params:
             return False
         if self.kind == "scored" and row.kind == "reported":
+            return False
+        if self.kind == "reproduced" and not row.reproduced:
             return False
         return not (self.kind == "reported" and row.kind != "reported")
 

@@ -14,6 +14,7 @@ import secrets
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.files.storage import storages
 from django.db import models
 from django.utils import timezone
@@ -52,6 +53,12 @@ class SplitSandbox(models.Model):
 
     def __str__(self) -> str:
         return f"sandbox policy of {self.split}"
+
+    def clean(self) -> None:
+        if self.software_only and not self.split.hidden:
+            raise ValidationError({"software_only": (
+                "Only a hidden split can be software-only: a public split shows each topic's text with its "
+                "per-query scores. Make the split hidden first.")})
 
     def limits_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in ("memory_mb", "cpus", "pids", "wall_seconds", "output_mb",

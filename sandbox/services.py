@@ -81,6 +81,14 @@ def split_policy(split: Split) -> SplitSandbox | None:
     return SplitSandbox.objects.filter(split=split).first()
 
 
+def software_only_refusal(*, user, split: Split) -> str | None:
+    """A person's run file refused on a software-only split (registered in submissions' UPLOAD_RULES)."""
+    if SplitSandbox.objects.filter(split=split, software_only=True).exists():
+        return (f"The split {split} takes software only: submit a container image "
+                f"(/sandbox/splits/{split.pk}/submit/), which the platform runs on its hidden topics.")
+    return None
+
+
 # --- taking an image -----------------------------------------------------------------------------------------
 
 
@@ -294,10 +302,13 @@ def sandbox_run_execute(run_id: int) -> None:
             run.mark_ran(outcome=outcome.status, message="Re-run done.", **measured)
             return
         try:
-            with open(outcome.run_path, "rb") as fh:
+            # One transaction: the scoring message leaves at commit, when the entry already carries its mark.
+            with transaction.atomic(), open(outcome.run_path, "rb") as fh:
                 upload = UploadedFile(file=fh, name="run.trec", content_type="text/plain", size=outcome.run_bytes)
                 submission = submission_services.submission_create(
-                    user=run.user, split=run.split, upload=upload, metadata=run.metadata)
+                    user=run.user, split=run.split, upload=upload, metadata=run.metadata, made_by_platform=True)
+                run.mark_ran(outcome=outcome.status, message="The image ran; its run went to scoring.",
+                             submission=submission, **measured)
         except UploadRefused as exc:
             lines = "; ".join(f"line {d['line']}: {d['reason']}" if d.get("line") else str(d.get("reason"))
                               for d in exc.details[:3])
@@ -305,8 +316,6 @@ def sandbox_run_execute(run_id: int) -> None:
                 f"The image ran, but its run was refused: {exc.message}" + (f" ({lines})" if lines else "")),
                 **measured)
             return
-        run.mark_ran(outcome=outcome.status, message="The image ran; its run went to scoring.",
-                     submission=submission, **measured)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -524,6 +525,18 @@ def _check_quota(*, user, split: Split) -> None:
         return
     raise QuotaExceeded(quota.message, [{"line": None, "reason": quota.message}], retry_at=quota.next_allowed_at)
 
+#: Rules of the apps above that refuse a person's upload to a split (keyword arguments ``user``, ``split``; a
+#: message, or None), registered at start-up: the sandbox's software-only splits take no run file. Not asked
+#: for a run the platform made itself (``submission_create(made_by_platform=True)``).
+UPLOAD_RULES: list[Callable[..., str | None]] = []
+
+
+def _check_rules(*, user, split: Split) -> None:
+    for rule in UPLOAD_RULES:
+        if refusal := rule(user=user, split=split):
+            raise SplitClosed(refusal, [{"line": None, "reason": refusal}])
+
+
 def upload_precheck(*, user, split: Split) -> None:
     """The checks of ``submission_create`` that need no file: open split, account policy, shared task, quota.
 
@@ -550,14 +563,20 @@ def submission_create(
     enqueue: bool = True,
     replaces: Submission | None = None,
     coverage_exempt: bool = False,
+    made_by_platform: bool = False,
 ) -> Submission:
     """Check an upload cheaply, then save it and a queued submission; score it after commit.
 
     Raises ``UploadRefused`` (nothing written) when the split is closed, the
     metadata is invalid, the quota is used up or the file is obviously wrong.
+    ``made_by_platform``: the run was made by the platform (the sandbox ran the
+    participant's image), so the rules on a person's uploads (``UPLOAD_RULES``)
+    do not apply; every other check does.
     """
     split = Split.objects.select_related("dataset").get(pk=split.pk)
     _check_accepts(split)
+    if not made_by_platform and not is_baseline:
+        _check_rules(user=user, split=split)
     values = clean_metadata(metadata)
     if not values.get("system_name"):
         raise UploadRefused("Give the system a name.", [{"line": None, "reason": "system_name: required"}])

@@ -75,3 +75,61 @@ def test_a_split_without_images_says_so(client, alice, tiny_dataset):
     split = tiny_dataset.splits.get(name="test")
     response = client.get(reverse("sandbox:upload", args=[split.pk]))
     assert response.status_code == 200 and "does not take container images" in response.content.decode()
+
+
+def _scored(user, split, name: str, run: bytes):
+    from submissions.services import submission_create, submission_score_now
+
+    submission = submission_create(user=user, split=split, upload=SimpleUploadedFile("run.txt", run),
+                                   metadata={"system_name": name, "visibility": "public"}, enqueue=False)
+    return submission_score_now(submission.pk)
+
+
+def test_the_board_marks_reproduced_entries_and_filters_them(client, alice, bob, dev):
+    from django.core.cache import cache
+
+    made = _scored(alice, dev, "sandboxed bm25", b"q1 Q0 d1 1 9 a\nq2 Q0 d3 1 9 a\nq3 Q0 d4 1 9 a\n")
+    _scored(bob, dev, "uploaded run", b"q1 Q0 d2 1 9 b\nq2 Q0 d3 1 9 b\nq3 Q0 d5 1 9 b\n")
+    image = SoftwareImage.objects.create(sha256="b" * 64, size=10, image_id="c" * 64)
+    run = SandboxRun.objects.create(user=alice, split=dev, image=image, status=SandboxRun.Status.RAN, submission=made,
+                                    seconds=12.5, limits={"memory_mb": 2048, "cpus": 1, "pids": 256})
+    cache.clear()
+    board = client.get(dev.get_absolute_url()).content.decode()
+    assert board.count("reproduced on the platform</span>") == 1
+    row = board.split("sandboxed bm25", 1)[1].split("</tr>", 1)[0]
+    assert "badge-reproduced" in row
+    url = dev.get_absolute_url()
+    only = client.get(url + ("&" if "?" in url else "?") + "kind=reproduced").content.decode()
+    assert "sandboxed bm25" in only and "uploaded run" not in only
+    page = client.get(made.get_absolute_url()).content.decode()
+    assert f"sha256:{'c' * 64}" in page and "12.5 s" in page
+    SandboxRun.objects.create(user=alice, split=dev, image=image, status=SandboxRun.Status.RAN, rerun_of=run,
+                              finished_at=run.created_at, comparison={"identical": True})
+    assert "identical run" in client.get(made.get_absolute_url()).content.decode()
+    assert "badge-reproduced" not in client.get(
+        _scored(bob, dev, "again", b"q1 Q0 d1 1 9 b\n").get_absolute_url()).content.decode()
+
+
+def test_a_software_only_split_offers_no_topics_and_takes_no_run_file(alice, tiny_dataset):
+    from django.core.exceptions import ValidationError
+
+    from boards.downloads import dataset_file_chunks, dataset_files
+    from submissions.errors import UploadRefused
+    from submissions.services import submission_create
+
+    test, dev = tiny_dataset.splits.get(name="test"), tiny_dataset.splits.get(name="dev")
+    assert {f.name for f in dataset_files(tiny_dataset)} >= {"topics-test.tsv.gz", "topics-dev.tsv.gz"}
+    SplitSandbox(split=test, software_only=True).full_clean()
+    SplitSandbox.objects.create(split=test, software_only=True)
+    names = {f.name for f in dataset_files(tiny_dataset)}
+    assert "topics-test.tsv.gz" not in names and "topics-dev.tsv.gz" in names
+    assert dataset_file_chunks(tiny_dataset, "topics-test.tsv.gz") is None
+    with pytest.raises(UploadRefused, match=f"takes software only: submit a container image \\(/sandbox/splits/{test.pk}/"):
+        submission_create(user=alice, split=test, upload=SimpleUploadedFile("run.txt", b"q1 Q0 d1 1 1 x\n"),
+                          metadata={"system_name": "by hand"}, enqueue=False)
+    made = submission_create(user=alice, split=test, upload=SimpleUploadedFile(
+        "run.trec", b"q1 Q0 d1 1 1 x\nq2 Q0 d3 1 1 x\nq3 Q0 d4 1 1 x\n"), metadata={"system_name": "sandboxed"},
+        enqueue=False, made_by_platform=True)  # the run the sandbox made from the participant's image
+    assert made.pk
+    with pytest.raises(ValidationError, match="Only a hidden split can be software-only"):
+        SplitSandbox(split=dev, software_only=True).full_clean()
