@@ -361,8 +361,10 @@ def run_image(*, sandbox: Sandbox, image: str, input_dir: Path, work_dir: Path, 
                               output_dir=output_dir, cidfile=cidfile, limits=limits)
     try:
         started = time.monotonic()
+        # In the run's folder: conmon writes an "oom" file into its working directory when the memory limit
+        # kills the container (podman 4.3 without a persist directory), which must not land in the worker's.
         proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                env=sandbox.env())
+                                env=sandbox.env(), cwd=work_dir)
         stdout_tail = _Tail(proc.stdout, STDERR_TAIL_BYTES)
         stderr_tail = _Tail(proc.stderr, STDERR_TAIL_BYTES)
         watch = _CgroupWatch(sandbox, cidfile)

@@ -101,10 +101,12 @@ def test_it_keeps_the_image_s_words_out_of_the_message_when_asked(hostile_image,
     assert "encoder.bin" in outcome.stderr_tail
 
 
-def test_it_tells_an_image_that_ran_out_of_memory(hostile_image, sandbox_input, tmp_path):
+def test_it_tells_an_image_that_ran_out_of_memory(hostile_image, sandbox_input, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     outcome = run(hostile_image("memory-hog"), sandbox_input, tmp_path)
     assert outcome.status is Status.OOM, outcome
     assert "128 MB of memory" in outcome.message
+    assert not (tmp_path / "oom").exists()  # conmon's marker file stays in the run's folder
 
 
 def test_it_tells_an_image_that_wrote_no_run(hostile_image, sandbox_input, tmp_path):
