@@ -30,6 +30,7 @@ import numpy as np
 from django.db import transaction
 from django.db.models import QuerySet
 
+from evaluation.classification import bio_entities
 from evaluation.ladder import (
     label_support_needed,
     label_support_refusal,
@@ -75,6 +76,13 @@ def release_step_of(*, result: Result, split: Split) -> float:
         return disclosure.release_step(
             n_topics=n_examples, label_supports=list(supports.values()),
             min_predicted=label_support_needed(n_examples=n_examples, n_labels=len(supports)))
+    if task == Dataset.Task.NER and result.qrels_version_id is not None:
+        # Entity-level macro-F1 over entity types: one gold entity moves its type's F1 as one example moves a
+        # label's (no support rule for predicted entities: a file may predict a type once).
+        gold = gold_for(version=result.qrels_version, task=task)
+        types: Counter[str] = Counter(t for tags in gold.answers.values()
+                                      for t, _, _ in bio_entities(cast("list[str]", tags)))
+        return disclosure.release_step(n_topics=len(gold.ids), label_supports=list(types.values()), min_predicted=1)
     return disclosure.release_step(n_topics=result.n_queries or 0)
 
 

@@ -109,3 +109,23 @@ def test_new_gold_published_rescores_a_submission_onto_it(test_split, alice):
     expected = evaluate_predictions(gold, read_predictions(predictions(GOOD_PREDICTIONS), gold=gold))
     assert Result.objects.get(submission=sub, qrels_version=new).scores["macro-F1"] == pytest.approx(expected.macro_f1)
     assert Result.objects.filter(submission=sub).count() == 2
+
+
+def test_a_hidden_ner_splits_grid_is_what_one_entity_moves_its_macro_f1(alice):
+    """Entity-level macro-F1 averages entity types: one entity right or wrong moves a rare type's F1 by far more than
+    one example's share 1/N (the old grid). The stored step is ``macro_f1_step`` of the gold's entity counts."""
+    from evaluation.ladder import macro_f1_step, step_for
+
+    many = [{"id": f"p{i}", "tokens": ["Anna", "klagt"], "tags": ["B-PER", "O"], "language": "de"} for i in range(27)]
+    gold = NER_GOLD + many  # 30 examples: PER 29, LOC 2, ORG 1
+    right = [{"id": g["id"], "tags": g["tags"]} for g in gold]
+    ds = task_dataset("ner", gold)
+    sub = submission_score_now(submission_create(user=alice, split=ds.splits.get(), upload=upload(jsonl(right)),
+                                                 metadata=META, enqueue=False).pk)
+    step = macro_f1_step(n_examples=30, supports=[29, 2, 1], min_predicted=1)
+    assert sub.results.get().released_step == step
+    core_gold = read_gold(jsonl(gold), task="ner")
+    wrong = [dict(right[1], tags=["O", "O", "O", "O"]) if r["id"] == "s2" else r for r in right]  # the ORG missed
+    moved = abs(evaluate_predictions(core_gold, read_predictions(jsonl(right), gold=core_gold)).macro_f1
+                - evaluate_predictions(core_gold, read_predictions(jsonl(wrong), gold=core_gold)).macro_f1)
+    assert step_for(30) < moved <= step, (moved, step)
