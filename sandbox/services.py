@@ -298,7 +298,8 @@ def sandbox_run_execute(run_id: int) -> None:
             return
         measured.update(run_sha256=_sha256_file(outcome.run_path), run_bytes=outcome.run_bytes)
         if run.rerun_of_id:
-            measured["comparison"] = _compare(run=run, path=outcome.run_path, sha=measured["run_sha256"])
+            measured["comparison"] = _compare(run=run, path=outcome.run_path, sha=measured["run_sha256"],
+                                              input_sha=input_sha)
             run.mark_ran(outcome=outcome.status, message="Re-run done.", **measured)
             return
         try:
@@ -328,14 +329,14 @@ def _sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _compare(*, run: SandboxRun, path: Path, sha: str) -> dict[str, Any]:
+def _compare(*, run: SandboxRun, path: Path, sha: str, input_sha: str) -> dict[str, Any]:
     """The re-run against the first run: identical bytes, else the scores on the current judgments, both ways."""
     first = run.rerun_of
     if first is None:
         return {}
-    if first.run_sha256 == sha and first.input_sha256 == run.input_sha256:
+    if first.run_sha256 == sha and first.input_sha256 == input_sha:
         return {"identical": True}
-    if first.input_sha256 and run.input_sha256 and first.input_sha256 != run.input_sha256:
+    if first.input_sha256 != input_sha:
         note = "the input changed since the first run (new topics or corpus)"
     else:
         note = "same image, same input: the image is not deterministic"
@@ -375,7 +376,24 @@ def sandbox_sweep(*, now=None) -> dict[str, int]:
     ).values_list("pk", flat=True)
     for run_id in lost:
         resent += sandbox_run_enqueue(run_id=run_id)
-    return {"resent": resent, "images_removed": sandbox_images_collect(now=now)}
+    return {"resent": resent, "rechecks": sandbox_recheck_due(now=now),
+            "images_removed": sandbox_images_collect(now=now)}
+
+
+def sandbox_recheck_due(*, now=None) -> int:
+    """The periodic re-run: one reproduced entry per sweep whose last check is older than
+    ``LEXBOARD_SANDBOX_RECHECK_DAYS`` (0: never), the one checked longest ago first; at most one re-run in flight."""
+    days = settings.LEXBOARD_SANDBOX_RECHECK_DAYS
+    if days <= 0 or SandboxRun.objects.filter(rerun_of__isnull=False, status__in=SandboxRun.ACTIVE).exists():
+        return 0
+    cutoff = (now or timezone.now()) - timedelta(days=days)
+    due = (SandboxRun.objects.filter(status=SandboxRun.Status.RAN, rerun_of__isnull=True, finished_at__lt=cutoff,
+                                     submission__withdrawn_at__isnull=True)
+           .exclude(reruns__created_at__gte=cutoff).order_by("finished_at").first())
+    if due is None:
+        return 0
+    sandbox_rerun_create(run=due)
+    return 1
 
 
 def sandbox_images_collect(*, now=None) -> int:

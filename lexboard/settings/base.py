@@ -377,6 +377,9 @@ LEXBOARD_SANDBOX_UID_BASE = env_int("LEXBOARD_SANDBOX_UID_BASE", 1_000_000_000)
 LEXBOARD_SANDBOX_HEARTBEAT_STALE_SECONDS = env_int("LEXBOARD_SANDBOX_HEARTBEAT_STALE_SECONDS", 120)
 # Images no entry needs (never ran to a run, or their runs withdrawn) are removed after this many days.
 LEXBOARD_SANDBOX_IMAGE_KEEP_DAYS = env_int("LEXBOARD_SANDBOX_IMAGE_KEEP_DAYS", 30)
+# The sweep re-runs one reproduced entry at a time whose last check is older than this many days (0: only
+# curators re-run, from the admin).
+LEXBOARD_SANDBOX_RECHECK_DAYS = env_int("LEXBOARD_SANDBOX_RECHECK_DAYS", 0)
 CELERY_TASK_ROUTES = {
     "evaluation.tasks.sweep_submissions": {"queue": LEXBOARD_SWEEP_QUEUE},
     "sandbox.run_image": {"queue": LEXBOARD_SANDBOX_QUEUE},

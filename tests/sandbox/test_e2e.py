@@ -216,17 +216,33 @@ def test_it_refuses_what_it_should_before_storing(alice, statutes, settings, tmp
     assert SoftwareImage.objects.count() == 0 and SandboxRun.objects.count() == 0
 
 
-@pytest.mark.django_db
-def test_the_queue_place_counts_the_runs_ahead_and_estimates_from_recent_runs(alice, tiny_dataset):
-    from sandbox.selectors import run_queue_place
+def test_a_curator_re_run_tells_identical_from_non_deterministic(alice, statutes, archives, example_image,
+                                                                 hostile_image, sandbox_worker,
+                                                                 celery_worker_process):
+    bm25 = upload(alice, statutes, archives(example_image), name="bm25")
+    noisy = upload(alice, statutes, archives(hostile_image("nondeterministic")), name="noisy")
+    worker = sandbox_worker()
 
-    split = tiny_dataset.splits.get(name="dev")
-    image = SoftwareImage.objects.create(sha256="a" * 64, size=1)
-    done = SandboxRun.objects.create(user=alice, split=split, image=image, status=SandboxRun.Status.RAN, seconds=60)
-    runs = [SandboxRun.objects.create(user=alice, split=split, image=image, limits={"wall_seconds": 600})
-            for _ in range(3)]
-    places = [run_queue_place(run=run) for run in runs]
-    assert [p.position for p in places] == [1, 2, 3]
-    assert places[0].describe() == "next in the sandbox queue"
-    assert places[2].estimate_seconds == 2 * 60 and "2 ahead, about 2 min" in places[2].describe()
-    assert run_queue_place(run=done) is None
+    def scored(run: SandboxRun) -> bool:
+        run.refresh_from_db()
+        return run.submission is not None and Submission.objects.get(pk=run.submission_id).status == "scored"
+
+    wait_for(lambda: scored(bm25) and scored(noisy), 300, "both ran and scored", worker)
+    reruns = [services.sandbox_rerun_create(run=bm25), services.sandbox_rerun_create(run=noisy)]
+    wait_for(lambda: all(SandboxRun.objects.get(pk=r.pk).status == SandboxRun.Status.RAN for r in reruns), 120,
+             "both re-ran", worker)
+    same, changed = (SandboxRun.objects.get(pk=r.pk) for r in reruns)
+    assert same.comparison == {"identical": True} and same.submission is None  # a re-run makes no new entry
+    assert changed.comparison["identical"] is False
+    assert "not deterministic" in changed.comparison["note"]
+    assert set(changed.comparison["differences"]) <= {"R@10", "MRR@10"}
+    page = Submission.objects.get(pk=bm25.submission_id)
+    assert Submission.objects.filter(split=statutes).count() == 2  # the re-runs are no entries
+    from django.test import Client
+
+    client = Client()
+    client.force_login(alice)
+    assert "identical run" in client.get(page.get_absolute_url()).content.decode()
+    noisy_page = client.get(Submission.objects.get(pk=noisy.submission_id).get_absolute_url()).content.decode()
+    assert "not deterministic" in noisy_page
+
