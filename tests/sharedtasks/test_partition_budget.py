@@ -81,6 +81,9 @@ NO_SCORES = {
     # POST only: a withdrawal, an upload slot (an address to PUT a file to), an upload from it (the answer is
     # api:submission's serializer, read through api:submission).
     "api:submission_withdraw", "api:upload_slots", "api:submissions_from_upload",
+    # The sandbox's pages: the form to send an image, a run's status and limits (its entry's scores are read
+    # through submissions:detail), and the POST that cancels it.
+    "sandbox:upload", "sandbox:run", "sandbox:cancel",
 }
 
 
