@@ -24,7 +24,7 @@ from allauth.socialaccount.models import SocialAccount
 from django.conf import settings
 from django.urls import reverse
 
-from leaderboard.models import Split
+from catalogue.models import Split
 
 from .models import ParticipantApproval
 

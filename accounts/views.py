@@ -18,7 +18,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from leaderboard.models import Split
+from catalogue.models import Split
 
 from .forms import ParticipationRequestForm, ProfileForm, TokenCreateForm
 from .models import ApiToken, ParticipantApproval, Profile

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
+from catalogue.models import Topic
 from evaluation import agreement
-from leaderboard.models import Topic
 
 from .errors import AssessmentError
 from .judging import OWN_KINDS

@@ -8,7 +8,7 @@ from django import forms
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from leaderboard.models import Split
+from catalogue.models import Split
 from submissions.models import Submission
 
 from .consensus import DISAGREEMENT_RULES

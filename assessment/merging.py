@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
+from catalogue.models import QrelsVersion
+from catalogue.services import qrels_version_add
 from evaluation.qrels import read_qrels
-from leaderboard.models import QrelsVersion
-from leaderboard.services import qrels_version_add
 from submissions.services import qrels_version_publish_and_rescore
 
 from .consensus import DISAGREEMENT_RULES, Pair, final_grades

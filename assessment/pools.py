@@ -14,10 +14,10 @@ from collections.abc import Iterable
 
 from django.db import transaction
 
+from catalogue.models import Corpus, Split
 from evaluation.pooling import Pool as CorePool, PoolEntry, depth_pool, mtf_order, mtf_pool, rbp_pool
 from evaluation.qrels import Qrels, read_qrels
 from evaluation.runs import Run
-from leaderboard.models import Corpus, Split
 from submissions.models import Submission
 from submissions.services.results import read_stored_run
 

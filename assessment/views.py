@@ -14,7 +14,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
-from leaderboard.models import Topic
+from catalogue.models import Topic
 
 from .access import assessor_required, assignment_for
 from .errors import AssessmentError

@@ -286,7 +286,7 @@ def board_cost() -> dict:
         text = "".join(f"{q} Q0 {d} {i + 1} {s} {key}\n" for q, hits in run.items() for i, (d, s) in enumerate(hits))
         demo_means[key] = float(evaluate(qrels, read_run(text.encode()), [PRIMARY], depth=1000).means[PRIMARY])
     n_demo = len(data.qrels("test"))
-    cards = json.loads((BASE_DIR / "leaderboard" / "cards" / "reported_results.json").read_text())
+    cards = json.loads((BASE_DIR / "catalogue" / "cards" / "reported_results.json").read_text())
     bsard = [row["R@100"] / 100 for row in cards["bsard"]["rows"] if row.get("R@100") is not None]
     crowded = np.random.default_rng(222).uniform(0.60, 0.75, size=30).tolist()
     return {"demo_test": {"topics": n_demo, "R@100": {k: round(v, 4) for k, v in demo_means.items()},

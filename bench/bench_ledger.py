@@ -34,7 +34,7 @@ import django  # noqa: E402
 django.setup()
 
 from bench.common import BASE_DIR, MACHINE_NOTE, markdown_table  # noqa: E402
-from leaderboard.models import Corpus  # noqa: E402
+from catalogue.models import Corpus  # noqa: E402
 from submissions.services.ledger import crafted_reasons  # noqa: E402
 
 

@@ -17,7 +17,7 @@ package (``apt-get install wrk``), needed only here, not by the test suite.
 a second time while new scores land: every ``--land-every`` seconds a 222 x
 1000 run is uploaded through the API and scored by the stack's Celery worker,
 each score making the cached page stale (the worker renders the new one ahead:
-``boards/page_cache.py``). Target: the leaderboard's p99 at most twice the
+``leaderboard/page_cache.py``). Target: the leaderboard's p99 at most twice the
 static file's at 64 connections, both through landings in the same run (an
 absolute p99 measures the machine's load as much as the page). The table says
 how many scores landed in each measurement.

@@ -57,9 +57,9 @@ from django.contrib.auth import get_user_model  # noqa: E402
 from django.core.files.uploadedfile import UploadedFile  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 
+from catalogue.models import Benchmark, Dataset, Split, Topic  # noqa: E402
+from catalogue.services import corpus_set, qrels_version_add  # noqa: E402
 from demo.generator import generate  # noqa: E402
-from leaderboard.models import Benchmark, Dataset, Split, Topic  # noqa: E402
-from leaderboard.services import corpus_set, qrels_version_add  # noqa: E402
 from sandbox import runner, services  # noqa: E402
 from sandbox.models import SplitSandbox  # noqa: E402
 from submissions.services import submission_score_now  # noqa: E402

@@ -3,7 +3,7 @@
     .venv/bin/python bench/bench_significance.py              # 200 entries × 222 queries
     .venv/bin/python bench/bench_significance.py --smoke      # 20 entries × 30 queries, a second
 
-What is timed is ``boards.significance.compute_significance``, the
+What is timed is ``leaderboard.significance.compute_significance``, the
 function the dataset page calls on a cache miss (the first visitor after
 each new score), on a board shaped like ``manage.py seed_bench``'s: entries
 with means spread over 0.1–0.7 and per-query values clipped around them
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     import django
 
     django.setup()
-    import boards.significance as sig_module
+    import leaderboard.significance as sig_module
     from evaluation.stats import randomization_tests
 
     entries = board(entries=args.entries, queries=args.queries)

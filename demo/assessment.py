@@ -19,7 +19,7 @@ from django.db import transaction
 
 from assessment.models import ASSESSORS_GROUP, Pool
 from assessment.pools import pool_assign, pool_build
-from leaderboard.models import Split
+from catalogue.models import Split
 
 ASSESSOR_USERNAME = "assessor"
 POOL_NAME = "Demo pool (depth 5, five questions)"

@@ -32,9 +32,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from catalogue.importers import parse_classification
+from catalogue.models import Dataset, Split
 from evaluation.measures import MACRO_F1, language_measure
-from leaderboard.importers import parse_classification
-from leaderboard.models import Dataset, Split
 from submissions.services import release_import
 
 from .uploads import baseline_store
@@ -294,7 +294,6 @@ def areas_dataset_get_or_create(*, benchmark):
             "license": "CC0 1.0 (generated data)",
             "measures": list(MEASURES),
             "primary_measure": MACRO_F1,
-            "display": Dataset.Display.PERCENT,
             "order": 1,
             "citation": (
                 "@misc{lexboard-demo-areas,\n  title = {Lexboard demo legal area classification (synthetic)},\n"

@@ -1,7 +1,7 @@
 """Loading the demo benchmark into the database, the way a curator and a participant would.
 
 The questions, corpus ids and judgments go through
-:func:`leaderboard.services.dataset_import` (``corpus_set``,
+:func:`catalogue.services.dataset_import` (``corpus_set``,
 ``qrels_version_add`` and Topic upserts — the importers' path); each baseline
 run is uploaded with :func:`submissions.services.submission_create` and scored
 with :func:`submissions.services.submission_score_now`, exactly like a
@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
-from leaderboard.importers import ImportData, SplitData, TopicRow
-from leaderboard.models import Benchmark, Dataset, Split
+from catalogue.importers import ImportData, SplitData, TopicRow
+from catalogue.models import Benchmark, Dataset, Split
 from submissions.services import release_import
 
 from .baselines import BASELINES, DEFAULT_DEPTH, baseline_runs, run_to_trec
@@ -142,7 +142,6 @@ def demo_dataset_get_or_create() -> tuple[Dataset, bool]:
             "docid_example": "1234",
             "measures": list(MEASURES),
             "primary_measure": PRIMARY_MEASURE,
-            "display": Dataset.Display.PERCENT,
             "depth": 1000,
             "citation": (
                 "@misc{lexboard-demo,\n  title = {Lexboard demo statutory retrieval benchmark (synthetic)},\n"

@@ -13,7 +13,7 @@ from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from accounts.models import Profile
-from leaderboard.models import Split
+from catalogue.models import Split
 from submissions.errors import UploadRefused
 from submissions.models import Result, Submission
 from submissions.services import submission_create, submission_score_now, submission_withdraw

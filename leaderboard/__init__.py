@@ -1,1 +1,0 @@
-"""Benchmarks, datasets, splits, topics, qrels and reported results; their pages and curation."""

@@ -2,7 +2,13 @@ from django.apps import AppConfig
 
 
 class LeaderboardConfig(AppConfig):
-    """The dataset catalogue: benchmarks, datasets, splits, topics, corpora, judgments; importers and cards."""
+    """The leaderboards: pages, exports, suites, significance, the page cache, shared tasks' boards, the admin."""
 
     name = "leaderboard"
-    verbose_name = "Benchmarks and datasets"
+    label = "boards"  # the label it had as boards/, kept like the others
+    verbose_name = "Leaderboards"
+
+    def ready(self) -> None:
+        from .page_cache import connect_signals
+
+        connect_signals()  # curators' edits make cached pages stale (leaderboard/page_cache.py)

@@ -42,7 +42,7 @@ def network_of(address: str) -> str:
         return address
     if isinstance(parsed, ipaddress.IPv4Address):
         return str(parsed)
-    prefix = int(getattr(settings, "LEXBOARD_IPV6_PREFIX", 64))
+    prefix = int(settings.LEXBOARD_IPV6_PREFIX)
     return str(ipaddress.IPv6Network(f"{parsed}/{prefix}", strict=False))
 
 
@@ -59,7 +59,7 @@ def client_address(request) -> str:
     the socket address is used then, never a client-written entry.
     """
     remote = _address(request.META.get("REMOTE_ADDR", "")) or "unknown"
-    count = int(getattr(settings, "LEXBOARD_TRUSTED_PROXY_COUNT", 0) or 0)
+    count = int(settings.LEXBOARD_TRUSTED_PROXY_COUNT or 0)
     if count <= 0:
         return remote
     entries = [entry for entry in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",") if entry.strip()]

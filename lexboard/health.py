@@ -16,6 +16,8 @@ from django.urls import path
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
+from lexboard.celery import app
+
 logger = logging.getLogger("lexboard.health")
 
 BROKER_TIMEOUT_SECONDS = 3.0
@@ -37,8 +39,6 @@ def database_ok() -> bool:
 
 def broker_ok() -> bool:
     """True when a connection to the Celery broker can be opened within a few seconds."""
-    from lexboard.celery import app
-
     try:
         with app.connection_for_write(connect_timeout=BROKER_TIMEOUT_SECONDS) as conn:
             # kombu sleeps for float intervals and timeouts; celery-types' kombu stubs say int.

@@ -19,15 +19,15 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("accounts.urls")),
     path("accounts/", include(allauth_urlpatterns)),
-    path("submissions/", include("submissions.urls")),
+    path("submissions/", include("participants.urls")),
     path("assessment/", include("assessment.urls")),
     path("sandbox/", include("sandbox.urls")),
-    path("api/v1/", include("boards.api_urls")),
-    path("tasks/", include("boards.task_urls")),
-    path("", include("boards.urls")),
+    path("api/v1/", include("api.urls")),
+    path("tasks/", include("campaigns.urls")),
+    path("", include("leaderboard.urls")),
 ]
 
-handler400 = "boards.views.bad_request"
-handler403 = "boards.views.permission_denied"
-handler404 = "boards.views.page_not_found"
-handler500 = "boards.views.server_error"
+handler400 = "lexboard.error_pages.bad_request"
+handler403 = "lexboard.error_pages.permission_denied"
+handler404 = "lexboard.error_pages.page_not_found"
+handler500 = "lexboard.error_pages.server_error"

@@ -36,8 +36,8 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from catalogue.models import Corpus, Dataset, Split
 from evaluation.runs import read_run
-from leaderboard.models import Corpus, Dataset, Split
 from submissions import services as submission_services
 from submissions.errors import UploadRefused
 from submissions.selectors import pick_current_result

@@ -8,7 +8,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from leaderboard.models import Split
+from catalogue.models import Split
 from submissions.errors import UploadRefused
 
 from .forms import ImageUploadForm

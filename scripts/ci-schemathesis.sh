@@ -60,14 +60,14 @@ say "database $DB: migrating, loading the dataset cards and the demo with its ba
 TOKEN=$("$PY" manage.py shell -c "
 from allauth.account.models import EmailAddress
 from django.contrib.auth import get_user_model
-from leaderboard.models import Split
-from submissions.models import ApiToken
+from catalogue.models import Split
+from accounts.models import ApiToken
 user = get_user_model().objects.create_user('schemathesis', 'schemathesis@example.org', 'a long fuzzing password 42')
 EmailAddress.objects.create(user=user, email=user.email, primary=True, verified=True)
 Split.objects.update(daily_limit=0, total_limit=0)
 print(ApiToken.issue(user=user, name='schemathesis')[1])
 " | tail -n 1)
-say "datasets: $("$PY" manage.py shell -c "from leaderboard.models import Dataset; print(', '.join(Dataset.objects.order_by('slug').values_list('slug', flat=True)))" | tail -n 1)"
+say "datasets: $("$PY" manage.py shell -c "from catalogue.models import Dataset; print(', '.join(Dataset.objects.order_by('slug').values_list('slug', flat=True)))" | tail -n 1)"
 
 "$BIN/celery" -A lexboard worker --loglevel=INFO --concurrency=1 -Q "$LEXBOARD_QUEUE" --hostname="schemathesis-$$@%h" \
   >"$WORK/worker.log" 2>&1 &

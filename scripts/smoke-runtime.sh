@@ -84,7 +84,7 @@ for _ in $(seq 120); do
 done
 say "web, worker and beat started; /healthz ok on the Redis broker"
 
-"$PY" -m submissions.client submit --url "http://127.0.0.1:$PORT" --token "$TOKEN" --dataset demo --split test \
+"$PY" -m lexboard_cli.client submit --url "http://127.0.0.1:$PORT" --token "$TOKEN" --dataset demo --split test \
   --run "$WORK/demo/runs/bm25.test.trec" --system-name "smoke BM25" --wait --timeout 300
 grep -q "Scheduler: Sending due task\|beat: Starting" "$WORK/beat.log" || { echo "beat did not start"; exit 1; }
 for pid in "${pids[@]}"; do kill -0 "$pid" || { echo "a process died"; exit 1; }; done

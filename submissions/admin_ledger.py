@@ -69,7 +69,7 @@ class LedgerAlertAdmin(admin.ModelAdmin):
 
     @admin.display(description="ledger")
     def ledger(self, obj: LedgerAlert) -> str:
-        return format_html('<a href="{}">ledger page</a>', reverse("submissions:ledger", args=[obj.split_id]))
+        return format_html('<a href="{}">ledger page</a>', reverse("participants:ledger", args=[obj.split_id]))
 
     @admin.action(description="Acknowledge the chosen alerts")
     def acknowledge(self, request, queryset: QuerySet[LedgerAlert]) -> None:

@@ -6,5 +6,5 @@ class SubmissionsConfig(AppConfig):
     verbose_name = "Submissions"
 
     def ready(self) -> None:
-        # Connects the receivers of the catalogue's signals (leaderboard/signals.py): the standard place.
+        # Connects the receivers of the catalogue's signals (catalogue/signals.py): the standard place.
         from . import receivers  # noqa: F401

@@ -39,6 +39,7 @@ from typing import Any, TypeGuard
 from django.core.cache import cache
 from django.db.models import Max, Min
 
+from catalogue.models import Dataset, QrelsVersion, Split
 from evaluation.ladder import (
     MEASURE_RANGE as MEASURE_RANGE,  # the skeleton's names, kept for its callers
     macro_f1_step,
@@ -46,7 +47,6 @@ from evaluation.ladder import (
     on_grid,
     step_for,
 )
-from leaderboard.models import Dataset, QrelsVersion, Split
 
 from .ledger_models import WAITING_FOR_BUDGET, WAITING_NOTE
 from .models import Result, ResultPart
@@ -134,7 +134,7 @@ def split_step(split: Split) -> float:
     """
     if split.current_qrels_id is None:
         return step_for(0)
-    key = f"lexboard:disclosure:step:{split.pk}:{split.current_qrels_id}:{split.cache_version}"
+    key = split.cache_key("disclosure-step:v2")
     step = cache.get(key)
     if step is None:
         step = (Result.objects.filter(submission__split_id=split.pk, qrels_version_id=split.current_qrels_id,
@@ -189,7 +189,7 @@ def evaluated_topics(split: Split) -> int:
     """
     if split.current_qrels_id is None:
         return 0
-    key = f"lexboard:disclosure:n:{split.pk}:{split.current_qrels_id}:{split.cache_version}"
+    key = split.cache_key("disclosure-n:v2")
     n = cache.get(key)
     if n is None:
         n = (Result.objects.filter(submission__split_id=split.pk, qrels_version_id=split.current_qrels_id,

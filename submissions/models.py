@@ -14,11 +14,9 @@ from typing import Any
 from django.conf import settings
 from django.core.files.storage import storages
 from django.db import models
+from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
-
-# Profiles and API tokens are the accounts app's; named here for code written before they moved.
-from accounts.models import ApiToken, Profile  # noqa: F401
 
 # The release ledger's models live in their own module; imported here so the app registers them.
 from .ledger_models import WAITING_FOR_BUDGET, LedgerAlert, Release, ReleasePolicy, ReleaseWait  # noqa: F401
@@ -39,8 +37,42 @@ def run_upload_to(instance: Submission, filename: str) -> str:
     return f"runs/{stamp}/{secrets.token_hex(8)}-{filename[-80:]}"
 
 
+#: Visibilities a leaderboard shows (a private entry is its owner's alone; baselines are shown whatever theirs).
+SHOWN_VISIBILITIES = ("public", "anonymous")
+
+
+def live_q(prefix: str = "") -> Q:
+    """Not withdrawn by its owner, not hidden by a curator. ``prefix`` reaches a submission through a relation
+    (``"submission__"`` from a Result)."""
+    return Q(**{f"{prefix}withdrawn_at__isnull": True, f"{prefix}hidden_by_curator": False})
+
+
+def scored_live_q(prefix: str = "") -> Q:
+    """Scored and live: what a board may hold for someone (their own private entries included)."""
+    return live_q(prefix) & Q(**{f"{prefix}status": "scored"})
+
+
+def on_board_q(prefix: str = "") -> Q:
+    """THE rule of which submissions a leaderboard shows to everyone: scored, live, and a baseline or a public or
+    anonymous entry. On a hidden split the Ladder's release is asked on top (``Result.released``, through
+    ``submissions.disclosure``). Every board, export, history and fusion reads it here."""
+    return scored_live_q(prefix) & (Q(**{f"{prefix}is_baseline": True})
+                                    | Q(**{f"{prefix}visibility__in": SHOWN_VISIBILITIES}))
+
+
+class SubmissionQuerySet(models.QuerySet):
+    def live(self) -> SubmissionQuerySet:
+        return self.filter(live_q())
+
+    def on_board(self) -> SubmissionQuerySet:
+        """The submissions a leaderboard shows (:func:`on_board_q`)."""
+        return self.filter(on_board_q())
+
+
 class Submission(models.Model):
     """One run file for one split, from upload to scores."""
+
+    objects = SubmissionQuerySet.as_manager()
 
     class Status(models.TextChoices):
         QUEUED = "queued", "queued"
@@ -157,7 +189,7 @@ class Submission(models.Model):
         return f"#{self.pk} {self.system_name} ({self.status})"
 
     def get_absolute_url(self) -> str:
-        return reverse("submissions:detail", args=[self.pk])
+        return reverse("participants:detail", args=[self.pk])
 
     @property
     def file_removed_note(self) -> str:
@@ -171,9 +203,7 @@ class Submission(models.Model):
 
     @property
     def is_public(self) -> bool:
-        return (
-            self.visibility != self.Visibility.PRIVATE and not self.hidden_by_curator and self.withdrawn_at is None
-        )
+        return self.visibility in SHOWN_VISIBILITIES and not self.hidden_by_curator and self.withdrawn_at is None
 
     def manageable_by(self, user) -> bool:
         """The one rule of who may manage a submission and see all of it: its owner, and staff."""

@@ -8,8 +8,8 @@ import logging
 from django.db.models.signals import post_save
 from django.dispatch import receiver
 
-from leaderboard.signals import qrels_published
-from sharedtasks.notifications import absolute, notify
+from campaigns.notifications import absolute, notify
+from catalogue.signals import qrels_published
 
 from .models import StatusEvent, Submission
 from .services.rescoring import requeue_service_failures
@@ -25,7 +25,7 @@ def score_waiting_runs(sender, *, split, version, **kwargs) -> None:
         logger.info("%s published on %s: %s waiting submission(s) queued for scoring", version, split, queued)
 
 
-# --- e-mail when a run is scored or fails (sharedtasks.notifications: after the commit, once per run and status) ---
+# --- e-mail when a run is scored or fails (campaigns.notifications: after the commit, once per run and status) ---
 
 
 @receiver(post_save, sender=StatusEvent, dispatch_uid="submissions.notify_run_finished")

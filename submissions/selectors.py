@@ -14,9 +14,9 @@ from django.db.models import Case, Count, Exists, IntegerField, OuterRef, Prefet
 from django.http import Http404
 from django.utils import timezone
 
-from leaderboard.models import Split, Topic
+from campaigns.selectors import phase_of, quota_scope
+from catalogue.models import Split, Topic
 from lexboard.text import count
-from sharedtasks.selectors import phase_of, quota_scope
 
 from . import disclosure
 from .models import Result, ResultPart, StatusEvent, Submission

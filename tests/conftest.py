@@ -97,8 +97,8 @@ def tiny_dataset(db):
     Qrels: q1 → d1 (grade 2), d2; q2 → d3; q3 → d4, d5, d6; q4 → only d7 judged 0
     (no relevant document, so q4 is not evaluated).
     """
-    from leaderboard.models import Benchmark, Dataset, Split, Topic
-    from leaderboard.services import corpus_set, qrels_version_add
+    from catalogue.models import Benchmark, Dataset, Split, Topic
+    from catalogue.services import corpus_set, qrels_version_add
 
     bench = Benchmark.objects.create(slug="tiny", name="Tiny benchmark")
     ds = Dataset.objects.create(

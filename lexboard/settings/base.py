@@ -31,12 +31,15 @@ INSTALLED_APPS = [
     "allauth.account",
     # Its tables always exist (an upload policy asks for a linked ORCID iD); its providers only with their keys.
     "allauth.socialaccount",
-    "leaderboard",
+    # Label in brackets where it differs from the folder (kept so no migration churns).
+    "catalogue",  # (leaderboard) the dataset catalogue
     "submissions",
-    "boards",
+    "leaderboard",  # (boards) the leaderboards
+    "participants",
+    "presentation",
     "demo",
     "accounts",
-    "sharedtasks",
+    "campaigns",  # (sharedtasks) shared tasks
     "assessment",
     "sandbox",
 ]
@@ -47,10 +50,10 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "lexboard.middleware.DatabaseUnavailableMiddleware",
-    # Under /api/, a path with or without its trailing slash is the same operation (submissions/api/contract.py).
-    "submissions.api.contract.ApiSlashMiddleware",
-    # Anonymous visitors' cached pages, before the session and the rest (boards/page_cache.py).
-    "boards.page_cache.CachedPageMiddleware",
+    # Under /api/, a path with or without its trailing slash is the same operation (api/contract.py).
+    "api.contract.ApiSlashMiddleware",
+    # Anonymous visitors' cached pages, before the session and the rest (leaderboard/page_cache.py).
+    "leaderboard.page_cache.CachedPageMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -230,7 +233,7 @@ DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Lexboard <noreply@lexboard.l
 # address the workers render pages ahead as. Unset, the local site `make run` serves on PORT (one source for
 # every link: web, workers and the commands).
 LEXBOARD_SITE_URL = env_str("LEXBOARD_SITE_URL", f"http://127.0.0.1:{env_int('PORT', 8000)}")
-# After a new score, the worker renders the busiest pages itself (boards/page_cache.py: render_ahead).
+# After a new score, the worker renders the busiest pages itself (leaderboard/page_cache.py: render_ahead).
 LEXBOARD_RENDER_AHEAD = env_bool("LEXBOARD_RENDER_AHEAD", True)
 
 # --- I18N ---------------------------------------------------------------------
@@ -401,12 +404,12 @@ CELERY_BEAT_SCHEDULE = {
     # Shared tasks (docs/operations.md): publish the private board of phases that closed (idempotent),
     # and send the 24-hour reminders and the notifications whose message was lost.
     "sharedtasks-reveal": {
-        "task": "boards.reveal_closed_phases",  # boards/tasks.py
+        "task": "boards.reveal_closed_phases",  # leaderboard/tasks.py
         "schedule": float(LEXBOARD_SWEEP_INTERVAL),
         "options": {"queue": LEXBOARD_SWEEP_QUEUE, "expires": float(LEXBOARD_SWEEP_INTERVAL)},
     },
     "sharedtasks-notices": {
-        "task": "sharedtasks.notices_tick",  # sharedtasks/tasks.py
+        "task": "sharedtasks.notices_tick",  # campaigns/tasks.py
         "schedule": float(LEXBOARD_SWEEP_INTERVAL) * 5,
         "options": {"queue": LEXBOARD_SWEEP_QUEUE, "expires": float(LEXBOARD_SWEEP_INTERVAL) * 5},
     },
@@ -420,7 +423,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "submissions.api.errors.exception_handler",
+    "EXCEPTION_HANDLER": "api.errors.exception_handler",
     "DEFAULT_THROTTLE_RATES": {"upload": LEXBOARD_UPLOAD_RATE, "anon": "600/m", "user": "1200/m"},
     # DRF's own throttles read X-Forwarded-For whole unless told how many proxies to trust.
     "NUM_PROXIES": LEXBOARD_TRUSTED_PROXY_COUNT,
@@ -441,8 +444,8 @@ SPECTACULAR_SETTINGS = {
     # lists, so a generated client works for every dataset, a curator's new one included.
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "submissions.api.contract.schema_links",
-        "submissions.api.contract.schema_closed_bodies",
+        "api.contract.schema_links",
+        "api.contract.schema_closed_bodies",
     ],
     "ENUM_NAME_OVERRIDES": {
         "SubmissionStatusEnum": "submissions.models.Submission.Status",

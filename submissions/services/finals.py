@@ -14,8 +14,8 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from sharedtasks.errors import TaskRefused
-from sharedtasks.models import Membership, Phase, Team
+from campaigns.errors import TaskRefused
+from campaigns.models import Membership, Phase, Team
 
 from ..models import Submission
 

@@ -37,16 +37,17 @@ from django.db import transaction
 from django.db.models import Q
 
 from accounts.policy import upload_refusal
+from catalogue.models import Dataset
 from evaluation.errors import InputError
 from evaluation.fusion import combsum, rrf
 from evaluation.runs import read_run, write_run
-from leaderboard.models import Dataset
 
 from ..disclosure import result_released
 from ..errors import UploadRefused
 from ..models import Submission
 from ..selectors import current_result_of, submission_quota
 from .locks import lock_uploader
+from .places import task_place
 from .queue import submission_enqueue
 
 logger = logging.getLogger(__name__)
@@ -217,8 +218,6 @@ def fusion_create(*, user, parts: list[Submission], method: str = "rrf", k: int 
         raise FusionRefused(refusal, status=403)
     fusion_check(user=user, parts=parts, method=method, k=k)
     split = parts[0].split
-    from .uploads import task_place  # here: uploads imports the scoring side, which imports this module
-
     try:  # a shared task's rule, as for an upload: a team's run (its caps, its Ladder), or refused
         place = task_place(user=user, split=split)
     except UploadRefused as exc:

@@ -30,6 +30,8 @@ import numpy as np
 from django.db import transaction
 from django.db.models import QuerySet
 
+from campaigns.selectors import phase_of
+from catalogue.models import Dataset, Split
 from evaluation.classification import bio_entities
 from evaluation.ladder import (
     label_support_needed,
@@ -38,11 +40,9 @@ from evaluation.ladder import (
     ladder_step_macro_f1,
     majority_start,
 )
-from leaderboard.models import Dataset, Split
-from sharedtasks.selectors import phase_of
 
 from .. import disclosure
-from ..models import LadderBest, ReleaseWait, Result, ResultPart, Submission
+from ..models import LadderBest, ReleaseWait, Result, ResultPart, Submission, on_board_q
 from ..selectors import differenced_private_topics, load_per_query
 from .ledger import release_hold, release_record, waits_due
 from .predictions import aligned_answers, gold_for, gold_labels
@@ -200,9 +200,8 @@ def _decide_macro_f1(*, best: Result | None, new: Result, split: Split) -> tuple
 
 def _best_baseline(*, split: Split, version_id: int) -> Result | None:
     """The split's best baseline result on ``version_id`` (a curator's reference run): a first run's reference."""
-    return (Result.objects.filter(qrels_version_id=version_id, submission__split=split, submission__is_baseline=True,
-                                  submission__status=Submission.Status.SCORED, submission__withdrawn_at__isnull=True,
-                                  submission__hidden_by_curator=False, primary_score__isnull=False)
+    return (Result.objects.filter(on_board_q("submission__"), qrels_version_id=version_id, submission__split=split,
+                                  submission__is_baseline=True, primary_score__isnull=False)
             .select_related("submission").order_by("-primary_score", "submission_id").first())
 
 

@@ -33,10 +33,10 @@ from django.db.models import Count, Q, Sum
 from django.urls import reverse
 from django.utils import timezone
 
+from campaigns.notifications import absolute, notify
+from catalogue.models import Corpus, Dataset, Split
 from evaluation.pooling import ranked_docids
-from leaderboard.models import Corpus, Dataset, Split
 from lexboard.text import count
-from sharedtasks.notifications import absolute, notify
 
 from .. import disclosure
 from ..models import WAITING_FOR_BUDGET, LedgerAlert, Release, ReleasePolicy, ReleaseWait, Result, Submission
@@ -191,7 +191,7 @@ def _alert(*, split: Split, scope: str, row: Release, bits: float, limit: float)
         return
     who = f"{row.identity_label}" if identity else f"the split {split}"
     context = {"split": str(split), "who": who, "bits": f"{bits:.1f}", "limit": f"{limit:g}", "day": str(row.day),
-               "url": absolute(reverse("submissions:ledger", args=[split.pk]))}
+               "url": absolute(reverse("participants:ledger", args=[split.pk]))}
     curators = get_user_model().objects.filter(is_staff=True, is_active=True).exclude(email="")
     for curator in curators:
         notify(key=f"ledger:{alert.pk}:{curator.pk}", kind="ledger_alert", context=context, user=curator)

@@ -11,7 +11,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from leaderboard.models import Split
+from catalogue.models import Split
 
 from ..errors import ActionRefused, UploadRefused
 from ..models import Result, Submission

@@ -1,6 +1,6 @@
 """A shared task's public/private partition of the topics, on the scoring side.
 
-While a phase partitions a split (``sharedtasks.selectors.phase_partition``),
+While a phase partitions a split (``campaigns.selectors.phase_partition``),
 every result is computed once on all topics and cut in three
 (:func:`parts_of`): ``public`` (what the stored :class:`~submissions.models.Result`
 holds, so every page, the API, the exports, compare, significance and the

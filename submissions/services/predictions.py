@@ -4,7 +4,7 @@ A classification or NER dataset uses the same records as a retrieval one,
 so uploads, quotas, the worker, rescoring on new judgments and the
 leaderboards need nothing new:
 
-* a split's gold labels are a :class:`~leaderboard.models.QrelsVersion` whose
+* a split's gold labels are a :class:`~catalogue.models.QrelsVersion` whose
   text is ``evaluation.classification.gold_to_jsonl(gold)`` (hidden exactly
   like qrels: in the database, never under a served path);
 * an upload is a JSONL prediction file, one ``{"id", "label"}`` /
@@ -31,6 +31,7 @@ from typing import cast
 
 from django.conf import settings
 
+from catalogue.models import Dataset, QrelsVersion, Split
 from evaluation.classification import (
     ANSWER_FIELD,
     GoldFormatError,
@@ -43,7 +44,6 @@ from evaluation.classification import (
 )
 from evaluation.errors import Notice, Problem, QrelsFormatError
 from evaluation.measures import MACRO_F1, language_measure
-from leaderboard.models import Dataset, QrelsVersion, Split
 
 #: How many first lines of an upload the request checks.
 SNIFF_LINES = 50
@@ -212,7 +212,7 @@ def score_for_task(*, dataset: Dataset, version: QrelsVersion, data: bytes, name
     No per-example vectors are stored: a per-example macro-F1 does not exist.
     A language with fewer than ``min_group`` gold examples gets no score of
     its own (on a hidden split a language of one example would give that
-    example's label per submission: ``submissions.analysis.min_group_size``).
+    example's label per submission: ``participants.analysis.min_group_size``).
     """
     gold = gold_for(version=version, task=dataset.task)
     labels = dataset_labels(dataset=dataset) | gold_labels(gold)

@@ -2,7 +2,7 @@
 
 Publishing a later judgments version of a split rescores its submissions
 (:func:`.rescoring.split_qrels_publish`), so it belongs to the submissions
-side; the dataset catalogue only stores versions (``leaderboard.importers``).
+side; the dataset catalogue only stores versions (``catalogue.importers``).
 The admin's upload form, its "publish" action and ``manage.py import_dataset``
 all come here.
 """
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from leaderboard.importers import ImportReport, release_store
-from leaderboard.importers.report import SplitReport
-from leaderboard.models import Dataset, QrelsVersion, Split
+from catalogue.importers import ImportReport, release_store
+from catalogue.importers.report import SplitReport
+from catalogue.models import Dataset, QrelsVersion, Split
 
 from .rescoring import split_qrels_publish
 

@@ -13,8 +13,8 @@ from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from leaderboard.models import QrelsVersion, Split
-from leaderboard.page_generation import pages_renew
+from catalogue.models import QrelsVersion, Split
+from catalogue.page_generation import pages_renew
 
 from ..models import Result, Submission
 from ..selectors import rescoring_targets, rescoring_waiting

@@ -17,6 +17,8 @@ from typing import IO
 import numpy as np
 from django.conf import settings
 
+from campaigns.selectors import phase_partition
+from catalogue.models import Corpus, Dataset, QrelsVersion, Split
 from evaluation import conventions
 from evaluation.corpus import CorpusIds
 from evaluation.errors import InputError, QrelsFormatError
@@ -26,8 +28,6 @@ from evaluation.reference import read_plain_qrels
 from evaluation.runs import read_run
 from evaluation.scoring import Evaluation, evaluate, recall_curve
 from evaluation.verify import Disagreement, verify
-from leaderboard.models import Corpus, Dataset, QrelsVersion, Split
-from sharedtasks.selectors import phase_partition
 
 from ..disclosure import HIDDEN_GROUP_FLOOR, min_group_size
 from ..models import Result, Submission

@@ -40,9 +40,9 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone
 
+from catalogue.models import Split
+from catalogue.page_generation import page_generation_bump
 from evaluation.errors import InputError, QrelsFormatError
-from leaderboard.models import Split
-from leaderboard.page_generation import page_generation_bump
 
 from ..models import WAITING_MESSAGE, Submission
 from .fusion import FusionFailed

@@ -11,7 +11,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from leaderboard.models import Split
+from catalogue.models import Split
 
 from ..models import Submission
 from .ladder import release_waits_judge

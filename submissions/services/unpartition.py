@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 
-from leaderboard.models import Split
+from catalogue.models import Split
 
 from ..models import Result, ResultPart
 from .ladder import ladder_replay

@@ -25,18 +25,19 @@ from django.core.files.uploadedfile import SimpleUploadedFile, UploadedFile
 from django.db import transaction
 
 from accounts.policy import upload_refusal
+from campaigns.models import Team
+from campaigns.selectors import UploadPlace
+from catalogue.models import Dataset, Split, Topic
 from evaluation.errors import Problem, RunFormatError
 from evaluation.ladder import coverage_check
 from evaluation.run_json import SHAPE as JSON_RUN_SHAPE, json_run_to_trec, looks_like_json_run
 from evaluation.runs import Run, RunScan, scan_run
-from leaderboard.models import Dataset, Split, Topic
-from sharedtasks.models import Team
-from sharedtasks.selectors import UploadPlace, upload_place
 
 from ..errors import AccountRefused, QuotaExceeded, SplitClosed, UploadRefused
-from ..models import WAITING_MESSAGE, StatusEvent, Submission
+from ..models import SHOWN_VISIBILITIES, WAITING_MESSAGE, StatusEvent, Submission
 from ..selectors import submission_quota
 from .locks import lock_uploader
+from .places import task_place
 from .predictions import EXAMPLES, predictions_head_problems
 from .queue import submission_enqueue
 from .results import corpus_ids_for
@@ -467,7 +468,7 @@ def _identical_entries(*, user, split: Split, inspected: InspectedUpload) -> Sub
         same = Submission.objects.filter(split=split, content_sha256=inspected.content_sha256)
     else:
         same = Submission.objects.filter(split=split, sha256=inspected.sha256)
-    same = same.filter(withdrawn_at__isnull=True).exclude(
+    same = same.filter(withdrawn_at__isnull=True).exclude(  # a hidden entry is still its owner's: not live_q
         status=Submission.Status.FAILED, failure_kind=Submission.FailureKind.SERVICE
     )
     own = same.filter(user=user).order_by("created_at").first()
@@ -480,7 +481,7 @@ def _identical_entries(*, user, split: Split, inspected: InspectedUpload) -> Sub
         )
     return (
         same.exclude(user=user)
-        .filter(visibility__in=[Submission.Visibility.PUBLIC, Submission.Visibility.ANONYMOUS])
+        .filter(visibility__in=SHOWN_VISIBILITIES)
         .order_by("created_at")
         .first()
     )
@@ -495,28 +496,6 @@ def _check_account(*, user, split: Split) -> None:
 def _check_accepts(split: Split) -> None:
     if refusal := split.closed_reason:
         raise SplitClosed(refusal)
-
-
-def task_place(*, user, split: Split) -> UploadPlace:
-    """A shared task's rule (sharedtasks.selectors.upload_place): refused before the opening or without a team;
-    a team's run while open; after the close, a run for the living board marked "after the task".
-
-    A person's runs in a task count for one team: one who sent runs for a team and then left it for another
-    is refused, or leaving would give them a new team's caps and an empty Ladder (docs/security.md).
-    Uploads and fusions (``fusion_create``) both ask here.
-    """
-    place = upload_place(user=user, split=split)
-    if not place.refusal and place.team is not None:
-        earlier = (Submission.objects.filter(user=user, split=split, entrant_team__isnull=False, after_task=False)
-                   .exclude(entrant_team=place.team).select_related("entrant_team").first())
-        if earlier is not None and earlier.entrant_team is not None:
-            place = UploadPlace(refusal=(
-                f"You sent runs for the team \u201c{earlier.entrant_team.name}\u201d in this task: a person's runs "
-                "count for one team (its caps and its Ladder), so you cannot send runs for another team. Rejoin "
-                f"\u201c{earlier.entrant_team.name}\u201d to send more."), phase=place.phase)
-    if place.refusal:
-        raise UploadRefused(place.refusal, [{"line": None, "reason": place.refusal}])
-    return place
 
 
 def _check_quota(*, user, split: Split) -> None:

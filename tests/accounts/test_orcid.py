@@ -123,8 +123,8 @@ def orcid_site(transactional_db, orcid_stub, private_data_dir, worker_queue, pri
 
 @pytest.fixture
 def orcid_split(transactional_db):
-    from leaderboard.models import Benchmark, Dataset, Split, Topic
-    from leaderboard.services import corpus_set, qrels_version_add
+    from catalogue.models import Benchmark, Dataset, Split, Topic
+    from catalogue.services import corpus_set, qrels_version_add
 
     bench = Benchmark.objects.create(slug="orcid-bench", name="ORCID benchmark")
     ds = Dataset.objects.create(benchmark=bench, slug="orcid", name="ORCID", language="fr", docid_example="d1",

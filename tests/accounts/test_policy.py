@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from accounts.models import ParticipantApproval
 from accounts.policy import upload_refusal
-from leaderboard.models import Benchmark, Dataset, Split
+from catalogue.models import Benchmark, Dataset, Split
 
 pytestmark = pytest.mark.django_db
 

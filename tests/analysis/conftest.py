@@ -39,8 +39,8 @@ def _private_storage(private_run_storage):
 
 @pytest.fixture
 def analysis_dataset(db):
-    from leaderboard.models import Benchmark, Dataset, Split, Topic
-    from leaderboard.services import corpus_set, qrels_version_add
+    from catalogue.models import Benchmark, Dataset, Split, Topic
+    from catalogue.services import corpus_set, qrels_version_add
 
     bench = Benchmark.objects.create(slug="anal-bench", name="Analysis benchmark")
     ds = Dataset.objects.create(

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from evaluation.stats import bootstrap_ci
-from submissions.analysis import (
+from participants.analysis import (
     bootstrap_intervals,
     bucket_of,
     category_table,

@@ -9,8 +9,8 @@ from rest_framework.test import APIClient
 from scipy import stats as scipy_stats
 
 from evaluation.stats import paired_ttest, randomization_test
+from participants.compare import pair_stats, top_k_overlap
 from submissions import disclosure
-from submissions.compare import pair_stats, top_k_overlap
 from submissions.selectors import load_per_query, submission_current_result
 
 from .conftest import qid
@@ -98,7 +98,7 @@ def test_the_compare_page_on_a_dev_split_shows_the_scatter_and_categories(client
     a = scored("dev", alice, "perfect")
     b = scored("dev", bob, "shifted")
     c = scored("dev", bob, "random", seed=4)
-    response = client.get(reverse("submissions:compare"), {"ids": f"{a.pk},{b.pk},{c.pk}", "measure": "R@10"})
+    response = client.get(reverse("participants:compare"), {"ids": f"{a.pk},{b.pk},{c.pk}", "measure": "R@10"})
     assert response.status_code == 200
     html = response.content.decode()
     assert "plot-scatter" in html and qid(0) in html
@@ -109,7 +109,7 @@ def test_the_compare_page_on_a_dev_split_shows_the_scatter_and_categories(client
 def test_the_compare_page_on_a_hidden_split_shows_no_per_query_values(client, scored, alice, bob):
     a = scored("test", alice, "perfect")
     b = scored("test", bob, "shifted")
-    html = client.get(reverse("submissions:compare"), {"ids": f"{a.pk},{b.pk}"}).content.decode()
+    html = client.get(reverse("participants:compare"), {"ids": f"{a.pk},{b.pk}"}).content.decode()
     assert "randomization test" in html and "p &lt; 0.01" in html and "p (randomization)" not in html
     assert "secretq" not in html and "plot-scatter" not in html
     # No category difference: two released runs may differ in one query of a category (docs/security.md).
@@ -119,7 +119,7 @@ def test_the_compare_page_on_a_hidden_split_shows_no_per_query_values(client, sc
 def test_the_compare_page_hides_submissions_the_visitor_may_not_see(client, scored, alice, bob):
     a = scored("dev", alice, "perfect")
     private = scored("dev", bob, "shifted", visibility="private")
-    response = client.get(reverse("submissions:compare"), {"ids": f"{a.pk},{private.pk}"})
+    response = client.get(reverse("participants:compare"), {"ids": f"{a.pk},{private.pk}"})
     assert response.status_code == 400
     assert f"No submission #{private.pk} is visible to you." in response.content.decode()
     assert "shifted" not in response.content.decode()
@@ -129,12 +129,12 @@ def test_the_compare_page_with_one_id_offers_the_other_visible_entries(client, s
     a = scored("dev", alice, "perfect")
     b = scored("dev", bob, "shifted", name="Bob public")
     scored("dev", bob, "random", name="Bob private", visibility="private")
-    html = client.get(reverse("submissions:compare"), {"ids": str(a.pk)}).content.decode()
+    html = client.get(reverse("participants:compare"), {"ids": str(a.pk)}).content.decode()
     assert f"?ids={a.pk},{b.pk}" in html and "Bob public" in html and "Bob private" not in html
 
 
 def test_the_compare_service_gives_each_comparison_the_p_value_of_its_own_test(scored, alice, bob):
-    from submissions.compare import compare
+    from participants.compare import compare
 
     a = scored("dev", alice, "perfect")
     b = scored("dev", bob, "shifted")
@@ -151,7 +151,7 @@ def test_the_compare_service_gives_each_comparison_the_p_value_of_its_own_test(s
 
 
 def test_randomization_p_values_match_the_pair_by_pair_tests():
-    from submissions.compare import randomization_p_values
+    from participants.compare import randomization_p_values
 
     rng = np.random.default_rng(12)
     pairs = [(rng.random(30), rng.random(30)) for _ in range(5)] + [(np.full(30, 0.5), np.full(30, 0.5))]

@@ -54,7 +54,7 @@ def test_a_fusion_from_the_page_is_scored_like_the_command_lines_fuse_and_score(
     a = scored("dev", alice, "shifted")
     b = scored("dev", bob, "random", seed=3)
     client.force_login(bob)
-    response = client.post(reverse("submissions:fusion"), {"ids": [a.pk, b.pk], "method": "rrf", "k": "60"})
+    response = client.post(reverse("participants:fusion"), {"ids": [a.pk, b.pk], "method": "rrf", "k": "60"})
     assert response.status_code == 302, response.content.decode()[:2000]
     fusion = Submission.objects.get(pk=int(response["Location"].rstrip("/").rsplit("/", 1)[-1]))
     assert fusion.user == bob and fusion.visibility == "private" and fusion.status == "queued"
@@ -83,7 +83,7 @@ def test_a_fusion_from_the_page_is_scored_like_the_command_lines_fuse_and_score(
 
     html = client.get(fusion.get_absolute_url()).content.decode()
     assert f"#{a.pk} shifted" in html and "Save as a public submission naming its parts" in html
-    client.post(reverse("submissions:visibility", args=[fusion.pk]), {"visibility": "public"})
+    client.post(reverse("participants:visibility", args=[fusion.pk]), {"visibility": "public"})
     fusion.refresh_from_db()
     assert fusion.is_public
 
@@ -120,7 +120,7 @@ def test_a_combsum_fusion_through_the_api_is_pollable_and_matches_the_command_li
 
     web = Client()
     web.force_login(carol)
-    html = web.get(reverse("submissions:detail", args=[body["id"]])).content.decode()
+    html = web.get(reverse("participants:detail", args=[body["id"]])).content.decode()
     assert "Analyses" in html and "95% bootstrap intervals" not in html and "secretq" not in html
 
 
@@ -209,7 +209,7 @@ def test_a_split_closed_to_submissions_is_closed_to_fusions(client, scored, alic
     assert response.status_code == 409
     assert response.json()["error"]["message"] == "anal/dev does not accept submissions at the moment."
     client.force_login(bob)
-    response = client.post(reverse("submissions:fusion"), {"ids": [a.pk, b.pk], "method": "rrf", "k": "60"})
+    response = client.post(reverse("participants:fusion"), {"ids": [a.pk, b.pk], "method": "rrf", "k": "60"})
     assert response.status_code == 400 and "does not accept submissions" in response.content.decode()
     assert not Submission.objects.filter(user=bob).exclude(pk=b.pk).exists()
 
@@ -218,9 +218,9 @@ def test_the_fusion_page_lists_public_runs_of_the_split(client, scored, alice, b
     a = scored("dev", alice, "perfect", name="Visible run")
     scored("dev", alice, "shifted", name="Alice private run", visibility="private")
     client.force_login(bob)
-    html = client.get(reverse("submissions:fusion"), {"ids": str(a.pk)}).content.decode()
+    html = client.get(reverse("participants:fusion"), {"ids": str(a.pk)}).content.decode()
     assert "Visible run" in html and "Alice private run" not in html
-    assert client.get(reverse("submissions:fusion")).status_code == 200
+    assert client.get(reverse("participants:fusion")).status_code == 200
 
 
 def test_the_fusion_page_costs_the_same_queries_whatever_the_number_of_runs(client, scored, alice, bob,
@@ -230,11 +230,11 @@ def test_the_fusion_page_costs_the_same_queries_whatever_the_number_of_runs(clie
     first = scored("test", alice, "perfect", name="run 0")
     client.force_login(bob)
     with CaptureQueriesContext(connection) as one:
-        assert client.get(reverse("submissions:fusion"), {"split": split.pk}).status_code == 200
+        assert client.get(reverse("participants:fusion"), {"split": split.pk}).status_code == 200
     for i in range(1, 6):
         scored("test", alice, "perfect", name=f"run {i}", tag=str(i))
     with django_assert_max_num_queries(len(one.captured_queries)):
-        html = client.get(reverse("submissions:fusion"), {"split": split.pk}).content.decode()
+        html = client.get(reverse("participants:fusion"), {"split": split.pk}).content.decode()
     assert f"#{first.pk} run 0" in html
 
 
@@ -289,8 +289,8 @@ def test_the_fusion_form_is_throttled_like_uploads(client, scored, alice, bob, s
     b = scored("dev", bob, "random", seed=3)
     settings.LEXBOARD_UPLOAD_RATE = "1/h"
     client.force_login(bob)
-    first = client.post(reverse("submissions:fusion"), {"ids": [a.pk, b.pk], "method": "rrf", "k": "60"})
+    first = client.post(reverse("participants:fusion"), {"ids": [a.pk, b.pk], "method": "rrf", "k": "60"})
     assert first.status_code == 302
-    second = client.post(reverse("submissions:fusion"), {"ids": [a.pk, b.pk], "method": "combsum"})
+    second = client.post(reverse("participants:fusion"), {"ids": [a.pk, b.pk], "method": "combsum"})
     assert second.status_code == 429 and "Too many uploads in a short time" in second.content.decode()
     assert Submission.objects.filter(user=bob, fusion_params__method="combsum").count() == 0

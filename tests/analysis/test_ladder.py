@@ -13,8 +13,8 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from boards.selectors import leaderboard_rows
-from leaderboard.services import qrels_version_add
+from catalogue.services import qrels_version_add
+from leaderboard.selectors import leaderboard_rows
 from submissions import disclosure
 from submissions.disclosure import NOT_RELEASED
 from submissions.models import LadderBest, Result, Submission
@@ -58,9 +58,9 @@ def test_a_run_that_is_no_significant_improvement_is_held_back_everywhere(scored
     # Her page says it and shows no number of the run; status.json says it too.
     web = Client()
     web.force_login(alice)
-    page = web.get(reverse("submissions:detail", args=[worse.pk])).content.decode()
+    page = web.get(reverse("participants:detail", args=[worse.pk])).content.decode()
     assert "Not a significant improvement over your best" in page and "scores-title" not in page
-    status = web.get(reverse("submissions:status", args=[worse.pk])).json()
+    status = web.get(reverse("participants:status", args=[worse.pk])).json()
     assert shown_best in status["message"] and "scores" not in status
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from boards.significance import leaderboard_power
 from evaluation.power import power_analysis
+from leaderboard.significance import leaderboard_power
 from submissions.selectors import load_per_query
 
 
@@ -23,9 +23,9 @@ def test_the_dataset_page_shows_the_minimum_detectable_difference_and_topics_nee
     assert analysis.topics_needed == expected.topics_needed
     html = client.get(analysis_dataset.get_absolute_url() + "?split=dev").content.decode()
     assert f"the smallest difference in R@10 a paired test detects at α = 0.05 with power 0.8 is <strong>" \
-           f"{100 * expected.min_detectable:.2f}</strong>" in html
+           f"{100 * expected.min_detectable:.2f} points</strong>" in html
     n1, n2 = expected.topics_needed[0.01], expected.topics_needed[0.02]
-    assert f"Detecting 1 point (0.01) needs <strong>{n1:,}</strong> topics, 2 points (0.02) needs " \
+    assert f"Detecting 1 point needs <strong>{n1:,}</strong> topics, 2 points needs " \
            f"<strong>{n2:,}</strong> topics" in html
     assert "Topic set size design" in html and "Sakai" in html
 
@@ -68,10 +68,10 @@ def test_a_hidden_split_shows_coarser_figures_from_its_baselines(client, scored,
 
     step = disclosure.grid_step(split)
     shown = max(step, disclosure.on_grid(analysis.min_detectable, step))
-    assert f"is <strong>{100 * shown:.2f}</strong>" in html and "2 baselines" in html
+    assert f"is <strong>{100 * shown:.2f} points</strong>" in html and "2 baselines" in html
     n1 = analysis.topics_needed[0.01]
     scale = 10 ** max(len(str(n1)) - 2, 0)
-    assert f"Detecting 1 point (0.01) needs <strong>{int(round(n1 / scale) * scale):,}</strong> topics" in html
+    assert f"Detecting 1 point needs <strong>{int(round(n1 / scale) * scale):,}</strong> topics" in html
 
 
 def test_a_hidden_split_with_fewer_than_two_baselines_shows_no_power(client, scored, alice, bob, analysis_dataset):

@@ -13,8 +13,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from sharedtasks.models import SentNotification
-from sharedtasks.notifications import render_email
+from campaigns.models import SentNotification
+from campaigns.notifications import render_email
 from submissions.ledger_models import WAITING_NOTE
 from submissions.models import LedgerAlert, Release, ReleasePolicy, ReleaseWait, Result, Submission
 from submissions.services.ladder import release_waits_judge
@@ -54,7 +54,7 @@ def test_an_identity_passing_its_daily_rate_is_marked_and_curators_are_mailed(sc
     assert alert.scope == "identity" and alert.identity == f"user:{alice.pk}" and alert.bits == pytest.approx(2 * BITS)
     mail = SentNotification.objects.get(kind="ledger_alert")
     assert mail.user == staff and "alice" in mail.context["who"] and mail.context["limit"] == "5"
-    assert reverse("submissions:ledger", args=[alert.split_id]) in mail.context["url"]
+    assert reverse("participants:ledger", args=[alert.split_id]) in mail.context["url"]
     subject, text, html = render_email("ledger_alert", mail.context)
     assert "passed 5 bits today" in subject and "alice" in text and mail.context["url"] in html
 
@@ -79,11 +79,11 @@ def test_first_releases_past_the_daily_budget_wait_for_the_next_day(scored, alic
     # His page says so; nothing of the run is shown.
     web = Client()
     web.force_login(bob)
-    page = web.get(reverse("submissions:detail", args=[waiting.pk])).content.decode()
+    page = web.get(reverse("participants:detail", args=[waiting.pk])).content.decode()
     assert "Waiting for tomorrow&#x27;s release budget" in page or "Waiting for tomorrow's release budget" in page
-    assert web.get(reverse("submissions:status", args=[waiting.pk])).json()["message"].startswith("Waiting")
+    assert web.get(reverse("participants:status", args=[waiting.pk])).json()["message"].startswith("Waiting")
     web.force_login(alice)  # others read that it waits, not "not a significant improvement"
-    assert web.get(reverse("submissions:status", args=[waiting.pk])).json()["message"] == WAITING_NOTE
+    assert web.get(reverse("participants:status", args=[waiting.pk])).json()["message"] == WAITING_NOTE
     # The periodic sweep the same day: still waiting.
     assert "budget_waits_judged" not in submissions_sweep()
     assert not result_of(waiting).released
@@ -144,7 +144,7 @@ def test_a_budget_of_zero_holds_nothing(scored, alice, bob, settings):
 def test_the_ledger_page_is_for_curators_only(scored, alice, staff, analysis_dataset):
     split = analysis_dataset.splits.get(name="test")
     scored("test", alice, "shifted", name="first")
-    url = reverse("submissions:ledger", args=[split.pk])
+    url = reverse("participants:ledger", args=[split.pk])
     assert Client().get(url).status_code == 302
     web = Client()
     web.force_login(alice)
@@ -208,7 +208,7 @@ def test_the_split_admin_links_its_ledger_with_the_alerts_not_yet_acknowledged(s
     web = Client()
     web.force_login(staff)
     page = web.get(reverse("admin:leaderboard_split_change", args=[split.pk])).content.decode()
-    assert reverse("submissions:ledger", args=[split.pk]) in page and "1 release</a> — 1 alert not acknowledged" in page
+    assert reverse("participants:ledger", args=[split.pk]) in page and "1 release</a> — 1 alert not acknowledged" in page
 
 
 def test_a_release_stays_in_the_ledger_when_its_submission_is_deleted(scored, alice, staff, analysis_dataset):
@@ -218,7 +218,7 @@ def test_a_release_stays_in_the_ledger_when_its_submission_is_deleted(scored, al
     assert row.submission_id is None and row.result_id is None and row.bits == pytest.approx(BITS)
     web = Client()
     web.force_login(staff)
-    assert "alice" in web.get(reverse("submissions:ledger", args=[analysis_dataset.splits.get(name="test").pk])
+    assert "alice" in web.get(reverse("participants:ledger", args=[analysis_dataset.splits.get(name="test").pk])
                               ).content.decode()
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from boards.significance import compute_significance, leaderboard_significance
 from evaluation.stats import randomization_test
+from leaderboard.significance import compute_significance, leaderboard_significance
 
 N = 60
 
@@ -85,7 +85,7 @@ def test_the_family_size_matches_a_hand_count():
 
 
 def test_the_number_of_flips_lets_the_smallest_p_pass_the_correction():
-    from boards.significance import MAX_RESAMPLES, resamples_for
+    from leaderboard.significance import MAX_RESAMPLES, resamples_for
 
     assert resamples_for(1) == resamples_for(50) == 10_000  # the floor
     assert resamples_for(100) == 20_000  # ⌈10 × 100 / 0.05⌉
@@ -136,7 +136,7 @@ def test_tiers_follow_one_pass_down_the_ranking_with_the_familys_bonferroni():
 
 
 def test_tiers_are_deterministic_and_do_not_depend_on_the_walks_prediction(monkeypatch):
-    import boards.significance as significance_module
+    import leaderboard.significance as significance_module
 
     entries = _board(60, 60, seed=4)
     sig = compute_significance(entries=entries, measure="R@100", n_resamples=8000)
@@ -150,7 +150,7 @@ def test_tiers_are_deterministic_and_do_not_depend_on_the_walks_prediction(monke
 
 
 def test_the_comparisons_are_tested_in_a_few_batches(monkeypatch):
-    import boards.significance as significance_module
+    import leaderboard.significance as significance_module
     from evaluation.stats import randomization_tests
 
     batches: list[int] = []

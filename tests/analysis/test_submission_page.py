@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 
 from django.urls import reverse
 
-from leaderboard import plots
+from presentation import plots
 
 from .conftest import N_TOPICS, qid
 
@@ -27,7 +27,7 @@ def test_a_dev_submission_page_shows_intervals_breakdowns_plots_and_the_per_quer
     for label in ("2–5", "6–20", "&gt;20"):
         assert label in html
     assert qid(0) in html and "Secret question number 0?" in html
-    assert reverse("submissions:per_query_csv", args=[sub.pk]) in html
+    assert reverse("participants:per_query_csv", args=[sub.pk]) in html
     plots_found = svgs(html)
     assert len(plots_found) == 2
     for svg in plots_found:
@@ -51,12 +51,12 @@ def test_a_hidden_split_submission_page_has_no_per_query_values(client, scored, 
     for svg in svgs(html):
         ET.fromstring(svg)
         assert "secretq" not in svg
-    assert client.get(reverse("submissions:per_query_csv", args=[sub.pk])).status_code == 404
+    assert client.get(reverse("participants:per_query_csv", args=[sub.pk])).status_code == 404
 
 
 def test_the_per_query_csv_has_one_row_per_query(client, scored, alice):
     sub = scored("dev", alice, "perfect")
-    response = client.get(reverse("submissions:per_query_csv", args=[sub.pk]))
+    response = client.get(reverse("participants:per_query_csv", args=[sub.pk]))
     assert response.status_code == 200
     assert response["Content-Type"].startswith("text/csv")
     rows = list(csv.DictReader(io.StringIO(response.content.decode())))
@@ -67,7 +67,7 @@ def test_the_per_query_csv_has_one_row_per_query(client, scored, alice):
 
 def test_the_per_query_csv_of_a_private_submission_is_only_for_its_owner(client, scored, alice, bob):
     sub = scored("dev", alice, "perfect", visibility="private")
-    url = reverse("submissions:per_query_csv", args=[sub.pk])
+    url = reverse("participants:per_query_csv", args=[sub.pk])
     assert client.get(url).status_code == 404
     client.force_login(bob)
     assert client.get(url).status_code == 404

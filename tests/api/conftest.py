@@ -16,7 +16,7 @@ def _private_storage(private_run_storage):
 
 @pytest.fixture
 def alice_token(alice):
-    from submissions.models import ApiToken
+    from accounts.models import ApiToken
 
     _, key = ApiToken.issue(user=alice, name="tests")
     return key

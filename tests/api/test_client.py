@@ -1,4 +1,4 @@
-"""The command-line client (``python -m submissions.client``) against a live server.
+"""The command-line client (``python -m lexboard_cli``) against a live server.
 
 The client is standard library only: the multipart encoding is checked by
 Django's own parser, and the commands run against ``live_server`` — with a
@@ -16,8 +16,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.http.multipartparser import MultiPartParser
 from django.test import RequestFactory
 
-from submissions import client as lexclient
-from submissions.models import ApiToken, Submission
+from accounts.models import ApiToken
+from lexboard_cli import client as lexclient
+from submissions.models import Submission
 from submissions.services import submission_create
 
 from .conftest import PERFECT, WEAK, run_bytes
@@ -77,7 +78,7 @@ def test_it_exits_2_when_the_server_cannot_be_reached(run_file):
 def test_it_runs_as_a_standalone_copied_file(tmp_path):
     """Researchers copy the file: it must run without Django or the repository."""
     copy = tmp_path / "lexboard_client.py"
-    shutil.copy(BASE_DIR / "submissions" / "client.py", copy)
+    shutil.copy(BASE_DIR / "lexboard_cli" / "client.py", copy)
     result = subprocess.run([sys.executable, "-I", str(copy), "--help"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert "submit" in result.stdout and "status" in result.stdout

@@ -17,7 +17,7 @@ from django.core.validators import URLValidator
 from hypothesis import given, settings, strategies as st
 from rest_framework.test import APIClient
 
-from submissions.api.serializers import WEB_ADDRESS
+from api.serializers import WEB_ADDRESS
 
 from .conftest import PERFECT, run_bytes
 
@@ -49,7 +49,7 @@ def _parameter(schema, path, name) -> dict:
 
 
 def test_measure_parameters_are_strings_the_dataset_lists_and_the_schema_reads_no_database(client, tiny_dataset):
-    from submissions.api.contract import api_schema
+    from api.contract import api_schema
 
     before = _schema(client)
     for path, name in (("/api/v1/datasets/{slug}/leaderboard", "sort"), ("/api/v1/compare/", "measure")):

@@ -24,7 +24,7 @@ def scored(user, split, ranking=PERFECT, **metadata) -> Submission:
 
 
 def token_client(user) -> APIClient:
-    from submissions.models import ApiToken
+    from accounts.models import ApiToken
 
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {ApiToken.issue(user=user, name='t')[1]}")
@@ -109,8 +109,8 @@ def test_withdraw_takes_the_run_off_the_board_once(api, alice, tiny_dataset):
 
 
 def test_a_datasets_tasks_with_the_callers_team(api, alice, bob, tiny_dataset):
-    from sharedtasks.models import Phase
-    from sharedtasks.services import team_create
+    from campaigns.models import Phase
+    from campaigns.services import team_create
 
     now = timezone.now()
     phase = Phase.objects.create(split=tiny_dataset.splits.get(name="test"), title="Tiny task",

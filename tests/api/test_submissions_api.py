@@ -8,7 +8,8 @@ from django.test import override_settings
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from submissions.models import ApiToken, Submission
+from accounts.models import ApiToken
+from submissions.models import Submission
 from submissions.services import submission_score_now
 from submissions.throttling import upload_limiter
 

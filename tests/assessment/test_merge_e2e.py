@@ -11,12 +11,12 @@ import pytest
 from assessment.judging import judgment_record
 from assessment.merging import pool_qrels_make
 from assessment.pools import pool_assign, pool_build
-from boards.selectors import leaderboard_rows
+from catalogue.models import Split
 from evaluation.ladder import on_grid, step_for
 from evaluation.qrels import read_qrels
 from evaluation.runs import read_run
 from evaluation.scoring import evaluate
-from leaderboard.models import Split
+from leaderboard.selectors import leaderboard_rows
 from submissions.models import Result
 
 from .conftest import RUN_A, RUN_B

@@ -10,9 +10,9 @@ from assessment.errors import AssessmentError
 from assessment.judging import judgment_record
 from assessment.merging import pool_qrels_make, pool_qrels_preview
 from assessment.pools import pool_assign, pool_build
+from catalogue.models import QrelsVersion, Split
+from catalogue.services import qrels_version_add, qrels_version_publish
 from evaluation.qrels import read_qrels
-from leaderboard.models import QrelsVersion, Split
-from leaderboard.services import qrels_version_add, qrels_version_publish
 
 pytestmark = pytest.mark.django_db
 

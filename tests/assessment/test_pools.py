@@ -8,7 +8,7 @@ from assessment.errors import AssessmentError
 from assessment.judging import judgment_record
 from assessment.models import Assignment, Pool, PoolItem
 from assessment.pools import pool_assign, pool_build, run_label
-from leaderboard.services import corpus_set
+from catalogue.services import corpus_set
 
 pytestmark = pytest.mark.django_db
 

@@ -6,8 +6,8 @@ import pytest
 from django.urls import reverse
 from scipy.stats import kendalltau
 
-from boards.qrels_history import qrels_history
-from leaderboard.services import qrels_version_add
+from catalogue.services import qrels_version_add
+from leaderboard.qrels_history import qrels_history
 from submissions.models import Result, Submission
 from submissions.services import qrels_version_publish_and_rescore, submission_rescore_on
 

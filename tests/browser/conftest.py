@@ -103,7 +103,7 @@ def demo(site):
     from django.core.management import call_command
 
     call_command("load_demo", stdout=io.StringIO())
-    from leaderboard.models import Dataset
+    from catalogue.models import Dataset
 
     return Dataset.objects.get(slug="demo")
 

@@ -13,8 +13,8 @@ from django.contrib.auth.models import Group
 from assessment.judging import grades_of, judgment_record
 from assessment.models import Judgment
 from assessment.pools import pool_assign, pool_build
-from leaderboard.models import Split
-from leaderboard.services import corpus_set
+from catalogue.models import Split
+from catalogue.services import corpus_set
 from tests.assessment.conftest import RUN_A, RUN_B, submit
 from tests.users import verified
 

@@ -34,7 +34,7 @@ RUN = "".join(f"{q} Q0 doc{10 + q} 1 2.0 mine\n{q} Q0 doc{q} 2 1.0 mine\n{q} Q0 
 @pytest.fixture
 def empty_dataset(site):
     """A dataset card without files yet, as a curator leaves it after "Add dataset"."""
-    from leaderboard.models import Benchmark, Dataset
+    from catalogue.models import Benchmark, Dataset
 
     benchmark = Benchmark.objects.create(slug="statutes", name="Statutes")
     return Dataset.objects.create(
@@ -86,7 +86,7 @@ def primary_score(page, dataset, submission_id: int) -> str:
 def test_a_curator_imports_a_dataset_publishes_new_qrels_and_sees_the_rescored_leaderboard(
     empty_dataset, staff, django_user_model, browser_page, shoot, celery_worker_process
 ):
-    from leaderboard.models import QrelsVersion
+    from catalogue.models import QrelsVersion
     from submissions.services import submission_create
 
     from .runs import upload_of

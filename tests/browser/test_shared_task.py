@@ -19,7 +19,7 @@ def test_a_participant_finds_the_task_makes_a_team_and_reads_the_countdown(demo,
                                                                           page_factory):
     from django.utils import timezone
 
-    from sharedtasks.models import Phase, Team
+    from campaigns.models import Phase, Team
 
     split = demo.splits.get(name="test")
     now = timezone.now()

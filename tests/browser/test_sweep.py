@@ -29,10 +29,10 @@ def _world(demo):
     from django.utils import timezone
 
     from assessment.models import Pool
+    from campaigns.models import Phase
+    from campaigns.services import team_create
+    from catalogue.models import Split
     from demo.assessment import ASSESSOR_USERNAME
-    from leaderboard.models import Split
-    from sharedtasks.models import Phase
-    from sharedtasks.services import team_create
     from submissions.models import Submission
 
     call_command("load_cards", stdout=io.StringIO())

@@ -24,7 +24,7 @@ def systems_in_table(page) -> list[str]:
 
 def expected_order(dataset, measure: str) -> list[str]:
     """The selector's order for ``measure`` (what the page must show), anonymous visitor."""
-    from boards.selectors import leaderboard_rows
+    from leaderboard.selectors import leaderboard_rows
 
     split = dataset.splits.get(name="test")
     return [row.system for row in leaderboard_rows(split=split, user=None, sort=measure)]

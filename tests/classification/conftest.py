@@ -50,8 +50,8 @@ def _isolated(private_run_storage, own_cache_namespace):
 
 def make_clf_dataset():
     """``areas``: single-label, macro-F1 (and per language), a public train split and a hidden test split."""
-    from leaderboard.importers import import_classification
-    from leaderboard.models import Benchmark, Dataset
+    from catalogue.importers import import_classification
+    from catalogue.models import Benchmark, Dataset
 
     bench = Benchmark.objects.create(slug="areas-bench", name="Areas benchmark")
     ds = Dataset.objects.create(

@@ -9,6 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
+from catalogue.models import Benchmark, Dataset, QrelsVersion, Split, Topic
 from demo.classification import (
     DATASET_SLUG,
     LANGUAGES,
@@ -19,7 +20,6 @@ from demo.classification import (
     gold_jsonl,
 )
 from evaluation.classification import score_files
-from leaderboard.models import Benchmark, Dataset, QrelsVersion, Split, Topic
 from submissions.models import Result, Submission
 
 DEPTH = "100"
@@ -93,7 +93,7 @@ def test_loading_twice_creates_no_duplicates_and_scores_nothing_again(private_da
 
 @pytest.mark.django_db
 def test_the_demo_suite_page_shows_an_aggregate_for_the_complete_systems(private_data_dir, client):
-    from boards.suites import suite_table
+    from leaderboard.suites import suite_table
 
     load()
     table = suite_table(benchmark=Benchmark.objects.get(slug="demo"))
@@ -115,7 +115,7 @@ def test_the_demo_suite_page_shows_an_aggregate_for_the_complete_systems(private
 
 
 def test_export_writes_the_classification_files_the_importer_and_the_core_read(tmp_path):
-    from leaderboard.importers import parse_classification
+    from catalogue.importers import parse_classification
 
     call_command("load_demo", "--export", str(tmp_path), "--depth", "10", stdout=io.StringIO())
     root = tmp_path / "classification"

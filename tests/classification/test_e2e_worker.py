@@ -36,7 +36,7 @@ def test_a_worker_scores_an_uploaded_prediction_file_like_the_metric_core(
 ):
     make_clf_dataset()
     client.force_login(alice)
-    url = reverse("submissions:upload", args=["areas"]) + "?split=test"
+    url = reverse("participants:upload", args=["areas"]) + "?split=test"
     meta = {"system_name": "Linear e2e", "family": "lexical", "visibility": "public"}
 
     good = predictions(GOOD_PREDICTIONS)

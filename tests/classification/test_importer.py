@@ -8,9 +8,9 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
+from catalogue.importers import ImportRefused, import_classification, parse_classification
+from catalogue.models import Benchmark, Dataset, QrelsVersion, Split, Topic
 from evaluation.classification import read_gold
-from leaderboard.importers import ImportRefused, import_classification, parse_classification
-from leaderboard.models import Benchmark, Dataset, QrelsVersion, Split, Topic
 
 from .conftest import jsonl
 

@@ -85,7 +85,7 @@ def test_the_worker_refuses_bad_prediction_files_with_the_line(test_split, alice
 def test_a_label_of_another_split_is_accepted_and_counts_as_a_false_positive(test_split, alice):
     # The label set is the dataset's, not the hidden split's: refusing "family" here would tell
     # a participant that the hidden split has no "family" example.
-    from leaderboard.importers import import_classification
+    from catalogue.importers import import_classification
 
     dev = {"v1": ("family", "fr"), "v2": ("civil", "de")}
     import_classification(dataset=test_split.dataset, task="single", split="dev", file=("dev.jsonl", gold_file(dev)))
@@ -108,7 +108,7 @@ def test_warnings_name_no_gold_label_on_a_hidden_split_but_do_on_a_public_one(cl
 
 
 def test_the_leaderboard_and_exports_show_macro_f1(test_split, alice, client):
-    from boards.selectors import leaderboard_rows
+    from leaderboard.selectors import leaderboard_rows
 
     sub = score(test_split, alice, predictions(GOOD_PREDICTIONS))
     rows = leaderboard_rows(split=test_split)
@@ -129,13 +129,13 @@ def test_the_leaderboard_and_exports_show_macro_f1(test_split, alice, client):
 
 def test_the_submission_page_of_a_scored_prediction_file_renders(test_split, alice, client):
     sub = score(test_split, alice, predictions(GOOD_PREDICTIONS))
-    page = client.get(reverse("submissions:detail", args=[sub.pk]))
+    page = client.get(reverse("participants:detail", args=[sub.pk]))
     assert page.status_code == 200 and "macro-F1" in page.content.decode()
 
 
 def test_the_upload_page_shows_the_prediction_format(test_split, alice, client):
     client.force_login(alice)
-    page = client.get(reverse("submissions:upload", args=["areas"]) + "?split=test")
+    page = client.get(reverse("participants:upload", args=["areas"]) + "?split=test")
     html = page.content.decode()
     assert page.status_code == 200
     assert "JSON Lines" in html and "&quot;label&quot;" in html and "<code>criminal</code>" in html
@@ -145,7 +145,7 @@ def test_the_upload_page_shows_the_prediction_format(test_split, alice, client):
 
 def test_the_upload_form_takes_a_prediction_file(test_split, alice, client):
     client.force_login(alice)
-    url = reverse("submissions:upload", args=["areas"]) + "?split=test"
+    url = reverse("participants:upload", args=["areas"]) + "?split=test"
     response = client.post(url, {"run": upload(predictions(GOOD_PREDICTIONS)), **META})
     assert response.status_code == 302, response.content.decode()[:2000]
     sub = Submission.objects.get()
@@ -156,8 +156,8 @@ def test_the_upload_form_takes_a_prediction_file(test_split, alice, client):
 def test_a_language_with_fewer_examples_than_the_hidden_floor_gets_no_score_of_its_own(db, alice):
     """A language of one hidden example would give that example's gold label per submission (its macro-F1 is 1
     or 0 for a guess): on a hidden split no language below ``min_group_size`` is scored on its own."""
-    from leaderboard.importers import import_classification
-    from leaderboard.models import Benchmark, Dataset
+    from catalogue.importers import import_classification
+    from catalogue.models import Benchmark, Dataset
 
     bench = Benchmark.objects.create(slug="small-bench", name="Small")
     dataset = Dataset.objects.create(
@@ -186,7 +186,7 @@ def test_a_small_language_is_scored_on_a_public_split(clf_dataset, alice):
 def test_the_ladder_still_reads_a_best_that_names_a_label_no_gold_declares_any_more(clf_dataset, alice):
     """The Ladder reads the participant's best again at each judgment: a label the dataset declared when the best
     was scored, and no longer does, must not make the next run fail (nor a switch's replay)."""
-    from leaderboard.importers import import_classification
+    from catalogue.importers import import_classification
     from submissions.services import split_qrels_publish
     from submissions.services.predictions import dataset_labels
 

@@ -7,7 +7,7 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from leaderboard.models import Dataset
+from catalogue.models import Dataset
 from submissions.models import Submission
 from submissions.services import submission_create, submission_score_now
 
@@ -37,7 +37,7 @@ def test_a_retrieval_dataset_page_still_speaks_of_runs(tiny_dataset, client):
 
 def test_the_submission_page_counts_evaluated_examples(test_split, alice, client):
     sub = score(test_split, alice, predictions(GOOD_PREDICTIONS))
-    html = client.get(reverse("submissions:detail", args=[sub.pk])).content.decode()
+    html = client.get(reverse("participants:detail", args=[sub.pk])).content.decode()
     assert f"{len(TEST_GOLD)} evaluated examples, gold version 1" in html
     assert "evaluated quer" not in html
 
@@ -47,7 +47,7 @@ def test_a_refused_prediction_file_is_called_a_predictions_file(test_split, alic
     assert sub.status == Submission.Status.FAILED
     assert sub.error["message"].startswith("The predictions file cannot be scored: line 5: ")
     client.force_login(alice)
-    html = client.get(reverse("submissions:detail", args=[sub.pk])).content.decode()
+    html = client.get(reverse("participants:detail", args=[sub.pk])).content.decode()
     assert "The prediction file could not be scored" in html and "run file" not in html
 
 
@@ -56,7 +56,7 @@ def test_the_compare_page_and_api_refuse_classification_entries_plainly(test_spl
     b = score(test_split, bob, predictions({i: "civil" for i in TEST_GOLD}), system_name="All civil")
     words = "Comparison of per-query values is for retrieval datasets; Legal areas is a single-label classification"
     for ids in (f"{a.pk},{b.pk}", str(a.pk)):
-        page = client.get(reverse("submissions:compare"), {"ids": ids})
+        page = client.get(reverse("participants:compare"), {"ids": ids})
         assert page.status_code == 400 and words in page.content.decode()
     answer = APIClient().get(reverse("api:compare"), {"submissions": f"{a.pk},{b.pk}"})
     # The API answers 409 for entries that exist but cannot be compared (the request itself is well formed).
@@ -72,7 +72,7 @@ def test_fusion_refuses_classification_entries_plainly(test_split, alice, bob, c
     answer = api.post(reverse("api:fusions"), {"submissions": [a.pk, b.pk]}, format="json")
     assert answer.status_code == 409 and answer.json()["error"]["message"].startswith(words)
     client.force_login(bob)
-    page = client.get(reverse("submissions:fusion"), {"split": test_split.pk})
+    page = client.get(reverse("participants:fusion"), {"split": test_split.pk})
     assert page.status_code == 400 and words in page.content.decode() and "Fuse and score" not in page.content.decode()
     assert Submission.objects.filter(user=bob).count() == 1  # only the upload
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
+from catalogue.importers import import_classification, parse_classification
+from catalogue.models import Benchmark, Dataset
 from evaluation.classification import evaluate_predictions, read_gold, read_predictions
-from leaderboard.importers import import_classification, parse_classification
-from leaderboard.models import Benchmark, Dataset
 from submissions.models import Result, Submission
 from submissions.services import release_import, submission_create, submission_rescore_on, submission_score_now
 
@@ -77,7 +77,7 @@ def test_it_refuses_an_ner_file_with_the_wrong_number_of_tags_or_an_unknown_type
 def test_the_api_takes_a_prediction_file(test_split, alice):
     from rest_framework.test import APIClient
 
-    from submissions.models import ApiToken
+    from accounts.models import ApiToken
 
     _, key = ApiToken.issue(user=alice)
     client = APIClient()

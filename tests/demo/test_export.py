@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 
+from catalogue.importers import files_from_directory, parse_beir, parse_bsard, parse_trec
 from demo.export import demo_files
 from evaluation.measures import parse_measures
 from evaluation.qrels import read_qrels
 from evaluation.runs import read_run
 from evaluation.scoring import evaluate
-from leaderboard.importers import files_from_directory, parse_beir, parse_bsard, parse_trec
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
 from assessment.models import Pool
-from leaderboard.models import Benchmark, Corpus, Dataset, QrelsVersion, Split, Topic
+from catalogue.models import Benchmark, Corpus, Dataset, QrelsVersion, Split, Topic
 from submissions.models import Result, StatusEvent, Submission
 
 from .conftest import TEST_DEPTH
@@ -38,7 +38,7 @@ def test_it_loads_the_dataset_with_public_dev_and_hidden_test(private_storage):
     assert "harmonic mean" in ds.benchmark.description and "R@100" in ds.benchmark.description
     assert "macro-F1 of the demo legal area classification" in ds.benchmark.description
     assert ds.measures == ["R@10", "R@100", "MAP@100", "MRR@100", "nDCG@10"]
-    assert ds.primary_measure == "R@100" and ds.display == Dataset.Display.PERCENT and ds.docid_example == "1234"
+    assert ds.primary_measure == "R@100" and ds.docid_example == "1234"
     ds.full_clean()
     assert ds.corpus.n_documents == 2000
     splits = {s.name: s for s in ds.splits.all()}
@@ -72,7 +72,7 @@ def test_the_baselines_are_scored_submissions_of_a_system_account(private_storag
 
 @pytest.mark.parametrize("split_name", ["dev", "test"])
 def test_bm25_beats_random_on_the_leaderboard(private_storage, split_name):
-    from boards.selectors import leaderboard_rows
+    from leaderboard.selectors import leaderboard_rows
     from submissions import disclosure
 
     load()

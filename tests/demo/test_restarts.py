@@ -15,10 +15,10 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from leaderboard.models import Benchmark, Dataset, QrelsVersion, ReportedResult, Split
-from leaderboard.services import dataset_get_or_create, qrels_version_add
-from sharedtasks.models import Phase, Team
-from sharedtasks.services import team_create
+from campaigns.models import Phase, Team
+from campaigns.services import team_create
+from catalogue.models import Benchmark, Dataset, QrelsVersion, ReportedResult, Split
+from catalogue.services import dataset_get_or_create, qrels_version_add
 from submissions.models import Result, Submission
 from submissions.services import qrels_version_publish_and_rescore
 from submissions.services.rescoring import submission_rescore_on

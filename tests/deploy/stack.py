@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from submissions.client import Client, ClientError
+from lexboard_cli.client import Client, ClientError
 from tests.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -252,7 +252,7 @@ def prepare_site(stack: Stack) -> str:
     """The demo dataset without limits, a participant, and their API token (through the image's entry point)."""
     t0 = time.monotonic()
     stack.manage("load_demo", "--no-baselines")
-    stack.python("import json; from leaderboard.models import Split; "
+    stack.python("import json; from catalogue.models import Split; "
                  "print(json.dumps(Split.objects.filter(dataset__slug='demo').update(daily_limit=0, total_limit=0)))")
     # A participant whose address is verified: hidden splits take uploads from verified addresses only.
     stack.python("import json; from django.contrib.auth import get_user_model; "

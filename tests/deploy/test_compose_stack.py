@@ -21,7 +21,7 @@ import time
 
 import pytest
 
-from submissions.client import Client
+from lexboard_cli.client import Client
 
 from .stack import (
     SCORE_TIMEOUT,

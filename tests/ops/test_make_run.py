@@ -81,8 +81,8 @@ def _manage(env: dict[str, str], *args: str) -> str:
 
 
 CURATOR_PUBLISHES_V2 = """
-from leaderboard.models import QrelsVersion, Split
-from leaderboard.services import qrels_version_add
+from catalogue.models import QrelsVersion, Split
+from catalogue.services import qrels_version_add
 split = Split.objects.get(dataset__slug="demo", name="test")
 qrels = {}
 for line in QrelsVersion.objects.get(pk=split.current_qrels_id).text().splitlines():
@@ -93,7 +93,7 @@ qrels[first]["1"] = 2
 version, _ = qrels_version_add(split=split, qrels=qrels, note="assessor round 1", publish=True)
 print("published", version.version)
 """
-CURRENT = ("from leaderboard.models import Split; "
+CURRENT = ("from catalogue.models import Split; "
            "print('current', Split.objects.get(dataset__slug='demo', name='test').current_qrels.version)")
 
 

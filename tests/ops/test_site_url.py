@@ -13,7 +13,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The scored-run e-mail a worker sends: its "turn these e-mails off" link is built from the setting.
-SHOW = "from sharedtasks.notifications import render_email; print(render_email('run_scored', {'id': 1})[1])"
+SHOW = "from campaigns.notifications import render_email; print(render_email('run_scored', {'id': 1})[1])"
 
 
 def _shell(code: str, tmp_path: Path, **env: str) -> str:

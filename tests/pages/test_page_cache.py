@@ -10,7 +10,7 @@ from django.test import RequestFactory
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from boards.page_cache import page_key
+from leaderboard.page_cache import page_key
 
 
 @pytest.fixture(autouse=True, params=["digest", "generation"])
@@ -103,7 +103,7 @@ def test_it_shows_a_new_best_entry_on_the_home_page_at_once(client, split_test, 
 
 
 def test_it_serves_the_api_leaderboard_from_the_cache_but_not_to_a_token(client, split_test, alice, bob, make_entry):
-    from submissions.models import ApiToken
+    from accounts.models import ApiToken
 
     make_entry(split_test, bob, "public one", {"R@10": 0.3})
     make_entry(split_test, alice, "alice private", {"R@10": 0.4}, visibility="private")
@@ -124,7 +124,7 @@ def test_it_serves_the_api_leaderboard_from_the_cache_but_not_to_a_token(client,
 def test_it_restarts_a_lost_generation_past_the_old_ones(cache_kind):
     from django.core.cache import cache
 
-    from leaderboard.page_generation import GENERATION_KEY, page_generation, page_generation_bump
+    from catalogue.page_generation import GENERATION_KEY, page_generation, page_generation_bump
 
     first = page_generation()
     page_generation_bump()
@@ -166,7 +166,7 @@ def test_the_redis_cache_backend_reuses_one_client_and_still_works():
 def test_it_bumps_the_generation_again_when_the_transaction_commits(cache_kind, db, django_capture_on_commit_callbacks):
     from django.db import transaction
 
-    from leaderboard.page_generation import page_generation, page_generation_bump
+    from catalogue.page_generation import page_generation, page_generation_bump
 
     first = page_generation()
     with django_capture_on_commit_callbacks(execute=True):
@@ -202,7 +202,7 @@ def _serve(slow: _SlowPage):
     from django.contrib.auth.models import AnonymousUser
     from django.test import RequestFactory
 
-    from boards.page_cache import anonymous_page_cache
+    from leaderboard.page_cache import anonymous_page_cache
 
     cached_view = anonymous_page_cache(lambda request: slow.tag)(slow.view)
 
@@ -216,7 +216,7 @@ def _serve(slow: _SlowPage):
 
 def _stale(slow: _SlowPage) -> None:
     """A score lands: the page generation moves (shared cache) and the rows' digest changes (per-process)."""
-    from leaderboard.page_generation import page_generation_bump
+    from catalogue.page_generation import page_generation_bump
 
     page_generation_bump()
     slow.tag = "digest-2"
@@ -288,7 +288,7 @@ SHARED_ONLY = pytest.mark.parametrize("cache_kind", ["generation"], indirect=Tru
 
 def _landing(split, user, make_entry, system: str) -> None:
     """A score lands the way the worker stores one: the rows' version moves, the pages' generation not yet."""
-    from leaderboard.models import Split
+    from catalogue.models import Split
 
     make_entry(split, user, system, {"R@10": 0.9})
     Split.objects.filter(pk=split.pk).update(cache_version=split.cache_version + 100)
@@ -299,7 +299,7 @@ def test_the_worker_renders_the_busiest_pages_ahead_of_the_first_visitor(client,
                                                                          cache_kind):
     from django.core.cache import cache
 
-    from leaderboard.page_generation import page_generation, pages_renew
+    from catalogue.page_generation import page_generation, pages_renew
 
     urls = [reverse("leaderboard:dataset", args=["tiny"]), reverse("api:leaderboard", args=["tiny"]),
             reverse("leaderboard:home")]
@@ -324,8 +324,8 @@ def test_the_worker_renders_the_busiest_pages_ahead_of_the_first_visitor(client,
 def test_while_the_worker_renders_ahead_a_visitor_gets_the_previous_page_and_renders_nothing(
     client, split_test, alice, make_entry, cache_kind
 ):
-    from boards.page_cache import render_ahead
-    from leaderboard.page_generation import page_generation_bump
+    from catalogue.page_generation import page_generation_bump
+    from leaderboard.page_cache import render_ahead
 
     url = reverse("leaderboard:dataset", args=["tiny"])
     make_entry(split_test, alice, "before", {"R@10": 0.3})
@@ -350,12 +350,12 @@ def test_an_unpublished_dataset_is_not_rendered_ahead(client, split_test, alice,
                                                       tiny_dataset, caplog):
     from django.core.cache import cache
 
-    from leaderboard.page_generation import pages_renew
+    from catalogue.page_generation import pages_renew
 
     tiny_dataset.is_published = False
     tiny_dataset.save()
     _landing(split_test, alice, make_entry, "landed")
-    with caplog.at_level("INFO", logger="boards.page_cache"):
+    with caplog.at_level("INFO", logger="leaderboard.page_cache"):
         pages_renew(split_test.pk)
     # Not even tried (an anonymous render would answer 404 and store nothing, so the cache alone cannot tell).
     assert [r.getMessage() for r in caplog.records if "ahead" in r.getMessage()] == []
@@ -392,8 +392,8 @@ def test_a_site_url_django_does_not_answer_for_renders_nothing_ahead_and_says_so
 ):
     from django.core.cache import cache
 
-    from boards import page_cache
-    from leaderboard.page_generation import page_generation, pages_renew
+    from catalogue.page_generation import page_generation, pages_renew
+    from leaderboard import page_cache
 
     monkeypatch.setattr(page_cache, "_site_refused", [])
     settings.LEXBOARD_SITE_URL = "https://internal-name.invalid"
@@ -421,14 +421,14 @@ def test_while_a_shared_task_runs_its_dataset_page_is_not_rendered_ahead(client,
     from django.core.cache import cache
     from django.utils import timezone
 
-    from leaderboard.page_generation import page_generation, pages_renew
-    from sharedtasks.models import Phase
+    from campaigns.models import Phase
+    from catalogue.page_generation import page_generation, pages_renew
 
     now = timezone.now()
     Phase.objects.create(split=split_test, title="Task", opens_at=now - timedelta(days=1),
                          closes_at=now + timedelta(days=1))
     _landing(split_test, alice, make_entry, "landed")
-    with caplog.at_level("INFO", logger="boards.page_cache"):
+    with caplog.at_level("INFO", logger="leaderboard.page_cache"):
         pages_renew(split_test.pk)
     rendered = [r.getMessage() for r in caplog.records if "ahead" in r.getMessage()]
     assert not [m for m in rendered if "/d/tiny/" in m], rendered
@@ -443,7 +443,7 @@ def test_while_a_shared_task_runs_its_dataset_page_is_not_rendered_ahead(client,
 
 def test_a_redelivered_score_task_moves_the_pages_on(split_test, alice, make_entry, cache_kind):
     """The worker that stored the score may have died before the bump; its redelivered task does it."""
-    from leaderboard.page_generation import page_generation
+    from catalogue.page_generation import page_generation
     from submissions.services import submission_score
 
     submission = make_entry(split_test, alice, "scored", {"R@10": 0.3})
@@ -456,7 +456,7 @@ def test_a_redelivered_score_task_moves_the_pages_on(split_test, alice, make_ent
 def test_a_cached_page_is_served_before_the_session_and_the_view_with_the_full_stacks_headers(
     client, split_test, alice, make_entry, cache_kind, monkeypatch
 ):
-    from boards import page_cache
+    from leaderboard import page_cache
 
     url = reverse("leaderboard:dataset", args=["tiny"])
     make_entry(split_test, alice, "mine", {"R@10": 0.3})
@@ -481,7 +481,7 @@ def test_a_visitor_with_a_session_or_messages_is_never_served_by_the_fast_path(c
                                                                              make_entry, cache_kind, monkeypatch):
     from django.contrib.messages.storage.cookie import CookieStorage
 
-    from boards import page_cache
+    from leaderboard import page_cache
 
     url = reverse("leaderboard:dataset", args=["tiny"])
     make_entry(split_test, alice, "alice's private run", {"R@10": 0.3}, visibility="private")

@@ -177,7 +177,7 @@ def test_it_answers_unknown_addresses_with_a_friendly_404(client):
 
 
 def test_it_renders_the_500_page_without_a_request_context(rf):
-    from boards.views import server_error
+    from lexboard.error_pages import server_error
 
     response = server_error(rf.get("/"))
     assert response.status_code == 500 and "Something went wrong" in response.content.decode()
@@ -211,7 +211,7 @@ def test_it_renders_the_dataset_page_in_constant_queries(client, split_test, ali
 
 
 def test_it_renders_a_dataset_without_splits_and_an_empty_benchmark(client, db):
-    from leaderboard.models import Benchmark, Dataset
+    from catalogue.models import Benchmark, Dataset
 
     bench = Benchmark.objects.create(slug="empty", name="Empty benchmark")
     Dataset.objects.create(benchmark=bench, slug="bare", name="Bare", language="el", measures=["R@10"], primary_measure="R@10")
@@ -225,11 +225,11 @@ def test_it_renders_a_dataset_without_splits_and_an_empty_benchmark(client, db):
 def test_it_links_scored_rows_to_their_submission_page(client, split_test, alice, make_entry):
     sub = make_entry(split_test, alice, "linked", {"R@10": 0.4})
     html = _body(client.get(reverse("leaderboard:dataset", args=["tiny"])))
-    detail = reverse("submissions:detail", args=[sub.pk])
+    detail = reverse("participants:detail", args=[sub.pk])
     assert f'href="{detail}"' in html
 
 
 def test_it_offers_an_upload_button_for_the_shown_split(client, tiny_dataset):
     html = _body(client.get(reverse("leaderboard:dataset", args=["tiny"]), {"split": "dev"}))
-    upload = reverse("submissions:upload", args=["tiny"])
+    upload = reverse("participants:upload", args=["tiny"])
     assert f'href="{upload}?split=dev"' in html

@@ -18,8 +18,8 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from leaderboard.importers import files_from_directory, import_trec, parse_beir, parse_bsard
-from leaderboard.models import Benchmark, Dataset
+from catalogue.importers import files_from_directory, import_trec, parse_beir, parse_bsard
+from catalogue.models import Benchmark, Dataset
 from submissions.services import release_import
 
 pytestmark = pytest.mark.django_db

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from boards.selectors import LeaderboardRow, home_datasets, leaderboard_rows, rank_rows
+from leaderboard.selectors import LeaderboardRow, home_datasets, leaderboard_rows, rank_rows
 from submissions.models import Submission
 from submissions.selectors import submission_ordinal
 
@@ -68,7 +68,7 @@ def test_it_shows_reported_rows_only_on_the_test_split(split_dev, reported):
 def test_it_leaves_out_unscored_withdrawn_hidden_and_stale_entries(split_test, alice, make_entry):
     from django.utils import timezone
 
-    from leaderboard.services import qrels_version_add
+    from catalogue.services import qrels_version_add
 
     make_entry(split_test, alice, "queued", {}, status="queued")
     make_entry(split_test, alice, "failed", {}, status="failed")
@@ -135,7 +135,7 @@ def _count_queries(split, user, fresh_cache):
 
 
 def test_it_runs_a_constant_number_of_queries(split_test, alice, bob, make_entry, reported, fresh_cache):
-    from submissions.models import Profile
+    from accounts.models import Profile
 
     Profile.objects.create(user=bob, display_name="Bob B.")
     for i in range(5):

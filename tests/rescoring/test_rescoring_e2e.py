@@ -13,9 +13,9 @@ import time
 
 import pytest
 
-from boards.selectors import leaderboard_rows
-from leaderboard.models import Split
-from leaderboard.services import qrels_version_add
+from catalogue.models import Split
+from catalogue.services import qrels_version_add
+from leaderboard.selectors import leaderboard_rows
 from submissions.models import Result, Submission
 from submissions.services import qrels_version_publish_and_rescore
 

@@ -8,9 +8,9 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from boards.selectors import leaderboard_rows
-from leaderboard.models import Split
-from leaderboard.services import qrels_version_add
+from catalogue.models import Split
+from catalogue.services import qrels_version_add
+from leaderboard.selectors import leaderboard_rows
 from submissions import disclosure, services
 from submissions.models import Result, Submission
 from submissions.selectors import split_rescoring_progress, submission_result_history
@@ -328,8 +328,8 @@ def test_an_anonymous_visitor_sees_the_old_numbers_until_the_switch_then_the_new
 def test_an_import_with_publish_stages_new_judgments_and_says_so(
     test_split, make_submission, django_capture_on_commit_callbacks
 ):
-    from leaderboard.importers.trec import parse_trec
-    from leaderboard.services import canonical_qrels_text
+    from catalogue.importers.trec import parse_trec
+    from catalogue.services import canonical_qrels_text
     from submissions.services import release_import
 
     score_all(test_split, make_submission, ["BM25", "Dense"])

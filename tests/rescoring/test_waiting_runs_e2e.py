@@ -19,9 +19,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.urls import reverse
 
-from leaderboard.importers import import_trec
-from leaderboard.models import Benchmark, Dataset, Split, Topic
-from leaderboard.services import corpus_set, qrels_version_add
+from catalogue.importers import import_trec
+from catalogue.models import Benchmark, Dataset, Split, Topic
+from catalogue.services import corpus_set, qrels_version_add
 from submissions import disclosure
 from submissions.models import Submission
 from submissions.services import submission_create, submission_enqueue

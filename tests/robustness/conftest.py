@@ -50,8 +50,8 @@ def files_in(path: Path) -> list[str]:
 @pytest.fixture
 def robust_dataset(db):
     """Dataset ``robust``: integer docids 1…2000, a hidden ``test`` split (queries 1–4) and a public ``dev`` split."""
-    from leaderboard.models import Benchmark, Dataset, Split, Topic
-    from leaderboard.services import corpus_set, qrels_version_add
+    from catalogue.models import Benchmark, Dataset, Split, Topic
+    from catalogue.services import corpus_set, qrels_version_add
 
     bench = Benchmark.objects.create(slug="robust", name="Robustness benchmark")
     dataset = Dataset.objects.create(

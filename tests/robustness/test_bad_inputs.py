@@ -25,6 +25,8 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from accounts.models import ApiToken
+from catalogue.models import Corpus, Dataset, QrelsVersion, Split, Topic
 from evaluation import cli
 from evaluation.corpus import CorpusIds
 from evaluation.errors import MAX_PROBLEMS, InputError
@@ -32,8 +34,7 @@ from evaluation.measures import parse_measures
 from evaluation.qrels import Qrels, read_qrels
 from evaluation.runs import read_run
 from evaluation.scoring import evaluate
-from leaderboard.models import Corpus, Dataset, QrelsVersion, Split, Topic
-from submissions.models import ApiToken, Submission
+from submissions.models import Submission
 from submissions.services import submission_score_now
 
 from .cases import IMPORTS, QRELS, RUNS, Case
@@ -163,7 +164,7 @@ def _check_scored(submission: Submission, case: Case) -> None:
 @pytest.mark.parametrize("case", param(RUNS))
 def test_upload_form_answers_each_run(case, client, alice, test_split, data_dir):
     client.force_login(alice)
-    url = reverse("submissions:upload", args=["robust"]) + "?split=test"
+    url = reverse("participants:upload", args=["robust"]) + "?split=test"
     before = Submission.objects.count()
     response = client.post(url, {**METADATA, "run": _upload(DATA / case.path)})
     assert response.status_code in (200, 302, 400), response.status_code

@@ -17,10 +17,11 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from accounts.models import ApiToken
+from catalogue.models import QrelsVersion, Split, Topic
 from evaluation.errors import InputError
 from evaluation.runs import read_run
-from leaderboard.models import QrelsVersion, Split, Topic
-from submissions.models import ApiToken, Submission
+from submissions.models import Submission
 from submissions.services import submission_score_now
 
 from .conftest import DATA, files_in
@@ -84,7 +85,7 @@ def test_a_hundred_thousand_documents_for_one_query_are_cut_at_the_depth(big, cl
     evaluation = core_score(big["many_docs_one_query"])
     assert "depth_cut" in {w.code for w in evaluation.warnings}
     client.force_login(alice)
-    response = client.post(reverse("submissions:upload", args=["robust"]) + "?split=test",
+    response = client.post(reverse("participants:upload", args=["robust"]) + "?split=test",
                            {**METADATA, "run": _upload(big["many_docs_one_query"])})
     assert response.status_code == 302
     submission = submission_score_now(Submission.objects.get(user=alice).pk)
@@ -106,7 +107,7 @@ def test_a_gzip_bomb_is_refused_at_upload(door, big, client, alice, api, test_sp
     started = time.monotonic()
     if door == "form":
         client.force_login(alice)
-        response = client.post(reverse("submissions:upload", args=["robust"]) + "?split=test",
+        response = client.post(reverse("participants:upload", args=["robust"]) + "?split=test",
                                {**METADATA, "run": _upload(big["gzip_bomb"])})
         assert response.status_code == 400
         assert "expands more than" in html.unescape(response.content.decode())

@@ -81,7 +81,8 @@ class Poller(threading.Thread):
 
 def test_parallel_gzip_bombs_leave_the_site_answering(live_site, transactional_db, celery_worker_process,
                                                        private_run_storage, tiny_dataset, django_user_model):
-    from submissions.models import ApiToken, Submission
+    from accounts.models import ApiToken
+    from submissions.models import Submission
 
     assert celery_worker_process.alive, celery_worker_process.log()[-3000:]
     tokens = []

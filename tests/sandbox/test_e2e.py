@@ -57,8 +57,8 @@ def archives(tmp_path_factory):
 @pytest.fixture
 def statutes(transactional_db):
     """A public dev split with documents' text, topics and judgments; images taken, small limits."""
-    from leaderboard.models import Benchmark, Dataset, Split, Topic
-    from leaderboard.services import corpus_set, qrels_version_add
+    from catalogue.models import Benchmark, Dataset, Split, Topic
+    from catalogue.services import corpus_set, qrels_version_add
 
     bench = Benchmark.objects.create(slug="statutes", name="Statutes")
     ds = Dataset.objects.create(benchmark=bench, slug="statutes", name="Statutes", language="fr",

@@ -113,7 +113,7 @@ def test_the_board_marks_reproduced_entries_and_filters_them(client, alice, bob,
 def test_a_software_only_split_offers_no_topics_and_takes_no_run_file(alice, tiny_dataset):
     from django.core.exceptions import ValidationError
 
-    from boards.downloads import dataset_file_chunks, dataset_files
+    from leaderboard.downloads import dataset_file_chunks, dataset_files
     from submissions.errors import UploadRefused
     from submissions.services import submission_create
 

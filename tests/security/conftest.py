@@ -56,8 +56,8 @@ class Secret:
 
 
 def _build_secret() -> Secret:
-    from leaderboard.models import Benchmark, Dataset, Split, Topic
-    from leaderboard.services import corpus_set, qrels_version_add
+    from catalogue.models import Benchmark, Dataset, Split, Topic
+    from catalogue.services import corpus_set, qrels_version_add
 
     rng = np.random.default_rng(20150707)
     docs = [f"d{i:04d}" for i in range(N_DOCS)]
@@ -212,7 +212,7 @@ def recall_curve(page_html: str) -> dict[int, float]:
     Inverts the plot's axes (log k from 1 to the depth named in its title;
     mean R@k from 0 to 1) from the path ``M x,y L x,y ...``. Empty when the page draws no curve.
     """
-    from leaderboard import plots
+    from presentation import plots
 
     match = re.search(r"<svg[^>]*plot-line.*?</svg>", page_html, re.S)
     if not match:

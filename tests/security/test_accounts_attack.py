@@ -32,8 +32,9 @@ from urllib.parse import urlencode
 import pytest
 from allauth.account.models import EmailAddress
 
-from submissions import client as lexclient
-from submissions.models import ApiToken, Submission
+from accounts.models import ApiToken
+from lexboard_cli import client as lexclient
+from submissions.models import Submission
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

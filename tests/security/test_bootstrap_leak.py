@@ -35,8 +35,8 @@ from html import unescape
 import numpy as np
 import pytest
 
+from catalogue.models import format_percent
 from evaluation.stats import bootstrap_ci
-from leaderboard.models import format_percent
 
 from .conftest import Secret, submit
 

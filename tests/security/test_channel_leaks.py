@@ -63,7 +63,7 @@ def test_compare_on_a_hidden_split_gives_bands_on_the_primary_measure_not_p_valu
     assert body["measure"] == "R@10"
     assert body["p_randomization"] is None and body["p_ttest"] is None, "p-value digits on a hidden split"
     assert body["p_band"] in ("p < 0.01", "p < 0.05", "p ≥ 0.05")
-    html = client.get(reverse("submissions:compare"), {"ids": f"{a.pk},{b.pk}", "measure": "MAP@10"}).content.decode()
+    html = client.get(reverse("participants:compare"), {"ids": f"{a.pk},{b.pk}", "measure": "MAP@10"}).content.decode()
     rows = re.findall(r'<th scope="row">([^<]+)</th>', html)
     assert rows == ["R@10"], f"compare rows on a hidden split: {rows}"
     assert "t-test" not in html and not re.search(r"<td class=\"num\">[<>]? ?0\.\d", html), "p-values on the page"
@@ -85,7 +85,7 @@ def test_compare_on_a_hidden_split_shows_one_band_per_pair_whatever_else_is_on_t
     pages = []
     for extra in (0, 3):
         ids = ",".join(str(s.pk) for s in [a, b, *fillers[:extra]])
-        html = client.get(reverse("submissions:compare"), {"ids": ids}).content.decode()
+        html = client.get(reverse("participants:compare"), {"ids": ids}).content.decode()
         assert "Holm" not in html, "a multiplicity-adjusted band on a hidden split moves with the entries shown"
         section = html.split(f'id="pair-{b.pk}"', 1)[1].split("</section>", 1)[0]
         pages.append(re.sub(r"\s+", " ", section))
@@ -116,7 +116,7 @@ def test_a_new_qrels_version_on_a_hidden_split_shows_no_before_and_after(client,
     """A version that adds one judgment showed, per entry, its score on both versions, and on the dataset page
     the entries that moved: their difference told the topic's relevant count and which public runs hold the
     new document. A hidden split now shows counts, and each entry's current score only."""
-    from leaderboard.services import qrels_version_add
+    from catalogue.services import qrels_version_add
     from submissions.services import qrels_version_publish_and_rescore, submission_rescore_on
 
     split = analysis_dataset.splits.get(name="test")

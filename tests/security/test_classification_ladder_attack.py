@@ -15,7 +15,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from leaderboard.models import Split
+from catalogue.models import Split
 from tests.classification.conftest import GOOD_PREDICTIONS, TEST_GOLD, make_clf_dataset, predictions
 
 from .conftest import submit

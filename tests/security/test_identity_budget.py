@@ -35,7 +35,7 @@ def _crafted(secret: Secret) -> bytes:
 
 def test_the_third_new_identity_of_the_day_waits_for_the_budget_and_the_ledger_counts_every_release(
         secret, person, django_user_model):
-    from sharedtasks.models import SentNotification
+    from campaigns.models import SentNotification
     from submissions.models import LedgerAlert, Release, ReleasePolicy, ReleaseWait
     from submissions.services.ladder import release_waits_judge
 

@@ -19,9 +19,9 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from leaderboard.services import qrels_version_add
+from catalogue.services import qrels_version_add
+from participants.compare import compare
 from submissions import disclosure
-from submissions.compare import compare
 from submissions.models import Result
 from submissions.selectors import load_per_query
 from submissions.services import qrels_version_publish_and_rescore, submission_rescore_on
@@ -73,7 +73,7 @@ def test_the_compare_page_leaves_out_categories_whose_difference_follows_from_th
     a = scored("test", alice, "shifted", seed=1)
     b = scored("test", bob, "random", seed=3)
     assert Result.objects.get(submission=b).released
-    html = client.get(reverse("submissions:compare") + f"?ids={a.pk},{b.pk}").content.decode()
+    html = client.get(reverse("participants:compare") + f"?ids={a.pk},{b.pk}").content.decode()
     rows = re.findall(r"<tr><th scope=\"row\">(\w+)</th><td class=\"num\">(\d+)</td>", html)
     shown = sum(int(n) for _, n in rows)
     left_out = N_TOPICS - shown  # every query since test_category_leak.py: no category on a hidden split
@@ -124,7 +124,7 @@ def test_results_the_ladder_never_judged_show_no_number(scored, alice, analysis_
     on_v2 = Result.objects.get(submission=held, qrels_version=v2)
     web = Client()
     web.force_login(alice)
-    page = web.get(reverse("submissions:detail", args=[held.pk])).content.decode()
+    page = web.get(reverse("participants:detail", args=[held.pk])).content.decode()
     assert f"<td>v{v2.version}</td>" not in page, "the held-back run's score on the replaced version is on its page"
     assert not on_v2.released, "a result no Ladder judged counts as released"
     assert Result.objects.get(submission=best, qrels_version=split.current_qrels).released  # her best stays
@@ -159,11 +159,11 @@ def test_a_public_entrys_ladder_message_does_not_give_away_its_owners_private_be
     assert best not in api.get(reverse("api:submission", args=[public.pk])).json()["message"]
     web = Client()
     web.force_login(bob)
-    assert best not in web.get(reverse("submissions:status", args=[public.pk])).json()["message"]
+    assert best not in web.get(reverse("participants:status", args=[public.pk])).json()["message"]
     assert best not in web.get(public.get_absolute_url()).content.decode()
     # Its owner reads the whole message.
     web.force_login(alice)
-    assert best in web.get(reverse("submissions:status", args=[public.pk])).json()["message"]
+    assert best in web.get(reverse("participants:status", args=[public.pk])).json()["message"]
 
 
 def test_a_split_made_hidden_shows_rounded_values_at_once(client, scored, alice, analysis_dataset):

@@ -98,7 +98,7 @@ def test_the_csv_export_holds_no_formula(secret, person, visitor):
 def test_an_unpublished_datasets_entries_are_not_reachable_by_id(secret, person, visitor):
     """A curator who unpublishes a dataset takes its entries off the site: its pages answer 404, and so must its
     entries' pages, status, API records, the compare page and the fusion form's ``?split=`` (ids are guessable)."""
-    from leaderboard.models import Dataset
+    from catalogue.models import Dataset
 
     alice, bob = person("alice"), person("bob")
     entry_id, answer = submit(alice, secret, secret.run_text(), visibility="public", system_name=f"Entry {MARK}")

@@ -2,20 +2,20 @@
 
 The caps (``Phase.daily_cap``, ``total_cap``) and the Ladder (``LadderBest.team``) count per team: that is
 what bounds how many probes of the hidden topics one participant gets. Through the real services, on the
-shared-task world of ``tests/sharedtasks/conftest.py`` (caps: 3 a day, 10 in all).
+shared-task world of ``tests/campaigns/conftest.py`` (caps: 3 a day, 10 in all).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from sharedtasks.errors import TaskRefused
-from sharedtasks.services import team_create, team_leave
+from campaigns.errors import TaskRefused
+from campaigns.services import team_create, team_leave
 from submissions.errors import QuotaExceeded, UploadRefused
 from submissions.models import Submission
 from submissions.services.fusion import FusionRefused, fusion_create
-from tests.sharedtasks import conftest as tasks
-from tests.sharedtasks.conftest import ALICE_RANKS, upload
+from tests.campaigns import conftest as tasks
+from tests.campaigns.conftest import ALICE_RANKS, upload
 
 task_world = tasks.task_world
 carol = tasks.carol

@@ -20,15 +20,15 @@ from django.urls import reverse
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from boards.private_board import phase_reveal
-from leaderboard.models import Benchmark, Dataset, Split, Topic
-from leaderboard.services import corpus_set, qrels_version_add
-from sharedtasks.models import Phase
-from sharedtasks.services import team_create
+from campaigns.models import Phase
+from campaigns.services import team_create
+from catalogue.models import Benchmark, Dataset, Split, Topic
+from catalogue.services import corpus_set, qrels_version_add
+from leaderboard.private_board import phase_reveal
 from submissions.models import Submission
 from submissions.services import submission_create, submission_score_now
 from submissions.services.unpartition import split_partition
-from tests.sharedtasks.conftest import close
+from tests.campaigns.conftest import close
 
 pytestmark = pytest.mark.django_db
 
@@ -124,7 +124,7 @@ def test_runs_released_before_a_phase_and_during_it_give_no_private_topics_value
     """The mirror at the opening: two runs released on all topics before a phase is set up on their split,
     then on the public part during it (``split_partition`` cuts the stored results and replays the Ladder),
     give the difference of their private parts by the same arithmetic. The admin refuses such a split
-    (tests/sharedtasks/test_phases.py); this is the Ladder's second line, for a phase made another way."""
+    (tests/campaigns/test_phases.py); this is the Ladder's second line, for a phase made another way."""
     split = _hidden_split("early")
 
     base = set(PUBLIC[:5]) | set(PRIVATE[:5])
@@ -176,7 +176,7 @@ def test_a_private_part_of_fewer_than_five_topics_shows_no_value_on_the_private_
     _upload(bob, split, set(QIDS) - {lone}, "without-it")
     close(phase)
     assert phase_reveal(phase_id=phase.pk).created
-    answer = client.get(reverse("sharedtasks:board_export", args=[phase.pk, "json"]))
+    answer = client.get(reverse("leaderboard:board_export", args=[phase.pk, "json"]))
     shown = [e["scores"] for e in answer.json()["entries"]] if answer.status_code == 200 else []
     assert not any(v is not None for scores in shown for v in scores.values()), (
         f"the private board shows each team's value on the one private topic {lone}: {shown}")
@@ -272,7 +272,7 @@ def test_the_private_parts_evaluated_topics_are_not_counted(client, alice, bob, 
     close(phase)
     assert phase_reveal(phase_id=phase.pk).created
     task = unescape(re.sub(r"<[^>]+>", " ", client.get(phase.get_absolute_url()).content.decode()))
-    board = client.get(reverse("sharedtasks:board_export", args=[phase.pk, "json"])).json()
+    board = client.get(reverse("leaderboard:board_export", args=[phase.pk, "json"])).json()
     assert board["n_queries"] == len(PRIVATE), f"the board counts the evaluated private topics: {board['n_queries']}"
     assert f"{evaluated_private} private topics" not in task
     assert "randomization" in board["method"], "the board ranks both teams, with markers"

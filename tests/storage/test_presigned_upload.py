@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db]
 
 
 def token_client(user) -> APIClient:
-    from submissions.models import ApiToken
+    from accounts.models import ApiToken
 
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {ApiToken.issue(user=user, name='t')[1]}")

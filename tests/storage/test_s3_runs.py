@@ -17,8 +17,8 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from leaderboard.models import Split
-from leaderboard.services import qrels_version_add
+from catalogue.models import Split
+from catalogue.services import qrels_version_add
 from submissions.models import Result, Submission
 from submissions.services import qrels_version_publish_and_rescore
 from tests.rescoring.conftest import NEW_QRELS, RUNS, core_means

@@ -13,7 +13,8 @@ from allauth.account.models import EmailAddress
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from submissions.models import ApiToken, Submission
+from accounts.models import ApiToken
+from submissions.models import Submission
 from submissions.services import fusion_create, submission_create
 from submissions.services.fusion import FusionRefused
 
@@ -32,7 +33,7 @@ def mallory(django_user_model):
 
 def test_the_upload_page_says_it_before_the_form(client, mallory, test_split):
     client.force_login(mallory)
-    page = client.get(reverse("submissions:upload", args=["tiny"]) + "?split=test").content.decode()
+    page = client.get(reverse("participants:upload", args=["tiny"]) + "?split=test").content.decode()
     assert 'id="account-refusal"' in page
     assert "Verify your e-mail address before uploading" in page and "mallory@example.org" in page
     assert 'type="file"' not in page  # no form to fill in for nothing
@@ -40,7 +41,7 @@ def test_the_upload_page_says_it_before_the_form(client, mallory, test_split):
 
 def test_the_web_form_refuses_and_keeps_nothing(client, mallory, test_split):
     client.force_login(mallory)
-    url = reverse("submissions:upload", args=["tiny"]) + "?split=test"
+    url = reverse("participants:upload", args=["tiny"]) + "?split=test"
     response = client.post(url, {"run": upload(GOOD_RUN), **METADATA})
     assert response.status_code == 400
     assert "Verify your e-mail address before uploading" in response.content.decode()

@@ -9,10 +9,11 @@ from django.contrib import admin
 from django.forms.models import model_to_dict
 from django.urls import reverse
 
-from boards.selectors import leaderboard_rows
+from accounts.models import ApiToken
+from leaderboard.selectors import leaderboard_rows
 from submissions import services
 from submissions.admin import SubmissionAdmin
-from submissions.models import ApiToken, Result, Submission
+from submissions.models import Result, Submission
 
 from .conftest import GOOD_RUN, METADATA, upload
 

@@ -32,7 +32,7 @@ def test_the_upload_page_answers_normally_when_the_broker_is_down(client, alice,
 
     split = tiny_dataset.splits.get(name="test")
     client.force_login(alice)
-    url = reverse("submissions:upload", args=[split.dataset.slug]) + f"?split={split.name}"
+    url = reverse("participants:upload", args=[split.dataset.slug]) + f"?split={split.name}"
     data = {"run": upload(GOOD_RUN), "system_name": "BM25", "family": "lexical", "visibility": "public"}
     # The test client runs on_commit callbacks only with a real commit; send by hand what commit would send.
     response = client.post(url, data)

@@ -13,9 +13,9 @@ import dataclasses
 import pytest
 from django.urls import reverse
 
+from catalogue.models import Dataset
 from evaluation import verify as verify_module
 from evaluation.measures import FAMILIES
-from leaderboard.models import Dataset
 from submissions import services
 from submissions.models import Result, Submission
 from submissions.selectors import submission_quota
@@ -42,7 +42,7 @@ def test_a_stored_result_says_which_second_implementation_agreed(client, alice, 
     assert Submission.objects.get(pk=submission.pk).status == Submission.Status.SCORED
     assert Result.objects.get(submission=submission).verified_by == method
     client.force_login(alice)
-    assert shown in client.get(reverse("submissions:detail", args=[submission.pk])).content.decode()
+    assert shown in client.get(reverse("participants:detail", args=[submission.pk])).content.decode()
 
 
 def test_the_worker_scores_with_the_dataset_empty_query_convention(alice, test_split):

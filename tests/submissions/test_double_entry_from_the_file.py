@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from leaderboard.models import Dataset
+from catalogue.models import Dataset
 from submissions import services
 from submissions.models import Result, Submission
 

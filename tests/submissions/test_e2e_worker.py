@@ -45,7 +45,7 @@ def wait_until_final(submission_id: int, worker, timeout: float = TIMEOUT) -> Su
 def post_run(client, split, content, name="run.txt", **fields):
     data = {"run": upload(content, name), "system_name": "BM25 e2e", "family": "lexical", "visibility": "public"}
     data.update(fields)
-    url = reverse("submissions:upload", args=[split.dataset.slug]) + f"?split={split.name}"
+    url = reverse("participants:upload", args=[split.dataset.slug]) + f"?split={split.name}"
     return client.post(url, data)
 
 
@@ -97,7 +97,7 @@ def test_an_upload_is_scored_by_the_worker_with_exactly_the_command_lines_number
     # The page shows the scores, and the entry is on the leaderboard.
     page = client.get(submission.get_absolute_url()).content.decode()
     assert tiny_dataset.format_value(result.scores["R@10"]) in page
-    from boards.selectors import leaderboard_rows
+    from leaderboard.selectors import leaderboard_rows
 
     rows = [row for row in leaderboard_rows(split=split) if row.submission_id == submission.pk]
     # A public split: the leaderboard shows every measure as stored.

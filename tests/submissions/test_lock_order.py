@@ -15,7 +15,7 @@ import threading
 import pytest
 from django.db import OperationalError, connection, connections, transaction
 
-from leaderboard.models import QrelsVersion
+from catalogue.models import QrelsVersion
 from submissions.models import LadderBest, Submission
 from submissions.services.locks import lock_uploader
 from submissions.services.rescoring import split_lock

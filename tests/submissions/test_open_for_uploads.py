@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from leaderboard.models import Benchmark, Dataset, Split, Topic
-from leaderboard.services import corpus_set, qrels_version_add
+from catalogue.models import Benchmark, Dataset, Split, Topic
+from catalogue.services import corpus_set, qrels_version_add
 from submissions.errors import UploadRefused
 from submissions.models import Submission
 from submissions.services import submission_create

@@ -9,7 +9,8 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from submissions.models import ApiToken, Submission
+from accounts.models import ApiToken
+from submissions.models import Submission
 from submissions.services import submission_create
 
 from .conftest import GOOD_RUN, METADATA, upload
@@ -19,7 +20,7 @@ pytestmark = pytest.mark.django_db
 
 def test_the_upload_form_asks_and_defaults_to_private(client, alice, test_split):
     client.force_login(alice)
-    html = client.get(reverse("submissions:upload", args=[test_split.dataset.slug]) + "?split=test").content.decode()
+    html = client.get(reverse("participants:upload", args=[test_split.dataset.slug]) + "?split=test").content.decode()
     assert "On the public leaderboard?" in html
     private = re.search(r'<input[^>]*value="private"[^>]*>', html).group(0)
     assert "checked" in private and html.count("checked") == 1

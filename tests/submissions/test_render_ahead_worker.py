@@ -1,7 +1,7 @@
 """Through a real worker process and Redis: after a score lands, the worker has rendered the leaderboard itself.
 
 No web request renders the page after a landing: the first anonymous visitor
-is served the worker's page from the cache (``boards.page_cache.render_ahead``).
+is served the worker's page from the cache (``leaderboard.page_cache.render_ahead``).
 The session's worker renders nothing ahead (tests/fixtures_worker.py: that
 work outlives the "scored" other tests wait for); this test starts a worker of
 its own, on a queue of its own, with render-ahead on, and waits for its task
@@ -19,8 +19,8 @@ from django.test import Client, RequestFactory
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from boards.page_cache import page_key, shared_cache
-from leaderboard.page_generation import page_generation
+from catalogue.page_generation import page_generation
+from leaderboard.page_cache import page_key, shared_cache
 from submissions.models import Submission
 
 from .conftest import GOOD_RUN

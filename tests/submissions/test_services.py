@@ -326,7 +326,7 @@ def test_score_now_scores_in_process(alice, test_split):
 
 
 def test_split_rescore_queues_scored_submissions_and_keeps_old_results(alice, test_split):
-    from leaderboard.services import qrels_version_add, qrels_version_publish
+    from catalogue.services import qrels_version_add, qrels_version_publish
 
     submission = create(alice, test_split)
     services.submission_score(submission.pk)

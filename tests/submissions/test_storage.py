@@ -82,7 +82,7 @@ def test_an_upload_over_the_storage_quota_is_refused_naming_the_usage_and_the_la
 def test_the_upload_page_shows_the_storage_refusal(settings, client, alice, test_split):
     settings.LEXBOARD_STORAGE_QUOTA_BYTES = 10
     client.force_login(alice)
-    url = reverse("submissions:upload", args=[test_split.dataset.slug]) + f"?split={test_split.name}"
+    url = reverse("participants:upload", args=[test_split.dataset.slug]) + f"?split={test_split.name}"
     response = client.post(url, {"run": upload(GOOD_RUN), **METADATA})
     assert response.status_code in (400, 429)
     assert "storage quota" in response.content.decode()
@@ -156,8 +156,8 @@ def test_a_submission_whose_file_was_removed_cannot_be_rescored_or_resubmitted_a
     assert Submission.objects.get(pk=submission.pk).status == Submission.Status.FAILED
 
     client.force_login(alice)
-    page = client.get(reverse("submissions:detail", args=[submission.pk])).content.decode()
+    page = client.get(reverse("participants:detail", args=[submission.pk])).content.decode()
     assert f"file removed after {DAYS} days" in page
-    assert reverse("submissions:resubmit", args=[submission.pk]) not in page
-    mine = client.get(reverse("submissions:mine")).content.decode()
+    assert reverse("participants:resubmit", args=[submission.pk]) not in page
+    mine = client.get(reverse("participants:mine")).content.decode()
     assert f"file removed after {DAYS} days" in mine

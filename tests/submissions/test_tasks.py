@@ -40,7 +40,7 @@ def test_the_registered_task_names_are_the_wire_format_and_do_not_change(setting
         "evaluation.tasks.score_submission",
         "evaluation.tasks.rescore_submission",
         "evaluation.tasks.sweep_submissions",
-        # Shared tasks: the e-mails (sharedtasks/tasks.py) and the reveal (boards/tasks.py).
+        # Shared tasks: the e-mails (campaigns/tasks.py) and the reveal (leaderboard/tasks.py).
         "sharedtasks.send_notification",
         "sharedtasks.notices_tick",
         "boards.reveal_closed_phases",

@@ -151,7 +151,7 @@ def test_a_multi_member_gzip_is_read_whole(alice, dev_split):
 
 
 def test_a_run_of_another_splits_queries_is_refused_naming_it(alice, tiny_dataset):
-    from leaderboard.models import Split, Topic
+    from catalogue.models import Split, Topic
 
     other = Split.objects.create(dataset=tiny_dataset, name="train", kind="train")
     for i in range(1, 5):

@@ -23,7 +23,7 @@ def make(user, split, **kwargs) -> Submission:
 
 
 def upload_url(split) -> str:
-    return reverse("submissions:upload", args=[split.dataset.slug]) + f"?split={split.name}"
+    return reverse("participants:upload", args=[split.dataset.slug]) + f"?split={split.name}"
 
 
 def form_data(content=GOOD_RUN, **overrides) -> dict:
@@ -49,7 +49,7 @@ def test_the_upload_page_shows_the_scheme_the_format_and_the_quota(client, alice
 
 def test_the_upload_page_defaults_to_the_hidden_test_split(client, alice, test_split):
     client.force_login(alice)
-    response = client.get(reverse("submissions:upload", args=[test_split.dataset.slug]))
+    response = client.get(reverse("participants:upload", args=[test_split.dataset.slug]))
     assert response.context["split"] == test_split
 
 
@@ -62,7 +62,7 @@ def test_an_upload_lands_on_the_status_page(client, alice, test_split):
     assert submission.user == alice and submission.split == test_split
     page = client.get(response["Location"])
     assert page.status_code == 200
-    assert 'data-status-url="' + reverse("submissions:status", args=[submission.pk]) in page.content.decode()
+    assert 'data-status-url="' + reverse("participants:status", args=[submission.pk]) in page.content.decode()
     assert "js/status.js" in page.content.decode()
 
 
@@ -98,7 +98,7 @@ def test_withdraw_needs_the_csrf_token(alice, test_split):
     submission = make(alice, test_split)
     client = Client(enforce_csrf_checks=True)
     client.force_login(alice)
-    assert client.post(reverse("submissions:withdraw", args=[submission.pk])).status_code == 403
+    assert client.post(reverse("participants:withdraw", args=[submission.pk])).status_code == 403
     assert Submission.objects.get(pk=submission.pk).withdrawn_at is None
 
 
@@ -106,46 +106,46 @@ def test_another_users_private_submission_is_a_404(client, alice, bob, test_spli
     submission = make(alice, test_split, visibility="private")
     client.force_login(bob)
     for name in ("detail", "status", "edit", "resubmit"):
-        assert client.get(reverse(f"submissions:{name}", args=[submission.pk])).status_code == 404, name
-    assert client.post(reverse("submissions:withdraw", args=[submission.pk])).status_code == 404
-    assert client.post(reverse("submissions:visibility", args=[submission.pk]),
+        assert client.get(reverse(f"participants:{name}", args=[submission.pk])).status_code == 404, name
+    assert client.post(reverse("participants:withdraw", args=[submission.pk])).status_code == 404
+    assert client.post(reverse("participants:visibility", args=[submission.pk]),
                        {"visibility": "public"}).status_code == 404
     assert Submission.objects.get(pk=submission.pk).visibility == "private"
 
 
 def test_a_private_submission_is_a_404_for_anonymous_visitors(client, alice, test_split):
     submission = make(alice, test_split, visibility="private")
-    assert client.get(reverse("submissions:detail", args=[submission.pk])).status_code == 404
+    assert client.get(reverse("participants:detail", args=[submission.pk])).status_code == 404
 
 
 def test_the_owner_and_staff_see_a_private_submission(client, alice, staff, test_split):
     submission = make(alice, test_split, visibility="private")
     for user in (alice, staff):
         client.force_login(user)
-        assert client.get(reverse("submissions:detail", args=[submission.pk])).status_code == 200
+        assert client.get(reverse("participants:detail", args=[submission.pk])).status_code == 200
 
 
 def test_a_public_submission_is_visible_to_anyone_but_only_the_owner_can_change_it(client, alice, bob, test_split):
     submission = make(alice, test_split)
-    assert client.get(reverse("submissions:detail", args=[submission.pk])).status_code == 200
+    assert client.get(reverse("participants:detail", args=[submission.pk])).status_code == 200
     client.force_login(bob)
-    assert client.get(reverse("submissions:edit", args=[submission.pk])).status_code == 404
+    assert client.get(reverse("participants:edit", args=[submission.pk])).status_code == 404
 
 
 def test_the_status_json(client, alice, test_split):
     submission = make(alice, test_split)
     client.force_login(alice)
-    data = client.get(reverse("submissions:status", args=[submission.pk])).json()
+    data = client.get(reverse("participants:status", args=[submission.pk])).json()
     assert data["status"] == "queued" and data["is_final"] is False
     services.submission_score(submission.pk)
-    data = client.get(reverse("submissions:status", args=[submission.pk])).json()
+    data = client.get(reverse("participants:status", args=[submission.pk])).json()
     assert data["status"] == "scored" and data["progress"] == 1.0 and data["is_final"] is True
 
 
 def test_a_scored_submission_shows_its_scores_formatted_by_the_dataset(client, alice, test_split):
     submission = make(alice, test_split)
     services.submission_score(submission.pk)
-    response = client.get(reverse("submissions:detail", args=[submission.pk]))
+    response = client.get(reverse("participants:detail", args=[submission.pk]))
     body = response.content.decode()
     result = submission.results.get()
     # A hidden split: its primary measure only, on its grid (3 evaluated topics: 50 points).
@@ -158,9 +158,9 @@ def test_a_failed_submission_shows_its_lines_and_a_resubmit_form(client, alice, 
     submission.mark_failed(kind="input", message="The run file cannot be scored.",
                            details=[{"line": 7, "reason": "the score 'abc' is not a number"}])
     client.force_login(alice)
-    body = client.get(reverse("submissions:detail", args=[submission.pk])).content.decode()
+    body = client.get(reverse("participants:detail", args=[submission.pk])).content.decode()
     assert "<td>7</td>" in body and "is not a number" in body
-    assert reverse("submissions:resubmit", args=[submission.pk]) in body
+    assert reverse("participants:resubmit", args=[submission.pk]) in body
 
 
 def test_resubmitting_through_the_page(client, alice, test_split):
@@ -168,7 +168,7 @@ def test_resubmitting_through_the_page(client, alice, test_split):
     submission.mark_failed(kind="input", message="bad")
     client.force_login(alice)
     corrected = GOOD_RUN.replace(" sys\n", " fixed\n")
-    response = client.post(reverse("submissions:resubmit", args=[submission.pk]), {"run": upload(corrected)})
+    response = client.post(reverse("participants:resubmit", args=[submission.pk]), {"run": upload(corrected)})
     new = Submission.objects.exclude(pk=submission.pk).get()
     assert response["Location"] == new.get_absolute_url()
     assert new.replaces_id == submission.pk
@@ -179,39 +179,39 @@ def test_my_submissions_lists_only_mine_with_actions(client, alice, bob, test_sp
     make(bob, test_split, system_name="Theirs")
     services.submission_score(mine.pk)
     client.force_login(alice)
-    response = client.get(reverse("submissions:mine"))
+    response = client.get(reverse("participants:mine"))
     body = response.content.decode()
     assert "Mine" in body and "Theirs" not in body
-    assert reverse("submissions:withdraw", args=[mine.pk]) in body
-    assert reverse("submissions:visibility", args=[mine.pk]) in body
+    assert reverse("participants:withdraw", args=[mine.pk]) in body
+    assert reverse("participants:visibility", args=[mine.pk]) in body
 
 
 def test_my_submissions_needs_a_login(client):
-    assert client.get(reverse("submissions:mine")).status_code == 302
+    assert client.get(reverse("participants:mine")).status_code == 302
 
 
 def test_the_owner_can_edit_make_private_and_withdraw(client, alice, test_split):
     submission = make(alice, test_split)
     client.force_login(alice)
     data = {"system_name": "BM25 tuned", "family": "lexical", "visibility": "anonymous"}
-    response = client.post(reverse("submissions:edit", args=[submission.pk]), data)
+    response = client.post(reverse("participants:edit", args=[submission.pk]), data)
     assert response.status_code == 302
     submission.refresh_from_db()
     assert (submission.system_name, submission.visibility) == ("BM25 tuned", "anonymous")
-    client.post(reverse("submissions:visibility", args=[submission.pk]), {"visibility": "private"})
+    client.post(reverse("participants:visibility", args=[submission.pk]), {"visibility": "private"})
     assert Submission.objects.get(pk=submission.pk).visibility == "private"
-    client.post(reverse("submissions:withdraw", args=[submission.pk]))
+    client.post(reverse("participants:withdraw", args=[submission.pk]))
     assert Submission.objects.get(pk=submission.pk).withdrawn_at is not None
 
 
 def test_withdraw_only_accepts_post(client, alice, test_split):
     submission = make(alice, test_split)
     client.force_login(alice)
-    assert client.get(reverse("submissions:withdraw", args=[submission.pk])).status_code == 405
+    assert client.get(reverse("participants:withdraw", args=[submission.pk])).status_code == 405
 
 
 def test_a_next_parameter_cannot_send_the_user_elsewhere(client, alice, test_split):
     submission = make(alice, test_split)
     client.force_login(alice)
-    response = client.post(reverse("submissions:withdraw", args=[submission.pk]), {"next": "https://evil.example/"})
-    assert response["Location"] == reverse("submissions:mine")
+    response = client.post(reverse("participants:withdraw", args=[submission.pk]), {"next": "https://evil.example/"})
+    assert response["Location"] == reverse("participants:mine")

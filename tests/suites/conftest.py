@@ -26,8 +26,8 @@ def suite(tiny_dataset):
 
     Returns ``(benchmark, test split of tiny, test split of tiny2)``.
     """
-    from leaderboard.models import Dataset, Split
-    from leaderboard.services import corpus_set, qrels_version_add
+    from catalogue.models import Dataset, Split
+    from catalogue.services import corpus_set, qrels_version_add
 
     bench = tiny_dataset.benchmark
     bench.aggregate = "harmonic"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from boards.suites import suite_table
+from leaderboard.suites import suite_table
 
 pytestmark = pytest.mark.django_db
 
@@ -118,7 +118,7 @@ def test_mean_rank_ranks_lowest_first_with_shared_ranks_for_ties(suite, make_ent
 
 
 def test_reported_results_are_rows_without_rank(suite, make_entry, alice):
-    from leaderboard.models import ReportedResult
+    from catalogue.models import ReportedResult
 
     bench, t1, t2 = suite
     make_entry(t1, alice, "BM25", {"R@10": 0.2})
@@ -137,8 +137,8 @@ def test_a_benchmark_without_aggregate_is_not_a_suite(tiny_dataset):
 
 
 def test_the_lextreme_card_scores_its_reported_aggregates_by_their_harmonic_mean():
-    from leaderboard.cards import cards_load
-    from leaderboard.models import Benchmark
+    from catalogue.cards import cards_load
+    from catalogue.models import Benchmark
 
     cards_load()
     bench = Benchmark.objects.get(slug="lextreme")
@@ -172,7 +172,7 @@ def test_the_benchmark_page_has_no_suite_table_without_aggregate(client, tiny_da
 
 
 def test_the_lextreme_page_shows_the_score_and_both_aggregates(client):
-    from leaderboard.cards import cards_load
+    from catalogue.cards import cards_load
 
     cards_load()
     html = client.get("/b/lextreme/").content.decode()

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from catalogue.models import Split
 from demo.assessment import demo_assessor_ensure, demo_pool_ensure
 from demo.baselines import DEFAULT_DEPTH, baseline_runs
 from demo.classification import areas_export
@@ -31,7 +32,6 @@ from demo.export import demo_export
 from demo.generator import DEFAULT_SEED, generate
 from demo.services import DATASET_SLUG, demo_load
 from demo.uploads import DemoLoadError
-from leaderboard.models import Split
 
 
 class Command(BaseCommand):

@@ -33,8 +33,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import ApiToken, Profile
-from leaderboard.models import Benchmark, Dataset, Split, Topic
-from leaderboard.services import corpus_set, qrels_version_add
+from catalogue.models import Benchmark, Dataset, Split, Topic
+from catalogue.services import corpus_set, qrels_version_add
 from submissions.models import Result, Submission
 
 SLUG = "bench-bsard"

@@ -1,0 +1,323 @@
+"""The API's serializers of submissions and of its one error shape (the OpenAPI schema is built from them)."""
+
+from __future__ import annotations
+
+import re
+
+from django.core.validators import RegexValidator
+from django.http import QueryDict
+from django.urls import reverse
+from drf_spectacular.utils import OpenApiResponse, extend_schema_field, inline_serializer
+from rest_framework import serializers
+
+from participants.forms import METADATA_HELP, METADATA_LABELS
+from submissions.disclosure import (
+    SCORES_ARE,
+    budget_warnings,
+    ladder_note,
+    released_scores,
+    result_grid,
+    result_released,
+)
+from submissions.models import Submission
+from submissions.selectors import current_result_of
+from submissions.services import METADATA_FIELDS
+
+ErrorSerializer = inline_serializer(
+    name="Error",
+    fields={
+        "error": inline_serializer(
+            name="ErrorBody",
+            fields={
+                "message": serializers.CharField(help_text="What went wrong and what to do, for a person."),
+                "details": inline_serializer(
+                    name="ErrorDetail",
+                    fields={
+                        "line": serializers.IntegerField(
+                            allow_null=True, help_text="Line of the uploaded file, when the problem has one."
+                        ),
+                        "reason": serializers.CharField(),
+                    },
+                    many=True,
+                ),
+            },
+        )
+    },
+)
+
+
+def _error(description: str) -> OpenApiResponse:
+    return OpenApiResponse(ErrorSerializer, description=description)
+
+
+# What each status means whatever the operation; an operation names its own 400/404 and so on.
+_ERROR_MEANING = {
+    400: "A parameter or field was refused; `details` names each problem.",
+    401: "The token sent is not valid (or none was sent where one is required).",
+    403: "Not allowed for this account.",
+    404: "Not found, or not visible to you.",
+    409: "The request conflicts with the object's state.",
+    413: "The request body is larger than the server accepts.",
+    429: "Too many requests in a short time; `Retry-After` says when to try again.",
+    503: "The database is not answering; nothing was changed. `Retry-After` says when to try again.",
+}
+
+
+def error_responses(*codes: int, **described: str) -> dict[int, OpenApiResponse]:
+    """The error answers of an operation, all in the one error shape.
+
+    ``codes`` take the general meaning; ``described`` (``e404="No such dataset."``) a specific one.
+    401 (a bad token is refused even on public operations) and 503 (database away) are always there.
+    """
+    out = {code: _error(_ERROR_MEANING[code]) for code in sorted({401, 503, *codes})}
+    for key, description in described.items():
+        out[int(key.removeprefix("e"))] = _error(description)
+    return dict(sorted(out.items()))
+
+
+#: An http(s) address with a host name: the part of Django's ``URLValidator`` (which the model runs after it) that
+#: the schema can state as a pattern. ``https://example.a`` (one-letter top-level domain), an IP address, a user
+#: name or a space are refused by both; ``tests/api/test_schema_truth.py`` checks that the model accepts every
+#: address the pattern admits.
+WEB_ADDRESS = (
+    r"^[Hh][Tt][Tt][Pp][Ss]?://(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}"
+    r"(?::[0-9]{1,5})?(?:[/?#][!-~]*)?$"
+)
+WEB_ADDRESS_MAX_LENGTH = 200  # the model's URLField
+
+
+@extend_schema_field({"type": "string", "pattern": WEB_ADDRESS, "maxLength": WEB_ADDRESS_MAX_LENGTH})
+class WebAddressField(serializers.CharField):
+    """An http(s) address the way the server checks it, typed in the schema by the same pattern (not ``format: uri``,
+    which admits ``mailto:`` and ``https://example.a``, both refused here). Empty means none."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("allow_blank", True)
+        kwargs.setdefault("required", False)
+        kwargs.setdefault("max_length", WEB_ADDRESS_MAX_LENGTH)
+        super().__init__(**kwargs)
+        self.validators.append(RegexValidator(re.compile(WEB_ADDRESS), message=(
+            "an http:// or https:// address with a host name, e.g. https://arxiv.org/abs/2301.00001")))
+
+
+class StrictInput(serializers.Serializer):
+    """A request body whose fields are all known: a misspelt or read-only one is a 400 naming it, not ignored."""
+
+    def to_internal_value(self, data):
+        if hasattr(data, "keys"):
+            writable = {name for name, field in self.fields.items() if not field.read_only}
+            unknown = sorted(set(data.keys()) - writable)
+            if unknown:
+                raise serializers.ValidationError(
+                    {name: [f"not a field of this request; it takes {', '.join(sorted(writable))}."]
+                     for name in unknown})
+            if not isinstance(data, QueryDict):  # a JSON body: each value of the JSON type its schema states
+                wrong = {name: [f"must be {kind}, as the schema says (got {type(data[name]).__name__})."]
+                         for name, field in self.fields.items()
+                         if name in data and data[name] is not None and (kind := _json_type_error(field, data[name]))}
+                if wrong:
+                    raise serializers.ValidationError(wrong)
+        return super().to_internal_value(data)
+
+
+def _json_type_error(field: serializers.Field, value) -> str | None:
+    """The JSON type ``field`` takes when ``value`` is not of it (DRF would coerce 12 to "12" and "12" to 12)."""
+    if isinstance(field, serializers.BooleanField):
+        return None if isinstance(value, bool) else "true or false"
+    if isinstance(field, (serializers.CharField, serializers.ChoiceField)):
+        return None if isinstance(value, str) else "a string"
+    if isinstance(field, serializers.IntegerField):
+        return None if isinstance(value, int) and not isinstance(value, bool) else "a whole number"
+    if isinstance(field, (serializers.FloatField, serializers.DecimalField)):
+        return None if isinstance(value, (int, float)) and not isinstance(value, bool) else "a number"
+    if isinstance(field, serializers.ListField):
+        return None if isinstance(value, list) else "a list"
+    return None
+
+
+class SubmissionMetadataInput(StrictInput, serializers.ModelSerializer):
+    """What the participant says about the system, and who sees it: the fields an upload sends and a PATCH changes."""
+
+    paper_url = WebAddressField(label=METADATA_LABELS["paper_url"], help_text=METADATA_HELP["paper_url"])
+    code_url = WebAddressField(label=METADATA_LABELS["code_url"], help_text=METADATA_HELP["code_url"])
+
+    class Meta:
+        model = Submission
+        fields = list(METADATA_FIELDS)
+        # The same words as the upload form ("Paper URL", not the field name's "Paper url").
+        # A multipart form has no null: an optional number is left out, not sent as "null".
+        extra_kwargs = {
+            name: {"help_text": help_text, "label": METADATA_LABELS.get(name) or None, "allow_null": False}
+            for name, help_text in METADATA_HELP.items()
+            if name in METADATA_FIELDS
+        }
+
+
+class SubmissionCreateInput(SubmissionMetadataInput):
+    """The multipart form of an upload: where it goes, the file, and what the system is."""
+
+    dataset = serializers.SlugField(help_text="The dataset's slug, e.g. `bsard` (see `GET /api/v1/datasets/`).")
+    split = serializers.SlugField(
+        required=False, allow_blank=True, help_text="The split's name; default: the dataset's hidden test split."
+    )
+    run_file = serializers.FileField(
+        allow_empty_file=True,
+        help_text=(
+            "The file to score, plain or gzip-compressed. Retrieval datasets: a run in TREC format "
+            "(`qid Q0 docid rank score tag`). Classification and NER datasets (`task` in `GET /api/v1/datasets/`): "
+            'predictions in JSON Lines, one object per example, e.g. `{"id": "doc-1", "label": "civil"}` '
+            '(single-label), `{"id": "doc-1", "labels": ["civil", "tax"]}` (multi-label) or '
+            '`{"id": "s-1", "tags": ["B-PER", "I-PER", "O"]}` (NER).'
+        ),
+    )
+
+    class Meta(SubmissionMetadataInput.Meta):
+        fields = ["dataset", "split", "run_file", *METADATA_FIELDS]
+
+
+class SubmissionFromUploadInput(SubmissionMetadataInput):
+    """An upload whose file was PUT to a presigned address: where it goes, the key, and what the system is."""
+
+    dataset = serializers.SlugField(help_text="The dataset's slug, e.g. `bsard` (see `GET /api/v1/datasets/`).")
+    split = serializers.SlugField(
+        required=False, allow_blank=True, help_text="The split's name; default: the dataset's hidden test split."
+    )
+    upload_key = serializers.CharField(
+        max_length=300, help_text="The `upload_key` of the slot (`POST /api/v1/uploads/`) the file was PUT to.")
+
+    class Meta(SubmissionMetadataInput.Meta):
+        fields = ["dataset", "split", "upload_key", *METADATA_FIELDS]
+
+
+class SubmissionCreatedSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=Submission.Status.choices)
+    url = serializers.URLField(help_text="Poll this URL for the status and the scores.")
+    page = serializers.URLField(help_text="The submission's page on the site.")
+    visibility = serializers.CharField(help_text="public, anonymous or private (the default when not given).")
+    visibility_note = serializers.CharField(
+        required=False, help_text="Present when `visibility` was not sent: says the entry is private by default."
+    )
+
+
+class SubmissionSerializer(serializers.ModelSerializer):
+    """A submission as its owner (or anyone, when public) sees it: status, aggregate scores, warnings."""
+
+    url = serializers.SerializerMethodField()
+    page = serializers.SerializerMethodField()
+    dataset = serializers.SerializerMethodField()
+    split = serializers.SerializerMethodField()
+    qrels_version = serializers.SerializerMethodField()
+    scores = serializers.SerializerMethodField()
+    scores_are = serializers.SerializerMethodField()
+    grid = serializers.SerializerMethodField()
+    released = serializers.SerializerMethodField()
+    message = serializers.SerializerMethodField()
+    warnings = serializers.SerializerMethodField()
+    error = serializers.SerializerMethodField()
+    team = serializers.SerializerMethodField()
+    withdrawn = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Submission
+        fields = [
+            "id",
+            "url",
+            "page",
+            "status",
+            "progress",
+            "dataset",
+            "split",
+            "system_name",
+            "visibility",
+            "qrels_version",
+            "scores",
+            "scores_are",
+            "grid",
+            "released",
+            "message",
+            "warnings",
+            "error",
+            "created_at",
+            "scored_at",
+            "team",
+            "after_task",
+            "final_run",
+            "withdrawn",
+        ]
+
+    def _absolute(self, path: str) -> str:
+        request = self.context.get("request")
+        return request.build_absolute_uri(path) if request is not None else path
+
+    def get_url(self, obj: Submission) -> str:
+        return self._absolute(reverse("api:submission", args=[obj.pk]))
+
+    def get_page(self, obj: Submission) -> str:
+        return self._absolute(obj.get_absolute_url())
+
+    def get_dataset(self, obj: Submission) -> str:
+        return obj.split.dataset.slug
+
+    def get_split(self, obj: Submission) -> str:
+        return obj.split.name
+
+    def get_team(self, obj: Submission) -> str | None:
+        """The shared task's team the run was entered for (null outside a shared task, or for an anonymous entry)."""
+        team = obj.entrant_team
+        if team is None or obj.visibility == Submission.Visibility.ANONYMOUS:
+            return None
+        return team.name
+
+    def get_withdrawn(self, obj: Submission) -> bool:
+        """Withdrawn by its owner: on no board any more (the file and scores are kept)."""
+        return obj.withdrawn_at is not None
+
+    def get_qrels_version(self, obj: Submission) -> int | None:
+        result = current_result_of(obj)
+        return result.qrels_version.version if result is not None else None
+
+    def get_scores(self, obj: Submission) -> dict[str, float | None]:
+        """Aggregate scores only (means over the evaluated queries), fractions between 0 and 1.
+
+        On a hidden split: the primary measure only, on the split's grid (``grid``), the values the pages
+        show, and ``{}`` when the Ladder did not release the run (``submissions.disclosure``).
+        """
+        if obj.status != Submission.Status.SCORED:
+            return {}
+        user = getattr(self.context.get("request"), "user", None)
+        return released_scores(current_result_of(obj), split=obj.split, viewer=user)
+
+    def get_scores_are(self, obj: Submission) -> str:
+        """The unit of ``scores`` (fractions; the site shows percent)."""
+        return SCORES_ARE
+
+    def get_grid(self, obj: Submission) -> float | None:
+        """The step a hidden split's released values sit on, as a fraction (0.01: whole points); null when public."""
+        return result_grid(current_result_of(obj), split=obj.split)
+
+    def get_released(self, obj: Submission) -> bool | None:
+        """Whether the scores are shown: false when the Ladder of a hidden split held them back; null until scored."""
+        result = current_result_of(obj)
+        if obj.status != Submission.Status.SCORED or result is None:
+            return None
+        return result_released(result, split=obj.split)
+
+    def get_message(self, obj: Submission) -> str:
+        """The Ladder's word on a hidden split ("Not a significant improvement over your best (X)…"); else empty."""
+        result = current_result_of(obj) if obj.status == Submission.Status.SCORED else None
+        user = getattr(self.context.get("request"), "user", None)
+        return ladder_note(result, split=obj.split, is_owner=obj.manageable_by(user))
+
+    def get_warnings(self, obj: Submission) -> list[dict]:
+        """Facts about the file (ties, rows cut, unknown documents); on a hidden split none about the judgments."""
+        return budget_warnings(obj.warnings, split=obj.split)
+
+    def get_error(self, obj: Submission) -> dict | None:
+        """Why scoring failed; the line-by-line details only for the owner and staff."""
+        if obj.status != Submission.Status.FAILED or not obj.error:
+            return None
+        user = getattr(self.context.get("request"), "user", None)
+        if obj.manageable_by(user):
+            return {"message": obj.error.get("message", ""), "details": obj.error.get("details", [])}
+        return {"message": "Scoring this run failed.", "details": []}

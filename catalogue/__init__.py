@@ -1,0 +1,1 @@
+"""Benchmarks, datasets, splits, topics, qrels and reported results; their pages and curation."""

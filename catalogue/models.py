@@ -1,0 +1,436 @@
+"""The curated side: benchmarks, datasets, splits, topics, corpus ids, qrels, reported results.
+
+Hidden labels (qrels) are stored in the database as compressed TREC text,
+never under a served path; workers parse them once per version and cache them.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.urls import reverse
+
+from evaluation.measures import is_macro_f1_name, parse_measure
+
+from .page_generation import page_generation_bump
+
+
+class Benchmark(models.Model):
+    """A named group of datasets; a suite when it aggregates them into one score."""
+
+    class Aggregate(models.TextChoices):
+        NONE = "none", "no aggregate"
+        MEAN = "mean", "arithmetic mean"
+        HARMONIC = "harmonic", "harmonic mean"
+        MEAN_RANK = "mean-rank", "mean rank"
+        LEXTREME = "lextreme", "LEXTREME score"
+
+    slug = models.SlugField(unique=True)
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    homepage = models.URLField(blank=True)
+    aggregate = models.CharField(max_length=16, choices=Aggregate.choices, default=Aggregate.NONE)
+    order = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["order", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("leaderboard:benchmark", args=[self.slug])
+
+
+def format_percent(value: float | None) -> str:
+    """A fraction (0..1) as percent with two decimals ("51.33"); "–" when missing."""
+    if value is None:
+        return "–"
+    return f"{100 * value:.2f}"
+
+
+class Dataset(models.Model):
+    """One collection with its questions, corpus and the measures its leaderboard shows."""
+
+    class Task(models.TextChoices):
+        RETRIEVAL = "retrieval", "retrieval (TREC runs)"
+        SINGLE = "single", "single-label classification"
+        MULTI = "multi", "multi-label classification"
+        NER = "ner", "named-entity recognition (BIO tags)"
+
+    class ScorePrecision(models.TextChoices):
+        FLOAT32 = "float32", "float32: scores compared in single precision (trec_eval ≤ 9.x, pytrec_eval)"
+        FLOAT64 = "float64", "float64: scores compared in double precision (trec_eval 10)"
+
+    class EmptyQueries(models.TextChoices):
+        OMIT = "omit", "omit: queries with no relevant document are left out of every average"
+        COUNT = "count", "count: they count as 0 in every average (trec_eval -c)"
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.PROTECT, related_name="datasets")
+    slug = models.SlugField(unique=True)
+    name = models.CharField(max_length=200)
+    language = models.CharField(max_length=64, help_text="e.g. fr, el, or a list for multilingual sets")
+    task = models.CharField(max_length=16, choices=Task.choices, default=Task.RETRIEVAL)
+    description = models.TextField(blank=True)
+    citation = models.TextField(blank=True, help_text="BibTeX")
+    homepage = models.URLField(blank=True)
+    license = models.CharField(max_length=200, blank=True)
+    files_downloadable = models.BooleanField(
+        default=False,
+        help_text="Offer the corpus for download on the dataset page and the API (only when the license allows "
+        "redistribution). Topics, public judgments and baseline runs are offered either way.",
+    )
+    docid_example = models.CharField(
+        max_length=100, blank=True, help_text="An example document id, e.g. 1234 (BSARD) or CivC::11 (GreekBarRetrieval)"
+    )
+    relevance_threshold = models.IntegerField(default=1, help_text="A document is relevant when its grade is ≥ this")
+    depth = models.PositiveIntegerField(default=1000, help_text="Rows per query kept after sorting")
+    measures = models.JSONField(default=list, help_text='Measure names, e.g. ["R@100", "MAP@100"]')
+    primary_measure = models.CharField(max_length=32)
+    score_precision = models.CharField(
+        max_length=8, choices=ScorePrecision.choices, default=ScorePrecision.FLOAT32,
+        help_text="How run scores are compared when ranking: match the trec_eval version the dataset's paper used",
+    )
+    empty_queries = models.CharField(
+        max_length=8, choices=EmptyQueries.choices, default=EmptyQueries.OMIT,
+        help_text="Judged queries with no relevant document: left out of the averages, or counted as 0",
+    )
+    category_min_queries = models.PositiveIntegerField(
+        default=10, help_text="On hidden splits, categories with fewer queries are not shown"
+    )
+    is_published = models.BooleanField(default=True)
+    order = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["benchmark__order", "order", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("leaderboard:dataset", args=[self.slug])
+
+    def clean(self) -> None:
+        errors = {}
+        if self.task == self.Task.RETRIEVAL:
+            # Checked against the metric core's registry.
+            for name in self.measures or []:
+                try:
+                    parse_measure(name)
+                except ValueError as exc:
+                    errors["measures"] = str(exc)
+        else:
+            # Classification and NER results hold macro-F1 and one macro-F1 per language, nothing else:
+            # any other name would be a column that stays empty forever.
+            wrong = [name for name in self.measures or [] if not is_macro_f1_name(name)]
+            if wrong:
+                errors["measures"] = (
+                    f"{', '.join(map(str, wrong))}: a {self.get_task_display()} dataset is scored by macro-F1; "
+                    "use macro-F1 and, per language of the gold examples, macro-F1/<language> (e.g. macro-F1/fr)."
+                )
+        if self.primary_measure and self.primary_measure not in (self.measures or []):
+            errors["primary_measure"] = "The primary measure must be one of the dataset's measures."
+        if errors:
+            raise ValidationError(errors)
+
+    def format_value(self, value: float | None) -> str:
+        """A stored score (always a fraction) as every page shows it: percent with two decimals.
+
+        One scale across the site (pages, CSV and LaTeX exports, the client's
+        table), so two datasets' numbers side by side are comparable; JSON keeps
+        fractions and says so (``"scale": "fraction"``).
+        """
+        return format_percent(value)
+
+    @property
+    def default_split(self) -> Split | None:
+        """The split submissions go to when none is named: the hidden split if any, else the test split."""
+        splits = list(self.splits.all())
+        for split in splits:
+            if split.hidden:
+                return split
+        for split in splits:
+            if split.kind == Split.Kind.TEST:
+                return split
+        return splits[0] if splits else None
+
+
+class Corpus(models.Model):
+    """The ids of a dataset's documents, gzip-compressed one per line, for validating runs."""
+
+    dataset = models.OneToOneField(Dataset, on_delete=models.CASCADE, related_name="corpus")
+    ids_gz = models.BinaryField()
+    # The documents themselves (JSON Lines of {"_id", "title", "text"}, gzip), when the release had their text.
+    documents_gz = models.BinaryField(null=True, blank=True, editable=False)
+    n_documents = models.PositiveIntegerField(default=0)
+    sha256 = models.CharField(max_length=64)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "corpora"
+
+    def __str__(self) -> str:
+        return f"{self.dataset} corpus ({self.n_documents} documents)"
+
+    @staticmethod
+    def pack(ids: list[str]) -> tuple[bytes, str]:
+        text = "\n".join(sorted(set(ids))).encode()
+        return gzip.compress(text, mtime=0), hashlib.sha256(text).hexdigest()
+
+    def ids(self) -> list[str]:
+        text = gzip.decompress(bytes(self.ids_gz)).decode()
+        return text.split("\n") if text else []
+
+    def texts(self, docids: set[str]) -> dict[str, tuple[str, str]]:
+        """(title, text) of the wanted documents, read from the stored documents in one streaming pass."""
+        if not self.documents_gz or not docids:
+            return {}
+        out = {}
+        with gzip.open(io.BytesIO(bytes(self.documents_gz)), "rt", encoding="utf-8") as fh:
+            for line in fh:
+                doc = json.loads(line)
+                if doc.get("_id") in docids:
+                    out[doc["_id"]] = (str(doc.get("title", ""))[:500], str(doc.get("text", "")))
+                    if len(out) == len(docids):
+                        break
+        return out
+
+    @staticmethod
+    def pack_documents(documents: list[dict]) -> bytes:
+        """The documents as gzip JSON Lines (``_id``, ``title``, ``text``); equal documents, equal bytes."""
+        lines = "".join(
+            json.dumps({"_id": d["_id"], "title": d.get("title", ""), "text": d.get("text", "")}, ensure_ascii=False)
+            + "\n"
+            for d in documents
+        )
+        return gzip.compress(lines.encode(), compresslevel=6, mtime=0)
+
+
+class Split(models.Model):
+    """train, dev or test; a hidden split never shows per-query values and caps submissions."""
+
+    class Kind(models.TextChoices):
+        TRAIN = "train", "train"
+        DEV = "dev", "dev"
+        TEST = "test", "test"
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="splits")
+    name = models.SlugField(max_length=32)
+    kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.TEST)
+    hidden = models.BooleanField(default=False, help_text="Labels hidden: aggregates only, submissions capped")
+    accepts_submissions = models.BooleanField(default=True)
+    open_before_judgments = models.BooleanField(
+        default=False,
+        help_text="Take runs before the judgments are published (the TREC way: judged after the runs are in); "
+        "they wait and are scored when the judgments are published. Otherwise a split without judgments "
+        "refuses uploads.",
+    )
+    ladder = models.BooleanField(
+        "Ladder", default=True,
+        help_text="Hidden splits only: a participant's new score is shown (and ranked) only when it is a "
+                  "significant improvement over their best (docs/security.md). Off: every score is released.",
+    )
+    daily_limit = models.PositiveIntegerField(default=5, help_text="Submissions per user per day (0 = no limit)")
+    total_limit = models.PositiveIntegerField(default=100, help_text="Submissions per user in total (0 = no limit)")
+    # The coverage rule of hidden splits (checked at upload, over the whole file): a run
+    # must rank documents for this share of the split's topics, and, when set, at least
+    # this many documents for each topic it covers.
+    min_coverage = models.FloatField(
+        default=0.9, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text="Hidden splits: share of the topics a run must rank documents for (0.9 = 90%)",
+    )
+    min_docs_per_topic = models.PositiveIntegerField(
+        default=0, help_text="Hidden splits: fewest documents per covered topic (0 = no minimum)",
+    )
+    current_qrels = models.ForeignKey(
+        "QrelsVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # A published version waiting for every scored submission to be rescored on it; the
+    # leaderboard keeps showing ``current_qrels`` until then, then switches in one UPDATE
+    # (``submissions.services.split_finish_rescoring``).
+    pending_qrels = models.ForeignKey(
+        "QrelsVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # Bumped by every change that alters the leaderboard, so cached pages go stale.
+    cache_version = models.PositiveIntegerField(default=0)
+
+    # Who may upload (checked by accounts.policy.upload_refusal before any slot is used).
+    class VerifiedEmail(models.TextChoices):
+        IF_HIDDEN = "if_hidden", "required if the split is hidden"
+        ALWAYS = "always", "required"
+        NEVER = "never", "not required"
+
+    verified_email = models.CharField(
+        "verified e-mail before uploading",
+        max_length=10,
+        choices=VerifiedEmail.choices,
+        default=VerifiedEmail.IF_HIDDEN,
+        help_text="An account must have clicked the link we e-mail before its first upload here.",
+    )
+    approval_required = models.BooleanField(
+        "curator approves participants",
+        default=False,
+        help_text="Uploads need an approved participation request (Accounts → Participant approvals).",
+    )
+    orcid_required = models.BooleanField(
+        "ORCID-linked account",
+        default=False,
+        help_text="Uploads need an account linked to an ORCID iD (one iD per account; needs the site's ORCID "
+                  "sign-in: LEXBOARD_ORCID_CLIENT_ID).",
+    )
+
+    class Meta:
+        ordering = ["dataset", "kind", "name"]
+        constraints = [models.UniqueConstraint(fields=["dataset", "name"], name="split_unique_name")]
+
+    def __str__(self) -> str:
+        return f"{self.dataset.slug}/{self.name}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("leaderboard:dataset", args=[self.dataset.slug]) + f"?split={self.name}"
+
+    @property
+    def open_for_uploads(self) -> bool:
+        """Whether an upload can be taken now: open, and judged or opened for runs before judgments."""
+        return self.accepts_submissions and (self.current_qrels_id is not None or self.open_before_judgments)
+
+    @property
+    def closed_reason(self) -> str | None:
+        """Why the split takes no new submission now (an upload or a fusion), for a person; None when it does."""
+        if not self.accepts_submissions:
+            return f"{self} does not accept submissions at the moment."
+        if self.current_qrels_id is None and not self.open_before_judgments:
+            return (
+                f"{self} is not open for uploads yet: its relevance judgments are not published, so a run could "
+                "not be scored. Come back when the dataset page shows a leaderboard for it."
+            )
+        return None
+
+    @property
+    def waits_for_judgments(self) -> bool:
+        """Open for runs that will be scored only when the judgments are published."""
+        return self.current_qrels_id is None and self.open_before_judgments
+
+    @property
+    def uses_ladder(self) -> bool:
+        """The Ladder gates this split's scores: a hidden split with the option on (the default)."""
+        return self.hidden and self.ladder
+
+    @property
+    def requires_verified_email(self) -> bool:
+        """Whether uploading needs a verified e-mail: by default exactly on hidden splits, whose quota is the limit."""
+        if self.verified_email == self.VerifiedEmail.IF_HIDDEN:
+            return self.hidden
+        return self.verified_email == self.VerifiedEmail.ALWAYS
+
+    def cache_key(self, kind: str, *parts: object) -> str:
+        """THE cache key of anything computed from this split's entries and judgments.
+
+        ``kind`` names the thing and its format version (``"lb:v4"``; change the version when what is cached
+        changes); the split's id, ``cache_version`` (bumped by every new score, entry change and qrels
+        publication), current qrels and hidden flag make a stale value unreachable; ``parts`` add what else
+        the value depends on (a measure, a result). Every cache of split-derived values builds its key here.
+        """
+        tail = "".join(f":{part}" for part in parts)
+        return f"lexboard:{kind}:{self.pk}:{self.cache_version}:{self.current_qrels_id}:{int(self.hidden)}{tail}"
+
+    def bump_cache_version(self, *, pages: bool = True) -> None:
+        """Make cached leaderboard rows of this split stale (an atomic increment), and cached pages unless told not to.
+
+        ``pages=False`` is for a score landing: its worker renews the pages
+        itself once committed (``page_generation.pages_renew``), rendering the
+        busiest ahead of the crowd; a bump here, before the commit, would have
+        the web render the old rows meanwhile.
+        """
+        Split.objects.filter(pk=self.pk).update(cache_version=models.F("cache_version") + 1)
+        if pages:
+            page_generation_bump()  # cached anonymous pages too (leaderboard/page_cache.py)
+
+
+class Topic(models.Model):
+    """A question of a split, with its category for breakdowns."""
+
+    split = models.ForeignKey(Split, on_delete=models.CASCADE, related_name="topics")
+    qid = models.CharField(max_length=100)
+    text = models.TextField()
+    category = models.CharField(max_length=100, blank=True)
+    subcategory = models.CharField(max_length=200, blank=True)
+    extra = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["split", "qid"]
+        constraints = [models.UniqueConstraint(fields=["split", "qid"], name="topic_unique_qid")]
+        indexes = [models.Index(fields=["split", "category"])]
+
+    def __str__(self) -> str:
+        return f"{self.split}:{self.qid}"
+
+
+class QrelsVersion(models.Model):
+    """One version of a split's relevance judgments, as gzip-compressed TREC qrels text.
+
+    Versions are immutable: importing different judgments adds a version, and
+    publishing it (``Split.current_qrels``) triggers rescoring.
+    """
+
+    split = models.ForeignKey(Split, on_delete=models.CASCADE, related_name="qrels_versions")
+    version = models.PositiveIntegerField()
+    qrels_gz = models.BinaryField()
+    sha256 = models.CharField(max_length=64)
+    n_topics = models.PositiveIntegerField(default=0)
+    n_judgments = models.PositiveIntegerField(default=0)
+    n_relevant = models.PositiveIntegerField(default=0)
+    note = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+
+    class Meta:
+        ordering = ["split", "-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["split", "version"], name="qrels_unique_version"),
+            models.UniqueConstraint(fields=["split", "sha256"], name="qrels_unique_content"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.split} qrels v{self.version}"
+
+    @staticmethod
+    def pack(text: str) -> tuple[bytes, str]:
+        raw = text.encode()
+        return gzip.compress(raw, mtime=0), hashlib.sha256(raw).hexdigest()
+
+    def text(self) -> str:
+        return gzip.decompress(bytes(self.qrels_gz)).decode()
+
+
+class ReportedResult(models.Model):
+    """A result stated in a paper, shown on the leaderboard as reported, not scored here."""
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="reported_results")
+    split = models.ForeignKey(Split, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    system = models.CharField(max_length=200)
+    family = models.CharField(max_length=100, blank=True)
+    # Always fractions (0..1), whatever the paper printed; every page shows percent.
+    scores = models.JSONField(default=dict)
+    params = models.CharField(max_length=50, blank=True)
+    latency_ms = models.FloatField(null=True, blank=True)
+    source = models.CharField(max_length=400)
+    url = models.URLField(blank=True)
+    notes = models.TextField(blank=True)
+    order = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["dataset", "order", "system"]
+        constraints = [models.UniqueConstraint(fields=["dataset", "system", "source"], name="reported_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.system} (reported, {self.dataset.slug})"

@@ -1,0 +1,75 @@
+"""Reads of the dataset catalogue for pages, the API and the submissions side: a dataset, a split, a measure.
+
+The leaderboards themselves (rows of scored submissions) are read by
+:mod:`leaderboard.selectors`, above the submissions.
+"""
+
+from __future__ import annotations
+
+from django.db.models import Prefetch
+
+from evaluation.measures import parse_measure
+
+from .models import Dataset, Split
+
+
+class DatasetNotFound(Exception):
+    """No published dataset has this slug (or the user may not see it)."""
+
+    def __init__(self, slug: str):
+        super().__init__(f"There is no dataset called {slug!r}.")
+        self.slug = slug
+
+
+class SplitNotFound(Exception):
+    """The dataset has no split of this name."""
+
+    def __init__(self, dataset: Dataset, name: str):
+        names = ", ".join(s.name for s in dataset.splits.all()) or "none yet"
+        super().__init__(f"{dataset.name} has no split called {name!r} (its splits: {names}).")
+        self.dataset = dataset
+        self.name = name
+
+
+def dataset_for_page(slug: str, *, user=None) -> Dataset:
+    """A published dataset (staff also see unpublished ones) with its benchmark and splits loaded."""
+    qs = Dataset.objects.select_related("benchmark").prefetch_related(
+        Prefetch("splits", queryset=Split.objects.select_related("current_qrels").order_by("kind", "name"))
+    )
+    if not (user is not None and getattr(user, "is_staff", False)):
+        qs = qs.filter(is_published=True)
+    dataset = qs.filter(slug=slug).first()
+    if dataset is None:
+        raise DatasetNotFound(slug)
+    return dataset
+
+
+def split_for_page(dataset: Dataset, name: str | None) -> Split | None:
+    """The split named ``name``, or the dataset's default split (hidden test first) when none is named."""
+    splits = list(dataset.splits.all())
+    if name:
+        for split in splits:
+            if split.name == name:
+                split.dataset = dataset
+                return split
+        raise SplitNotFound(dataset, name)
+    default = dataset.default_split
+    if default is not None:
+        default.dataset = dataset
+    return default
+
+
+def measure_info(names: list[str]) -> list[dict[str, str]]:
+    """Each measure's definition from the metric core; a name it does not know is shown bare."""
+    out = []
+    for name in names:
+        info = {"name": name, "formula": "", "trec_eval": "", "description": "", "citation": ""}
+        try:
+            m = parse_measure(name)
+        except Exception:  # an unknown name on a page is shown bare, never an error
+            m = None
+        if m is not None:
+            for attr in ("formula", "trec_eval", "description", "citation"):
+                info[attr] = str(getattr(m, attr, "") or "")
+        out.append(info)
+    return out

@@ -1,0 +1,123 @@
+"""The form of the dataset's "Import files" view: one release's files, as the command line takes them."""
+
+from __future__ import annotations
+
+from django import forms
+from django.conf import settings
+
+from catalogue.importers import (
+    FORMATS,
+    PREDICTION_FORMATS,
+    ImportRefused,
+    files_from_uploads,
+    parse_beir,
+    parse_bsard,
+    parse_classification,
+    parse_trec,
+)
+from catalogue.importers.base import DatasetFileError
+from catalogue.models import Dataset
+from evaluation.errors import Problem
+
+
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("widget", MultipleFileInput())
+        kwargs.setdefault("allow_empty_file", True)  # the importer's refusal names the file and the fix
+        super().__init__(*args, **kwargs)
+
+    def clean(self, data, initial=None):
+        single = super().clean
+        if isinstance(data, (list, tuple)):
+            return [single(d, initial) for d in data]
+        return [single(data, initial)] if data else []
+
+
+class ImportForm(forms.Form):
+    """The files of one release, as the command line takes them."""
+
+    format = forms.ChoiceField(
+        choices=[(f, f) for f in FORMATS + PREDICTION_FORMATS],
+        help_text="bsard: articles_fr.csv and questions_fr_*.csv · beir: corpus.jsonl, queries.jsonl, "
+        "qrels/<split>.tsv · trec: the topics, qrels and corpus-ids files below · classification "
+        "(classification and NER datasets): one split's JSONL or CSV file in Files, with Split and Hidden",
+    )
+    # A declared field: Django's form metaclass moves it to base_fields, so BaseForm.files (the uploads) stays.
+    files = MultipleFileField(  # type: ignore[assignment]
+        required=False,
+        help_text="bsard or beir: the released files, several at once or one zip of the folder",
+    )
+    hidden_splits = forms.CharField(
+        initial="test", required=False, help_text="beir: splits with hidden labels, separated by commas"
+    )
+    split = forms.SlugField(required=False, max_length=32, help_text="trec, classification: the split's name, e.g. test")
+    topics = forms.FileField(
+        required=False, allow_empty_file=True, help_text="trec: qid<TAB>text[<TAB>category], or <top> SGML"
+    )
+    qrels = forms.FileField(required=False, allow_empty_file=True, help_text="trec: qid 0 docid grade")
+    corpus_ids = forms.FileField(
+        required=False, allow_empty_file=True, help_text="trec (optional): one document id per line"
+    )
+    hidden = forms.BooleanField(
+        initial=True, required=False, help_text="trec, classification: the split's labels are hidden"
+    )
+    publish = forms.BooleanField(
+        required=False,
+        help_text="Publish new judgments at once and rescore the split's submissions "
+        "(a split's first qrels version is always published)",
+    )
+    note = forms.CharField(required=False, max_length=300, help_text="Stored with a new qrels version")
+    dry_run = forms.BooleanField(required=False, label="Check only", help_text="Report what would change; write nothing")
+
+    def clean(self):
+        data = super().clean()
+        assert data is not None  # Form.clean returns cleaned_data
+        fmt = data.get("format")
+        if fmt == "trec":
+            for name in ("split", "topics", "qrels"):
+                if not data.get(name):
+                    self.add_error(name, "Needed for the trec format.")
+        elif fmt in PREDICTION_FORMATS:
+            if not data.get("split"):
+                self.add_error("split", f"Needed for the {fmt} format.")
+            if len(data.get("files") or []) != 1:
+                self.add_error("files", "Choose one file: the split's examples (JSONL or CSV).")
+        elif fmt and not data.get("files"):
+            self.add_error("files", f"Choose the {fmt} release files (or a zip of its folder).")
+        return data
+
+    def parse(self, *, dataset=None):
+        """The parsed release (raises ImportRefused with file:line: reason lines)."""
+        data = self.cleaned_data
+        limit = settings.LEXBOARD_MAX_DECOMPRESSED_BYTES
+        if data["format"] in PREDICTION_FORMATS:
+            upload = data["files"][0]
+            task = dataset.task if dataset is not None else "single"
+            if task == Dataset.Task.RETRIEVAL:
+                reason = (f"{dataset} is a retrieval dataset: import bsard, beir or trec files, or set its task to a "
+                          "classification or NER task first")
+                raise ImportRefused([DatasetFileError(upload.name, [Problem(None, reason)])])
+            return parse_classification(
+                task=task, split=data["split"],
+                file=(upload.name.rsplit("/", 1)[-1], upload.read()), hidden=data["hidden"],
+            )
+        if data["format"] == "trec":
+            def pair(upload):
+                return (upload.name.rsplit("/", 1)[-1], upload.read()) if upload else None
+
+            return parse_trec(
+                split=data["split"],
+                topics=pair(data["topics"]),
+                qrels=pair(data["qrels"]),
+                corpus_ids=pair(data.get("corpus_ids")),
+                hidden=data["hidden"],
+            )
+        files = files_from_uploads(data["files"], max_bytes=limit)
+        if data["format"] == "bsard":
+            return parse_bsard(files)
+        hidden = [h.strip() for h in (data.get("hidden_splits") or "").split(",") if h.strip()]
+        return parse_beir(files, hidden=hidden)

@@ -1,0 +1,193 @@
+"""Leaderboard tables as files: CSV, JSON, LaTeX (booktabs) and the dataset's BibTeX.
+
+Plain functions over :class:`~catalogue.selectors.LeaderboardRow` lists, so
+they are tested without a request. Callers pass public rows only: private
+entries never leave the site in an export, not even for their owner.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+
+from catalogue.models import Dataset, Split, format_percent
+from evaluation.csv_cells import csv_rows
+from submissions import disclosure
+
+from .selectors import LeaderboardRow
+
+FIELDS = ["rank", "kind", "system", "owner", "team", "family", "date", "paper_url", "code_url", "source"]
+
+
+class ExportError(Exception):
+    """An export request that cannot be honoured, with a message for the person who asked."""
+
+
+def public_only(rows: Sequence[LeaderboardRow]) -> list[LeaderboardRow]:
+    """Drop private rows; a second guard beside the selector call without a user."""
+    return [r for r in rows if not r.is_private]
+
+
+def choose_measures(dataset: Dataset, requested: str | None) -> list[str]:
+    """The measures named in ``?measures=R@100,MAP@100`` (in that order), or all of the dataset's.
+
+    Refuses names the dataset does not have, naming the ones it has.
+    """
+    available = list(dataset.measures or [])
+    if not requested:
+        return available
+    chosen = [m.strip() for m in requested.split(",") if m.strip()]
+    unknown = [m for m in chosen if m not in available]
+    if unknown:
+        raise ExportError(
+            f"{dataset.name} has no measure {', '.join(unknown)}; choose among {', '.join(available)}."
+        )
+    return list(dict.fromkeys(chosen))
+
+
+def _cell_format(split: Split | None):
+    """How an entry's value is written: the split's grid for entries scored here, papers' numbers as printed."""
+    scored = disclosure.formatter(split) if split is not None else format_percent
+    return lambda row, value: (format_percent if row.kind == "reported" else scored)(value)
+
+
+def to_csv(rows: Sequence[LeaderboardRow], *, measures: list[str], split: Split | None = None) -> str:
+    """One line per entry; scores in percent as the pages show them (empty when missing).
+
+    Two decimals, or on a hidden split the precision of its grid (``submissions.disclosure``).
+
+    Written by :func:`evaluation.csv_cells.csv_rows`, the one CSV writer: every cell quoted, and no text cell
+    (a participant's system or team name) read as a formula, at its start or after a separator.
+    """
+    lines = [FIELDS + measures]
+    fmt = _cell_format(split)
+    for row in public_only(rows):
+        values = [getattr(row, f) for f in FIELDS]
+        values = ["" if v is None else (v.isoformat() if hasattr(v, "isoformat") else v) for v in values]
+        scores = ["" if row.scores.get(m) is None else fmt(row, row.scores[m]) for m in measures]
+        lines.append(values + scores)
+    return csv_rows(lines)
+
+
+def to_json(rows: Sequence[LeaderboardRow], *, dataset: Dataset, split: Split, measures: list[str]) -> str:
+    """The table with enough context to be read on its own (dataset, split, qrels version, measures)."""
+    entries = []
+    for row in public_only(rows):
+        data = row.to_dict()
+        data.pop("is_private", None)
+        data.pop("extra", None)
+        data["scores"] = {m: row.scores.get(m) for m in measures}
+        entries.append(data)
+    payload = {
+        "dataset": dataset.slug,
+        "dataset_name": dataset.name,
+        "split": split.name,
+        "qrels_version": split.current_qrels.version if split.current_qrels_id and split.current_qrels else None,
+        "measures": measures,
+        "primary_measure": dataset.primary_measure,
+        # Fractions for programs (on a hidden split on its grid, ``grid``); pages, CSV and LaTeX show percent.
+        "scale": "fraction",
+        "scores_are": disclosure.SCORES_ARE,
+        "grid": disclosure.grid_step(split),
+        "note": "Rows of kind 'reported' are results reported in papers, not scored by Lexboard.",
+        "entries": entries,
+    }
+    return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+
+
+_LATEX_SPECIALS = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+}
+_LATEX_RE = re.compile("|".join(re.escape(c) for c in _LATEX_SPECIALS))
+
+
+def latex_escape(text: str) -> str:
+    """Text safe inside a LaTeX table cell (every special character escaped, in one pass)."""
+    return _LATEX_RE.sub(lambda m: _LATEX_SPECIALS[m.group()], str(text))
+
+
+def to_latex(rows: Sequence[LeaderboardRow], *, dataset: Dataset, split: Split, measures: list[str]) -> str:
+    """A booktabs table ready for a paper.
+
+    The best value of each column is bold (every row sharing it); values are
+    in percent or fraction as the dataset shows them; results reported in a
+    paper carry a dagger and a footnote says they were not scored here.
+    """
+    rows = public_only(rows)
+    fmt = _cell_format(split)
+    best = {}
+    for m in measures:
+        # Compare what the reader sees, so two values printed alike are both bold.
+        best[m] = max((fmt(r, r.scores[m]) for r in rows if r.scores.get(m) is not None), key=float, default=None)
+    caption = _caption(rows, dataset=dataset, split=split)
+    has_reported = any(r.kind == "reported" for r in rows)
+    lines = [
+        f"% {latex_escape(dataset.name)}, split {latex_escape(split.name)}: exported from Lexboard.",
+        "% Requires \\usepackage{booktabs}.",
+        "\\begin{table}[t]",
+        "\\centering",
+        f"\\caption{{{caption}}}",
+        f"\\label{{tab:{_label(dataset.slug)}-{_label(split.name)}}}",
+        "\\begin{tabular}{l" + "r" * len(measures) + "}",
+        "\\toprule",
+        " & ".join(["System"] + [latex_escape(m) for m in measures]) + " \\\\",
+        "\\midrule",
+    ]
+    for row in rows:
+        name = latex_escape(row.system)
+        if row.kind == "reported":
+            name += "$^\\dagger$"
+        elif row.kind == "baseline":
+            name += " (baseline)"
+        cells = [name]
+        for m in measures:
+            value = row.scores.get(m)
+            if value is None:
+                cells.append("--")
+                continue
+            text = fmt(row, value)
+            cells.append(f"\\textbf{{{text}}}" if text == best[m] else text)
+        lines.append(" & ".join(cells) + " \\\\")
+    lines.append("\\bottomrule")
+    lines.append("\\end{tabular}")
+    if has_reported:
+        lines.append("\\par\\smallskip")
+        lines.append(
+            "{\\footnotesize $^\\dagger$ Reported in the paper that introduced the system; not scored by Lexboard.}"
+        )
+    lines.append("\\end{table}")
+    return "\n".join(lines) + "\n"
+
+
+def _label(text: str) -> str:
+    return re.sub(r"[^a-zA-Z0-9-]", "-", text)
+
+
+def _caption(rows: Sequence[LeaderboardRow], *, dataset: Dataset, split: Split) -> str:
+    caption = f"Results on {latex_escape(dataset.name)} ({latex_escape(split.name)} split), in percent."
+    caption += " Best value per column in bold."
+    note = disclosure.grid_note(split)
+    if note:
+        caption += f" Entries scored here: {latex_escape(note)} (a hidden split shows its primary measure only)."
+    if any(r.kind == "baseline" for r in rows):
+        caption += " Baselines were scored by Lexboard like any entry."
+    return caption
+
+
+def to_bibtex(dataset: Dataset) -> str:
+    """The dataset's citation as curators entered it."""
+    if not dataset.citation.strip():
+        raise ExportError(f"{dataset.name} has no citation yet; please cite its homepage instead.")
+    return dataset.citation.strip() + "\n"

@@ -1,0 +1,5 @@
+import sys
+
+from lexboard_cli.client import main
+
+sys.exit(main())

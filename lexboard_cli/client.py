@@ -1,0 +1,510 @@
+#!/usr/bin/env python3
+"""Lexboard command-line client: upload a run, wait for its scores, print them.
+
+Standard library only, one file: copy it next to your experiments and run
+
+    python client.py submit --url https://lexboard.example --token lxb_… \\
+        --dataset bsard --run run.trec.gz --system-name "BM25" --wait
+
+or, inside the Lexboard repository, ``python -m lexboard_cli …``.
+The token and URL can also come from the environment (``LEXBOARD_TOKEN``,
+``LEXBOARD_URL``), which keeps the key out of the shell history.
+
+Exit codes: 0 scored (or, without ``--wait``, accepted), 1 scoring failed
+(the reasons are printed with their line numbers), 2 a usage or HTTP error
+(the server's message is printed), 3 still not finished when ``--timeout``
+ran out (the submission goes on; ask again with ``status ID``), 4 accepted
+and waiting: the split's judgments are not published yet, the run is scored
+when they are (``status ID`` later).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import mimetypes
+import os
+import re
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import uuid
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+__all__ = ["Client", "ClientError", "encode_multipart", "main"]
+
+EXIT_OK, EXIT_FAILED, EXIT_ERROR, EXIT_TIMEOUT, EXIT_WAITING = 0, 1, 2, 3, 4
+API_PREFIX = "/api/v1"
+USER_AGENT = "lexboard-client/1.0 (+python urllib)"
+CHUNK = 1 << 16
+
+# Metadata fields of an upload, as (option, form field, help).
+METADATA_OPTIONS = [
+    ("--description", "description", "a few words about the system"),
+    ("--team", "team", "team or affiliation"),
+    ("--paper-url", "paper_url", "link to the paper"),
+    ("--code-url", "code_url", "link to the code"),
+    ("--family", "family", "lexical, dense, hybrid, llm or other"),
+    ("--params", "params", "number of parameters, e.g. 110M"),
+    ("--latency-ms", "latency_ms", "latency per query in milliseconds"),
+    ("--llm-calls-per-query", "llm_calls_per_query", "LLM calls per query"),
+    ("--llm-tokens-per-query", "llm_tokens_per_query", "LLM tokens per query"),
+    ("--hardware", "hardware", "hardware used, e.g. 1x A100"),
+    ("--visibility", "visibility", "public, anonymous or private (default: private, only you see it)"),
+]
+
+
+class ClientError(Exception):
+    """An HTTP or usage error, with the server's message when there is one."""
+
+    def __init__(self, message: str, *, status: int | None = None, details: list[dict] | None = None):
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.details = details or []
+
+    def __str__(self) -> str:
+        head = f"HTTP {self.status}: {self.message}" if self.status else self.message
+        return "\n".join([head, *(_format_detail(d) for d in self.details)])
+
+
+def _format_detail(detail: dict) -> str:
+    line = detail.get("line")
+    reason = detail.get("reason", "")
+    return f"  line {line}: {reason}" if line is not None else f"  {reason}"
+
+
+# --- multipart/form-data, streamed ----------------------------------------------------
+
+
+def _quote(value: str) -> str:
+    """A name or filename inside ``Content-Disposition`` quotes (HTML's form encoding).
+
+    Quotes and line breaks would end the header or the value: they are
+    percent-encoded the way browsers do it.
+    """
+    return value.replace("\\", "\\\\").replace('"', "%22").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def encode_multipart(
+    fields: dict[str, str], files: dict[str, str], *, boundary: str | None = None
+) -> tuple[str, int, Iterable[bytes]]:
+    """Encode form ``fields`` and ``files`` (field → path) as multipart/form-data.
+
+    Returns (content type, content length, an iterable of byte chunks). The
+    files are read in chunks while sending, so a large run is never held in
+    memory; the length is computed beforehand from the file sizes so the
+    server gets a plain ``Content-Length`` request (not chunked).
+    """
+    boundary = boundary or f"lexboard-{uuid.uuid4().hex}"
+    sep = f"--{boundary}\r\n".encode()
+    parts: list[bytes | tuple[str, int]] = []
+    for name, value in fields.items():
+        parts.append(sep)
+        parts.append(f'Content-Disposition: form-data; name="{_quote(name)}"\r\n\r\n'.encode())
+        parts.append(str(value).encode("utf-8") + b"\r\n")
+    for name, path in files.items():
+        filename = os.path.basename(path)
+        ctype = "application/gzip" if path.endswith(".gz") else (mimetypes.guess_type(filename)[0] or "text/plain")
+        parts.append(sep)
+        parts.append(
+            (
+                f'Content-Disposition: form-data; name="{_quote(name)}"; filename="{_quote(filename)}"\r\n'
+                f"Content-Type: {ctype}\r\n\r\n"
+            ).encode()
+        )
+        parts.append((path, os.path.getsize(path)))
+        parts.append(b"\r\n")
+    parts.append(f"--{boundary}--\r\n".encode())
+    length = sum(len(p) if isinstance(p, bytes) else p[1] for p in parts)
+
+    def chunks() -> Iterator[bytes]:
+        for part in parts:
+            if isinstance(part, bytes):
+                yield part
+                continue
+            path, size = part
+            sent = 0
+            with open(path, "rb") as fh:
+                while True:
+                    block = fh.read(CHUNK)
+                    if not block:
+                        break
+                    sent += len(block)
+                    yield block
+            if sent != size:
+                raise ClientError(f"{path} changed while it was being sent; try again.")
+
+    return f"multipart/form-data; boundary={boundary}", length, chunks()
+
+
+# --- the API ----------------------------------------------------------------------------
+
+
+class Client:
+    """A small client of the Lexboard API (``/api/v1/``)."""
+
+    def __init__(self, url: str, token: str | None = None, *, timeout: float = 60.0) -> None:
+        url = url.rstrip("/")
+        if not url.startswith(("http://", "https://")):
+            raise ClientError(f"--url must start with http:// or https:// (got {url!r})")
+        if url.endswith(API_PREFIX):
+            url = url[: -len(API_PREFIX)]
+        self.base = url
+        self.token = token
+        self.timeout = timeout
+
+    def _url(self, path: str) -> str:
+        return path if path.startswith(("http://", "https://")) else f"{self.base}{API_PREFIX}/{path.lstrip('/')}"
+
+    def request(self, method: str, path: str, *, data: Any = None, headers: dict | None = None) -> dict:
+        """Send a request and return the JSON answer; raise :class:`ClientError` on any error."""
+        headers = {"Accept": "application/json", "User-Agent": USER_AGENT, **(headers or {})}
+        if self.token:
+            headers["Authorization"] = f"Token {self.token}"
+        req = urllib.request.Request(self._url(path), data=data, headers=headers, method=method)
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                body = resp.read()
+        except urllib.error.HTTPError as exc:
+            raise _http_error(exc) from None
+        except urllib.error.URLError as exc:
+            raise ClientError(f"cannot reach {self.base}: {exc.reason}") from None
+        except TimeoutError:
+            raise ClientError(f"{self.base} did not answer within {self.timeout:.0f} seconds") from None
+        try:
+            return json.loads(body.decode("utf-8")) if body else {}
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            raise ClientError(f"{self._url(path)} did not answer with JSON; is --url the Lexboard site?") from None
+
+    def submit(self, *, dataset: str, run: str, system_name: str, split: str | None = None, **metadata: Any) -> dict:
+        """Upload a run; returns ``{"id", "status", "url"}``."""
+        if not os.path.isfile(run):
+            raise ClientError(f"--run {run!r}: no such file")
+        fields = {"dataset": dataset, "system_name": system_name}
+        if split:
+            fields["split"] = split
+        fields.update({k: str(v) for k, v in metadata.items() if v is not None})
+        ctype, length, body = encode_multipart(fields, {"run_file": run})
+        created = self.request(
+            "POST", "submissions/", data=body, headers={"Content-Type": ctype, "Content-Length": str(length)}
+        )
+        if "id" not in created:
+            # urllib follows a redirect of a POST with a GET, dropping the file (e.g. http:// → https://).
+            raise ClientError(
+                f"{self.base} did not accept the upload (no submission id in its answer); "
+                "if the site redirects, give --url exactly as the site's address (https://…)"
+            )
+        return created
+
+    def status(self, submission_id: int | str) -> dict:
+        return self.request("GET", f"submissions/{int(submission_id)}/")
+
+    def per_query(self, submission_id: int | str) -> dict:
+        """Per-query values (dev and train splits whose labels are public)."""
+        return self.request("GET", f"submissions/{int(submission_id)}/per-query")
+
+    def update(self, submission_id: int | str, **fields: Any) -> dict:
+        """Change metadata or visibility: only the fields given."""
+        body = json.dumps(fields).encode()
+        return self.request("PATCH", f"submissions/{int(submission_id)}/", data=body,
+                            headers={"Content-Type": "application/json"})
+
+    def withdraw(self, submission_id: int | str) -> dict:
+        return self.request("POST", f"submissions/{int(submission_id)}/withdraw", data=b"")
+
+    def dataset(self, slug: str) -> dict:
+        """A dataset: its splits (with your uploads left on each), measures and primary measure."""
+        return self.request("GET", f"datasets/{urllib.parse.quote(slug)}/")
+
+    def tasks(self, slug: str) -> list:
+        """A dataset's shared tasks: phases, dates, caps, and your team in each."""
+        return self.request("GET", f"datasets/{urllib.parse.quote(slug)}/tasks")  # type: ignore[return-value]
+
+    def wait(self, submission_id: int | str, *, timeout: float = 600.0, interval: float = 2.0, on_change=None) -> dict:
+        """Poll until the submission is scored or failed, or ``timeout`` seconds have passed."""
+        deadline = time.monotonic() + timeout
+        last = None
+        while True:
+            info = self.status(submission_id)
+            state = (info.get("status"), round(float(info.get("progress") or 0), 2))
+            if on_change is not None and state != last:
+                on_change(info)
+            last = state
+            if info.get("status") in ("scored", "failed", "waiting"):  # waiting: for judgments, maybe weeks
+                return info
+            if time.monotonic() + interval > deadline:
+                return info
+            time.sleep(interval)
+            interval = min(interval * 1.5, 15.0)
+
+
+def _http_error(exc: urllib.error.HTTPError) -> ClientError:
+    """The server's ``{"error": {"message", "details"}}`` as a ClientError, or the bare status."""
+    try:
+        raw = exc.read()
+        body = json.loads(raw.decode("utf-8"))
+        error = body.get("error", {})
+        message = error.get("message") or str(body)
+        details = error.get("details") or []
+        if error.get("retry_at"):
+            message += f" (next upload allowed at {error['retry_at']})"
+    except Exception:  # not our JSON (a proxy's page, an HTML error): say what we know
+        message, details = exc.reason or "error", []
+    return ClientError(str(message), status=exc.code, details=details)
+
+
+# --- output ------------------------------------------------------------------------------
+
+
+def format_scores(info: dict) -> str:
+    """The scores as a table in percent with two decimals, as the site shows them (``--json`` keeps fractions)."""
+    scores = info.get("scores") or {}
+    if not scores:
+        return "(no scores)"
+    width = max(len("measure"), *(len(name) for name in scores))
+    lines = [f"{'measure':<{width}}  percent", f"{'-' * width}  -------"]
+    for name, value in scores.items():
+        shown = "–" if value is None else f"{100 * value:.2f}"
+        lines.append(f"{name:<{width}}  {shown}")
+    return "\n".join(lines)
+
+
+def format_result(info: dict) -> str:
+    """A finished (or not) submission for a person: status, scores or reasons, warnings."""
+    head = f"submission {info.get('id')} on {info.get('dataset')}/{info.get('split')}: {info.get('status')}"
+    lines = [head]
+    if info.get("status") == "scored":
+        lines.append(format_scores(info))
+    elif info.get("status") == "waiting":
+        lines.append("waiting: the split's judgments are not published yet; the run is scored when they are")
+    elif info.get("status") == "failed":
+        error = info.get("error") or {}
+        lines.append(f"failed: {error.get('message', 'no reason given')}")
+        lines.extend(_format_detail(d) for d in error.get("details") or [])
+    else:
+        lines.append(f"progress: {100 * float(info.get('progress') or 0):.0f}%")
+    for warning in info.get("warnings") or []:
+        text = warning.get("message", warning) if isinstance(warning, dict) else warning
+        lines.append(f"warning: {text}")
+    if info.get("page"):
+        lines.append(f"page: {info['page']}")
+    return "\n".join(lines)
+
+
+def format_per_query(body: dict) -> str:
+    """The per-query table in percent, one row per query."""
+    measures = body.get("measures") or []
+    width = max([len("query"), *(len(row["qid"]) for row in body.get("queries") or [])])
+    lines = [f"submission {body.get('submission')} on {body.get('dataset')}/{body.get('split')}, per query (percent)",
+             "  ".join([f"{'query':<{width}}", *(f"{m:>9}" for m in measures)])]
+    for row in body.get("queries") or []:
+        cells = [f"{100 * row['values'][m]:>9.2f}" if row["values"].get(m) is not None else f"{'–':>9}"
+                 for m in measures]
+        lines.append("  ".join([f"{row['qid']:<{width}}", *cells]))
+    return "\n".join(lines)
+
+
+def format_dataset(body: dict) -> str:
+    """A dataset's measures and, per split, the uploads you have left."""
+    lines = [f"dataset {body.get('slug')} ({body.get('name')}): measures {', '.join(body.get('measures') or [])}; "
+             f"primary {body.get('primary_measure')}"]
+    for split in body.get("splits") or []:
+        left = split.get("uploads_left")
+        if not split.get("accepts_submissions"):
+            quota = "takes no uploads"
+        elif left is None:
+            quota = "uploads left: give --token to see yours"
+        else:
+            today = "no daily limit" if left.get("today") is None else f"{left['today']} uploads left today"
+            total = "no total limit" if left.get("total") is None else f"{left['total']} left in all"
+            quota = f"{today}, {total}" + (f" (team {left['team']})" if left.get("team") else "")
+            if left.get("next_allowed_at"):
+                quota += f"; next upload accepted from {left['next_allowed_at']}"
+        lines.append(f"  split {split.get('name')} ({'hidden' if split.get('hidden') else 'public'} labels): {quota}")
+    return "\n".join(lines)
+
+
+def format_tasks(tasks: list) -> str:
+    if not tasks:
+        return "no shared task on this dataset"
+    lines = []
+    for task in tasks:
+        team = task.get("my_team")
+        lines.append(f"task {task['id']} \u201c{task['title']}\u201d on split {task['split']}: {task['state']}, "
+                     f"{task['opens_at']} to {task['closes_at']} ({task['time_zone']}); per team "
+                     f"{task['daily_cap'] or 'no'} runs a day, {task['total_cap'] or 'no'} in all, "
+                     f"{task['max_final_runs']} final; your team: "
+                     + (f"{team['name']} ({', '.join(team['members'])})" if team else "none"))
+    return "\n".join(lines)
+
+
+def _exit_code(info: dict) -> int:
+    return {"scored": EXIT_OK, "failed": EXIT_FAILED, "waiting": EXIT_WAITING}.get(info.get("status", ""), EXIT_TIMEOUT)
+
+
+# --- command line -------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m lexboard_cli",
+        description="Upload runs to a Lexboard site and read their scores.",
+        epilog="Exit codes: 0 scored/accepted, 1 scoring failed, 2 refused (the reasons are printed), usage or HTTP error, "
+               "3 timed out waiting, 4 waiting for the split's judgments (scored when they are published).",
+    )
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--url", default=os.environ.get("LEXBOARD_URL"), help="the site, e.g. https://lexboard.example (or $LEXBOARD_URL)")
+    common.add_argument("--token", default=os.environ.get("LEXBOARD_TOKEN"), help="your API token (or $LEXBOARD_TOKEN)")
+    common.add_argument("--json", action="store_true", help="print the server's JSON answers instead of tables")
+    common.add_argument("--timeout", type=float, default=600.0, help="seconds to wait with --wait (default 600)")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    submit = sub.add_parser("submit", parents=[common], help="upload a run")
+    submit.add_argument("--dataset", required=True, help="dataset slug, e.g. bsard")
+    submit.add_argument("--run", required=True, help="the run file (TREC format, plain or .gz)")
+    submit.add_argument("--split", help="split name (default: the dataset's hidden test split)")
+    submit.add_argument("--system-name", required=True, help="the name shown on the leaderboard")
+    for option, _field, help_text in METADATA_OPTIONS:
+        submit.add_argument(option, help=help_text)
+    submit.add_argument("--used-training-data", action="store_true", help="the system was trained on the dataset's training data")
+    submit.add_argument("--wait", action="store_true", help="wait for the scores and print them")
+
+    status = sub.add_parser("status", parents=[common], help="show a submission's status and scores")
+    status.add_argument("id", type=int, metavar="SUBMISSION_ID")
+    status.add_argument("--wait", action="store_true", help="wait until it is scored or failed")
+
+    per_query = sub.add_parser("per-query", parents=[common],
+                               help="a submission's value on each query (dev and train splits with public labels)")
+    per_query.add_argument("id", type=int, metavar="SUBMISSION_ID")
+
+    update = sub.add_parser("set", parents=[common], help="change a submission's visibility or metadata")
+    update.add_argument("id", type=int, metavar="SUBMISSION_ID")
+    update.add_argument("--system-name", help="the name shown on the leaderboard")
+    for option, _field, help_text in METADATA_OPTIONS:
+        update.add_argument(option, help=help_text)
+
+    withdraw = sub.add_parser("withdraw", parents=[common], help="take a submission off the leaderboard for good")
+    withdraw.add_argument("id", type=int, metavar="SUBMISSION_ID")
+
+    dataset = sub.add_parser("dataset", parents=[common],
+                             help="a dataset's measures and splits, with your uploads left on each")
+    dataset.add_argument("slug", metavar="DATASET", help="dataset slug, e.g. bsard")
+
+    tasks = sub.add_parser("tasks", parents=[common], help="a dataset's shared tasks and your team in each")
+    tasks.add_argument("slug", metavar="DATASET", help="dataset slug, e.g. coliee-t3")
+    return parser
+
+
+#: The server's words for a field → the client's own option, in messages printed to a person.
+_FIELD_OPTIONS = {"system_name": "--system-name", "used_training_data": "--used-training-data",
+                  **{field: option for option, field, _ in METADATA_OPTIONS}}
+
+
+def _in_client_terms(text: str) -> str:
+    """A server message with its field names as this client's options (``--visibility public``)."""
+    for field, option in _FIELD_OPTIONS.items():
+        text = re.sub(rf"\b{field}=", f"{option} ", text)
+        text = re.sub(rf"(?<![\w-]){field}:", f"{option}:", text)
+    return text
+
+
+def _simple_command(client: Client, args, out) -> int:
+    """per-query, set, withdraw, dataset, tasks: one request, its answer printed."""
+    if args.command == "per-query":
+        body = client.per_query(args.id)
+        print(json.dumps(body) if args.json else format_per_query(body), file=out)
+    elif args.command == "set":
+        fields = {field: getattr(args, option[2:].replace("-", "_")) for field, option in _FIELD_OPTIONS.items()
+                  if field != "used_training_data"}
+        fields = {k: v for k, v in fields.items() if v is not None}
+        if not fields:
+            raise ClientError("nothing to change: give at least one option, e.g. --visibility public")
+        info = client.update(args.id, **fields)
+        print(json.dumps(info) if args.json else format_result(info), file=out)
+    elif args.command == "withdraw":
+        info = client.withdraw(args.id)
+        print(json.dumps(info) if args.json else f"submission {info.get('id')} withdrawn: it is on no board any more",
+              file=out)
+    elif args.command == "dataset":
+        body = client.dataset(args.slug)
+        print(json.dumps(body) if args.json else format_dataset(body), file=out)
+    else:
+        tasks = client.tasks(args.slug)
+        print(json.dumps(tasks) if args.json else format_tasks(tasks), file=out)
+    return EXIT_OK
+
+
+def main(argv: list[str] | None = None, *, out=None, err=None) -> int:
+    out = out or sys.stdout
+    err = err or sys.stderr
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: 2 on usage errors, 0 for --help
+        return int(exc.code or 0)
+    if not args.url:
+        print("error: --url is required (or set LEXBOARD_URL)", file=err)
+        return EXIT_ERROR
+    if args.command in ("submit", "set", "withdraw") and not args.token:
+        what = "to upload" if args.command == "submit" else f"for {args.command}"
+        print(f"error: --token is required {what} (or set LEXBOARD_TOKEN); create one on your profile page", file=err)
+        return EXIT_ERROR
+
+    try:
+        client = Client(args.url, args.token)
+        if args.command not in ("submit", "status"):
+            return _simple_command(client, args, out)
+        if args.command == "submit":
+            metadata = {field: getattr(args, option[2:].replace("-", "_")) for option, field, _ in METADATA_OPTIONS}
+            if args.used_training_data:
+                metadata["used_training_data"] = "true"
+            created = client.submit(
+                dataset=args.dataset, run=args.run, split=args.split, system_name=args.system_name, **metadata
+            )
+            submission_id = created["id"]
+            if not args.json:
+                print(f"submission {submission_id}", file=out)
+            elif not args.wait:
+                print(json.dumps(created), file=out)
+            print(f"accepted: submission {submission_id} is {created.get('status')}: {created.get('url')}", file=err)
+            if created.get("visibility_note"):
+                print(f"  private by default: only you see submission {submission_id}. To show it on the "
+                      f"leaderboard: python -m lexboard_cli set {submission_id} --visibility public "
+                      "(or anonymous), or give --visibility public with submit.", file=err)
+            if not args.wait:
+                return EXIT_OK
+        else:
+            submission_id = args.id
+            if not args.wait:
+                info = client.status(submission_id)
+                print(json.dumps(info) if args.json else format_result(info), file=out)
+                return EXIT_FAILED if info.get("status") == "failed" else EXIT_OK
+
+        def progress(info: dict) -> None:
+            print(f"  {info.get('status')} {100 * float(info.get('progress') or 0):.0f}%", file=err)
+
+        info = client.wait(submission_id, timeout=args.timeout, on_change=progress)
+    except ClientError as exc:
+        print(f"error: {_in_client_terms(str(exc))}", file=err)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("interrupted; the submission goes on (see `status ID`)", file=err)
+        return EXIT_TIMEOUT
+
+    print(json.dumps(info) if args.json else format_result(info), file=out)
+    code = _exit_code(info)
+    if code == EXIT_TIMEOUT:
+        print(
+            f"still {info.get('status')} after {args.timeout:.0f} seconds; it goes on: "
+            f"`python -m lexboard_cli status {submission_id}` shows it later",
+            file=err,
+        )
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,142 @@
+"""What import-linter does not see: cycles through imports inside functions, such imports themselves,
+``ImportError`` fallbacks, and the maintainer's tour against the tree.
+
+import-linter's contracts (pyproject.toml) forbid upward imports between and inside packages; these tests
+check the claims docs/architecture.md and CONTRIBUTING.md make beyond them.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import grimp
+import pytest
+from django.apps import apps
+from django.conf import settings as django_settings
+
+from tests.project import DJANGO_PACKAGES, PACKAGES, ROOT, source_files
+
+#: A project import inside a function is allowed only where Django asks for it: ``AppConfig.ready``.
+READY = "ready"
+
+#: The one ``ImportError`` fallback: an optional compiled module of our own (a skipped build step), never a
+#: pinned dependency (CONTRIBUTING.md, "Modules").
+OPTIONAL_BUILDS = {"evaluation/fastscore.py"}
+
+
+@pytest.fixture(scope="module")
+def graph() -> grimp.ImportGraph:
+    return grimp.build_graph(*PACKAGES, include_external_packages=False)
+
+
+def _function_imports(tree: ast.AST):
+    for fn in ast.walk(tree):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for node in ast.walk(fn):
+                if isinstance(node, ast.ImportFrom):
+                    yield fn.name, node, ("." * node.level) + (node.module or "")
+                elif isinstance(node, ast.Import):
+                    for alias in node.names:
+                        yield fn.name, node, alias.name
+
+
+def test_no_module_level_cycle_counting_imports_inside_functions(graph):
+    """grimp reads every import, in a function or not: no two modules may reach each other."""
+    cycles = []
+    for package in PACKAGES:
+        for module in sorted(graph.find_descendants(package) | {package}):
+            for imported in graph.find_modules_directly_imported_by(module):
+                if graph.chain_exists(importer=imported, imported=module):
+                    chain = graph.find_shortest_chain(importer=imported, imported=module)
+                    cycles.append(f"{module} -> {' -> '.join(chain or [])}")
+    assert not cycles, "import cycles:\n" + "\n".join(sorted(cycles)[:20])
+
+
+def test_no_project_import_inside_a_function():
+    """Imports of the project's packages are at the top of the module (AppConfig.ready is Django's own place)."""
+    found = []
+    for path in source_files():
+        rel = path.relative_to(ROOT).as_posix()
+        for function, node, name in _function_imports(ast.parse(path.read_text())):
+            if function == READY and rel.endswith("/apps.py"):
+                continue
+            if name.startswith(".") or name.split(".")[0] in PACKAGES:
+                found.append(f"{rel}:{node.lineno} ({function}: {name})")
+    assert not found, "move these imports to the module's top (or the code to the right layer): " + ", ".join(found)
+
+
+def test_no_import_error_fallback():
+    """``except ImportError`` (or ModuleNotFoundError) only around an optional build of our own."""
+    found = []
+    for path in source_files():
+        rel = path.relative_to(ROOT).as_posix()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ExceptHandler) and node.type is not None:
+                names = {n.id for n in ast.walk(node.type) if isinstance(n, ast.Name)}
+                if names & {"ImportError", "ModuleNotFoundError"} and rel not in OPTIONAL_BUILDS:
+                    found.append(f"{rel}:{node.lineno}")
+    assert not found, "an ImportError fallback for a pinned dependency: " + ", ".join(found)
+
+
+def test_the_tour_names_every_package_and_only_folders_that_exist():
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    tour = text[text.index("## A maintainer's tour"):text.index("## Layers")]
+    listed = set(re.findall(r"^\| `([a-z_]+)/` \|", tour, re.M))
+    assert listed == set(PACKAGES), f"tour lists {sorted(listed)}, the project has {sorted(PACKAGES)}"
+    for folder in listed:
+        assert (ROOT / folder / "__init__.py").exists(), folder
+    for path in re.findall(r"`((?:[a-z_]+/)+[a-z_]+\.py)`", tour):
+        assert (ROOT / path).exists(), f"the tour names {path}, which does not exist"
+
+
+def test_the_tour_gives_each_app_its_label():
+    """The label column is the one Django uses (renamed folders kept their labels: no migration churns)."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    tour = text[text.index("## A maintainer's tour"):text.index("## Layers")]
+    rows = dict(re.findall(r"^\| `([a-z_]+)/` \|.*\| `?([a-z_—]+)`? \|$", tour, re.M))
+    labels = {config.name: config.label for config in apps.get_app_configs()}
+    for package in DJANGO_PACKAGES:
+        if package in labels:
+            assert rows.get(package) == labels[package], (package, rows.get(package), labels[package])
+
+
+def test_templates_and_url_namespaces_match_the_app_that_renders_them():
+    """A view in ``app/`` renders ``app/…`` templates (or the site's own, at the top of templates/)."""
+    shared = {"base.html", "404.html", "500.html", "503.html"}
+    render = re.compile(r"""(?:render|get_template|render_to_string)\(\s*(?:request,\s*)?["']([\w/.-]+\.html)["']""")
+    wrong = []
+    for package in DJANGO_PACKAGES:
+        for path in source_files((package,)):
+            for name in render.findall(path.read_text()):
+                if name in shared or name.startswith(("account/", "admin/", "allauth/", "registration/")):
+                    continue
+                if name.split("/")[0] != package:
+                    wrong.append(f"{path.relative_to(ROOT)}: {name}")
+    assert not wrong, "templates outside their app's folder: " + ", ".join(wrong)
+    for package in DJANGO_PACKAGES:
+        urls = ROOT / package / "urls.py"
+        if package == "lexboard":  # the project's root URLconf: no namespace
+            continue
+        if urls.exists():
+            match = re.search(r'^app_name = "(\w+)"', urls.read_text(), re.M)
+            assert match and match.group(1) == package, f"{package}/urls.py: app_name must be {package!r}"
+
+
+def test_every_setting_the_code_reads_is_declared():
+    """``settings.X`` and ``getattr(settings, "X", …)`` name a setting of lexboard/settings or Django: a default
+    hidden in a getattr is a setting nobody can find (and a typo reads the default silently)."""
+    read = set()
+    for path in source_files(DJANGO_PACKAGES):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "settings" \
+                    and node.attr.isupper():
+                read.add((node.attr, path.relative_to(ROOT).as_posix()))
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
+                    and len(node.args) >= 2 and isinstance(node.args[0], ast.Name) and node.args[0].id == "settings":
+                name = node.args[1]
+                if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                    read.add((name.value, path.relative_to(ROOT).as_posix()))
+                    assert len(node.args) == 2, f"{path.relative_to(ROOT)}: declare {name.value} in settings, no default"
+    missing = sorted(f"{name} ({where})" for name, where in read if not hasattr(django_settings, name))
+    assert not missing, "settings read but never declared: " + ", ".join(missing)

@@ -1,0 +1,224 @@
+"""The curators' admin: pages open for staff only, the import form, publishing, no hidden labels shown."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import pytest
+from django.contrib import admin
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db.models import F
+from django.forms.models import model_to_dict
+from django.urls import reverse
+
+from catalogue.cards import cards_load
+from catalogue.importers import files_from_directory, import_bsard, import_trec
+from catalogue.models import Benchmark, Corpus, Dataset, QrelsVersion, ReportedResult, Split, Topic
+from catalogue.services import qrels_version_add
+from leaderboard.admin import SplitAdmin
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "import"
+MODELS = [Benchmark, Dataset, Corpus, Split, Topic, QrelsVersion, ReportedResult]
+SECRET = "secretdoc-42"
+
+
+@pytest.fixture
+def loaded(db):
+    """The cards, a BSARD import, and a hidden split whose qrels judge a marker docid."""
+    cards_load()
+    bsard = Dataset.objects.get(slug="bsard")
+    import_bsard(dataset=bsard, files=files_from_directory(DATA / "bsard"))
+    qrels = (DATA / "trec" / "test.qrels").read_bytes() + f"1 0 {SECRET} 1\n".encode()
+    import_trec(
+        dataset=Dataset.objects.get(slug="greekbarretrieval"),
+        split="test",
+        topics=("topics.tsv", (DATA / "trec" / "topics.tsv").read_bytes()),
+        qrels=("test.qrels", qrels),
+        corpus_ids=("ids.txt", (DATA / "trec" / "ids.txt").read_bytes()),
+        hidden=True,
+    )
+    return bsard
+
+
+def admin_urls() -> list[str]:
+    urls = []
+    for model in MODELS:
+        info = (model._meta.app_label, model._meta.model_name)
+        urls.append(reverse("admin:{}_{}_changelist".format(*info)))
+        obj = model.objects.order_by("pk").first()
+        assert obj is not None, f"no {model.__name__} to open"
+        urls.append(reverse("admin:{}_{}_change".format(*info), args=[obj.pk]))
+    urls.append(reverse("admin:leaderboard_dataset_import", args=[Dataset.objects.get(slug="bsard").pk]))
+    urls.append(reverse("admin:leaderboard_dataset_add"))
+    urls.append(reverse("admin:index"))
+    return urls
+
+
+def test_every_admin_page_opens_for_staff(loaded, client, staff):
+    client.force_login(staff)
+    for url in admin_urls():
+        response = client.get(url)
+        assert response.status_code == 200, url
+
+
+@pytest.mark.parametrize("who", ["participant", "anonymous"])
+def test_admin_pages_send_others_to_the_login(loaded, client, alice, who):
+    if who == "participant":
+        client.force_login(alice)
+    for url in admin_urls():
+        response = client.get(url)
+        assert response.status_code == 302, url
+        assert response["Location"].startswith(reverse("admin:login")), url
+    response = client.post(
+        reverse("admin:leaderboard_dataset_import", args=[loaded.pk]),
+        {"format": "bsard", "files": [SimpleUploadedFile("articles_fr.csv", b"id,article\n1,x\n")]},
+    )
+    assert response.status_code == 302
+    assert Corpus.objects.get(dataset=loaded).n_documents == 20
+
+
+def test_hidden_qrels_never_appear_in_the_admin(loaded, client, staff):
+    client.force_login(staff)
+    version = QrelsVersion.objects.get(split__dataset__slug="greekbarretrieval")
+    urls = admin_urls() + [
+        reverse("admin:leaderboard_qrelsversion_change", args=[version.pk]),
+        reverse("admin:leaderboard_split_change", args=[version.split_id]),
+    ]
+    for url in urls:
+        html = client.get(url).content.decode()
+        assert SECRET not in html, url
+        assert version.text()[:30] not in html, url
+    # Searching for a judged docid finds nothing: the search does not look inside the judgments.
+    search = client.get(reverse("admin:leaderboard_qrelsversion_changelist") + f"?q={SECRET}").content.decode()
+    assert "0 results" in search
+    page = client.get(reverse("admin:leaderboard_qrelsversion_change", args=[version.pk])).content.decode()
+    assert version.sha256 in page and str(version.n_judgments) in page
+
+
+def test_the_import_form_imports_uploaded_files_and_reports(db, client, staff):
+    cards_load()
+    bsard = Dataset.objects.get(slug="bsard")
+    client.force_login(staff)
+    url = reverse("admin:leaderboard_dataset_import", args=[bsard.pk])
+    assert "Import files" in client.get(reverse("admin:leaderboard_dataset_change", args=[bsard.pk])).content.decode()
+
+    uploads = [SimpleUploadedFile(p.name, p.read_bytes()) for p in sorted((DATA / "bsard").iterdir())]
+    response = client.post(url, {"format": "bsard", "files": uploads, "hidden_splits": "test"})
+
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "corpus: 20 documents (new)" in html
+    assert "split test (hidden): 6 topics (6 new, 0 updated)" in html
+    assert Split.objects.get(dataset=bsard, name="test").current_qrels.n_judgments == 6
+
+    uploads = [SimpleUploadedFile(p.name, p.read_bytes()) for p in sorted((DATA / "bsard").iterdir())]
+    html = client.post(url, {"format": "bsard", "files": uploads}).content.decode()
+    assert "unchanged: these files were already imported" in html
+
+
+def test_the_import_form_shows_refusals_and_writes_nothing(db, client, staff):
+    cards_load()
+    bsard = Dataset.objects.get(slug="bsard")
+    client.force_login(staff)
+    uploads = [SimpleUploadedFile(p.name, p.read_bytes()) for p in sorted((DATA / "bsard_broken").iterdir())]
+
+    response = client.post(
+        reverse("admin:leaderboard_dataset_import", args=[bsard.pk]), {"format": "bsard", "files": uploads}
+    )
+
+    html = response.content.decode()
+    assert "nothing was written" in html
+    assert "questions_fr_test.csv:4: article_ids &quot;12a&quot; is not a list of integers" in html
+    assert "articles_fr.csv:24: article id 5 is already on line 7" in html
+    assert not Corpus.objects.filter(dataset=bsard).exists()
+    assert not Topic.objects.filter(split__dataset=bsard).exists()
+
+
+def test_the_import_form_takes_a_zipped_beir_folder_and_trec_files(db, client, staff):
+    bench = Benchmark.objects.create(slug="b", name="B")
+    ds = Dataset.objects.create(benchmark=bench, slug="gb", name="GB", language="el", measures=["R@100"],
+                                primary_measure="R@100")
+    client.force_login(staff)
+    url = reverse("admin:leaderboard_dataset_import", args=[ds.pk])
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for name, data in files_from_directory(DATA / "beir").items():
+            z.writestr(f"greekbar/{name}", data)
+
+    html = client.post(url, {
+        "format": "beir", "files": [SimpleUploadedFile("greekbar.zip", buf.getvalue())], "hidden_splits": "test",
+    }).content.decode()
+    assert "split dev (public, new): 4 topics" in html and "split test (hidden, new): 6 topics" in html
+
+    html = client.post(url, {
+        "format": "trec", "split": "extra", "hidden": "on",
+        "topics": SimpleUploadedFile("topics.tsv", (DATA / "trec" / "topics.tsv").read_bytes()),
+        "qrels": SimpleUploadedFile("test.qrels", (DATA / "trec" / "test.qrels").read_bytes()),
+    }).content.decode()
+    assert "split extra (hidden, new): 6 topics" in html
+    assert Split.objects.get(dataset=ds, name="extra").hidden
+
+    html = client.post(url, {"format": "trec", "split": "extra"}).content.decode()
+    assert "Needed for the trec format." in html
+
+
+def test_a_check_only_import_writes_nothing(db, client, staff):
+    cards_load()
+    bsard = Dataset.objects.get(slug="bsard")
+    client.force_login(staff)
+    uploads = [SimpleUploadedFile(p.name, p.read_bytes()) for p in sorted((DATA / "bsard").iterdir())]
+    html = client.post(
+        reverse("admin:leaderboard_dataset_import", args=[bsard.pk]),
+        {"format": "bsard", "files": uploads, "dry_run": "on"},
+    ).content.decode()
+    assert "Check only — nothing was written" in html
+    assert not Corpus.objects.filter(dataset=bsard).exists()
+
+
+def test_the_publish_action_makes_a_version_current(loaded, client, staff):
+    test = Split.objects.get(dataset=loaded, name="test")
+    v1 = test.current_qrels
+    v2 = QrelsVersion.objects.create(split=test, version=2, qrels_gz=b"", sha256="x" * 64, n_topics=1)
+    client.force_login(staff)
+    changelist = reverse("admin:leaderboard_qrelsversion_changelist")
+
+    response = client.post(changelist, {"action": "publish", "_selected_action": [v2.pk]}, follow=True)
+
+    test.refresh_from_db()
+    assert test.current_qrels == v2
+    assert "published; 0 submissions queued for rescoring" in response.content.decode()
+
+    response = client.post(changelist, {"action": "publish", "_selected_action": [v1.pk, v2.pk]}, follow=True)
+    assert "Choose one version per split" in response.content.decode()
+    test.refresh_from_db()
+    assert test.current_qrels == v2
+
+
+def test_qrels_versions_cannot_be_added_or_deleted_in_the_admin(loaded, client, staff):
+    client.force_login(staff)
+    version = QrelsVersion.objects.first()
+    assert client.get(reverse("admin:leaderboard_qrelsversion_add")).status_code == 403
+    assert client.get(reverse("admin:leaderboard_qrelsversion_delete", args=[version.pk])).status_code == 403
+
+
+def test_saving_a_split_in_the_admin_does_not_undo_a_switch_of_qrels_made_meanwhile(tiny_dataset, staff, rf):
+    """The admin reads the row, then saves it: a qrels switch (and cache version) stored in between must stay."""
+    split = tiny_dataset.splits.get(name="test")
+    read_by_admin = Split.objects.get(pk=split.pk)
+    v2, _ = qrels_version_add(split=split, qrels={"q1": {"d1": 1}, "q2": {"d3": 1}}, publish=False)
+    Split.objects.filter(pk=split.pk).update(current_qrels=v2, cache_version=F("cache_version") + 1)  # a worker
+    request = rf.post("/admin/")
+    request.user = staff
+    model_admin = SplitAdmin(Split, admin.site)
+    form_class = model_admin.get_form(request, read_by_admin, change=True)
+    data = {k: v for k, v in model_to_dict(read_by_admin).items() if v is not None}
+    data["accepts_submissions"] = False
+    form = form_class(data, instance=read_by_admin)
+    assert form.is_valid(), form.errors
+    model_admin.save_model(request, form.save(commit=False), form, change=True)
+    split.refresh_from_db()
+    assert split.accepts_submissions is False  # the curator's change
+    assert split.current_qrels_id == v2.pk, "the admin's save put the old qrels version back"
+    assert split.cache_version > read_by_admin.cache_version
