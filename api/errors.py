@@ -16,10 +16,12 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation
 from django.db import InterfaceError, OperationalError
 from django.http import Http404, JsonResponse
+from django.utils import timezone
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from submissions.errors import AccountRefused, QuotaExceeded, SplitClosed, UploadRefused
 from submissions.throttling import format_wait
 
 logger = logging.getLogger(__name__)
@@ -41,6 +43,24 @@ class ApiError(exceptions.APIException):
 
 def error_body(message: str, details: list[dict] | None = None) -> dict[str, Any]:
     return {"error": {"message": message, "details": [_detail(d) for d in details or []]}}
+
+
+def refusal_response(exc: UploadRefused) -> Response:
+    """An upload refused by a service, as every upload of the API answers it: 429 a quota (with ``retry_at`` and
+    ``Retry-After``), 403 the account policy, 409 a split that takes no runs now, 400 anything else."""
+    body = error_body(exc.message, exc.details)
+    if isinstance(exc, QuotaExceeded):
+        headers = {}
+        if exc.retry_at is not None:
+            body["error"]["retry_at"] = exc.retry_at.isoformat()
+            wait = (exc.retry_at - timezone.now()).total_seconds()
+            headers["Retry-After"] = str(max(1, int(wait)))
+        return Response(body, status=status.HTTP_429_TOO_MANY_REQUESTS, headers=headers)
+    if isinstance(exc, AccountRefused):
+        return Response(body, status=status.HTTP_403_FORBIDDEN)
+    if isinstance(exc, SplitClosed):
+        return Response(body, status=status.HTTP_409_CONFLICT)
+    return Response(body, status=status.HTTP_400_BAD_REQUEST)
 
 
 API_PREFIX = "/api/"

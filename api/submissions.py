@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from django.db.models import Prefetch
 from django.urls import reverse
-from django.utils import timezone
 from drf_spectacular.utils import OpenApiExample, extend_schema, inline_serializer
 from rest_framework import permissions, serializers, status
 from rest_framework.pagination import LimitOffsetPagination
@@ -26,14 +25,14 @@ from rest_framework.views import APIView
 from catalogue.models import Dataset, Split
 from catalogue.selectors import DatasetNotFound, SplitNotFound, dataset_for_page, split_for_page
 from lexboard.converters import MAX_ID
-from submissions.errors import AccountRefused, QuotaExceeded, SplitClosed, UploadRefused
+from submissions.errors import UploadRefused
 from submissions.models import Result, Submission
 from submissions.services import METADATA_FIELDS, submission_create, submission_update_metadata
 from submissions.services.presigned import FILE_NAME, NoObjectStorage, slot_release, upload_slot, uploaded_file
 from submissions.throttling import UploadRateThrottle
 
 from .contract import refuse_unknown_query_parameters
-from .errors import ApiError, error_body
+from .errors import ApiError, refusal_response
 from .serializers import (
     StrictInput,
     SubmissionCreatedSerializer,
@@ -194,21 +193,8 @@ def _create(request, *, split: Split, upload, values: dict, key: str = "") -> Re
         metadata["visibility"] = Submission.Visibility.PRIVATE
     try:
         submission = submission_create(user=request.user, split=split, upload=upload, metadata=metadata)
-    except QuotaExceeded as exc:
-        # A quota is a rate: 429, with the time of the next allowed upload.
-        body = error_body(exc.message, exc.details)
-        headers = {}
-        if exc.retry_at is not None:
-            body["error"]["retry_at"] = exc.retry_at.isoformat()
-            wait = (exc.retry_at - timezone.now()).total_seconds()
-            headers["Retry-After"] = str(max(1, int(wait)))
-        return Response(body, status=status.HTTP_429_TOO_MANY_REQUESTS, headers=headers)
-    except AccountRefused as exc:
-        raise ApiError(exc.message, details=exc.details, status_code=status.HTTP_403_FORBIDDEN) from exc
-    except SplitClosed as exc:
-        raise ApiError(exc.message, details=exc.details, status_code=status.HTTP_409_CONFLICT) from exc
     except UploadRefused as exc:
-        raise ApiError(exc.message, details=exc.details) from exc
+        return refusal_response(exc)
     if key:
         slot_release(key=key)  # the submission holds its own copy now
     url = request.build_absolute_uri(reverse("api:submission", args=[submission.pk]))

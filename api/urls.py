@@ -5,7 +5,7 @@ from django.urls import path
 from leaderboard.page_cache import anonymous_page_cache
 from leaderboard.selectors import api_leaderboard_page_key
 
-from . import analysis, boards, finals, researcher, submissions
+from . import analysis, boards, finals, researcher, sandbox, submissions
 from .contract import SchemaView
 
 app_name = "api"
@@ -18,6 +18,9 @@ urlpatterns = [
     path("submissions/<id:pk>/final", finals.SubmissionFinalView.as_view(), name="submission_final"),
     path("submissions/<id:pk>/per-query", researcher.SubmissionPerQuery.as_view(), name="submission_per_query"),
     path("submissions/<id:pk>/withdraw", researcher.SubmissionWithdraw.as_view(), name="submission_withdraw"),
+    path("sandbox/runs/", sandbox.SandboxRunCreate.as_view(), name="sandbox_runs"),
+    path("sandbox/runs/<id:pk>/", sandbox.SandboxRunDetail.as_view(), name="sandbox_run"),
+    path("sandbox/runs/<id:pk>/cancel", sandbox.SandboxRunCancel.as_view(), name="sandbox_run_cancel"),
     path("datasets/", boards.DatasetList.as_view(), name="datasets"),
     path("datasets/<slug:slug>/", boards.DatasetDetail.as_view(), name="dataset"),
     # Cached for anonymous readers like the leaderboard pages (leaderboard/page_cache.py, docs/performance.md).

@@ -84,6 +84,9 @@ NO_SCORES = {
     # The sandbox's pages: the form to send an image, a run's status and limits (its entry's scores are read
     # through participants:detail), and the POST that cancels it.
     "sandbox:upload", "sandbox:run", "sandbox:cancel",
+    # The same through the API: an image sent (POST), a run's status and limits (its submission's scores are read
+    # through api:submission), its cancel (POST).
+    "api:sandbox_runs", "api:sandbox_run", "api:sandbox_run_cancel",
 }
 
 

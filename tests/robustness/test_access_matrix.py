@@ -346,6 +346,14 @@ ACCESS: dict[str, Callable[[World], list[tuple[str, Expect]]]] = {
     "api:upload_slots": lambda w: [(reverse("api:upload_slots"), {A: 401, O: 405, X: 405, S: 405})],
     "api:submissions_from_upload": lambda w: [(reverse("api:submissions_from_upload"),
                                                {A: 401, O: 405, X: 405, S: 405})],
+    # The sandbox through the API: a run is its participant's and staff's (404 for anyone else, as on its page);
+    # sending an image and cancelling are POSTs.
+    "api:sandbox_runs": lambda w: [(reverse("api:sandbox_runs"), {A: 401, O: 405, X: 405, S: 405})],
+    "api:sandbox_run": lambda w: [(reverse("api:sandbox_run", args=[SandboxRun.objects.get().pk]),
+                                   {A: 401, O: 200, X: 404, S: 200}),
+                                  (reverse("api:sandbox_run", args=[999_999]), {A: 401, O: 404, X: 404, S: 404})],
+    "api:sandbox_run_cancel": lambda w: [(reverse("api:sandbox_run_cancel", args=[SandboxRun.objects.get().pk]),
+                                          {A: 401, O: 405, X: 405, S: 405})],
     # Shared tasks: the task's page and its private board for everyone; team actions are POSTs of logged-in users
     # (the services check membership); an invitation link asks an anonymous visitor to sign up first.
     "leaderboard:task": lambda w: [(reverse("leaderboard:task", args=[w.phase.pk]), ALL_200),
