@@ -10,7 +10,13 @@ or, inside the Lexboard repository, ``python -m lexboard_cli …``.
 The token and URL can also come from the environment (``LEXBOARD_TOKEN``,
 ``LEXBOARD_URL``), which keeps the key out of the shell history.
 
-Exit codes: 0 scored (or, without ``--wait``, accepted), 1 scoring failed
+``submit-image`` sends a container image instead of a run (docs/sandbox.md): the
+site runs it in its sandbox on the split's topics and scores the run it writes;
+``--wait`` follows the sandbox run, then its submission. ``submit --direct``
+sends a run too large for the site's request limit straight to its object
+storage (where the site keeps runs in S3).
+
+Exit codes: 0 scored (or, without ``--wait``, accepted), 1 scoring failed (or the image failed or was cancelled)
 (the reasons are printed with their line numbers), 2 a usage or HTTP error
 (the server's message is printed), 3 still not finished when ``--timeout``
 ran out (the submission goes on; ask again with ``status ID``), 4 accepted
@@ -55,6 +61,10 @@ METADATA_OPTIONS = [
     ("--hardware", "hardware", "hardware used, e.g. 1x A100"),
     ("--visibility", "visibility", "public, anonymous or private (default: private, only you see it)"),
 ]
+
+
+#: The metadata an image takes (the site's image form).
+IMAGE_OPTIONS = ("--description", "--paper-url", "--code-url", "--visibility")
 
 
 class ClientError(Exception):
@@ -172,7 +182,13 @@ class Client:
         except urllib.error.HTTPError as exc:
             raise _http_error(exc) from None
         except urllib.error.URLError as exc:
+            if data is not None and isinstance(exc.reason, (BrokenPipeError, ConnectionResetError)):
+                raise ClientError(f"{self.base} closed the connection while the request was being sent: the file may "
+                                  "be larger than the site accepts in a request (see --direct)") from None
             raise ClientError(f"cannot reach {self.base}: {exc.reason}") from None
+        except (BrokenPipeError, ConnectionResetError):
+            raise ClientError(f"{self.base} closed the connection while the request was being sent: the file may be "
+                              "larger than the site accepts in a request (see --direct)") from None
         except TimeoutError:
             raise ClientError(f"{self.base} did not answer within {self.timeout:.0f} seconds") from None
         try:
@@ -199,6 +215,91 @@ class Client:
                 "if the site redirects, give --url exactly as the site's address (https://…)"
             )
         return created
+
+    def submit_direct(self, *, dataset: str, run: str, system_name: str, split: str | None = None,
+                      **metadata: Any) -> dict:
+        """Upload a run straight to the site's object storage (a presigned PUT), then name it: for runs larger
+        than the proxy's body limit. A site without object storage answers 409."""
+        if not os.path.isfile(run):
+            raise ClientError(f"--run {run!r}: no such file")
+        name = re.sub(r"[^A-Za-z0-9._-]", "_", os.path.basename(run)).lstrip("._-")[:100] or "run.trec"
+        slot = self.upload_slot(name)
+        self.put_file(slot["upload_url"], run)
+        fields: dict[str, Any] = {"dataset": dataset, "system_name": system_name, "upload_key": slot["upload_key"]}
+        if split:
+            fields["split"] = split
+        fields.update({k: _json_value(k, v) for k, v in metadata.items() if v is not None})
+        created = self.request("POST", "submissions/from-upload", data=json.dumps(fields).encode(),
+                               headers={"Content-Type": "application/json"})
+        if "id" not in created:
+            raise ClientError(f"{self.base} did not accept the upload (no submission id in its answer)")
+        return created
+
+    def upload_slot(self, file_name: str) -> dict:
+        """A presigned address for one large run (``upload_url``, ``upload_key``); 409 without object storage."""
+        body = json.dumps({"file_name": file_name}).encode()
+        return self.request("POST", "uploads/", data=body, headers={"Content-Type": "application/json"})
+
+    def put_file(self, url: str, path: str) -> None:
+        """PUT a file's bytes to a presigned address, streamed, as ``curl --upload-file`` does."""
+        size = os.path.getsize(path)
+        # No content type: urllib would otherwise call the body a form, and the signature covers no such header.
+        headers = {"Content-Type": "", "Content-Length": str(size), "User-Agent": USER_AGENT}
+        with open(path, "rb") as fh:
+            req = urllib.request.Request(url, data=fh, headers=headers, method="PUT")
+            try:
+                with urllib.request.urlopen(req, timeout=max(self.timeout, 600.0)) as resp:
+                    resp.read()
+            except urllib.error.HTTPError as exc:
+                text = exc.read().decode("utf-8", "replace")
+                found = re.search(r"<Message>(.*?)</Message>", text, re.S)
+                raise ClientError(f"the object storage refused the file: {found.group(1) if found else exc.reason}",
+                                  status=exc.code) from None
+            except urllib.error.URLError as exc:
+                raise ClientError(f"cannot reach the object storage ({urllib.parse.urlsplit(url).netloc}): "
+                                  f"{exc.reason}") from None
+
+    def submit_image(self, *, dataset: str, archive: str, system_name: str, split: str | None = None,
+                     **metadata: Any) -> dict:
+        """Send a container image (what ``podman save --format oci-archive`` writes); returns the sandbox run."""
+        if not os.path.isfile(archive):
+            raise ClientError(f"--archive {archive!r}: no such file")
+        fields = {"dataset": dataset, "system_name": system_name}
+        if split:
+            fields["split"] = split
+        fields.update({k: str(v) for k, v in metadata.items() if v is not None})
+        ctype, length, body = encode_multipart(fields, {"archive": archive})
+        created = self.request(
+            "POST", "sandbox/runs/", data=body, headers={"Content-Type": ctype, "Content-Length": str(length)}
+        )
+        if "id" not in created:
+            raise ClientError(
+                f"{self.base} did not accept the image (no run id in its answer); "
+                "if the site redirects, give --url exactly as the site's address (https://…)"
+            )
+        return created
+
+    def image_status(self, run_id: int | str) -> dict:
+        return self.request("GET", f"sandbox/runs/{int(run_id)}/")
+
+    def image_cancel(self, run_id: int | str) -> dict:
+        return self.request("POST", f"sandbox/runs/{int(run_id)}/cancel", data=b"")
+
+    def wait_image(self, run_id: int | str, *, timeout: float = 600.0, interval: float = 2.0,
+                   on_change=None) -> dict:
+        """Poll a sandbox run until it ran, failed or was cancelled, or ``timeout`` seconds have passed."""
+        deadline = time.monotonic() + timeout
+        last = None
+        while True:
+            info = self.image_status(run_id)
+            state = (info.get("status"), (info.get("queue") or {}).get("position"), info.get("cancel_requested"))
+            if on_change is not None and state != last:
+                on_change(info)
+            last = state
+            if info.get("status") not in ("queued", "running") or time.monotonic() + interval > deadline:
+                return info
+            time.sleep(interval)
+            interval = min(interval * 1.5, 15.0)
 
     def status(self, submission_id: int | str) -> dict:
         return self.request("GET", f"submissions/{int(submission_id)}/")
@@ -240,6 +341,22 @@ class Client:
                 return info
             time.sleep(interval)
             interval = min(interval * 1.5, 15.0)
+
+
+#: Metadata the JSON body of ``submit --direct`` sends as numbers or booleans (the schema's types).
+_NUMBERS = {"latency_ms", "llm_calls_per_query", "llm_tokens_per_query"}
+
+
+def _json_value(field: str, value: Any) -> Any:
+    if field == "used_training_data":
+        return str(value).lower() in ("1", "true", "yes", "on")
+    if field in _NUMBERS:
+        try:
+            return float(value)
+        except ValueError:
+            option = "--" + field.replace("_", "-")
+            raise ClientError(f"{option} must be a number (got {value!r})") from None
+    return value
 
 
 def _http_error(exc: urllib.error.HTTPError) -> ClientError:
@@ -342,6 +459,42 @@ def format_tasks(tasks: list) -> str:
     return "\n".join(lines)
 
 
+def format_image(info: dict) -> str:
+    """A sandbox run for a person: status and queue place, the outcome's message, digest, limits, time, entry."""
+    head = f"sandbox run {info.get('id')} on {info.get('dataset')}/{info.get('split')}: {info.get('status')}"
+    if info.get("queue"):
+        head += f", {info['queue'].get('text')}"
+    elif info.get("cancel_requested") and info.get("status") == "running":
+        head += ", stopping (cancel requested)"
+    lines = [head]
+    if info.get("message"):
+        lines.append(f"{'outcome ' + info['outcome'] + ': ' if info.get('outcome') else ''}{info['message']}")
+    lines.append(f"image: {info.get('digest')} ({_bytes(info.get('archive_bytes'))})")
+    limits = info.get("limits") or {}
+    if limits:
+        lines.append(f"limits: {limits.get('memory_mb')} MB memory, {limits.get('cpus')} CPU, {limits.get('pids')} "
+                     f"processes, {limits.get('wall_seconds')} s wall time")
+    if info.get("seconds") is not None:
+        used = f"run time: {float(info['seconds']):.1f} s"
+        if info.get("peak_memory_bytes"):
+            used += f", peak memory {_bytes(info['peak_memory_bytes'])}"
+        lines.append(used)
+    if info.get("submission"):
+        lines.append(f"its run: submission {info['submission']} ({info.get('submission_url')})")
+    if info.get("page"):
+        lines.append(f"page: {info['page']}")
+    return "\n".join(lines)
+
+
+def _bytes(n: Any) -> str:
+    value = float(n or 0)
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "bytes" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GB"
+
+
 def _exit_code(info: dict) -> int:
     return {"scored": EXIT_OK, "failed": EXIT_FAILED, "waiting": EXIT_WAITING}.get(info.get("status", ""), EXIT_TIMEOUT)
 
@@ -372,6 +525,30 @@ def build_parser() -> argparse.ArgumentParser:
         submit.add_argument(option, help=help_text)
     submit.add_argument("--used-training-data", action="store_true", help="the system was trained on the dataset's training data")
     submit.add_argument("--wait", action="store_true", help="wait for the scores and print them")
+    submit.add_argument("--direct", action="store_true",
+                        help="send the run straight to the site's object storage (a presigned upload), for runs "
+                             "larger than the site takes in a request; only where the site keeps runs in S3")
+
+    image = sub.add_parser("submit-image", parents=[common],
+                           help="send a container image that makes the run; the site runs it in its sandbox")
+    image.add_argument("--dataset", required=True, help="dataset slug, e.g. bsard")
+    image.add_argument("--archive", required=True,
+                       help="the image archive: what `podman save --format oci-archive -o image.tar IMAGE` writes")
+    image.add_argument("--split", help="split name (default: the dataset's hidden test split)")
+    image.add_argument("--system-name", required=True, help="the name shown on the leaderboard")
+    for option, _field, help_text in METADATA_OPTIONS:
+        if option in IMAGE_OPTIONS:
+            image.add_argument(option, help=help_text)
+    image.add_argument("--wait", action="store_true",
+                       help="wait for the sandbox to run it, then for the scores of its run, and print them")
+
+    image_status = sub.add_parser("image-status", parents=[common],
+                                  help="a sandbox run's status, queue place, outcome, resources and submission")
+    image_status.add_argument("id", type=int, metavar="RUN_ID")
+    image_status.add_argument("--wait", action="store_true", help="wait until it ran (and its run is scored)")
+
+    image_cancel = sub.add_parser("image-cancel", parents=[common], help="cancel a queued or running sandbox run")
+    image_cancel.add_argument("id", type=int, metavar="RUN_ID")
 
     status = sub.add_parser("status", parents=[common], help="show a submission's status and scores")
     status.add_argument("id", type=int, metavar="SUBMISSION_ID")
@@ -404,9 +581,13 @@ _FIELD_OPTIONS = {"system_name": "--system-name", "used_training_data": "--used-
                   **{field: option for option, field, _ in METADATA_OPTIONS}}
 
 
+#: The request's own fields (not metadata), in messages: ``archive: …`` is ``--archive: …``.
+_REQUEST_OPTIONS = {"run_file": "--run", "archive": "--archive", "dataset": "--dataset", "split": "--split"}
+
+
 def _in_client_terms(text: str) -> str:
     """A server message with its field names as this client's options (``--visibility public``)."""
-    for field, option in _FIELD_OPTIONS.items():
+    for field, option in {**_FIELD_OPTIONS, **_REQUEST_OPTIONS}.items():
         text = re.sub(rf"\b{field}=", f"{option} ", text)
         text = re.sub(rf"(?<![\w-]){field}:", f"{option}:", text)
     return text
@@ -438,6 +619,74 @@ def _simple_command(client: Client, args, out) -> int:
     return EXIT_OK
 
 
+def _image_command(client: Client, args, out, err) -> tuple[int | None, int | None]:
+    """submit-image, image-status, image-cancel: (an exit code, or None and the submission to wait for)."""
+    if args.command == "image-cancel":
+        info = client.image_cancel(args.id)
+        print(json.dumps(info) if args.json else format_image(info), file=out)
+        return EXIT_OK, None
+    if args.command == "submit-image":
+        metadata = {field: getattr(args, option[2:].replace("-", "_"))
+                    for option, field, _ in METADATA_OPTIONS if option in IMAGE_OPTIONS}
+        created = client.submit_image(dataset=args.dataset, archive=args.archive, split=args.split,
+                                      system_name=args.system_name, **metadata)
+        run_id = created["id"]
+        if not args.json:
+            print(f"sandbox run {run_id}", file=out)
+        elif not args.wait:
+            print(json.dumps(created), file=out)
+        place = (created.get("queue") or {}).get("text") or created.get("status")
+        print(f"accepted: sandbox run {run_id} is {place}: {created.get('url')}", file=err)
+        if not args.wait:
+            return EXIT_OK, None
+    else:
+        run_id = args.id
+        if not args.wait:
+            info = client.image_status(run_id)
+            print(json.dumps(info) if args.json else format_image(info), file=out)
+            return (EXIT_FAILED if info.get("status") in ("failed", "cancelled") else EXIT_OK), None
+
+    def progress(info: dict) -> None:
+        where = (info.get("queue") or {}).get("text")
+        print(f"  {info.get('status')}{': ' + where if where else ''}", file=err)
+
+    started = time.monotonic()
+    info = client.wait_image(run_id, timeout=args.timeout, on_change=progress)
+    args.timeout = max(1.0, args.timeout - (time.monotonic() - started))  # what is left for the scoring
+    if info.get("status") == "ran" and info.get("submission"):
+        if not args.json:
+            print(format_image(info), file=err)
+        return None, int(info["submission"])
+    print(json.dumps(info) if args.json else format_image(info), file=out)
+    if info.get("status") in ("queued", "running"):
+        print(f"still {info.get('status')} after the --timeout; it goes on: "
+              f"`python -m lexboard_cli image-status {run_id} --wait` follows it later", file=err)
+        return EXIT_TIMEOUT, None
+    return EXIT_FAILED, None
+
+
+def _too_large(client: Client, args, exc: ClientError) -> ClientError:
+    """A 413 to an upload: whether ``--direct`` would take it here (asking the site for a slot tells)."""
+    try:
+        client.upload_slot(re.sub(r"[^A-Za-z0-9._-]", "_", os.path.basename(args.run)).lstrip("._-")[:100]
+                           or "run.trec")
+    except ClientError as probe:
+        if probe.status == 409:
+            hint = ("This site has no object storage for large runs (so --direct cannot help): compress the run "
+                    "with gzip, or cut each query's ranking to the dataset's depth.")
+        else:
+            hint = "Try again with --direct, which sends the run straight to the site's object storage."
+    else:
+        hint = ("This site takes large runs straight into its object storage: run the same command with --direct "
+                "(the run is sent there, not through the site, and gets the same checks).")
+    return ClientError(f"{exc.message} {hint}", status=exc.status, details=exc.details)
+
+
+def _no_object_storage(exc: ClientError) -> ClientError:
+    return ClientError("this site keeps runs on its own disk, not in object storage, so there is nothing to send "
+                       "--direct to: submit without --direct (compress a large run with gzip).", status=exc.status)
+
+
 def main(argv: list[str] | None = None, *, out=None, err=None) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
@@ -449,22 +698,35 @@ def main(argv: list[str] | None = None, *, out=None, err=None) -> int:
     if not args.url:
         print("error: --url is required (or set LEXBOARD_URL)", file=err)
         return EXIT_ERROR
-    if args.command in ("submit", "set", "withdraw") and not args.token:
-        what = "to upload" if args.command == "submit" else f"for {args.command}"
+    if args.command in ("submit", "set", "withdraw", "submit-image", "image-status", "image-cancel") \
+            and not args.token:
+        what = "to upload" if args.command.startswith("submit") else f"for {args.command}"
         print(f"error: --token is required {what} (or set LEXBOARD_TOKEN); create one on your profile page", file=err)
         return EXIT_ERROR
 
     try:
         client = Client(args.url, args.token)
-        if args.command not in ("submit", "status"):
+        if args.command in ("submit-image", "image-status", "image-cancel"):
+            code, waiting_for = _image_command(client, args, out, err)
+            if waiting_for is None:
+                return code if code is not None else EXIT_OK
+            submission_id = waiting_for
+        elif args.command not in ("submit", "status"):
             return _simple_command(client, args, out)
-        if args.command == "submit":
+        elif args.command == "submit":
             metadata = {field: getattr(args, option[2:].replace("-", "_")) for option, field, _ in METADATA_OPTIONS}
             if args.used_training_data:
                 metadata["used_training_data"] = "true"
-            created = client.submit(
-                dataset=args.dataset, run=args.run, split=args.split, system_name=args.system_name, **metadata
-            )
+            try:
+                send = client.submit_direct if args.direct else client.submit
+                created = send(dataset=args.dataset, run=args.run, split=args.split, system_name=args.system_name,
+                               **metadata)
+            except ClientError as exc:
+                if exc.status == 413 and not args.direct:
+                    raise _too_large(client, args, exc) from None
+                if exc.status == 409 and args.direct and "object storage" in exc.message:
+                    raise _no_object_storage(exc) from None
+                raise
             submission_id = created["id"]
             if not args.json:
                 print(f"submission {submission_id}", file=out)
