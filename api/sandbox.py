@@ -21,7 +21,7 @@ from rest_framework.response import Response
 from sandbox.forms import ImageUploadForm
 from sandbox.models import SandboxRun
 from sandbox.selectors import run_queue_place
-from sandbox.services import image_submission_create, sandbox_run_cancel
+from sandbox.services import image_size_refusal, image_submission_create, sandbox_run_cancel
 from submissions.errors import UploadRefused
 from submissions.models import Submission
 from submissions.throttling import UploadRateThrottle
@@ -30,6 +30,8 @@ from .errors import ApiError, refusal_response
 from .serializers import StrictInput, WebAddressField, error_responses
 from .submissions import JsonView, _split_or_error
 
+#: What a multipart body holds besides the archive's bytes (the fields, the boundaries), at most.
+MULTIPART_OVERHEAD = 64 * 1024
 IMAGE_METADATA = ("system_name", "description", "code_url", "paper_url", "visibility")
 
 
@@ -168,7 +170,8 @@ class SandboxRunCreate(JsonView):
         responses={
             202: SandboxRunSerializer,
             **error_responses(
-                413,
+                e413="The archive is larger than the site's image size cap (checked on the request's length, "
+                     "before the body is read).",
                 e400="The archive or a field was refused (not an image archive, over the size cap, the same image "
                      "again, too many runs in flight, a split that takes no images); the message says which.",
                 e403="The split's account policy: verify your e-mail address, or wait for a curator's approval.",
@@ -181,6 +184,15 @@ class SandboxRunCreate(JsonView):
         tags=["sandbox"],
     )
     def post(self, request):
+        # The cap before the body is read: the multipart parser would write the whole archive to a temporary
+        # file first. The form's fields and boundaries take a few KiB; the service checks the file's own size.
+        try:
+            declared = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            declared = 0
+        if refusal := image_size_refusal(declared - MULTIPART_OVERHEAD):
+            raise ApiError(refusal, details=[{"line": None, "reason": f"archive: {refusal}"}],
+                           status_code=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
         data = ImageCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)

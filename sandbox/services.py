@@ -136,6 +136,18 @@ def image_store(*, upload: UploadedFile) -> SoftwareImage:
     return image
 
 
+def image_size_refusal(size: int) -> str | None:
+    """Why an archive of ``size`` bytes is refused (over ``LEXBOARD_SANDBOX_MAX_IMAGE_BYTES``); None if it is not.
+
+    Also asked of a request's declared length before its body is read (the API), so an oversized image is refused
+    before a byte of it is written anywhere."""
+    cap = settings.LEXBOARD_SANDBOX_MAX_IMAGE_BYTES
+    if size <= cap:
+        return None
+    return (f"The image archive is {_human_bytes(size)}; the limit is {_human_bytes(cap)}. Build on a slim base "
+            "image, leave build tools and caches out (a multi-stage build), or ask the curators.")
+
+
 def image_submission_create(*, user, split: Split, upload: UploadedFile, metadata: dict[str, Any]) -> SandboxRun:
     """Check an image cheaply, store it once, queue its run; the sandbox worker runs it after commit.
 
@@ -145,12 +157,9 @@ def image_submission_create(*, user, split: Split, upload: UploadedFile, metadat
     policy = split_policy(split)
     if policy is None or not policy.accepts_images:
         raise _refuse(f"The split {split} does not take container images: upload a run file instead.")
-    size, cap = upload.size or 0, settings.LEXBOARD_SANDBOX_MAX_IMAGE_BYTES
-    if size > cap:
-        raise _refuse(
-            f"The image archive is {_human_bytes(size)}; the limit is {_human_bytes(cap)}. Build on a slim base "
-            "image, leave build tools and caches out (a multi-stage build), or ask the curators."
-        )
+    size = upload.size or 0
+    if refusal := image_size_refusal(size):
+        raise _refuse(refusal)
     if size == 0:
         raise _refuse("The file is empty: upload the image archive `podman save --format oci-archive` writes.")
     values = clean_metadata(metadata)

@@ -110,6 +110,10 @@ def test_the_web_forms_refusals_with_its_messages_and_nothing_stored(api, alice,
     response = send(api, oci_archive())
     assert response.status_code == 400 and "the limit is 100 bytes" in error(response)
     assert not SoftwareImage.objects.exists()
+    # Far over the cap: refused on the request's declared length, before the body is read.
+    big = send(api, oci_archive(padding=200 * 1024))
+    assert big.status_code == 413 and "the limit is 100 bytes" in error(big)
+    assert big.json()["error"]["details"][0]["reason"].startswith("archive: ")
     settings.LEXBOARD_SANDBOX_MAX_IMAGE_BYTES = 10**9
     response = send(api, b"")
     assert response.status_code == 400 and "The file is empty" in error(response)

@@ -53,3 +53,35 @@ def test_submit_image_waits_for_the_sandbox_then_the_scores(live_server, alice, 
     assert body["digest"] == run.image.digest and body["digest"] != f"sha256:{run.image.sha256}"  # podman's id
     assert body["seconds"] > 0 and body["submission"] == submission.pk
     assert body["limits"]["memory_mb"] == 256
+
+
+def test_the_pages_curl_session_runs_as_written(live_server, alice, statutes, example_image, sandbox_worker,
+                                                celery_worker_process, tmp_path):
+    """docs/api.md's ``sh image-session`` block, as written, with curl and jq, against a real sandbox worker."""
+    import os
+    import re
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    from .conftest import SANDBOX
+
+    if not (shutil.which("curl") and shutil.which("jq")):
+        pytest.skip("the page's session uses curl and jq")
+    page = (Path(__file__).resolve().parents[2] / "docs" / "api.md").read_text()
+    (block,) = re.findall(r"```sh image-session\n(.*?)```", page, flags=re.S)
+    token = ApiToken.issue(user=alice, name="docs")[1]
+    worker = sandbox_worker()
+    env = {**SANDBOX.env(), "LEXBOARD": live_server.url, "TOKEN": token, "IMAGE": example_image,
+           "DATASET": "statutes", "SPLIT": "dev"}
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", block], env=env, cwd=tmp_path, capture_output=True,
+                          text=True, timeout=400)
+    assert done.returncode == 0, done.stdout + done.stderr + worker.log()[-3000:]
+    out = done.stdout
+    run = SandboxRun.objects.get()
+    # The worker may have taken it before the first look: queued in place 1, or already running.
+    assert f"sandbox run {run.pk}" in out, out
+    assert '{"status":"queued","queue":{"position":1' in out or '{"status":"running","queue":null}' in out, out
+    assert '"status":"ran","outcome":"ok"' in out and f'"submission":{run.submission_id}' in out, out
+    assert '"status":"scored","scores":{"R@10":1' in out, out
+    assert os.path.exists(tmp_path / "image.tar")
