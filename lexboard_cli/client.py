@@ -707,7 +707,15 @@ def main(argv: list[str] | None = None, *, out=None, err=None) -> int:
     try:
         client = Client(args.url, args.token)
         if args.command in ("submit-image", "image-status", "image-cancel"):
-            code, waiting_for = _image_command(client, args, out, err)
+            try:
+                code, waiting_for = _image_command(client, args, out, err)
+            except ClientError as exc:
+                if exc.status == 413 and args.command == "submit-image":
+                    raise ClientError(
+                        f"{exc.message} (For an image: gzip does not apply; the site takes no larger request. Build "
+                        "a smaller image: a slim base, no build tools or caches, a multi-stage build; or ask the "
+                        "curators.)", status=exc.status, details=exc.details) from None
+                raise
             if waiting_for is None:
                 return code if code is not None else EXIT_OK
             submission_id = waiting_for

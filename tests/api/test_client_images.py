@@ -88,3 +88,19 @@ def test_it_prints_the_servers_refusals_in_its_own_terms(live_server, dev, alice
     code, _, err = run_client("image-status", "999999", "--url", live_server.url, "--token", alice_token)
     assert code == 2 and "HTTP 404" in err
     assert SoftwareImage.objects.count() == 1
+
+
+def test_an_image_too_large_for_the_proxy_is_told_what_to_do(live_server, dev, alice_token, tmp_path, unread_queue):
+    """Behind a proxy whose body limit is below the image cap (nginx's 413), the message is about images, not runs."""
+    from tests.storage.test_presigned_upload import BodyLimitProxy
+
+    big = tmp_path / "big.tar"
+    big.write_bytes(oci_archive(padding=4096))
+    proxy = BodyLimitProxy(live_server.url, limit=1024)
+    try:
+        code, _, err = run_client("submit-image", "--url", proxy.url, "--token", alice_token, "--dataset", "tiny",
+                                  "--split", "dev", "--archive", big, "--system-name", "big")
+    finally:
+        proxy.close()
+    assert code == 2 and "HTTP 413" in err and "gzip does not apply" in err and "smaller image" in err
+    assert not SandboxRun.objects.exists()
