@@ -13,3 +13,9 @@ from django.dispatch import Signal
 
 #: Sent with ``split`` and ``version`` when ``version`` became the split's current judgments.
 qrels_published = Signal()
+
+#: Sent with ``split``, ``reason`` ("qrels": new judgments replace the current ones; "reveal": a shared task's
+#: private board is published and the living board goes back to all topics) and ``note``, inside the event's
+#: transaction and before the split's public board changes, so a receiver still reads the board that stops
+#: being shown (the snapshots app keeps it: ``snapshots/receivers.py``).
+board_changing = Signal()

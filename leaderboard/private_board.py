@@ -39,6 +39,7 @@ from campaigns.models import Membership, Phase, PrivateBoard
 from campaigns.notifications import absolute, notify
 from catalogue.models import Split, Topic
 from evaluation.ladder import round_score
+from catalogue.signals import board_changing
 from submissions import disclosure
 from submissions.models import Result, ResultPart, Submission
 from submissions.services.finals import team_final_runs, team_task_runs
@@ -225,6 +226,11 @@ def phase_reveal(*, phase_id: int, force: bool = False, now=None) -> RevealOutco
             phase=phase, published_at=now, qrels_version=current.version,
             measure=phase.split.dataset.primary_measure, measures=list(phase.split.dataset.measures or []),
             n_queries=private_topics(phase), rows=rows, method=method)
+        # The living board as it stood during the phase (public part), kept before it goes back to all topics.
+        board_changing.send(sender=Phase, split=phase.split, reason="reveal",
+                            note=f"The public board of the shared task \u201c{phase.title}\u201d at its reveal "
+                                 "(entries of the task on the public part of the topics); the private board is "
+                                 "on the task's page.")
         Phase.objects.filter(pk=phase.pk).update(revealed_at=now)
         split_unpartition(split=phase.split)
         url = absolute(phase.get_absolute_url())

@@ -24,6 +24,7 @@ urlpatterns = [
     path("sandbox/", include("sandbox.urls")),
     path("api/v1/", include("api.urls")),
     path("tasks/", include("campaigns.urls")),
+    path("snapshots/", include("snapshots.urls")),
     path("", include("leaderboard.urls")),
 ]
 

@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "campaigns",  # (sharedtasks) shared tasks
     "assessment",
     "sandbox",
+    "snapshots",
 ]
 
 MIDDLEWARE = [

@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from catalogue.models import QrelsVersion, Split
 from catalogue.page_generation import pages_renew
+from catalogue.signals import board_changing
 
 from ..models import Result, Submission
 from ..selectors import rescoring_targets, rescoring_waiting
@@ -154,6 +155,17 @@ def split_qrels_publish(*, split: Split, version: QrelsVersion) -> PublishOutcom
     return outcome
 
 
+def _board_changing(*, split_id: int, current_id: int | None, pending_id: int) -> None:
+    """Tell the layers above that the board is about to leave its current judgments (a snapshot keeps it)."""
+    versions = dict(QrelsVersion.objects.filter(pk__in=[current_id, pending_id]).values_list("pk", "version"))
+    if current_id is None or current_id not in versions:
+        return
+    split = Split.objects.select_related("dataset").get(pk=split_id)
+    board_changing.send(sender=Split, split=split, reason="qrels",
+                        note=f"The board on qrels v{versions[current_id]}, as it stood until "
+                             f"v{versions[pending_id]} was published and every entry rescored on it.")
+
+
 def split_finish_rescoring(*, split: Split) -> bool:
     """Make the pending qrels current if every scored submission has a result on them; True if it did.
 
@@ -167,9 +179,10 @@ def split_finish_rescoring(*, split: Split) -> bool:
     submission). The submissions' warnings follow their new results.
     """
     with transaction.atomic():
-        _, pending_id = split_lock(split.pk)
+        current_id, pending_id = split_lock(split.pk)
         if pending_id is None or rescoring_waiting(split_id=split.pk, version_id=pending_id).exists():
             return False
+        _board_changing(split_id=split.pk, current_id=current_id, pending_id=pending_id)
         Split.objects.filter(pk=split.pk).update(
             current_qrels_id=pending_id, pending_qrels=None, cache_version=F("cache_version") + 1
         )

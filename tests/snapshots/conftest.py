@@ -1,0 +1,13 @@
+"""Fixtures of the snapshot tests: the page tests' scored entries (written straight into the database)."""
+
+from __future__ import annotations
+
+from tests.pages.conftest import (  # noqa: F401  (fixtures, found by pytest under these names)
+    _own_cache_namespace,
+    fresh_cache,
+    hidden_test,
+    make_entry,
+    reported,
+    split_dev,
+    split_test,
+)
