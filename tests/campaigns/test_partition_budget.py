@@ -19,6 +19,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from snapshots.models import Snapshot
+from snapshots.services import snapshot_take
 from submissions.models import Result, ResultPart
 from tests.robustness.test_access_matrix import url_patterns
 
@@ -31,6 +33,10 @@ SLUG = "coliee-t3"
 
 def _subs(w):
     return w["subs"]
+
+
+def _snapshot(w):
+    return Snapshot.objects.filter(split=w["split"]).first() or snapshot_take(split=w["split"])
 
 
 #: Every URL that can show a score, and the URLs to open for the task's world.
@@ -60,6 +66,12 @@ PROBES = {
     "participants:fusion": lambda w: [reverse("participants:fusion") + f"?split={w['split'].pk}"],
     "leaderboard:task": lambda w: [reverse("leaderboard:task", args=[w["phase"].pk])],
     "leaderboard:board_export": lambda w: [reverse("leaderboard:board_export", args=[w["phase"].pk, f])
+    # A snapshot of the task's board taken during the phase: what the board showed (the public part), no more.
+    "snapshots:board": lambda w: [reverse("snapshots:board", args=[SLUG]) + "?split=test"],
+    "snapshots:detail": lambda w: [reverse("snapshots:detail", args=[_snapshot(w).key])],
+    "snapshots:diff": lambda w: [reverse("snapshots:diff", args=[_snapshot(w).key])],
+    "snapshots:export": lambda w: [reverse("snapshots:export", args=[_snapshot(w).key, f])
+                                   for f in ("csv", "json", "tex", "bib")],
                                            for f in ("csv", "json", "tex")],
     "accounts:participation": lambda w: [reverse("accounts:participation", args=[w["split"].pk])],
     "api:dataset": lambda w: [reverse("api:dataset", args=[SLUG])],
@@ -87,6 +99,8 @@ NO_SCORES = {
     # The same through the API: an image sent (POST), a run's status and limits (its submission's scores are read
     # through api:submission), its cancel (POST).
     "api:sandbox_runs", "api:sandbox_run", "api:sandbox_run_cancel",
+    # POST only (staff): takes a snapshot, answers with a redirect to it (read through snapshots:detail).
+    "snapshots:take",
 }
 
 

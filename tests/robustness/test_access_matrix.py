@@ -45,6 +45,8 @@ from campaigns.services import team_create
 from catalogue.models import Benchmark, Dataset, ReportedResult, Split, Topic
 from catalogue.services import corpus_set, qrels_version_add
 from sandbox.models import SandboxRun, SoftwareImage, SplitSandbox
+from snapshots.models import Snapshot
+from snapshots.services import snapshot_take
 from submissions.models import LedgerAlert, ReleasePolicy, ReleaseWait, Result, Submission
 from submissions.services import submission_create, submission_score_now
 
@@ -159,6 +161,7 @@ def world(alice, bob, staff, django_user_model) -> World:
     SplitSandbox.objects.create(split=splits["dev"])
     SandboxRun.objects.create(user=alice, split=splits["dev"], image=SoftwareImage.objects.create(sha256="0" * 64),
                               metadata={"system_name": "alice image"})
+    snapshot_take(split=splits["test"], note="matrix")  # the hidden split's board, kept
     return World(dataset, splits["test"], splits["dev"], subs, tokens, {O: alice, X: bob, S: staff}, phase, team,
                  invitation)
 
@@ -318,6 +321,15 @@ ACCESS: dict[str, Callable[[World], list[tuple[str, Expect]]]] = {
     "participants:fusion": lambda w: [(reverse("participants:fusion") + q, LOGIN)
                                      for q in ("", f"?split={w.test.pk}", f"?split={w.dev.pk}")],
     "participants:per_query_csv": _csv,
+    # Snapshots: public pages of a published dataset's board; taking one is a curator's POST (GET: 405 for all).
+    "snapshots:board": lambda w: [(reverse("snapshots:board", args=["matrix"]) + q, ALL_200)
+                                  for q in ("", "?split=test", "?split=dev")],
+    "snapshots:detail": lambda w: [(reverse("snapshots:detail", args=[Snapshot.objects.get().key]), ALL_200),
+                                   (reverse("snapshots:detail", args=["no-such-snapshot"]), NOWHERE)],
+    "snapshots:diff": lambda w: [(reverse("snapshots:diff", args=[Snapshot.objects.get().key]), ALL_200)],
+    "snapshots:export": lambda w: [(reverse("snapshots:export", args=[Snapshot.objects.get().key, f]), ALL_200)
+                                   for f in ("csv", "json", "tex", "bib")],
+    "snapshots:take": lambda w: [(reverse("snapshots:take", args=["matrix"]), {r: 405 for r in ROLES})],
     # The release ledger of a hidden split: curators only.
     "participants:ledger": lambda w: [(reverse("participants:ledger", args=[w.test.pk]), STAFF_PAGE),
                                      (reverse("participants:ledger", args=[999_999]), NO_PAGE)],
@@ -397,7 +409,7 @@ ADMIN_MODEL_VIEW = re.compile(
     r"^admin:(?P<app>[a-z]+)_(?P<model>[a-z]+)_(?P<view>changelist|add|change|history|delete)$")
 ADMIN_REDIRECT = re.compile(r"^admin/(?P<app>[a-z]+)/(?P<model>[a-z]+)/<path:object_id>/$")
 #: Models whose add (or delete) page is refused to staff too: their rows are made by importers and services.
-READ_ONLY = {"corpus", "qrelsversion", "result", "statusevent", "apitoken", "topic", "split", "submission",
+READ_ONLY = {"snapshot", "corpus", "qrelsversion", "result", "statusevent", "apitoken", "topic", "split", "submission",
              "privateboard", "sentnotification", "poolitem", "assignment", "judgment", "release", "ledgeralert",
              "releasewait"}
 
@@ -416,6 +428,7 @@ ADMIN_SPECIAL: dict[str, Callable[[World], list[tuple[str, Expect]]]] = {
     "admin:app_list": lambda w: [(reverse("admin:app_list", args=[label]), STAFF_ONLY)
                                  for label in ("auth", "leaderboard", "submissions", "account", "accounts", "assessment")],
     "admin/(?P<url>.*)$": lambda w: [("/admin/no-such-page/", {A: 302, O: 302, X: 302, S: 404})],
+    "admin:snapshots_snapshot_take": lambda w: [(reverse("admin:snapshots_snapshot_take"), STAFF_ONLY)],
     "admin:leaderboard_dataset_import": lambda w: [
         (reverse("admin:leaderboard_dataset_import", args=[w.dataset.pk]), STAFF_ONLY)],
     "admin:auth_user_password_change": lambda w: [
