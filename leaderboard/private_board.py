@@ -38,8 +38,8 @@ from django.utils import timezone
 from campaigns.models import Membership, Phase, PrivateBoard
 from campaigns.notifications import absolute, notify
 from catalogue.models import Split, Topic
-from evaluation.ladder import round_score
 from catalogue.signals import board_changing
+from evaluation.ladder import round_score
 from submissions import disclosure
 from submissions.models import Result, ResultPart, Submission
 from submissions.services.finals import team_final_runs, team_task_runs

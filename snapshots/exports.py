@@ -12,8 +12,8 @@ import json
 import re
 from typing import Any
 
-from leaderboard.exports import latex_escape
 from evaluation.csv_cells import csv_rows
+from leaderboard.exports import latex_escape
 
 from .models import Snapshot
 

@@ -22,8 +22,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 import evaluation
-from leaderboard.selectors import LeaderboardRow, leaderboard_rows
 from catalogue.models import Split, format_percent
+from leaderboard.selectors import LeaderboardRow, leaderboard_rows
 from submissions import disclosure
 from submissions.models import Submission
 

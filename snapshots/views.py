@@ -13,8 +13,8 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
-from leaderboard.exports import ExportError, to_bibtex as dataset_bibtex
 from catalogue.selectors import DatasetNotFound, SplitNotFound, dataset_for_page, split_for_page
+from leaderboard.exports import ExportError, to_bibtex as dataset_bibtex
 
 from . import exports
 from .diff import board_diff

@@ -66,13 +66,13 @@ PROBES = {
     "participants:fusion": lambda w: [reverse("participants:fusion") + f"?split={w['split'].pk}"],
     "leaderboard:task": lambda w: [reverse("leaderboard:task", args=[w["phase"].pk])],
     "leaderboard:board_export": lambda w: [reverse("leaderboard:board_export", args=[w["phase"].pk, f])
+                                           for f in ("csv", "json", "tex")],
     # A snapshot of the task's board taken during the phase: what the board showed (the public part), no more.
     "snapshots:board": lambda w: [reverse("snapshots:board", args=[SLUG]) + "?split=test"],
     "snapshots:detail": lambda w: [reverse("snapshots:detail", args=[_snapshot(w).key])],
     "snapshots:diff": lambda w: [reverse("snapshots:diff", args=[_snapshot(w).key])],
     "snapshots:export": lambda w: [reverse("snapshots:export", args=[_snapshot(w).key, f])
                                    for f in ("csv", "json", "tex", "bib")],
-                                           for f in ("csv", "json", "tex")],
     "accounts:participation": lambda w: [reverse("accounts:participation", args=[w["split"].pk])],
     "api:dataset": lambda w: [reverse("api:dataset", args=[SLUG])],
     "api:dataset_tasks": lambda w: [reverse("api:dataset_tasks", args=[SLUG])],

@@ -211,7 +211,7 @@ def test_the_diff_shows_rescored_added_and_removed_entries_and_rank_changes(spli
     changes = {re.search(r'<td class="system">([^<]+)', body).group(1).strip(): change for change, body in rows}
     assert changes == {"B": "rescored", "C": "added", "A": "removed"}
     b_row = next(body for change, body in rows if "B" in body and change == "rescored")
-    assert "<strong>90.00</strong>" in b_row and "40.00" in b_row and "↑1" in b_row
+    assert "40.00 → <strong>90.00</strong>" in b_row and "↑1" in b_row
     assert "1 entry with other values" in html and "1 added" in html and "1 no longer on the board" in html
 
 
