@@ -65,6 +65,8 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("lexboard_cli/client.py", "format_per_query", "format"): "the client prints what the API released",
     ("lexboard_cli/client.py", "format_scores", "format"): "the client prints what the API released",
     ("lexboard_cli/client.py", "wait", "round"): "a progress fraction",
+    ("api/sandbox.py", "run_body", "round"): "a sandbox queue's estimate in seconds",
+    ("lexboard_cli/client.py", "_bytes", "format"): "a file's size",
     ("sandbox/models.py", "clean", "hidden"): "validation: only a hidden split can be software-only",
     ("sandbox/selectors.py", "describe", "round"): "a queue estimate in minutes",
     ("sandbox/services.py", "_compare", "round"): "a re-run's score differences, stored for curators; pages show them "
