@@ -7,8 +7,15 @@ from billiard.process import current_process
 from celery import Celery
 from celery.signals import task_postrun
 from celery.worker import state as worker_state
+from kombu.transport import TRANSPORT_ALIASES
+
+from lexboard import broker
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lexboard.settings")
+# The embedded default's broker (filesystem://, from the settings or from Celery's CELERY_BROKER_URL variable,
+# which wins over them): kombu's filesystem transport with each message file put in place whole
+# (lexboard/broker.py), in every process that imports lexboard (web, worker, beat, manage.py, tests).
+TRANSPORT_ALIASES["filesystem"] = broker.TRANSPORT
 
 app = Celery("lexboard")
 app.config_from_object("django.conf:settings", namespace="CELERY")
