@@ -7,7 +7,6 @@ import io
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,7 @@ from submissions import disclosure
 from submissions.models import Submission
 from submissions.services import fusion_create, submission_score_now
 from tests.users import participant
+from tests.waiting import wait_until_final
 
 from .conftest import N_TOPICS, qid, relevant_docs
 
@@ -247,13 +247,7 @@ def test_a_fusion_is_scored_by_a_real_worker(transactional_db, celery_worker_pro
     api.force_authenticate(bob)
     response = api.post(reverse("api:fusions"), {"submissions": [a.pk, b.pk], "k": 60}, format="json")
     assert response.status_code == 202
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        fusion = Submission.objects.get(pk=response.json()["id"])
-        if fusion.status in ("scored", "failed"):
-            break
-        assert celery_worker_process.alive, celery_worker_process.log()[-3000:]
-        time.sleep(0.25)
+    fusion = wait_until_final(response.json()["id"], celery_worker_process)
     assert fusion.status == "scored", (fusion.error, celery_worker_process.log()[-3000:])
     assert set(fusion.results.get().scores) == {"R@10", "MAP@10", "nDCG@10"}
 

@@ -4,7 +4,6 @@ every entry is rescored on it, and the leaderboard switches to numbers equal to 
 from __future__ import annotations
 
 import math
-import time
 
 import pytest
 
@@ -18,6 +17,7 @@ from evaluation.runs import read_run
 from evaluation.scoring import evaluate
 from leaderboard.selectors import leaderboard_rows
 from submissions.models import Result
+from tests.waiting import wait_until
 
 from .conftest import RUN_A, RUN_B
 
@@ -35,15 +35,12 @@ def test_a_pool_becomes_qrels_and_the_worker_rescores_the_board(transactional_db
         judgment_record(assignment=carol, item=pool.items.get(docid=docid), grade=grade, seconds=3.0)
     version, rescored = pool_qrels_make(pool=pool, user=staff, note="depth-2 pool judged by carol")
     assert rescored == 2
-    deadline = time.monotonic() + SWITCH_TIMEOUT
-    while time.monotonic() < deadline:
+    def switched():
         split = Split.objects.get(pk=test_split.pk)
-        if split.current_qrels_id == version.pk and split.pending_qrels_id is None:
-            break
-        assert celery_worker_process.alive, celery_worker_process.log()[-3000:]
-        time.sleep(0.25)
-    else:
-        raise AssertionError(f"no switch after {SWITCH_TIMEOUT}s:\n{celery_worker_process.log()[-3000:]}")
+        return split if split.current_qrels_id == version.pk and split.pending_qrels_id is None else None
+
+    split = wait_until(switched, timeout=SWITCH_TIMEOUT, what="the switch to the pool's qrels",
+                       worker=celery_worker_process)
     dataset = test_split.dataset
     qrels = read_qrels(version.text().encode(), threshold=dataset.relevance_threshold)
     assert qrels.to_dict()["q1"] == {"d1": 2, "d2": 1, "d11": 2, "d14": 0, "d9": 0}

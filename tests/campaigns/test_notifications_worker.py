@@ -7,8 +7,6 @@ locmem outbox lives in the worker's memory); the sent-notifications table is rea
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from celery import current_app
 from django.urls import reverse
@@ -17,6 +15,7 @@ from campaigns.models import PrivateBoard, SentNotification
 from campaigns.notifications import SEND_TASK
 from leaderboard.tasks import REVEAL_TASK
 from submissions.models import Submission
+from tests.waiting import wait_for_marker, wait_until
 
 from .conftest import ALICE_RANKS, close, run_bytes
 
@@ -25,13 +24,7 @@ TIMEOUT = 90
 
 
 def _wait(predicate, worker, what: str):
-    deadline = time.monotonic() + TIMEOUT
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        assert worker.alive, worker.log()[-3000:]
-        time.sleep(0.25)
-    raise AssertionError(f"{what} did not happen in {TIMEOUT}s; worker log:\n{worker.log()[-3000:]}")
+    wait_until(predicate, timeout=TIMEOUT, what=what, worker=worker)
 
 
 def _mails(folder) -> list[str]:
@@ -78,7 +71,7 @@ def test_a_scored_run_is_mailed_once_by_the_worker_and_the_board_at_the_reveal(t
 
     # The same message delivered again (a redelivery after a lost acknowledgement): nothing more is sent.
     current_app.send_task(SEND_TASK, args=[SentNotification.objects.get(key=key).pk])
-    time.sleep(3)
+    wait_for_marker(worker)  # the redelivered task has run (and anything it sent)
     assert len(_mails(folder)) == 1 and SentNotification.objects.get(key=key).sent_at == sent_at
 
     # The reveal, as beat sends it: the worker publishes the board and mails each member once.
@@ -91,5 +84,5 @@ def test_a_scored_run_is_mailed_once_by_the_worker_and_the_board_at_the_reveal(t
     assert PrivateBoard.objects.get().rows[0]["system"] == "worker run"
     # One run e-mail, three board e-mails (polled: on a loaded machine the last file may come a moment later).
     _wait(lambda: len(_mails(folder)) >= 4, worker, "four e-mails in the folder")
-    time.sleep(2)
+    wait_for_marker(worker)  # every task sent so far has run: no fifth e-mail is on its way
     assert len(_mails(folder)) == 4, list(SentNotification.objects.values_list("key", "sent_at"))

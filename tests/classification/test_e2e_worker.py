@@ -5,30 +5,18 @@ The stored scores must equal the metric core's ``evaluate_predictions`` on the s
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from django.urls import reverse
 
 from evaluation.classification import evaluate_predictions, read_gold, read_predictions
 from submissions.models import Submission
+from tests.waiting import wait_until_final
 
 from .conftest import GOOD_PREDICTIONS, TEST_GOLD, gold_file, make_clf_dataset, predictions, upload
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 FINAL = (Submission.Status.SCORED, Submission.Status.FAILED)
-
-
-def wait_until_final(submission_id: int, worker, timeout: float = 90) -> Submission:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        submission = Submission.objects.get(pk=submission_id)
-        if submission.status in FINAL:
-            return submission
-        assert worker.alive, f"the worker died:\n{worker.log()[-3000:]}"
-        time.sleep(0.25)
-    raise AssertionError(f"submission {submission_id} not scored after {timeout}s:\n{worker.log()[-3000:]}")
 
 
 def test_a_worker_scores_an_uploaded_prediction_file_like_the_metric_core(

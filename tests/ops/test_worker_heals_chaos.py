@@ -24,9 +24,10 @@ from django.conf import settings
 from submissions.models import Result, StatusEvent, Submission
 from tests.submissions.conftest import GOOD_RUN, good_run
 from tests.submissions.test_chaos_worker import BIG_RUN
-from tests.submissions.test_e2e_worker import post_run, wait_until_final
+from tests.submissions.test_e2e_worker import post_run
+from tests.waiting import wait_until, wait_until_final
 
-pytestmark = [pytest.mark.chaos, pytest.mark.e2e, pytest.mark.slow]
+pytestmark = [pytest.mark.chaos, pytest.mark.e2e, pytest.mark.slow, pytest.mark.private_storage]
 
 STALE, INTERVAL, RESEND = 4, 1, 8
 #: The bound of docs/operations.md with these settings: stale + interval + a
@@ -35,9 +36,6 @@ HEAL_SECONDS = 240
 EMBEDDED = settings.CELERY_BROKER_URL.startswith("filesystem")
 
 
-@pytest.fixture(autouse=True)
-def _private_storage(private_run_storage):
-    """Runs go to the session's folder, shared with the worker processes."""
 
 
 @pytest.fixture
@@ -71,10 +69,8 @@ def _kill(pids: list[int]) -> None:
 
 
 def _wait_scoring(worker) -> None:
-    deadline = time.monotonic() + 90
-    while not Submission.objects.filter(status=Submission.Status.SCORING).exists():
-        assert time.monotonic() < deadline, worker.log()[-3000:]
-        time.sleep(0.05)
+    wait_until(Submission.objects.filter(status=Submission.Status.SCORING).exists, timeout=90,
+               what="a submission being scored", worker=worker, interval=0.05)
 
 
 def _assert_scored_exactly_once(ids: list[int], worker, started: float) -> None:

@@ -18,6 +18,7 @@ from catalogue.services import qrels_version_add
 from leaderboard.selectors import leaderboard_rows
 from submissions.models import Result, Submission
 from submissions.services import qrels_version_publish_and_rescore
+from tests.waiting import wait_until
 
 from .conftest import NEW_QRELS, RUNS, expected_means
 
@@ -42,15 +43,12 @@ def same(actual: dict, expected: dict) -> bool:
 
 
 def wait_scored(ids: list[int], worker) -> None:
-    deadline = time.monotonic() + SCORING_TIMEOUT
-    while time.monotonic() < deadline:
+    def scored() -> bool:
         statuses = set(Submission.objects.filter(pk__in=ids).values_list("status", flat=True))
-        if statuses == {Submission.Status.SCORED}:
-            return
         assert Submission.Status.FAILED not in statuses, list(Submission.objects.values("pk", "error"))
-        assert worker.alive, f"the worker died:\n{worker.log()[-3000:]}"
-        time.sleep(0.25)
-    raise AssertionError(f"not scored after {SCORING_TIMEOUT}s; worker log:\n{worker.log()[-3000:]}")
+        return statuses == {Submission.Status.SCORED}
+
+    wait_until(scored, timeout=SCORING_TIMEOUT, what=f"submissions {ids} scored", worker=worker)
 
 
 def test_publishing_new_qrels_rescores_every_submission_and_switches_the_leaderboard_at_once(
@@ -167,9 +165,7 @@ def test_a_publication_made_while_the_broker_is_down_is_rescored_after_the_next_
     assert split.pending_qrels == v2 and split.current_qrels != v2
 
     assert submissions_sweep()["rescoring_resent"] == 2
-    deadline = time.monotonic() + SWITCH_TIMEOUT
-    while Split.objects.get(pk=split.pk).current_qrels_id != v2.pk:
-        assert time.monotonic() < deadline, f"not switched; worker log:\n{celery_worker_process.log()[-3000:]}"
-        time.sleep(0.1)
+    wait_until(lambda: Split.objects.get(pk=split.pk).current_qrels_id == v2.pk, timeout=SWITCH_TIMEOUT,
+               what="the board switched to v2", worker=celery_worker_process)
     expected = {system: expected_means(split, v2, RUNS[system]) for system in subs}
     assert same(board(split), expected)

@@ -11,7 +11,6 @@ worker must score the waiting run, with exactly what the metric core gives.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -25,6 +24,7 @@ from catalogue.services import corpus_set, qrels_version_add
 from submissions import disclosure
 from submissions.models import Submission
 from submissions.services import submission_create, submission_enqueue
+from tests.waiting import wait_until
 
 from .conftest import core_means, expected_means, upload
 
@@ -65,16 +65,16 @@ def waiting(transactional_db, celery_worker_process, alice):
 
 
 def wait_for(submission, status: str, worker) -> Submission:
-    deadline = time.monotonic() + TIMEOUT
-    while time.monotonic() < deadline:
+    def reached():
         row = Submission.objects.get(pk=submission.pk)
-        if row.status == status:
-            return row
-        assert worker.alive, f"the worker died:\n{worker.log()[-3000:]}"
-        time.sleep(0.2)
-    events = list(row.events.values_list("status", "message"))
-    raise AssertionError(f"submission {submission.pk} is {row.status} {events} ({row.error}), not {status}, "
-                         f"after {TIMEOUT}s; worker log:\n{worker.log()[-3000:]}")
+        return row if row.status == status else None
+
+    try:
+        return wait_until(reached, timeout=TIMEOUT, what=f"submission {submission.pk} {status}", worker=worker)
+    except AssertionError as exc:
+        row = Submission.objects.get(pk=submission.pk)
+        events = list(row.events.values_list("status", "message"))
+        raise AssertionError(f"submission {submission.pk} is {row.status} {events} ({row.error}): {exc}") from None
 
 
 def assert_scored_on_current(split, submission, worker) -> None:

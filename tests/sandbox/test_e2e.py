@@ -22,6 +22,7 @@ from sandbox.models import SandboxRun, SoftwareImage, SplitSandbox
 from sandbox.runner import podman
 from submissions.errors import UploadRefused
 from submissions.models import Submission
+from tests.waiting import wait_until
 
 from .conftest import SANDBOX
 
@@ -105,14 +106,7 @@ def upload(user, split, archive: Path, name="bm25 in the sandbox") -> SandboxRun
 
 
 def wait_for(predicate, timeout: float, what: str, worker=None):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.5)
-    log = worker.log()[-3000:] if worker is not None else ""
-    raise AssertionError(f"{what}: not after {timeout:.0f}s\n{log}")
+    return wait_until(predicate, timeout=timeout, what=what, worker=worker, interval=0.5)
 
 
 def containers_of(run: SandboxRun) -> list[str]:

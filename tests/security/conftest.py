@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 import urllib.error
 import urllib.request
 import uuid
@@ -28,6 +27,7 @@ import numpy as np
 import pytest
 
 from tests.fixtures_site import LiveSite
+from tests.waiting import wait_until
 
 N_TOPICS = 20
 N_DOCS = 500
@@ -150,14 +150,11 @@ class Http:
 
     def wait(self, submission_id: int) -> dict:
         """The API's answer once the worker has scored (or failed) the submission."""
-        deadline = time.monotonic() + SCORING_TIMEOUT
-        while True:
+        def final():
             data = self.get(f"/api/v1/submissions/{submission_id}/").json()
-            if data.get("status") in ("scored", "failed"):
-                return data
-            if time.monotonic() > deadline:
-                raise AssertionError(f"#{submission_id} still {data.get('status')} after {SCORING_TIMEOUT:.0f} s")
-            time.sleep(0.3)
+            return data if data.get("status") in ("scored", "failed") else None
+
+        return wait_until(final, timeout=SCORING_TIMEOUT, what=f"#{submission_id} scored or failed", interval=0.3)
 
 
 def settings_session_cookie() -> str:

@@ -11,7 +11,6 @@ bucket.
 from __future__ import annotations
 
 import io
-import time
 
 import pytest
 from django.urls import reverse
@@ -22,16 +21,14 @@ from catalogue.services import qrels_version_add
 from submissions.models import Result, Submission
 from submissions.services import qrels_version_publish_and_rescore
 from tests.rescoring.conftest import NEW_QRELS, RUNS, core_means
+from tests.waiting import wait_until
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.own_cache]
 
 #: Bounded waits: generous, the test machines are shared and slow.
 TIMEOUT = 120
 
 
-@pytest.fixture(autouse=True)
-def _own_cache_namespace(own_cache_namespace):
-    """Row ids repeat across test databases: a cache key space of this test's own."""
 
 
 def api_upload(api: APIClient, system: str) -> int:
@@ -44,13 +41,12 @@ def api_upload(api: APIClient, system: str) -> int:
 
 
 def wait_for(ids: list[int], worker, done) -> None:
-    deadline = time.monotonic() + TIMEOUT
-    while not done():
+    def finished() -> bool:
         failed = list(Submission.objects.filter(pk__in=ids, status=Submission.Status.FAILED).values("pk", "error"))
         assert not failed, (failed, worker.log()[-3000:])
-        assert worker.alive, f"the worker died:\n{worker.log()[-3000:]}"
-        assert time.monotonic() < deadline, f"not done after {TIMEOUT}s; worker log:\n{worker.log()[-3000:]}"
-        time.sleep(0.25)
+        return done()
+
+    wait_until(finished, timeout=TIMEOUT, what=f"submissions {ids} done", worker=worker)
 
 
 def all_scored(ids: list[int]):

@@ -12,7 +12,6 @@ with the defaults); here the sweep is called with a clock moved past that.
 
 from __future__ import annotations
 
-import time
 from datetime import timedelta
 
 import pytest
@@ -21,8 +20,9 @@ from django.utils import timezone
 
 from submissions.models import Result, StatusEvent, Submission
 from submissions.services import submissions_sweep
+from tests.waiting import wait_until, wait_until_final
 
-from .test_e2e_worker import post_run, wait_until_final
+from .test_e2e_worker import post_run
 
 pytestmark = [pytest.mark.chaos, pytest.mark.e2e, pytest.mark.slow]
 
@@ -46,10 +46,8 @@ def test_a_worker_killed_while_scoring_loses_nothing_and_scores_nothing_twice(
     ids = list(Submission.objects.order_by("pk").values_list("pk", flat=True))
 
     # Kill the worker (the whole process group) as soon as it is scoring one.
-    deadline = time.monotonic() + 60
-    while not Submission.objects.filter(status=Submission.Status.SCORING).exists():
-        assert time.monotonic() < deadline, celery_worker_process.log()[-3000:]
-        time.sleep(0.05)
+    wait_until(Submission.objects.filter(status=Submission.Status.SCORING).exists, timeout=60,
+               what="a submission being scored", worker=celery_worker_process, interval=0.05)
     celery_worker_process.kill()
     celery_worker_process.process.wait(timeout=10)
     stuck = list(Submission.objects.filter(status=Submission.Status.SCORING).values_list("pk", flat=True))

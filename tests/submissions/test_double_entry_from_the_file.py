@@ -20,9 +20,9 @@ import pytest
 from catalogue.models import Dataset
 from submissions import services
 from submissions.models import Result, Submission
+from tests.waiting import wait_until_final
 
 from .conftest import GOOD_RUN, METADATA, upload
-from .test_e2e_worker import wait_until_final
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

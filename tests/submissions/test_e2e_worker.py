@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from django.urls import reverse
 
 from submissions.models import Result, Submission
+from tests.waiting import wait_until_final
 
 from .conftest import GOOD_RUN, upload
 
@@ -27,19 +27,6 @@ BASE_DIR = Path(__file__).resolve().parents[2]
 FINAL = (Submission.Status.SCORED, Submission.Status.FAILED)
 #: Bounded wait for the worker: generous, the test machines are shared and slow.
 TIMEOUT = 90
-
-
-def wait_until_final(submission_id: int, worker, timeout: float = TIMEOUT) -> Submission:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        submission = Submission.objects.get(pk=submission_id)
-        if submission.status in FINAL:
-            return submission
-        assert worker.alive, f"the worker died:\n{worker.log()[-3000:]}"
-        time.sleep(0.25)
-    raise AssertionError(
-        f"submission {submission_id} still {submission.status} after {timeout}s; worker log:\n{worker.log()[-3000:]}"
-    )
 
 
 def post_run(client, split, content, name="run.txt", **fields):

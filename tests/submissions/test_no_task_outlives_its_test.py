@@ -12,8 +12,6 @@ tests check each part.
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -23,6 +21,7 @@ from submissions.models import Submission
 from submissions.services import submission_create
 from submissions.services.queue import submission_enqueue
 from tests.fixtures_worker import unread_queue_of
+from tests.waiting import wait_for_marker, wait_until
 
 from .conftest import GOOD_RUN
 
@@ -66,12 +65,10 @@ def test_settle_revokes_a_task_the_worker_holds_for_later(transactional_db, cele
                                    metadata={"system_name": "later"}, enqueue=False)
     taken = worker.log().count("] received")
     assert submission_enqueue(submission_id=submission.pk, countdown=2)
-    deadline = time.monotonic() + 60
-    while worker.log().count("] received") == taken:  # held in the timer until its ETA
-        assert time.monotonic() < deadline, worker.log()[-3000:]
-        time.sleep(0.02)
+    wait_until(lambda: worker.log().count("] received") > taken, timeout=60, interval=0.02, worker=worker,
+               what="the worker to take the message (held in its timer until its ETA)")
     assert worker.settle(worker_queue)
-    time.sleep(3)  # past its ETA
+    wait_for_marker(worker, countdown=2.5)  # a marker due after it has run: its ETA is past
     assert Submission.objects.get(pk=submission.pk).status == Submission.Status.QUEUED
     assert "revoked" in worker.log().lower()
 
@@ -81,9 +78,7 @@ def test_wait_idle_returns_once_the_worker_has_finished_what_it_took(transaction
     worker = celery_worker_process
     taken = worker.log().count("] received")
     submission = send_a_run(alice, tiny_dataset)
-    deadline = time.monotonic() + 60
-    while worker.log().count("] received") == taken:  # the worker has taken the message
-        assert time.monotonic() < deadline, worker.log()[-3000:]
-        time.sleep(0.02)
+    wait_until(lambda: worker.log().count("] received") > taken, timeout=60, interval=0.02, worker=worker,
+               what="the worker to take the message")
     assert worker.wait_idle()
     assert Submission.objects.get(pk=submission.pk).status == Submission.Status.SCORED

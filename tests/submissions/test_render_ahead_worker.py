@@ -22,9 +22,10 @@ from django.urls import reverse
 from catalogue.page_generation import page_generation
 from leaderboard.page_cache import page_key, shared_cache
 from submissions.models import Submission
+from tests.waiting import wait_until_final
 
 from .conftest import GOOD_RUN
-from .test_e2e_worker import post_run, wait_until_final
+from .test_e2e_worker import post_run
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
