@@ -1,7 +1,9 @@
 """docker/: the compose file's services, health checks, volumes and commands; .env.example covers every setting.
 
-What the files say, read as YAML. tests/deploy builds and starts them with
-podman (marker ``deploy``). When the `docker compose` plugin is installed,
+What the files say, read as YAML: what tests/deploy, which builds and starts
+them with podman (marker ``deploy``), cannot see — defaults it overrides (the
+official images), properties it never exercises (timeouts, no root, a second
+role migrating, volumes, secrets kept out), documentation. When the `docker compose` plugin is installed,
 `docker compose config` validates the file too (it needs no engine).
 """
 
@@ -78,36 +80,6 @@ def test_the_proxy_finds_both_web_containers_by_name_and_survives_their_replacem
     assert subprocess.run(["bash", "-n", str(ROOT / "scripts" / "rolling-upgrade.sh")]).returncode == 0
 
 
-def test_nginx_answers_its_own_errors_in_the_api_shape_under_api(compose):
-    conf = (DOCKER / "nginx" / "lexboard.conf").read_text()
-    assert "error_page 400 408 413 502 503 504 /.lexboard-error/$lexboard_error_kind/status;" in conf
-    assert "error_page 494 =400 /.lexboard-error/$lexboard_error_kind/header-too-large;" in conf
-    assert '\'{"error": {"message": "$lexboard_error_message", "details": [' in conf
-    for status in ("400", "408", "413", "502", "503", "504"):
-        assert f'"~^{status} ' in conf, status
-
-
-def test_the_object_storage_override_adds_a_server_and_a_worker_with_no_volume():
-    override = yaml.safe_load((DOCKER / "compose.s3.yml").read_text())
-    services = override["services"]
-    assert default(services["s3"]["image"]).startswith("motoserver/moto:")
-    remote = services["remote-worker"]
-    assert remote["command"] == ["worker"] and "volumes" not in remote
-    for name in ("web", "worker", "sweep", "beat", "remote-worker"):
-        env = services[name]["environment"]
-        assert default(env["LEXBOARD_S3_BUCKET"]) and default(env["LEXBOARD_S3_ENDPOINT_URL"]) == "http://s3:5000"
-
-
-def test_it_runs_each_app_role_from_one_image_built_from_the_repository(compose):
-    for name, role in APP_SERVICES.items():
-        service = compose["services"][name]
-        assert service["command"] == [role]
-        assert default(service["image"]) == "lexboard:latest"
-        context = (DOCKER / service["build"]["context"]).resolve()
-        assert context == ROOT
-        assert (context / service["build"]["dockerfile"]).is_file()
-
-
 def test_it_gives_every_service_a_health_check(compose):
     assert "curl" in compose["services"]["proxy"]["healthcheck"]["test"]
     for name, service in compose["services"].items():
@@ -165,26 +137,23 @@ def test_it_takes_settings_from_the_env_file_next_to_the_example(compose):
     assert compose["services"]["web"]["environment"]["DJANGO_SETTINGS_MODULE"] == "lexboard.settings.production"
 
 
-def test_it_builds_a_slim_non_root_image_with_static_files_collected():
+def test_it_builds_a_slim_image_that_runs_as_no_root():
+    """What tests/deploy cannot see (it builds on local base images and never asks who runs the processes)."""
     dockerfile = (DOCKER / "Dockerfile").read_text()
     assert re.search(r"^ARG PYTHON_IMAGE=python:3\.11-slim\s*$", dockerfile, re.M)
     assert re.findall(r"^FROM (\S+)", dockerfile, re.M) == ["${PYTHON_IMAGE}", "${PYTHON_IMAGE}"]
-    assert "pip install" in dockerfile and "requirements.txt" in dockerfile
-    assert "collectstatic --noinput" in dockerfile
     users = re.findall(r"^USER (\S+)", dockerfile, re.M)
     assert users and users[-1] not in ("root", "0")
-    assert 'ENTRYPOINT ["/app/docker/entrypoint.sh"]' in dockerfile
 
 
-def test_it_migrates_on_web_only_and_starts_gunicorn_and_celery():
+def test_it_migrates_on_web_only():
     script = (DOCKER / "entrypoint.sh").read_text()
     assert subprocess.run(["sh", "-n", str(DOCKER / "entrypoint.sh")]).returncode == 0
     cases = dict(re.findall(r"^  (\w+)\)\n(.*?);;", script, re.M | re.S))
-    assert "--migrate" in cases["web"] and "gunicorn lexboard.wsgi:application" in cases["web"]
-    assert "--migrate" not in cases["worker"] and "celery -A lexboard worker" in cases["worker"]
-    assert "--migrate" not in cases["beat"] and "celery -A lexboard beat" in cases["beat"]
-    assert "--enable-remote-control" in cases["beat"]  # what its health check pings
-    assert "celery -A lexboard worker" in cases["sweep"] and "LEXBOARD_SWEEP_QUEUE" in cases["sweep"]
+    # tests/deploy starts every role (web migrates and serves, the worker scores, beat is healthy); what it cannot
+    # see is a second role migrating too, racing web at every start.
+    assert "--migrate" in cases["web"]
+    assert "--migrate" not in cases["worker"] and "--migrate" not in cases["beat"] and "--migrate" not in cases["sweep"]
 
 
 def test_it_keeps_secrets_and_local_state_out_of_the_image():
