@@ -43,6 +43,52 @@ def private_run_storage(private_data_dir):
         yield location
 
 
+#: Folders of tests/ whose every test carries these marks (instead of the same autouse fixture in each conftest);
+#: a test elsewhere asks with the mark (``pytestmark = pytest.mark.own_cache``).
+MARKED_FOLDERS = {
+    "own_cache": {"accounts", "analysis", "api", "assessment", "classification", "rescoring", "robustness"},
+    "private_storage": {"analysis", "api", "assessment", "browser", "classification", "rescoring",
+                        "submissions"},
+}
+TESTS = Path(__file__).resolve().parent
+
+
+#: A test that asks for one of these starts a worker, a server or a stack of processes: it is ``e2e`` whatever
+#: its module says, so ``make test-fast`` never runs it (docs/testing.md).
+PROCESS_FIXTURES = frozenset({"celery_worker_process", "worker_factory", "live_site", "live_server", "start_server",
+                              "s3_worker", "stack"})
+#: A test that asks for one of these is ``slow``: trec_eval built from its source takes seconds per process (the
+#: metric core's tests still run it in ``make check``).
+SLOW_FIXTURES = frozenset({"trec_eval_binary"})
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects
+def pytest_collection_modifyitems(items):
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if PROCESS_FIXTURES & fixtures:
+            item.add_marker("e2e")
+        if SLOW_FIXTURES & fixtures:
+            item.add_marker("slow")
+        try:
+            folder = Path(item.path).resolve().relative_to(TESTS).parts[0]
+        except ValueError:
+            continue
+        for mark, folders in MARKED_FOLDERS.items():
+            if folder in folders:
+                item.add_marker(mark)
+
+
+@pytest.fixture(autouse=True)
+def _marked_isolation(request):
+    """The fixtures a test's marks ask for: ``own_cache`` → ``own_cache_namespace``, ``private_storage`` →
+    ``private_run_storage``."""
+    if request.node.get_closest_marker("own_cache"):
+        request.getfixturevalue("own_cache_namespace")
+    if request.node.get_closest_marker("private_storage"):
+        request.getfixturevalue("private_run_storage")
+
+
 @pytest.fixture(autouse=True)
 def _empty_local_cache():
     """Each test starts with an empty per-process cache (the embedded default's locmem part).

@@ -43,6 +43,7 @@ def _migrate(targets):
     return MigrationExecutor(connection)
 
 
+@pytest.mark.slow  # > 2 s (docs/testing.md)
 @pytest.mark.django_db(transaction=True)
 def test_an_old_user_and_token_work_after_the_migration(client):
     targets = _before()

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 PROBE = """
 import json, django
@@ -32,12 +34,14 @@ def _probe(**env):
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow  # > 2 s (docs/testing.md)
 def test_no_social_sign_in_without_keys():
     found = _probe()
     assert found["apps"] == ["allauth.socialaccount"]  # its tables (an ORCID-linked account rule asks them)
     assert found["urls"] == {"orcid_login": None, "github_login": None}
 
 
+@pytest.mark.slow  # > 2 s (docs/testing.md)
 def test_orcid_and_github_sign_in_with_their_keys():
     found = _probe(LEXBOARD_ORCID_CLIENT_ID="APP-123", LEXBOARD_ORCID_SECRET="s",
                    LEXBOARD_GITHUB_CLIENT_ID="gh-1", LEXBOARD_GITHUB_SECRET="s")

@@ -27,14 +27,8 @@ def relevant_docs(i: int) -> list[str]:
     return [f"doc{(i * 3 + j) % N_DOCS + 1}" for j in range(N_RELEVANT[i])]
 
 
-@pytest.fixture(autouse=True)
-def _own_cache_namespace(own_cache_namespace):
-    """Every test caches in a key space of its own (see tests/conftest.py)."""
 
 
-@pytest.fixture(autouse=True)
-def _private_storage(private_run_storage):
-    """Runs go to the session's folder, shared with the worker processes (see tests/conftest.py)."""
 
 
 @pytest.fixture

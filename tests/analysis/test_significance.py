@@ -211,6 +211,7 @@ def test_significance_is_cached_per_split_version(scored, alice, bob, analysis_d
     assert len(leaderboard_significance(split=split).tiers) == 3
 
 
+@pytest.mark.slow  # the bench in a subprocess, > 2 s (docs/testing.md)
 def test_the_significance_bench_runs_and_checks_the_method(tmp_path):
     import json
     import subprocess

@@ -4,16 +4,6 @@
 import pytest
 
 
-@pytest.fixture(autouse=True)
-def _own_cache_namespace(own_cache_namespace):
-    """Every test caches in a key space of its own (see tests/conftest.py)."""
-
-
-@pytest.fixture(autouse=True)
-def _private_storage(private_run_storage):
-    """Runs go to the session's folder, shared with the worker processes (see tests/conftest.py)."""
-
-
 @pytest.fixture
 def alice_token(alice):
     from accounts.models import ApiToken

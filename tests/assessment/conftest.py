@@ -26,9 +26,6 @@ RUN_B = "".join(f"{q} Q0 {d} {i} {10 - i}.0 B\n" for q, docs in (("q1", "d11 d14
                                                                    ("q3", "d13 d16")) for i, d in enumerate(docs.split(), 1))
 
 
-@pytest.fixture(autouse=True)
-def _storage(private_run_storage, own_cache_namespace):
-    """Runs in the session's folder (shared with worker processes), caches in a key space of the test's own."""
 
 
 def submit(user, split, content: str, system: str):

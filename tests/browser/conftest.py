@@ -85,9 +85,6 @@ def chromium_browser():
 # --- The site: gunicorn and a worker on the test database (tests/fixtures_site.py) ----------------------
 
 
-@pytest.fixture(autouse=True)
-def _private_storage(private_run_storage):
-    """Runs go to the session's folder, shared with the worker processes (see tests/conftest.py)."""
 
 
 @pytest.fixture

@@ -43,9 +43,6 @@ def upload(content: bytes, name: str = "predictions.jsonl") -> SimpleUploadedFil
     return SimpleUploadedFile(name, content, content_type="application/octet-stream")
 
 
-@pytest.fixture(autouse=True)
-def _isolated(private_run_storage, own_cache_namespace):
-    """Uploaded files in the session's folder (shared with the worker); a cache key space of the test's own."""
 
 
 def make_clf_dataset():

@@ -51,6 +51,7 @@ def test_the_linear_baseline_beats_random_which_beats_the_majority_on_macro_f1()
     assert f1["tfidf"] > 0.6 > f1["random"] > f1["majority"] > 0
 
 
+@pytest.mark.slow  # > 2 s (docs/testing.md)
 @pytest.mark.django_db
 def test_load_demo_makes_a_suite_with_scored_classification_baselines(private_data_dir):
     started = time.monotonic()
@@ -79,6 +80,7 @@ def test_load_demo_makes_a_suite_with_scored_classification_baselines(private_da
     assert elapsed < 60  # the whole demo; about 8 s on an idle machine
 
 
+@pytest.mark.slow  # > 2 s (docs/testing.md)
 @pytest.mark.django_db
 def test_loading_twice_creates_no_duplicates_and_scores_nothing_again(private_data_dir):
     load()
@@ -91,6 +93,7 @@ def test_loading_twice_creates_no_duplicates_and_scores_nothing_again(private_da
     assert "classification baselines: 3 unchanged, 0 uploaded or rescored" in out
 
 
+@pytest.mark.slow  # > 2 s (docs/testing.md)
 @pytest.mark.django_db
 def test_the_demo_suite_page_shows_an_aggregate_for_the_complete_systems(private_data_dir, client):
     from leaderboard.suites import suite_table

@@ -16,7 +16,8 @@ from submissions.models import Result, StatusEvent, Submission
 
 from .conftest import TEST_DEPTH
 
-pytestmark = pytest.mark.django_db
+# Each test loads the demo (about 2-3 s each, docs/testing.md).
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 
 def load(*args: str) -> str:

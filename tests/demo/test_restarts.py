@@ -25,7 +25,8 @@ from submissions.services.rescoring import submission_rescore_on
 
 from .conftest import TEST_DEPTH
 
-pytestmark = pytest.mark.django_db
+# Each test loads the demo (about 2-3 s each, docs/testing.md).
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 
 def start() -> str:

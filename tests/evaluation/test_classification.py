@@ -90,6 +90,7 @@ def aligned_label_sets(draw):
     return draw(sets), draw(sets)
 
 
+@pytest.mark.slow  # > 2 s (docs/testing.md)
 @settings(max_examples=200, deadline=None)
 @given(aligned_label_sets())
 def test_multi_label_macro_f1_agrees_with_sklearn_on_binarized_matrices(pair):

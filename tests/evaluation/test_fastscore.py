@@ -90,6 +90,7 @@ def cases(draw):
     return eol.join(qrels_lines) + draw(st.sampled_from([eol, ""])), run_text, threshold, depth, precision
 
 
+@pytest.mark.slow  # > 2 s (docs/testing.md)
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=cases())
 def test_it_computes_the_numpy_paths_bits(tmp_path_factory, case):

@@ -190,6 +190,7 @@ SCORE_TEXT = st.one_of(
 )
 
 
+@pytest.mark.slow  # > 2 s (docs/testing.md)
 @settings(max_examples=200, deadline=None)
 @given(st.lists(SCORE_TEXT, min_size=1, max_size=20))
 def test_it_parses_scores_exactly_like_strtod(scores):

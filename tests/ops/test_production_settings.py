@@ -30,6 +30,7 @@ def _run(args: list[str], tmp_path: Path, **env: str) -> subprocess.CompletedPro
     )
 
 
+@pytest.mark.slow  # > 2 s (docs/testing.md)
 def test_it_passes_check_deploy_without_a_single_warning(tmp_path):
     result = _run(["manage.py", "check", "--deploy"], tmp_path, SECRET_KEY=STRONG_KEY, ALLOWED_HOSTS="lexboard.example.org")
     output = result.stdout + result.stderr
@@ -92,6 +93,7 @@ print(json.dumps({
 """
 
 
+@pytest.mark.slow  # > 2 s (docs/testing.md)
 def test_it_sends_hsts_csp_and_friends_and_redirects_plain_http(tmp_path):
     result = _run(["-c", _PROBE], tmp_path, SECRET_KEY=STRONG_KEY, ALLOWED_HOSTS="lexboard.example.org")
     assert result.returncode == 0, result.stderr
@@ -110,6 +112,7 @@ def test_it_sends_hsts_csp_and_friends_and_redirects_plain_http(tmp_path):
     assert seen["staticfiles"] == "whitenoise.storage.CompressedManifestStaticFilesStorage"
 
 
+@pytest.mark.slow  # > 2 s (docs/testing.md)
 @pytest.mark.parametrize("header", ["", "X-Forwarded-Proto"])
 def test_it_makes_the_proxy_https_header_configurable(tmp_path, header):
     probe = "import django; django.setup(); from django.conf import settings; print(getattr(settings, 'SECURE_PROXY_SSL_HEADER', None))"
@@ -120,6 +123,7 @@ def test_it_makes_the_proxy_https_header_configurable(tmp_path, header):
     assert result.stdout.strip() == expected
 
 
+@pytest.mark.slow  # > 2 s (docs/testing.md)
 def test_it_passes_check_deploy_with_the_example_env_file_once_a_key_is_set(tmp_path):
     import re
 

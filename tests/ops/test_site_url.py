@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 #: The scored-run e-mail a worker sends: its "turn these e-mails off" link is built from the setting.
 SHOW = "from campaigns.notifications import render_email; print(render_email('run_scored', {'id': 1})[1])"
@@ -25,12 +27,14 @@ def _shell(code: str, tmp_path: Path, **env: str) -> str:
     return done.stdout
 
 
+@pytest.mark.slow  # > 2 s (docs/testing.md)
 def test_the_links_in_e_mails_follow_the_port_the_site_is_served_on(tmp_path):
     out = _shell(SHOW, tmp_path, PORT="8123")
     assert "http://127.0.0.1:8123/tasks/notifications/" in out
     assert ":8000" not in out
 
 
+@pytest.mark.slow  # > 2 s (docs/testing.md)
 def test_the_site_url_setting_wins_over_the_port(tmp_path):
     code = "from django.conf import settings; print(settings.LEXBOARD_SITE_URL)"
     assert _shell(code, tmp_path, PORT="8123", LEXBOARD_SITE_URL="https://lexboard.example.org").split()[-1] \

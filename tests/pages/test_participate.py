@@ -52,6 +52,7 @@ def make_dataset(slug: str, **fields) -> Dataset:
                                   primary_measure="R@10", **fields)
 
 
+@pytest.mark.slow  # > 2 s (docs/testing.md)
 def test_the_demo_offers_corpus_topics_dev_judgments_and_a_baseline_out_of_the_box(client, _private_storage):
     call_command("load_demo", "--depth", "100", stdout=io.StringIO())
     files = {f["name"]: f for f in listing(client, "demo")["files"]}

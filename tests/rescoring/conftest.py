@@ -61,9 +61,6 @@ def expected_means(split, version, content: str) -> dict[str, float]:
     return disclosure.scores_shown(means, split=split, n_topics=n_topics)
 
 
-@pytest.fixture(autouse=True)
-def _private_storage(private_run_storage):
-    """Runs go to the session's folder, shared with the worker processes (see tests/conftest.py)."""
 
 
 @pytest.fixture
@@ -96,6 +93,3 @@ def make_submission(alice, bob):
     return make
 
 
-@pytest.fixture(autouse=True)
-def _own_cache_namespace(own_cache_namespace):
-    """Every test caches in a key space of its own (see tests/conftest.py)."""

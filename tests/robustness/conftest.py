@@ -22,9 +22,6 @@ TEST_QRELS = {"1": {"12": 2, "7": 1}, "2": {"33": 1}, "3": {"101": 1, "102": 1, 
 DEV_QRELS = {"11": {"40": 1}, "12": {"41": 1, "42": 1}}
 
 
-@pytest.fixture(autouse=True)
-def _own_cache_namespace(own_cache_namespace):
-    """Every test caches in a key space of its own (see tests/conftest.py)."""
 
 
 @pytest.fixture

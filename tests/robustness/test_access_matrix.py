@@ -555,6 +555,7 @@ def leaks(body: str) -> list[str]:
     return found
 
 
+@pytest.mark.slow  # > 2 s (docs/testing.md)
 @pytest.mark.parametrize("role", ROLES)
 def test_access_matrix(role, world):
     """Every URL answers ``role`` with the declared status, no answer carries hidden labels, none shows raw
@@ -797,6 +798,7 @@ def _shows(value: str, body: str) -> bool:
     return re.search(r"(?<![\d.])(?<!\d:)" + re.escape(value), body) is not None
 
 
+@pytest.mark.slow  # > 2 s (docs/testing.md)
 @pytest.mark.parametrize("role", ROLES)
 def test_what_every_url_reveals_about_a_hidden_split_stays_within_its_budget(role, world):
     """No answer shows a hidden mean beyond the display precision, a held-back run's values, or a per-query view."""

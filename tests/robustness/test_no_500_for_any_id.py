@@ -55,6 +55,7 @@ def _fill(route: str, bad: str) -> tuple[str, bool]:
     return "/" + PARAMETER.sub(value, route), takes_id
 
 
+@pytest.mark.slow  # > 2 s (docs/testing.md)
 @pytest.mark.parametrize("signed_in", [False, True], ids=["anonymous", "signed-in"])
 def test_every_route_answers_404_for_an_id_out_of_range(client, tiny_dataset, alice, signed_in):
     if signed_in:

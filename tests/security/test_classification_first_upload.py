@@ -21,9 +21,8 @@ from tests.classification import conftest as clf
 from tests.classification.conftest import TEST_GOLD, predictions, upload
 
 clf_dataset = clf.clf_dataset
-_isolated = clf._isolated
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.own_cache, pytest.mark.private_storage]
 
 GOLD = {i: label for i, (label, _) in TEST_GOLD.items()}
 

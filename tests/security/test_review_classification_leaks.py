@@ -18,9 +18,8 @@ from tests.classification import conftest as clf
 from tests.classification.conftest import TEST_GOLD, TRAIN_GOLD, predictions, upload
 
 clf_dataset = clf.clf_dataset
-_isolated = clf._isolated
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.own_cache, pytest.mark.private_storage]
 
 
 def _score(split, user, answers: dict, name: str):

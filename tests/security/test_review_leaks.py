@@ -32,10 +32,7 @@ from tests.users import verified
 # The analysis tests' fixtures: their dataset, runs scored by the real service, a cache and storage of their own.
 analysis_dataset = analysis.analysis_dataset
 scored = analysis.scored
-_own_cache_namespace = analysis._own_cache_namespace
-_private_storage = analysis._private_storage
-
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.own_cache, pytest.mark.private_storage]
 
 
 def _percent(text: str) -> float:

@@ -39,9 +39,6 @@ def gz(content: str | bytes) -> bytes:
 METADATA = {"system_name": "BM25", "family": "lexical", "visibility": "public"}
 
 
-@pytest.fixture(autouse=True)
-def _private_storage(private_run_storage):
-    """Runs go to the session's folder, shared with the worker processes (see tests/conftest.py)."""
 
 
 @pytest.fixture

@@ -113,6 +113,7 @@ def _bomb(decompressed: int, line: bytes = b"\n") -> bytes:
     return out.getvalue()
 
 
+@pytest.mark.slow  # > 2 s (docs/testing.md)
 @pytest.mark.parametrize("line", [b"\n", b"q1 Q0 d1 1 1.0 sys\n"], ids=["blank-lines", "one-row"])
 def test_a_one_gib_bomb_is_refused_after_a_bounded_amount_of_work(alice, dev_split, line):
     bomb = _bomb(1024 * 1024 * 1024, line)
