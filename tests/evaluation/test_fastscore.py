@@ -134,8 +134,8 @@ def test_the_plain_files_of_these_cases_are_taken(tmp_path, name, qrels, run):
 
 
 @pytest.mark.parametrize("name, qrels, run", [
-    ("gzip run", QRELS, gzip.compress(RUN.encode())),
-    ("gzip qrels", gzip.compress(QRELS.encode()), RUN),
+    ("gzip run", QRELS, gzip.compress(RUN.encode(), mtime=0)),
+    ("gzip qrels", gzip.compress(QRELS.encode(), mtime=0), RUN),
     ("UTF-8 docid", QRELS, RUN + "q2 Q0 dé 2 0.5 t\n"),
     ("comment line", QRELS, "# a run\n" + RUN),
     ("blank line", QRELS, RUN + "\n"),
