@@ -10,8 +10,6 @@ to end before the teardown empties the tables.
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from django.core.cache import cache
 from django.db import connection
@@ -22,7 +20,7 @@ from django.urls import reverse
 from catalogue.page_generation import page_generation
 from leaderboard.page_cache import page_key, shared_cache
 from submissions.models import Submission
-from tests.waiting import wait_until_final
+from tests.waiting import wait_until, wait_until_final
 
 from .conftest import GOOD_RUN
 from .test_e2e_worker import post_run
@@ -46,15 +44,14 @@ def test_the_worker_renders_the_leaderboard_a_new_score_changes(transactional_db
     assert submission.status == Submission.Status.SCORED, submission.error
 
     key = page_key(RequestFactory().get(url)) + ":gz"
-    deadline = time.monotonic() + 30  # the worker renders once its commit is done: just after "scored"
-    while (entry := cache.get(key)) is None or entry[0] != page_generation():
-        assert time.monotonic() < deadline, f"no current page in the cache; worker log:\n{worker.log()[-3000:]}"
-        time.sleep(0.1)
+    # The worker renders once its commit is done, just after "scored"; until it bumps the generation, the page
+    # the visitor cached above looks current too: so the worker's word first, then the cache.
+    wait_until(lambda: f"rendered {url} ahead" in worker.log() and (entry := cache.get(key)) is not None
+               and entry[0] == page_generation(), timeout=30, what="a current page in the cache", worker=worker)
     with CaptureQueriesContext(connection) as queries:
         page = visitor.get(url).content.decode()
     assert "BM25 e2e" in page
     assert len(queries) == 0  # served the worker's page: nothing rendered here
-    while "succeeded in" not in worker.log():  # the task's end (the other pages): then the teardown may flush
-        assert time.monotonic() < deadline, f"the task did not end; worker log:\n{worker.log()[-3000:]}"
-        time.sleep(0.1)
+    # The task's end (the other pages): then the teardown may flush.
+    wait_until(lambda: "succeeded in" in worker.log(), timeout=30, what="the task's end", worker=worker)
     assert f"rendered {url} ahead" in worker.log()
