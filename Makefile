@@ -17,7 +17,8 @@ run:
 test: venv native
 	$(PY) -m pytest $(XDIST) $(PYTEST_ARGS)
 
-# The quick part of the suite (no real worker processes, no browser).
+# The quick part of the suite, run before every commit: no real worker processes, servers or browser, nothing
+# over ~2 s (marked slow); under 3 minutes on 2 cores (docs/testing.md).
 test-fast: venv native
 	$(PY) -m pytest $(XDIST) -m "not slow and not e2e and not browser and not chaos" $(PYTEST_ARGS)
 
