@@ -258,18 +258,25 @@ class RescoredBoard:
     rows: list[dict]
     method: str
     n_queries: int
+    #: A hidden split: no rescored value is shown (beside the snapshot's, each would be a before/after pair that
+    #: tells what the new judgments changed for that run; the budget's ``version_deltas``).
+    withheld: bool = False
 
 
 def private_board_rescored(*, phase: Phase, board: PrivateBoard) -> RescoredBoard | None:
     """The same final runs ranked on the split's current qrels, when they are newer than the snapshot's.
 
+    On a split that withholds version deltas (a hidden one), the newer version is named and no row is given:
+    each rescored value beside the snapshot's is a before/after pair that tells what the new judgments changed.
     Cached per split cache version (a rescoring or a new result bumps it).
     """
-    split = Split.objects.select_related("current_qrels").get(pk=phase.split_id)
+    split = Split.objects.select_related("dataset", "current_qrels").get(pk=phase.split_id)
     current = split.current_qrels
     if current is None or current.version == board.qrels_version:
         return None
-    key = split.cache_key("private-board:v2", phase.pk)
+    if not disclosure.shows(split, "version_deltas"):
+        return RescoredBoard(current.version, [], "", private_topics(phase), withheld=True)
+    key = split.cache_key("private-board:v3", phase.pk)
     cached = cache.get(key)
     if cached is None:
         rows, method, _, _ = private_board_rows(phase=phase, version_id=current.pk)

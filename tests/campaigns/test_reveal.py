@@ -175,12 +175,17 @@ def test_later_judgments_do_not_change_the_snapshot(task_world, closed_task, cli
     from leaderboard.private_board import private_board_rescored
 
     rescored = private_board_rescored(phase=Phase.objects.get(pk=task_world.phase.pk), board=board)
-    assert rescored is not None and rescored.qrels_version == 2
-    assert [r["team"] for r in rescored.rows] == ["Red", "Blue"]
-    # 5 of 10 relevant on the 5 private topics: 0.5, shown on their grid (a step of 1/5; halves up).
-    assert rescored.rows[0]["scores"]["R@10"] == pytest.approx(0.6)
+    # A hidden split names the newer version but shows no rescored value (a before/after pair per team; #24).
+    assert rescored is not None and rescored.qrels_version == 2 and rescored.withheld and rescored.rows == []
     page = client.get(reverse("leaderboard:task", args=[task_world.phase.pk])).content.decode()
-    assert "Rescored on qrels v2" in page
+    assert "Rescored on qrels v2" in page and "no rescored value is shown" in page
+    # A public split shows the rescored board.
+    Split.objects.filter(pk=task_world.split.pk).update(hidden=False)
+    rescored = private_board_rescored(phase=Phase.objects.get(pk=task_world.phase.pk), board=board)
+    assert rescored is not None and not rescored.withheld
+    assert [r["team"] for r in rescored.rows] == ["Red", "Blue"]
+    # 5 of 10 relevant on the 5 private topics: 0.5 (a public split: no grid).
+    assert rescored.rows[0]["scores"]["R@10"] == pytest.approx(0.5)
 
 
 def test_the_snapshot_exports_as_csv_json_and_latex(task_world, closed_task, client):
