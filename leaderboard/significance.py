@@ -71,7 +71,7 @@ from evaluation.power import PowerAnalysis, power_analysis
 from evaluation.stats import EXACT_MAX_N, randomization_tests
 from submissions import disclosure
 from submissions.models import Result
-from submissions.selectors import load_per_query
+from submissions.selectors import load_per_query, partition_in_use
 
 from .selectors import leaderboard_rows, resolve_sort
 
@@ -486,6 +486,10 @@ def power_context(*, split: Split | None, board: PublicBoard | None = None) -> d
         needed = {d: _two_digits(n) for d, n in needed.items()}
     return {"power": {
         "analysis": analysis,
+        # The evaluated topics: none named while a shared task partitions the hidden split (the baselines' public
+        # part; beside the split's topics it gives how many private topics have no judgment).
+        "n_topics": disclosure.topic_count_shown(analysis.n_topics, split=split,
+                                                 partitioned=partition_in_use(split_id=split.pk)),
         "measure": dataset.primary_measure,
         "from_baselines": step is not None,
         "min_detectable": dataset.format_value(smallest) + " points",  # every page shows percent

@@ -29,7 +29,7 @@ from presentation import plots
 from submissions import disclosure
 from submissions.disclosure import min_group_size, result_released
 from submissions.models import Result, Submission
-from submissions.selectors import load_per_query, submission_current_result
+from submissions.selectors import load_per_query, partition_in_use, submission_current_result
 
 from .analysis import _topics, category_table, per_query_allowed
 
@@ -211,6 +211,8 @@ class Comparison:
     pairs: list[dict] = field(default_factory=list)  # one per other entry: {"entry", "stats": [PairStats], ...}
     n_comparisons: int = 0
     bands: bool = False  # p-values shown as bands only (a hidden split)
+    #: The evaluated queries the page names; None during a shared task (``disclosure.topic_count_shown``).
+    n_queries: int | None = None
 
 
 def compare(*, submissions: list[Submission], measure: str | None = None,
@@ -325,7 +327,9 @@ def compare(*, submissions: list[Submission], measure: str | None = None,
         for row in pair["categories"]:
             row["delta_text"] = ("+" if row["delta"] >= 0 else "−") + fmt(abs(row["delta"]))
     return Comparison(split=split, entries=entries, measures=measures, focus=focus, pairs=pairs,
-                      n_comparisons=len(all_stats), bands=bands)
+                      n_comparisons=len(all_stats), bands=bands,
+                      n_queries=disclosure.topic_count_shown(len(ref.qids), split=split,
+                                                             partitioned=partition_in_use(split_id=split.pk)))
 
 
 def check_measure(split, measure: str) -> None:

@@ -350,9 +350,17 @@ def evaluated_count(result: Result | ResultPart | None, *, split: Split, partiti
     While a shared task partitions a hidden split (``partitioned``) the result holds its public part, whose
     evaluated count beside the split's (public) one would give the private part's by difference.
     """
-    if result is None or (split.hidden and partitioned):
+    if result is None:
         return None
-    return int(result.n_queries)
+    return topic_count_shown(int(result.n_queries), split=split, partitioned=partitioned)
+
+
+def topic_count_shown(n: int, *, split: Split, partitioned: bool) -> int | None:
+    """A count of evaluated topics as any page names it (``evaluated_count``'s rule for a count computed elsewhere:
+    per-query vectors, a power analysis); None while a shared task partitions the hidden split."""
+    if split.hidden and partitioned:
+        return None
+    return int(n)
 
 
 # --- p-values ---------------------------------------------------------------------------------------
