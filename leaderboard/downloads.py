@@ -25,10 +25,11 @@ from dataclasses import dataclass
 from functools import partial
 
 from django.core.cache import cache
-from django.db.models import Count
+from django.db.models import Count, F
 
 from catalogue.models import Corpus, Dataset, QrelsVersion, Split
 from sandbox.models import SplitSandbox
+from submissions import disclosure
 from submissions.models import Submission
 
 CHUNK = 1 << 20
@@ -106,12 +107,18 @@ def _run_chunks(submission: Submission) -> Iterator[bytes]:
 
 
 def _best_baseline(split: Split) -> Submission | None:
-    return (
-        Submission.objects.on_board().filter(split=split, is_baseline=True)
-        .exclude(run_file="")
-        .order_by("-results__primary_score", "pk")
-        .first()
-    )
+    """The best baseline on the split's current qrels, offered as a file (public splits only: ``_sources``).
+
+    A hidden split would pick it by the released value (on the grid), ties by the oldest run: at full
+    precision the one named would say which of two baselines tied on the grid is better (#24).
+    """
+    if split.current_qrels_id is None:
+        return None
+    runs = (Submission.objects.on_board().filter(split=split, is_baseline=True).exclude(run_file="")
+            .filter(results__qrels_version_id=split.current_qrels_id))
+    if disclosure.hidden(split):
+        return runs.order_by(F("results__released_score").desc(nulls_last=True), "pk").first()
+    return runs.order_by("-results__primary_score", "pk").first()
 
 
 def _sources(dataset: Dataset) -> list[_Source]:

@@ -28,7 +28,7 @@ from typing import cast
 
 import numpy as np
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import F, QuerySet
 
 from campaigns.selectors import phase_of
 from catalogue.models import Dataset, Split
@@ -97,7 +97,7 @@ def _decide(*, best: Result | None, new: Result, measure: str, split: Split) -> 
     """(released, message, p) for ``new`` against ``best`` (None: the participant's first result here).
 
     The values compared are the stored releases (``Result.released_score``): what the board shows. A first run
-    is compared with the split's best baseline on the same judgments (chosen at full precision), so that the
+    is compared with the split's best baseline on the same judgments (``_best_baseline``), so that the
     free first release of a new identity is no probe; without a baseline, with an empty run.
     """
     if split.dataset.task != Dataset.Task.RETRIEVAL:
@@ -199,10 +199,18 @@ def _decide_macro_f1(*, best: Result | None, new: Result, split: Split) -> tuple
 
 
 def _best_baseline(*, split: Split, version_id: int) -> Result | None:
-    """The split's best baseline result on ``version_id`` (a curator's reference run): a first run's reference."""
-    return (Result.objects.filter(on_board_q("submission__"), qrels_version_id=version_id, submission__split=split,
-                                  submission__is_baseline=True, primary_score__isnull=False)
-            .select_related("submission").order_by("-primary_score", "submission_id").first())
+    """The split's best baseline result on ``version_id`` (a curator's reference run): a first run's reference.
+
+    A hidden split picks it by the released value (``Result.released_score``, on the grid), ties by the oldest
+    run: the message names it, and picked at full precision the name would say which of two baselines tied on
+    the grid is better, a finer number than the grid releases (#24).
+    """
+    results = (Result.objects.filter(on_board_q("submission__"), qrels_version_id=version_id,
+                                     submission__split=split, submission__is_baseline=True,
+                                     primary_score__isnull=False).select_related("submission"))
+    if disclosure.hidden(split):
+        return results.order_by(F("released_score").desc(nulls_last=True), "submission_id").first()
+    return results.order_by("-primary_score", "submission_id").first()
 
 
 def ladder_judge(*, result: Result, submission: Submission, split: Split, again: bool = False,

@@ -162,3 +162,24 @@ def test_the_released_value_is_stored_at_the_verdict_and_shown_everywhere(scored
     api = APIClient()
     api.force_authenticate(alice)
     assert api.get(reverse("api:submission", args=[sub.pk])).json()["scores"] == {"R@10": 0.35}
+
+
+@pytest.mark.parametrize("finer", ["older", "newer"])
+def test_two_baselines_tied_on_the_grid_are_named_by_age_not_full_precision(scored, bob, analysis_dataset, finer):
+    """#24 item 3: a first run's message names the best baseline; picked at full precision, the name told which
+    of two baselines equal on the grid is better. Either order of their full-precision values names the same."""
+    from submissions.services.ladder import _best_baseline
+
+    split = analysis_dataset.splits.get(name="test")
+    assert disclosure.hidden(split)
+    older = scored("test", bob, "shifted", name="older baseline", is_baseline=True)
+    newer = scored("test", bob, "shifted", name="newer baseline", is_baseline=True, tag="b")
+    version = split.current_qrels_id
+    # Equal on the grid (the released value), apart at full precision: the finer one is `finer`.
+    Result.objects.filter(submission__in=[older, newer], qrels_version_id=version).update(released_score=0.5)
+    Result.objects.filter(submission=older, qrels_version_id=version).update(
+        primary_score=0.5004 if finer == "older" else 0.4996)
+    Result.objects.filter(submission=newer, qrels_version_id=version).update(
+        primary_score=0.5004 if finer == "newer" else 0.4996)
+    named = _best_baseline(split=split, version_id=version)
+    assert named is not None and named.submission_id == older.pk  # the oldest of the tied, whichever is finer
