@@ -80,6 +80,27 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("participants/views.py", "_status_payload", "round"): "a scoring progress fraction",
 }
 
+#: Templates print what their view was given; a read of ``.hidden`` decides on its own (templates/), so each is
+#: counted here with the reason it decides no number. (template, reads) → why.
+TEMPLATE_HIDDEN: dict[tuple[str, int], str] = {
+    ("leaderboard/_dataset_card.html", 1): "the split's label (\"hidden labels\"), a fact of the catalogue",
+    ("leaderboard/dataset.html", 6): "labels of the split and the qrels history's τ column, whose values the view "
+                                     "gives on public splits only (qrels_history asks disclosure)",
+    ("leaderboard/significance_cells.html", 5): "p digits in titles: significance_context gives none on a hidden split "
+                                                "(a debt: the view should pass disclosure.shows(split, 'p_values'))",
+    ("leaderboard/significance_legend.html", 1): "the legend's sentence about hidden splits",
+    ("participants/compare.html", 1): "the split's label",
+    ("participants/fusion.html", 1): "the split's label",
+    ("participants/mine.html", 1): "the split's label",
+    ("participants/submission_analysis.html", 1): "the sentence about hidden labels",
+    ("participants/upload.html", 1): "the split's label",
+    ("snapshots/detail.html", 1): "the snapshot's label",
+}
+HIDDEN_READ = re.compile(r"[\w.]+\.hidden\b(?!_)")
+#: A count of topics taken from per-query values in a template: the evaluated-topic count, which
+#: ``disclosure.evaluated_count`` / ``topic_count_shown`` withholds during a shared task (#24).
+TOPIC_COUNT = re.compile(r"qids\s*\|\s*length|analysis\.n_topics")
+
 
 def _findings() -> set[tuple[str, str, str]]:
     found = set()
@@ -130,3 +151,28 @@ def test_the_allowlist_names_only_what_is_there():
 
 def test_docs_architecture_names_the_module():
     assert OWNER in (ROOT / "docs" / "architecture.md").read_text()
+
+
+def _template_reads() -> tuple[dict[str, int], list[str]]:
+    hidden: dict[str, int] = {}
+    counts: list[str] = []
+    for path in sorted((ROOT / "templates").rglob("*.html")):
+        name = path.relative_to(ROOT / "templates").as_posix()
+        text = path.read_text()
+        if n := len(HIDDEN_READ.findall(text)):
+            hidden[name] = n
+        counts += [f"{name}: {m.group(0)}" for m in TOPIC_COUNT.finditer(text)]
+    return hidden, counts
+
+
+def test_templates_read_split_hidden_only_where_listed_and_print_no_topic_count_of_their_own():
+    """#24: the compare page printed ``ref.qids|length`` and the power section ``analysis.n_topics``, counts that
+    disclosure withholds during a shared task. A template prints what its view gives (the view asks disclosure)."""
+    hidden, counts = _template_reads()
+    listed = dict(TEMPLATE_HIDDEN)
+    unexplained = sorted(f"{name}: {n} read(s) of .hidden" for name, n in hidden.items() if (name, n) not in listed)
+    assert not unexplained, ("a template reads .hidden on its own (ask disclosure in the view, or list it in "
+                             "TEMPLATE_HIDDEN with the reason it decides no number):\n" + "\n".join(unexplained))
+    assert not counts, "a template counts topics itself (give it disclosure.topic_count_shown):\n" + "\n".join(counts)
+    stale = sorted(f"{name} ({n})" for name, n in listed if hidden.get(name) != n)
+    assert not stale, f"TEMPLATE_HIDDEN names reads that no longer exist: {stale}"
