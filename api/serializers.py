@@ -293,8 +293,13 @@ class SubmissionSerializer(serializers.ModelSerializer):
         return SCORES_ARE
 
     def get_grid(self, obj: Submission) -> float | None:
-        """The step a hidden split's released values sit on, as a fraction (0.01: whole points); null when public."""
-        return result_grid(current_result_of(obj), split=obj.split)
+        """The step a hidden split's released values sit on, as a fraction (0.01: whole points); null when public
+        and for a run the Ladder did not release (its own step is one topic's share of the topics it was scored on:
+        for a run on a chosen subset, how many of them are judged; #24)."""
+        result = current_result_of(obj)
+        if result is not None and not result_released(result, split=obj.split):
+            return None
+        return result_grid(result, split=obj.split)
 
     def get_released(self, obj: Submission) -> bool | None:
         """Whether the scores are shown: false when the Ladder of a hidden split held them back; null until scored."""

@@ -53,6 +53,8 @@ def test_a_run_that_is_no_significant_improvement_is_held_back_everywhere(scored
     api.force_authenticate(alice)
     body = api.get(reverse("api:submission", args=[worse.pk])).json()
     assert body["scores"] == {} and body["released"] is False and shown_best in body["message"]
+    # No grid either: a held-back run's own step is one topic's share of the topics it was scored on (#24).
+    assert body["grid"] is None
     api.force_authenticate(bob)
     assert api.get(reverse("api:submission", args=[worse.pk])).json()["message"] == NOT_RELEASED
     # Her page says it and shows no number of the run; status.json says it too.
