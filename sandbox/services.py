@@ -320,11 +320,10 @@ def sandbox_run_execute(run_id: int) -> None:
                 run.mark_ran(outcome=outcome.status, message="The image ran; its run went to scoring.",
                              submission=submission, **measured)
         except UploadRefused as exc:
-            lines = "; ".join(f"line {d['line']}: {d['reason']}" if d.get("line") else str(d.get("reason"))
-                              for d in exc.details[:3])
-            run.mark_failed(outcome="refused", message=(
-                f"The image ran, but its run was refused: {exc.message}" + (f" ({lines})" if lines else "")),
-                **measured)
+            message, kept = refused_run_message(exc, software_only=software_only)
+            if kept:
+                measured["stderr_tail"] = (measured["stderr_tail"] + "\n" + kept)[-4000:]
+            run.mark_failed(outcome="refused", message=message, **measured)
             return
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -336,6 +335,24 @@ def _sha256_file(path: Path) -> str:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def refused_run_message(exc: UploadRefused, *, software_only: bool) -> tuple[str, str]:
+    """What the image's owner reads when its run was refused, and what is kept for curators only.
+
+    The reasons quote the run's own lines (40 characters each). On a software-only split the image has read the
+    hidden topics: a malformed line would carry their text back to its owner. There the owner reads that the run
+    did not follow the format and where the format is described, never a quoted token nor a line number (which
+    line fails is a channel too); the reasons go to the curators' copy beside the image's stderr.
+    """
+    reasons = "; ".join(f"line {d['line']}: {d['reason']}" if d.get("line") else str(d.get("reason"))
+                        for d in exc.details[:3])
+    if software_only:
+        return ("The image ran, but its run was refused: /output/run.trec does not follow the run format "
+                "(docs/sandbox.md, 'The contract'). On a split that takes software only the reasons are kept for the "
+                "curators, not shown: they would quote the run, which was made from hidden topics."), \
+            f"run refused: {exc.message} ({reasons})"
+    return f"The image ran, but its run was refused: {exc.message}" + (f" ({reasons})" if reasons else ""), ""
 
 
 def _compare(*, run: SandboxRun, path: Path, sha: str, input_sha: str) -> dict[str, Any]:

@@ -6,6 +6,8 @@ import pytest
 
 from sandbox import services
 from sandbox.models import SandboxRun, SoftwareImage
+from sandbox.services import refused_run_message
+from submissions.errors import UploadRefused
 
 
 @pytest.mark.django_db
@@ -41,3 +43,17 @@ def test_the_sweep_re_runs_the_entry_checked_longest_ago_one_at_a_time(alice, ti
     assert services.sandbox_recheck_due() == 0  # one in flight at a time
     SandboxRun.objects.filter(rerun_of=first).update(status=SandboxRun.Status.RAN)
     assert services.sandbox_recheck_due() == 1 and second.reruns.count() == 1
+
+
+def test_a_refused_run_on_a_software_only_split_quotes_nothing_of_the_run():
+    """The image read the hidden topics; a malformed line could carry their text back in the refusal's reasons."""
+    secret = "Quelle est la durée du préavis du bail"
+    refusal = UploadRefused("The run has 1 malformed line.",
+                            [{"line": 17, "reason": f"expected 6 columns, got 9: {secret[:40]!r}"}])
+
+    shown, kept = refused_run_message(refusal, software_only=True)
+    assert secret[:20] not in shown and "17" not in shown and "docs/sandbox.md" in shown
+    assert secret[:20] in kept and "line 17" in kept  # the curators' copy
+
+    shown, kept = refused_run_message(refusal, software_only=False)  # a split whose topics are downloadable
+    assert secret[:20] in shown and "line 17" in shown and kept == ""
