@@ -192,6 +192,10 @@ def detail(request: HttpRequest, submission_id: int) -> HttpResponse:
         # (public) one would give the private part's by difference, so it is not shown then (the module decides).
         "evaluated_count": evaluated,
         "evaluated_shown": evaluated is not None,
+        # What the second implementation checked (results.py _double_entry: every stored measure, every evaluated
+        # topic): the count only where the evaluated count itself is shown.
+        "verified_measures": len(shown.scores) if shown is not None else 0,
+        "verified_values": len(shown.scores) * evaluated if shown is not None and evaluated is not None else None,
         # A publication being rescored: these scores stay on the current version until the switch.
         "pending_qrels": submission.split.pending_qrels if submission.split.pending_qrels_id else None,
         "resubmit_form": ResubmitForm() if is_owner and submission.status == Submission.Status.FAILED

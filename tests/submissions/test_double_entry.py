@@ -29,8 +29,10 @@ def create(user, split, tag: str = "") -> Submission:
 
 
 @pytest.mark.parametrize(("precision", "method", "shown"), [
-    ("float32", "pytrec_eval", "Verified by two implementations (pytrec_eval)"),
-    ("float64", "plain", "Verified by two implementations (plain reference)"),
+    ("float32", "pytrec_eval", "Verified by a second implementation, pytrec_eval (trec_eval 9.0.8): it read this "
+                               "run's stored file and the judgments itself"),
+    ("float64", "plain", "Verified by a second implementation, a plain reference implementation: it read this "
+                         "run's stored file and the judgments itself"),
 ])
 def test_a_stored_result_says_which_second_implementation_agreed(client, alice, test_split, precision, method,
                                                                   shown):
@@ -42,7 +44,13 @@ def test_a_stored_result_says_which_second_implementation_agreed(client, alice, 
     assert Submission.objects.get(pk=submission.pk).status == Submission.Status.SCORED
     assert Result.objects.get(submission=submission).verified_by == method
     client.force_login(alice)
-    assert shown in client.get(reverse("participants:detail", args=[submission.pk])).content.decode()
+    page = client.get(reverse("participants:detail", args=[submission.pk])).content.decode()
+    assert shown in page
+    # The number it states is what was checked: every stored measure on every evaluated topic.
+    result = Result.objects.get(submission=submission)
+    n = len(result.scores)
+    assert (f"recomputed all {n * result.n_queries} per-query values ({n} measures × {result.n_queries} topics); "
+            "each equalled the metric core's within 10<sup>-9</sup>") in page
 
 
 def test_the_worker_scores_with_the_dataset_empty_query_convention(alice, test_split):
