@@ -19,6 +19,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -306,6 +307,36 @@ def running_stack(name: str, folder: Path, *, files: list[str] | None = None, se
         say(f"{name}: down --volumes in {time.monotonic() - t0:.0f}s")
         assert survivors == [], f"volumes that survived `down --volumes`: {survivors}"
         assert not any(anonymous.values()), f"anonymous volumes (a VOLUME in an image?): {anonymous}"
+
+
+def rolling_upgrade(stack: Stack, *, on_step: Callable[[str, bool], None], timeout: float = 900) -> str:
+    """scripts/rolling-upgrade.sh on this stack, its output; ``on_step(step, running)`` as each step begins.
+
+    The script's own progress lines ("replacing web", "replacing web-2",
+    "replacing worker, sweep and beat ...") are the sentinels: whatever the
+    machine's speed, the caller acts while each step is under way (a clock
+    alone puts nothing in a step that a fast machine finishes in seconds).
+    ``running``: the script had not exited yet when the step was read.
+    """
+    script = subprocess.Popen(["bash", "scripts/rolling-upgrade.sh"], cwd=ROOT, text=True,
+                              env={**stack.env, "COMPOSE": " ".join(stack.compose_command())},
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    assert script.stdout is not None
+    watchdog = threading.Timer(timeout, script.kill)
+    watchdog.start()
+    lines = []
+    try:
+        for line in script.stdout:
+            lines.append(line)
+            if step := re.fullmatch(r"\[[\d:]+\] (replacing .+)", line.strip()):
+                on_step(step.group(1), script.poll() is None)
+        script.wait()
+    finally:
+        watchdog.cancel()
+    output = "".join(lines).strip()
+    if script.returncode != 0:
+        raise AssertionError(f"scripts/rolling-upgrade.sh exited {script.returncode}:\n{output[-3000:]}")
+    return output
 
 
 class RequestLoop(threading.Thread):

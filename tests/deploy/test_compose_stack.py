@@ -21,7 +21,7 @@ import time
 
 import pytest
 
-from lexboard_cli.client import Client
+from lexboard_cli.client import Client, ClientError
 
 from .stack import (
     SCORE_TIMEOUT,
@@ -29,7 +29,7 @@ from .stack import (
     build_image,
     killed,
     proxy_5xx,
-    run,
+    rolling_upgrade,
     say,
     scoring_killer,
     upload,
@@ -76,25 +76,40 @@ def test_a_rolling_upgrade_fails_no_request_through_the_proxy_and_scores_every_u
     def upload_one(i: int) -> int:
         return upload(client, tmp_path, runs[i % 3], f"during-upgrade-{i}")
 
+    # An upload as each step of the script begins (its progress lines are the sentinels), on top of the loop's
+    # every 8 s: a fast machine replaces a container in a few seconds, which a clock alone may miss entirely.
+    at_steps: dict[str, object] = {}
+
+    def at_step(step: str, running: bool) -> None:
+        try:
+            at_steps[step] = (upload(client, tmp_path, runs[len(at_steps) % 3], f"upgrade-step-{len(at_steps)}")
+                              if running else "the script had exited")
+        except ClientError as err:
+            at_steps[step] = f"refused: {err.status} {err}"
+
     t0 = time.monotonic()
     with RequestLoop(stack, upload_one=upload_one, upload_every=8.0, max_requests=6000, max_seconds=900) as loop:
         time.sleep(3)
-        upgrade = run(["bash", "scripts/rolling-upgrade.sh"],
-                      env={**stack.env, "COMPOSE": " ".join(stack.compose_command())}, timeout=900)
+        upgrade = rolling_upgrade(stack, on_step=at_step)
         time.sleep(3)
     took = time.monotonic() - t0
     statuses: dict[object, int] = {}
     for _, _, outcome in loop.records:
         statuses[outcome] = statuses.get(outcome, 0) + 1
     say(f"rolling upgrade in {took:.0f}s under a request loop: {len(loop.records)} requests through the proxy, "
-        f"statuses {statuses}, {len(loop.uploaded)} uploads during it\n{upgrade.stdout.strip()}")
+        f"statuses {statuses}, {len(loop.uploaded)} uploads by the loop, one as each step began: {at_steps}"
+        f"\n{upgrade}")
     assert loop.failures() == [], (loop.failures()[:20], stack.logs("proxy", "web", "web-2"))
-    assert len(loop.records) >= 100 and len(loop.uploaded) >= 5, (len(loop.records), loop.uploaded)
+    assert len(loop.records) >= 100 and loop.uploaded, (len(loop.records), loop.uploaded)
+    assert all(outcome == 202 for _, what, outcome in loop.records if what.startswith("POST")), loop.records
+    assert [step.split(" (")[0] for step in at_steps] == [
+        "replacing web", "replacing web-2", "replacing worker, sweep and beat"], (at_steps, upgrade)
+    assert all(isinstance(outcome, int) for outcome in at_steps.values()), (at_steps, upgrade)
     assert [stack.image_version(s) for s in ("web", "web-2", "worker", "sweep", "beat")] == ["2"] * 5
     assert stack.container_id("proxy") == proxy, "the proxy was restarted or recreated by the upgrade"
 
     after = [upload(client, tmp_path, runs[i % 3], f"after-upgrade-{i}") for i in range(2)]
-    ids = before + loop.uploaded + after
+    ids = before + loop.uploaded + [int(i) for i in at_steps.values()] + after
     t0 = time.monotonic()
     rows = wait_scored(stack, ids)
     say(f"all {len(ids)} uploads scored {time.monotonic() - t0:.0f}s after the upgrade")
