@@ -15,6 +15,7 @@ import secrets
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
@@ -318,24 +319,27 @@ def rolling_upgrade(stack: Stack, *, on_step: Callable[[str, bool], None], timeo
     alone puts nothing in a step that a fast machine finishes in seconds).
     ``running``: the script had not exited yet when the step was read.
     """
-    script = subprocess.Popen(["bash", "scripts/rolling-upgrade.sh"], cwd=ROOT, text=True,
-                              env={**stack.env, "COMPOSE": " ".join(stack.compose_command())},
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    assert script.stdout is not None
-    watchdog = threading.Timer(timeout, script.kill)
-    watchdog.start()
-    lines = []
-    try:
-        for line in script.stdout:
-            lines.append(line)
-            if step := re.fullmatch(r"\[[\d:]+\] (replacing .+)", line.strip()):
-                on_step(step.group(1), script.poll() is None)
-        script.wait()
-    finally:
-        watchdog.cancel()
-    output = "".join(lines).strip()
-    if script.returncode != 0:
-        raise AssertionError(f"scripts/rolling-upgrade.sh exited {script.returncode}:\n{output[-3000:]}")
+    with tempfile.TemporaryFile("w+") as errors:  # podman's own noise; shown only if the script fails
+        script = subprocess.Popen(["bash", "scripts/rolling-upgrade.sh"], cwd=ROOT, text=True,
+                                  env={**stack.env, "COMPOSE": " ".join(stack.compose_command())},
+                                  stdout=subprocess.PIPE, stderr=errors)
+        assert script.stdout is not None
+        watchdog = threading.Timer(timeout, script.kill)
+        watchdog.start()
+        lines = []
+        try:
+            for line in script.stdout:
+                lines.append(line)
+                if step := re.fullmatch(r"\[[\d:]+\] (replacing .+)", line.strip()):
+                    on_step(step.group(1), script.poll() is None)
+            script.wait()
+        finally:
+            watchdog.cancel()
+        output = "".join(lines).strip()
+        if script.returncode != 0:
+            errors.seek(0)
+            raise AssertionError(f"scripts/rolling-upgrade.sh exited {script.returncode}:\n{output[-3000:]}\n"
+                                 f"{errors.read()[-3000:]}")
     return output
 
 
