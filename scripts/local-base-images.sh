@@ -14,9 +14,13 @@
 #      (/usr/local/share/ca-certificates/) go into the Python image, so pip
 #      inside builds trusts what the host trusts.
 #
-#   scripts/local-base-images.sh            # build what is missing
+#   scripts/local-base-images.sh            # build what is missing or out of date
 #   scripts/local-base-images.sh --force    # build everything again
 #   scripts/local-base-images.sh python     # only these folders (and the Debian base)
+#
+# Out of date: each image carries a label with a checksum of its folder
+# (org.lexboard.local-base.source); an image whose folder changed since it was
+# built, or that has no such label (built before it existed), is built again.
 #
 # Needs root, podman and debootstrap (apt-get install podman runc debootstrap).
 # Mirror override: LEXBOARD_DEBIAN_MIRROR=http://... . See docker/local-base/README.md.
@@ -40,6 +44,11 @@ STAND_INS=(
 BASE=localhost/lexboard-debian:bookworm
 
 have() { podman image exists "$1"; }
+LABEL=org.lexboard.local-base.source
+source_sum() { (cd "docker/local-base/$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-16; }
+current() {  # current <name> <folder>: the image exists and was built from the folder as it is now
+  have "$1" && [ "$(podman image inspect --format "{{index .Labels \"$LABEL\"}}" "$1")" = "$(source_sum "$2")" ]
+}
 stamp() { date +%H:%M:%S; }
 t0=$(date +%s)
 
@@ -76,7 +85,8 @@ build() {  # build <name> <folder>: quiet unless it fails
   cp -r "docker/local-base/$folder" "$context/$folder"
   mkdir -p "$context/$folder/ca-certificates"
   cp /usr/local/share/ca-certificates/*.crt "$context/$folder/ca-certificates/" 2>/dev/null || true
-  if ! podman build --pull=never --tag "$name" --file "$context/$folder/Containerfile" "$context/$folder" \
+  if ! podman build --pull=never --tag "$name" --label "$LABEL=$(source_sum "$folder")" \
+      --file "$context/$folder/Containerfile" "$context/$folder" \
       >"$context/$folder.log" 2>&1; then
     echo "building $name failed:" >&2
     tail -n 40 "$context/$folder.log" >&2
@@ -93,7 +103,7 @@ for entry in "${STAND_INS[@]}"; do
   if [ "$only" != "  " ] && [[ "$only" != *" $folder "* ]]; then
     continue
   fi
-  if [ $force = 0 ] && have "$name"; then
+  if [ $force = 0 ] && current "$name" "$folder"; then
     echo "[$(stamp)] $name exists (--force builds it again)"
     continue
   fi

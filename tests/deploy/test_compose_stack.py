@@ -30,6 +30,7 @@ from .stack import (
     killed,
     proxy_5xx,
     rolling_upgrade,
+    run,
     say,
     scoring_killer,
     upload,
@@ -59,6 +60,12 @@ def test_a_run_uploaded_through_the_proxy_is_scored_by_the_composed_worker_and_b
     for name, log in stack.full_logs("web", "web-2").items():  # the whole log, from the container's start
         assert "Control server error" not in log and "Permission denied" not in log, (name, log[-3000:])
         assert "Listening at: http://0.0.0.0:8000" in log, (name, log[-3000:])
+
+    # The command line's compiled scorer, built in the image (a checkout's own build is kept out of the context).
+    for service in ("web", "worker"):
+        done = run(["podman", "exec", stack.container(service), "python", "-c",
+                    "from evaluation import fastscore; print(fastscore.available())"], env=stack.env)
+        assert done.stdout.strip() == "True", (service, done.stdout, done.stderr)
 
 
 def test_a_rolling_upgrade_fails_no_request_through_the_proxy_and_scores_every_upload_once(
