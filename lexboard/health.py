@@ -9,12 +9,14 @@ error text: anyone can call it.
 from __future__ import annotations
 
 import logging
+from typing import cast
 
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
 from django.urls import path
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
+from kombu import Connection
 
 from lexboard.celery import app
 
@@ -38,9 +40,17 @@ def database_ok() -> bool:
 
 
 def broker_ok() -> bool:
-    """True when a connection to the Celery broker can be opened within a few seconds."""
+    """True when the Celery broker answers, asked over a connection of the process's producer pool.
+
+    The pool's connection is the one an upload's task is sent on, so this checks what an upload needs, and it is
+    opened once, not at every call: a new connection looks the broker's name up in DNS each time, and the container
+    network's DNS drops queries while it reloads (each time a container starts or stops), which made a health
+    check taking tens of seconds during a rolling upgrade. The first call, or a call after the broker went away,
+    still connects (within a few seconds, or "failed").
+    """
     try:
-        with app.connection_for_write(connect_timeout=BROKER_TIMEOUT_SECONDS) as conn:
+        # A ConnectionPool hands out Connections; celery-types' stubs say Producer.
+        with cast(Connection, app.pool.acquire(block=True, timeout=BROKER_TIMEOUT_SECONDS)) as conn:
             # kombu sleeps for float intervals and timeouts; celery-types' kombu stubs say int.
             conn.ensure_connection(max_retries=1, interval_start=0,
                                    interval_step=0.5, timeout=BROKER_TIMEOUT_SECONDS)  # type: ignore[arg-type]
