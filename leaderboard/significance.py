@@ -519,12 +519,31 @@ def significance_context(*, split: Split | None, rows: list, sort: str, sig: str
     measures = disclosure.released_measures(split)
     measure = sig if sig in measures else (measures[0] if disclosure.hidden(split) else sort)
     significance = leaderboard_significance(split=split, measure=measure, board=board)
+    # The markers are bands (significant or not); the p-values behind them are shown where disclosure allows,
+    # and never reach the template where it does not.
+    p_values = disclosure.shows(split, "p_values")
     previous_tier = None
     for row in rows:
         info = significance.for_row(row.submission_id) if significance is not None else None
+        if info is not None and not p_values:
+            info = _without_p_values(info)
         row.extra = {**row.extra, "sig": info, "tier_start": False}
         if info is not None:
             row.extra["tier_start"] = measure == sort and previous_tier is not None and info["tier"] != previous_tier
             previous_tier = info["tier"]
     return {"significance": significance, "sig_measure": measure, "sig_measures": measures,
-            "sig_grouped": measure == sort}
+            "sig_grouped": measure == sort, "sig_p_values": p_values}
+
+
+def _without_p_values(info: dict) -> dict:
+    """A row's significance without the p-values of its tests: their verdicts, directions and texts only."""
+    def bare(test: Marker | TierTest | None) -> dict | None:
+        if isinstance(test, Marker):
+            return {"significant": test.significant, "direction": test.direction, "symbol": test.symbol,
+                    "text": test.text}
+        if isinstance(test, TierTest):
+            return {"new_tier": test.new_tier}
+        return None
+
+    return {**info, "tier_test": bare(info["tier_test"]), "leader": bare(info["leader"]),
+            "baseline": bare(info["baseline"])}

@@ -127,7 +127,10 @@ def grid_step(split: Split, measure: str | None = None, *, n_topics: int | None 
 
 
 def split_step(split: Split) -> float:
-    """The grid of ``split``'s released values: the largest step stored with a result on its current judgments.
+    """The grid of ``split``'s released values: the largest step stored with a released result on its judgments.
+
+    Only results the Ladder released count: a withheld run shows nothing, so it does not move the grid either (its
+    evaluated-topic count is a fact of its own, which would otherwise show on the board as the grid's step).
 
     Cached under the split's ``cache_version`` (every new score and qrels version bumps it). Without a stored
     step (no result judged yet), one topic's share of :func:`evaluated_topics`.
@@ -138,7 +141,7 @@ def split_step(split: Split) -> float:
     step = cache.get(key)
     if step is None:
         step = (Result.objects.filter(submission__split_id=split.pk, qrels_version_id=split.current_qrels_id,
-                                      n_queries__gt=0).aggregate(s=Max("released_step"))["s"]
+                                      n_queries__gt=0, released=True).aggregate(s=Max("released_step"))["s"]
                 or step_for(evaluated_topics(split)))
         cache.set(key, step, 24 * 60 * 60)
     return float(step)
@@ -183,7 +186,7 @@ def stored_release(result: Result | ResultPart, *, split: Split) -> tuple[float 
 def evaluated_topics(split: Split) -> int:
     """N of a hidden split's released scope: the topics its released means average over.
 
-    The fewest evaluated topics of any result on the split's current judgments (a shared task's public part
+    The fewest evaluated topics of any released result on the split's current judgments (a shared task's public part
     while it runs; for classification, the examples), else the judged topics of those judgments. Cached
     under the split's ``cache_version``, which every new score and every new qrels version bumps.
     """
@@ -193,7 +196,7 @@ def evaluated_topics(split: Split) -> int:
     n = cache.get(key)
     if n is None:
         n = (Result.objects.filter(submission__split_id=split.pk, qrels_version_id=split.current_qrels_id,
-                                   n_queries__gt=0).aggregate(n=Min("n_queries"))["n"]
+                                   n_queries__gt=0, released=True).aggregate(n=Min("n_queries"))["n"]
              or QrelsVersion.objects.filter(pk=split.current_qrels_id).values_list("n_topics", flat=True).first()
              or 0)
         cache.set(key, n, 24 * 60 * 60)

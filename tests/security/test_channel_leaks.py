@@ -41,6 +41,25 @@ def test_sig_on_a_hidden_split_marks_the_primary_measure_only(client, scored, al
     assert "Significance on MAP@10" in _board(client, "dev", "&sig=MAP@10")
 
 
+def test_the_boards_markers_on_a_hidden_split_carry_no_p_value_to_the_page(client, scored, alice, bob):
+    """The markers' p-values were in each row's context, the template alone deciding not to print them."""
+    scored("test", alice, "perfect", name="alice-perfect")
+    scored("test", bob, "shifted", name="bob-shifted")
+    response = client.get(reverse("leaderboard:dataset", args=["anal"]) + "?split=test")
+    rows = [row for row in response.context["rows"] if row.extra.get("sig")]
+    assert rows and response.context["sig_p_values"] is False
+    for row in rows:
+        sig = row.extra["sig"]
+        for test in (sig["tier_test"], sig["leader"], sig["baseline"]):
+            assert test is None or ("p" not in test and "p_adjusted" not in test), test
+    assert "Bonferroni-adjusted" not in response.content.decode()
+    # The public split shows them.
+    scored("dev", alice, "perfect", name="dev-perfect")
+    scored("dev", bob, "shifted", name="dev-shifted")
+    response = client.get(reverse("leaderboard:dataset", args=["anal"]) + "?split=dev")
+    assert response.context["sig_p_values"] is True and "Bonferroni-adjusted" in response.content.decode()
+
+
 def test_compare_on_a_hidden_split_gives_bands_on_the_primary_measure_not_p_values(client, scored, alice, bob):
     """Compare gave randomization and t-test p-values (2 significant digits) on any measure of two released runs.
 

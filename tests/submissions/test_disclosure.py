@@ -74,3 +74,28 @@ def test_docs_security_states_the_budget_table_of_the_module():
     text = (Path(__file__).resolve().parents[2] / "docs" / "security.md").read_text()
     rows = dict(re.findall(r"^\| `(\w+)` \| (shown|not shown) \|", text, re.M))
     assert rows == {name: ("shown" if f.hidden else "not shown") for name, f in disclosure.BUDGET.items()}
+
+
+def test_a_run_the_ladder_withheld_moves_neither_the_grid_nor_the_topic_count(tiny_dataset, django_user_model):
+    """A withheld run shows nothing: not through the split's grid (the largest stored step) or its N either."""
+    from django.core.files.base import ContentFile
+
+    from submissions.models import Result, Submission
+
+    hidden = tiny_dataset.splits.get(name="test")
+    user = django_user_model.objects.create_user("prober", "prober@example.org", "pw")
+
+    def scored(n_queries: int, step: float, released: bool) -> None:
+        sub = Submission.objects.create(user=user, split=hidden, system_name=f"run {n_queries} {released}",
+                                        run_file=ContentFile(b"q1 Q0 d1 1 1.0 x\n", name="run.txt"),
+                                        status=Submission.Status.SCORED)
+        Result.objects.create(submission=sub, qrels_version=hidden.current_qrels, scores={"R@10": 0.5},
+                              primary_score=0.5, n_queries=n_queries, released=released,
+                              released_score=0.5 if released else None, released_step=step)
+        hidden.bump_cache_version()
+        hidden.refresh_from_db()
+
+    scored(3, 0.5, released=True)
+    assert (disclosure.split_step(hidden), disclosure.evaluated_topics(hidden)) == (0.5, 3)
+    scored(2, 1.0, released=False)  # fewer evaluated topics, a coarser step: withheld
+    assert (disclosure.split_step(hidden), disclosure.evaluated_topics(hidden)) == (0.5, 3)

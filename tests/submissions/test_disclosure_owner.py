@@ -86,8 +86,6 @@ TEMPLATE_HIDDEN: dict[tuple[str, int], str] = {
     ("leaderboard/_dataset_card.html", 1): "the split's label (\"hidden labels\"), a fact of the catalogue",
     ("leaderboard/dataset.html", 6): "labels of the split and the qrels history's τ column, whose values the view "
                                      "gives on public splits only (qrels_history asks disclosure)",
-    ("leaderboard/significance_cells.html", 5): "p digits in titles: significance_context gives none on a hidden split "
-                                                "(a debt: the view should pass disclosure.shows(split, 'p_values'))",
     ("leaderboard/significance_legend.html", 1): "the legend's sentence about hidden splits",
     ("participants/compare.html", 1): "the split's label",
     ("participants/fusion.html", 1): "the split's label",
