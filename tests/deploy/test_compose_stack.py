@@ -17,6 +17,7 @@ with its volumes (conftest.py); the time of every step is printed.
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -38,6 +39,9 @@ from .stack import (
 )
 
 pytestmark = [pytest.mark.deploy, pytest.mark.slow]
+
+#: The request's whole time in the proxy's access log (docker/nginx/lexboard.conf, log_format lexboard).
+SLOW_LINE = re.compile(r" rt=([\d.]+) ")
 
 
 def test_a_run_uploaded_through_the_proxy_is_scored_by_the_composed_worker_and_beat_is_healthy(
@@ -110,7 +114,10 @@ def test_a_rolling_upgrade_fails_no_request_through_the_proxy_and_scores_every_u
     if loop.failures():
         said = [line for log in stack.full_logs("proxy").values() for line in log.splitlines()  # refusals expected
                 if ("[error]" in line or "[warn]" in line) and "(111: Connection refused)" not in line]
+        slow = [line for log in stack.full_logs("proxy").values() for line in log.splitlines()
+                if (m := SLOW_LINE.search(line)) and float(m.group(1)) >= 3]
         raise AssertionError(f"{loop.failures()[:20]}\nthe proxy's errors and warnings:\n" + "\n".join(said[-60:])
+                             + "\nrequests that took 3 s or more (the access log's timings):\n" + "\n".join(slow[-30:])
                              + f"\n{upgrade}\n{stack.logs('web', 'web-2')}")
     assert len(loop.records) >= 100 and loop.uploaded, (len(loop.records), loop.uploaded)
     assert all(outcome == 202 for _, what, outcome in loop.records if what.startswith("POST")), loop.records

@@ -2,7 +2,7 @@
 
 Through the composed nginx (docker/nginx/lexboard.conf) on loopback:
 
-- nginx's own refusals: 413 (body over 210 MiB), 400 (a header over 16 KiB,
+- nginx's own refusals: 413 (body over 210 MiB; an image over 2,100 MiB on the image URLs), 400 (a header over 16 KiB,
   a malformed request) in ``{"error": {"message", "details"}}`` under /api/
   and as a short HTML page elsewhere; a 408 (headers not sent within 10 s) is
   a closed connection with no answer at all: nginx never sends a body for it.
@@ -81,6 +81,17 @@ def test_nginx_refusals_under_api_are_json_and_elsewhere_a_page(stack):
         assert "210 MiB" in error["message"] and "gzip" in error["message"], error
         status, headers, body = parse(raw(port, too_big.replace(b"/api/v1/submissions/", b"/submit/"))[0])
         assert status == 413 and headers["content-type"].startswith("text/html") and b"210 MiB" in body, body
+
+        # An image archive may be larger (2 GiB, LEXBOARD_SANDBOX_MAX_IMAGE_BYTES) on the two URLs that take one:
+        # nginx says "100 Continue" (it would read the body) where a run's URL gets the 413 at once.
+        for url in (b"/api/v1/sandbox/runs/", b"/sandbox/splits/1/submit/"):
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+                sock.sendall(b"POST " + url + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 300000000\r\n"
+                             b"Expect: 100-continue\r\n\r\n")
+                assert sock.recv(100).startswith(b"HTTP/1.1 100 Continue"), url
+        over = too_big.replace(b"300000000", b"2300000000").replace(b"/api/v1/submissions/", b"/api/v1/sandbox/runs/")
+        error = json_error(*parse(raw(port, over)[0]), 413)
+        assert "2 GiB" in error["message"] and "registry" in error["message"], error
 
         long_header = b"GET /api/v1/datasets/ HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"a" * 20000 + b"\r\n\r\n"
         error = json_error(*parse(raw(port, long_header)[0]), 400)
