@@ -40,8 +40,12 @@ class UploadsLeftSerializer(serializers.Serializer):
 
     today = serializers.IntegerField(allow_null=True, help_text="Uploads left in the rolling 24 hours; null: no limit.")
     total = serializers.IntegerField(allow_null=True, help_text="Uploads left in all; null: no limit.")
+    month = serializers.IntegerField(
+        allow_null=True, help_text="Uploads left this calendar month (UTC; a shared task's team counts together); "
+                                   "null: no monthly limit. It starts again on the first of next month, 00:00 UTC.")
     next_allowed_at = serializers.DateTimeField(
-        allow_null=True, help_text="When the daily limit is reached: the time the next upload is accepted.")
+        allow_null=True, help_text="When the daily or the monthly limit is reached: the time the next upload is "
+                                   "accepted.")
     team = serializers.CharField(allow_null=True, help_text="The shared task's team whose limits these are.")
 
 
@@ -60,6 +64,7 @@ class SplitSerializer(serializers.ModelSerializer):
             "accepts_submissions",
             "daily_limit",
             "total_limit",
+            "monthly_limit",
             "qrels_version",
             "n_topics",
             "leaderboard",
@@ -80,7 +85,7 @@ class SplitSerializer(serializers.ModelSerializer):
         if user is None or not user.is_authenticated or not obj.accepts_submissions:
             return None
         quota = submission_quota(user=user, split=obj)
-        return {"today": quota.daily_remaining, "total": quota.total_remaining,
+        return {"today": quota.daily_remaining, "total": quota.total_remaining, "month": quota.monthly_remaining,
                 "next_allowed_at": quota.next_allowed_at, "team": quota.team or None}
 
     def get_leaderboard(self, obj: Split) -> str:
@@ -165,9 +170,10 @@ _DATASET_EXAMPLE = {
     "page": "https://lexboard.example/d/bsard/", "docid_example": "1234", "depth": 100,
     "measures": ["R@100", "nDCG@10"], "primary_measure": "R@100", "default_split": "test",
     "splits": [{"name": "test", "kind": "test", "hidden": True, "accepts_submissions": True, "daily_limit": 5,
-                "total_limit": None, "qrels_version": 1, "n_topics": 222,
+                "total_limit": None, "monthly_limit": 20, "qrels_version": 1, "n_topics": 222,
                 "leaderboard": "https://lexboard.example/api/v1/datasets/bsard/leaderboard?split=test",
-                "uploads_left": {"today": 4, "total": None, "next_allowed_at": None, "team": None}}],
+                "uploads_left": {"today": 4, "total": None, "month": 17, "next_allowed_at": None,
+                                 "team": None}}],
 }
 
 

@@ -96,16 +96,23 @@ class QuotaScope:
     daily_limit: int
     total_limit: int
     per_team: bool = False  # a shared task's caps, counted per team
+    monthly_limit: int = 0  # the split's cap per calendar month (UTC), counted over the same uploads; 0: none
 
 
 def quota_scope(*, user, split: Split, now: datetime | None = None) -> QuotaScope:
     """Before and during a shared task its caps are the ones that apply (a user in no team is refused until they
-    join one, and then counts with the team); otherwise the split's own limits, per participant."""
+    join one, and then counts with the team); otherwise the split's own limits, per participant.
+
+    The split's monthly cap is the permanent board's pace and holds in both cases: a shared task on the board
+    does not lift it, and a team's runs count against it together, as they do against the task's caps.
+    """
+    monthly = split.monthly_limit or 0
     phase = phase_of(split_id=split.pk)
     if phase is not None and phase.state(now) in ("upcoming", "open"):
         team = team_of(user=user, phase=phase) if user is not None and user.is_authenticated else None
-        return QuotaScope(team=team, daily_limit=phase.daily_cap, total_limit=phase.total_cap, per_team=True)
-    return QuotaScope(team=None, daily_limit=split.daily_limit, total_limit=split.total_limit)
+        return QuotaScope(team=team, daily_limit=phase.daily_cap, total_limit=phase.total_cap, per_team=True,
+                          monthly_limit=monthly)
+    return QuotaScope(team=None, daily_limit=split.daily_limit, total_limit=split.total_limit, monthly_limit=monthly)
 
 
 def phases_for_dataset(*, dataset_id: int) -> list[Phase]:

@@ -241,6 +241,13 @@ class Split(models.Model):
     )
     daily_limit = models.PositiveIntegerField(default=5, help_text="Submissions per user per day (0 = no limit)")
     total_limit = models.PositiveIntegerField(default=100, help_text="Submissions per user in total (0 = no limit)")
+    # A board that runs for years wants a steady pace as well as a daily one: a calendar month in UTC, counted
+    # per shared task team while a user uploads for one, else per account (submissions.selectors).
+    monthly_limit = models.PositiveIntegerField(
+        null=True, blank=True,
+        help_text="Submissions per participant (a shared task's team, or an account) per calendar month, UTC "
+                  "(empty = no monthly limit)",
+    )
     # The coverage rule of hidden splits (checked at upload, over the whole file): a run
     # must rank documents for this share of the split's topics, and, when set, at least
     # this many documents for each topic it covers.

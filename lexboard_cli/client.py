@@ -438,7 +438,8 @@ def format_dataset(body: dict) -> str:
         else:
             today = "no daily limit" if left.get("today") is None else f"{left['today']} uploads left today"
             total = "no total limit" if left.get("total") is None else f"{left['total']} left in all"
-            quota = f"{today}, {total}" + (f" (team {left['team']})" if left.get("team") else "")
+            month = "" if left.get("month") is None else f", {left['month']} left this month (UTC)"
+            quota = f"{today}, {total}{month}" + (f" (team {left['team']})" if left.get("team") else "")
             if left.get("next_allowed_at"):
                 quota += f"; next upload accepted from {left['next_allowed_at']}"
         lines.append(f"  split {split.get('name')} ({'hidden' if split.get('hidden') else 'public'} labels): {quota}")

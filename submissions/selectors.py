@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 from django.db.models import Case, Count, Exists, IntegerField, OuterRef, Prefetch, QuerySet, Subquery, When
@@ -25,6 +25,18 @@ from .models import Result, ResultPart, StatusEvent, Submission
 QUOTA_WINDOW = timedelta(hours=24)
 
 
+def month_bounds(now: datetime) -> tuple[datetime, datetime]:
+    """The calendar month (UTC) holding ``now``: its first instant and the next month's first instant.
+
+    The monthly cap counts uploads made from the first and opens again at the next first, 00:00 UTC, the same
+    instant for everyone wherever they are.
+    """
+    now = now.astimezone(UTC)
+    start = now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    following = (start + timedelta(days=32)).replace(day=1)
+    return start, following
+
+
 @dataclass(frozen=True)
 class QuotaStatus:
     """Where a user stands against a split's limits (0 means no limit)."""
@@ -33,9 +45,12 @@ class QuotaStatus:
     daily_used: int
     total_limit: int
     total_used: int
-    next_allowed_at: datetime | None  # set when the daily limit is reached
+    next_allowed_at: datetime | None  # set when the daily or the monthly limit is reached
     team: str = ""  # a shared task's team: the limits are the phase's, shared by its members
     per_team: bool = False  # the limits are a shared task's caps per team (the user may be in no team yet)
+    monthly_limit: int = 0  # per calendar month, UTC
+    monthly_used: int = 0
+    month_resets_at: datetime | None = None  # the next month's first instant (UTC)
 
     @property
     def daily_remaining(self) -> int | None:
@@ -46,8 +61,12 @@ class QuotaStatus:
         return None if not self.total_limit else max(0, self.total_limit - self.total_used)
 
     @property
+    def monthly_remaining(self) -> int | None:
+        return None if not self.monthly_limit else max(0, self.monthly_limit - self.monthly_used)
+
+    @property
     def allowed(self) -> bool:
-        return self.daily_remaining != 0 and self.total_remaining != 0
+        return self.daily_remaining != 0 and self.total_remaining != 0 and self.monthly_remaining != 0
 
     @property
     def message(self) -> str:
@@ -55,6 +74,13 @@ class QuotaStatus:
         if self.team and self.total_remaining == 0:
             return (f"Your team \u201c{self.team}\u201d has used all {count(self.total_limit, 'run')} of this shared "
                     "task's phase (failures on our side do not count). The private board ranks your final runs.")
+        if self.monthly_remaining == 0 and self.total_remaining != 0:
+            when = f"{self.month_resets_at:%Y-%m-%d} 00:00 UTC" if self.month_resets_at else "next month"
+            who = f"Your team \u201c{self.team}\u201d has" if self.team else "You have"
+            return (f"{who} made {count(self.monthly_used, 'submission')} to this split this calendar month (UTC), "
+                    f"the monthly limit is {self.monthly_limit}. "
+                    f"The next submission will be accepted from {when}, the first day of next month. "
+                    "Failures on our side do not count.")
         if self.team and self.daily_remaining == 0:
             when = self.next_allowed_at.strftime("%Y-%m-%d %H:%M UTC") if self.next_allowed_at else "later"
             return (f"Your team \u201c{self.team}\u201d has sent {count(self.daily_used, 'run')} in the last 24 hours, "
@@ -126,24 +152,29 @@ def submission_ordinal(*, submission: Submission) -> int | None:
 
 
 def submission_quota(*, user, split: Split, now: datetime | None = None) -> QuotaStatus:
-    """The user's quota on the split, rolling 24 hours for the daily limit.
+    """The user's quota on the split, rolling 24 hours for the daily limit, the calendar month (UTC) for the monthly.
 
-    In an open shared task the user's team's: the phase's caps over the runs of the team since the opening.
+    In an open shared task the user's team's: the phase's caps over the runs of the team since the opening;
+    the split's monthly cap over the team's runs of the month.
     """
     now = now or timezone.now()
     scope = quota_scope(user=user, split=split, now=now)
     counted = counted_submissions(user=user, split=split)
     if scope.team is not None:
         counted = _counted(Submission.objects.filter(split=split, entrant_team=scope.team))
-    daily_limit, total_limit = scope.daily_limit, scope.total_limit
+    daily_limit, total_limit, monthly_limit = scope.daily_limit, scope.total_limit, scope.monthly_limit
     total_used = counted.count()
     recent = list(
         counted.filter(created_at__gt=now - QUOTA_WINDOW).order_by("created_at").values_list("created_at", flat=True)
     )
+    month_start, month_end = month_bounds(now)
+    monthly_used = counted.filter(created_at__gte=month_start).count() if monthly_limit else 0
     next_allowed = None
     if daily_limit and len(recent) >= daily_limit:
         # The window must drop (used - limit + 1) submissions; the last of those leaves at this time.
         next_allowed = recent[len(recent) - daily_limit] + QUOTA_WINDOW
+    if monthly_limit and monthly_used >= monthly_limit:
+        next_allowed = max(next_allowed or month_end, month_end)
     return QuotaStatus(
         daily_limit=daily_limit,
         daily_used=len(recent),
@@ -152,6 +183,9 @@ def submission_quota(*, user, split: Split, now: datetime | None = None) -> Quot
         next_allowed_at=next_allowed,
         team=scope.team.name if scope.team is not None else "",
         per_team=scope.per_team,
+        monthly_limit=monthly_limit,
+        monthly_used=monthly_used,
+        month_resets_at=month_end,
     )
 
 

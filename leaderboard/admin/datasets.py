@@ -59,7 +59,7 @@ class SplitInline(admin.TabularInline):
     model = Split
     fields = (
         "name", "kind", "hidden", "ladder", "accepts_submissions", "open_before_judgments", "daily_limit",
-        "total_limit",
+        "total_limit", "monthly_limit",
         "current_qrels_display",
     )
     readonly_fields = ("current_qrels_display",)

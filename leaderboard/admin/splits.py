@@ -50,7 +50,7 @@ class SplitAdmin(ChangedFieldsOnlyAdmin):
     # The workers own current_qrels, pending_qrels and cache_version: a change saves what the curator changed.
     list_display = (
         "__str__", "dataset", "kind", "hidden", "ladder", "accepts_submissions", "daily_limit", "total_limit",
-        "current_version", "n_topics",
+        "monthly_limit", "current_version", "n_topics",
     )
     list_filter = ("kind", "hidden", "ladder", "accepts_submissions", "dataset__benchmark", "dataset")
     search_fields = ("name", "dataset__slug", "dataset__name")
@@ -61,7 +61,7 @@ class SplitAdmin(ChangedFieldsOnlyAdmin):
     fieldsets = (
         (None, {"fields": (
             "dataset", "name", "kind", "hidden", "ladder", "accepts_submissions", "open_before_judgments",
-            "daily_limit", "total_limit", ("min_coverage", "min_docs_per_topic"), "current_qrels_display",
+            "daily_limit", "total_limit", "monthly_limit", ("min_coverage", "min_docs_per_topic"), "current_qrels_display",
             "rescoring", "cache_version",
         )}),
         ("Who may upload", {"fields": ("verified_email", "approval_required", "orcid_required")}),

@@ -20,7 +20,7 @@ The database row is the record of the job and the broker only a doorbell:
   functions). Results are kept per qrels version: the old scores stay.
 
 Quota: per user and split, ``Split.daily_limit`` submissions in any rolling
-24 hours and ``Split.total_limit`` in total. Every submission counts, including
+24 hours, ``Split.total_limit`` in total and ``Split.monthly_limit`` per calendar month (UTC). Every submission counts, including
 files that failed because of their content and withdrawn ones (otherwise
 "submit, look, withdraw" would make a hidden split an oracle), except failures
 caused by the service (``failure_kind == "service"``), files refused by the

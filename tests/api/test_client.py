@@ -191,9 +191,10 @@ def test_the_researchers_commands_name_their_own_flags(live_server, tiny_dataset
     assert code == 0 and out.splitlines()[1].split() == ["query", "R@10", "MAP@10", "MRR@10", "nDCG@10"]
     assert out.splitlines()[2].split()[0] == "q1" and "100.00" in out
 
+    tiny_dataset.splits.filter(name="dev").update(monthly_limit=10)
     code, out, err = run_client("dataset", "tiny", *base)
     assert code == 0 and "measures R@10, MAP@10, MRR@10, nDCG@10" in out
-    assert "split dev (public labels): 4 uploads left today, 99 left in all" in out
+    assert "split dev (public labels): 4 uploads left today, 99 left in all, 9 left this month (UTC)" in out
     code, out, err = run_client("tasks", "tiny", *base)
     assert code == 0 and out.strip() == "no shared task on this dataset"
 

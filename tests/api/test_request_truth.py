@@ -69,7 +69,7 @@ def test_a_dataset_lists_its_measures_and_the_callers_uploads_left(api, tiny_dat
     body = api.get("/api/v1/datasets/tiny/").json()
     assert body["measures"] == ["R@10", "MAP@10", "MRR@10", "nDCG@10"]
     left = {s["name"]: s["uploads_left"] for s in body["splits"]}
-    assert left["dev"] == {"today": 2, "total": None, "next_allowed_at": None, "team": None}
+    assert left["dev"] == {"today": 2, "total": None, "month": None, "next_allowed_at": None, "team": None}
     assert [s["uploads_left"] for s in APIClient().get("/api/v1/datasets/tiny/").json()["splits"]] == [None, None]
     assert APIClient().get("/api/v1/datasets/nope/").status_code == 404
 

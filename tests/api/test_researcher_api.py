@@ -122,7 +122,7 @@ def test_a_datasets_tasks_with_the_callers_team(api, alice, bob, tiny_dataset):
                      "total_cap": 9, "max_final_runs": 2, "my_team": {"name": "Red", "members": ["alice"]}}]
     assert token_client(bob).get("/api/v1/datasets/tiny/tasks").json()[0]["my_team"] is None
     left = {s["name"]: s["uploads_left"] for s in api.get("/api/v1/datasets/tiny/").json()["splits"]}
-    assert left["test"] == {"today": 2, "total": 9, "next_allowed_at": None, "team": "Red"}
+    assert left["test"] == {"today": 2, "total": 9, "month": None, "next_allowed_at": None, "team": "Red"}
 
 
 def _json_run(ranking) -> bytes:

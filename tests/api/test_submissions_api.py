@@ -6,14 +6,16 @@ import io
 import pytest
 from django.test import override_settings
 from django.urls import reverse
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from accounts.models import ApiToken
 from submissions.models import Submission
+from submissions.selectors import month_bounds
 from submissions.services import submission_score_now
 from submissions.throttling import upload_limiter
 
-from .conftest import PERFECT, run_bytes
+from .conftest import PERFECT, WEAK, run_bytes
 
 pytestmark = pytest.mark.django_db
 
@@ -252,3 +254,19 @@ def test_it_refuses_a_probe_of_a_hidden_split_under_the_coverage_rule(api, tiny_
     error = assert_error_shape(response.json())
     assert "1 of the split's 4 topics" in error["message"]
     assert not Submission.objects.exists()
+
+
+def test_uploads_left_has_the_month_and_a_full_month_answers_429_until_the_first(api, tiny_dataset):
+    tiny_dataset.splits.filter(name="test").update(daily_limit=0, total_limit=0, monthly_limit=1)
+    left = {s["name"]: s for s in api.get("/api/v1/datasets/tiny/").json()["splits"]}
+    assert left["test"]["monthly_limit"] == 1 and left["test"]["uploads_left"]["month"] == 1
+    assert left["dev"]["monthly_limit"] is None and left["dev"]["uploads_left"]["month"] is None
+    assert upload(api, run_bytes(PERFECT)).status_code == 202
+    _, end = month_bounds(timezone.now())
+    left = {s["name"]: s["uploads_left"] for s in api.get("/api/v1/datasets/tiny/").json()["splits"]}
+    assert left["test"]["month"] == 0
+    assert left["test"]["next_allowed_at"].startswith(f"{end:%Y-%m-%d}T00:00:00")
+    response = upload(api, run_bytes(WEAK))
+    assert response.status_code == 429
+    error = assert_error_shape(response.json())
+    assert "this calendar month (UTC)" in error["message"] and error["retry_at"].startswith(f"{end:%Y-%m-%d}")
