@@ -3,7 +3,11 @@
 Both sides are rows as a snapshot stores them (the living one built now by
 :func:`snapshots.services.board_rows`, the same call that takes a snapshot),
 so the comparison is between two things the board showed: on a hidden split
-two released values on their grids, never a finer number.
+two released values on their grids, never a finer number. Across new judgments
+a hidden split sets no entry's values (or rank) then beside its values now: the
+pair is what the new judgments changed for that run, which a hidden split does
+not show (the budget's ``version_deltas``; the submission page and the qrels
+history keep the same rule).
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ from submissions import disclosure
 from .models import Snapshot
 from .services import board_rows, core_version
 
-Change = Literal["same", "rescored", "moved", "added", "removed"]
+#: "kept": on both boards, its values then not compared (a hidden split under other judgments: ``version_deltas``).
+Change = Literal["same", "rescored", "moved", "added", "removed", "kept"]
 
 
 def row_key(row: dict[str, Any]) -> tuple:
@@ -63,6 +68,7 @@ class BoardDiff:
     core_now: str
     grid_now_note: str
     counts: dict[str, int]
+    compared: bool = True  # False: a hidden split under other judgments, entries' values then not set beside now
 
     @property
     def unchanged(self) -> bool:
@@ -72,6 +78,8 @@ class BoardDiff:
 def board_diff(*, snapshot: Snapshot, split: Split) -> BoardDiff:
     """The snapshot's rows against the board now, in the current board's order, then the entries that left it."""
     now_rows = board_rows(split=split)
+    version = split.current_qrels.version if split.current_qrels_id and split.current_qrels else None
+    compared = version == snapshot.qrels_version or disclosure.shows(split, "version_deltas")
     measures = [m for m in snapshot.measures
                 if any(r["cells"].get(m) for r in snapshot.rows) or any(r["cells"].get(m) for r in now_rows)]
     then_by_key = {row_key(r): r for r in snapshot.rows}
@@ -81,14 +89,14 @@ def board_diff(*, snapshot: Snapshot, split: Split) -> BoardDiff:
         key = row_key(now)
         then = then_by_key.get(key)
         seen.add(key)
-        out.append(_compare(then, now, measures))
+        out.append(_compare(then, now, measures) if compared or then is None else
+                   DiffRow("kept", None, now, [("", now["cells"].get(m, ""), False) for m in measures]))
     for then in snapshot.rows:
         if row_key(then) not in seen:
             out.append(_compare(then, None, measures))
-    counts = {c: sum(1 for r in out if r.change == c) for c in ("same", "rescored", "moved", "added", "removed")}
-    version = split.current_qrels.version if split.current_qrels_id and split.current_qrels else None
+    counts = {c: sum(1 for r in out if r.change == c) for c in ("same", "rescored", "moved", "added", "removed", "kept")}
     return BoardDiff(snapshot=snapshot, measures=measures, rows=out, qrels_now=version, core_now=core_version(),
-                     grid_now_note=disclosure.grid_note(split), counts=counts)
+                     grid_now_note=disclosure.grid_note(split), counts=counts, compared=compared)
 
 
 def _compare(then: dict[str, Any] | None, now: dict[str, Any] | None, measures: list[str]) -> DiffRow:

@@ -152,6 +152,38 @@ def test_a_snapshot_of_a_hidden_split_holds_no_digit_the_board_did_not_show(hidd
     assert ">50<" in board_page  # the page showed the grid's values the snapshot holds
 
 
+def test_across_new_judgments_a_hidden_splits_diff_sets_no_entrys_values_then_beside_now(hidden_board, hidden_test,
+                                                                                            client):
+    """#24, qrels versions: the snapshot taken before new judgments against the board after them showed each entry
+    "then → now" (and its rank move), the pair the submission page and the qrels history withhold on a hidden split
+    (the budget's ``version_deltas``): what the new judgments changed for that run, e.g. that it does not hold a
+    newly judged relevant document. Entries added and gone are still named; a public split keeps the pairs."""
+    from catalogue.services import qrels_version_add
+    from submissions.models import Result
+
+    early, late = hidden_board
+    snapshot = snapshot_take(split=hidden_test)  # as before a publication (snapshots.receivers)
+    # One judgment more on q2 (d8 relevant); the entries rescored: "early" drops from 50 to 0 on the 50-point grid.
+    qrels = {"q1": {"d1": 2, "d2": 1}, "q2": {"d3": 1, "d8": 1}, "q3": {"d4": 1, "d5": 1, "d6": 1}, "q4": {"d7": 0}}
+    v2, _ = qrels_version_add(split=hidden_test, qrels=qrels, note="one more")
+    Split.objects.filter(pk=hidden_test.pk).update(current_qrels=v2)
+    for sub, r10 in ((early, 0.2), (late, 0.7), (Submission.objects.get(system_name="low"), 0.2)):
+        Result.objects.create(submission=sub, qrels_version=v2, scores={"R@10": r10}, primary_score=r10)
+    hidden_test.refresh_from_db()
+    hidden_test.bump_cache_version()
+
+    html = client.get(reverse("snapshots:diff", args=[snapshot.key])).content.decode()
+    rows = re.findall(r'<tr class="row-\w+ change-(\w+)">(.*?)</tr>', html, re.S)
+    assert rows and {change for change, _ in rows} == {"kept"}, rows
+    assert not [body for _, body in rows if "→" in body or "↑" in body or "↓" in body], "a value or rank then beside now"
+    assert "v1 then, v2 now" in html and "not set beside its values now" in html
+    # The same change on a public split shows the pair.
+    Split.objects.filter(pk=hidden_test.pk).update(hidden=False)
+    hidden_test.bump_cache_version()
+    html = client.get(reverse("snapshots:diff", args=[snapshot.key])).content.decode()
+    assert "change-rescored" in html and "→" in html
+
+
 # --- public splits: the table, its exports, its citation ---------------------------------------------------
 
 
