@@ -112,7 +112,13 @@ def private_board_rows(*, phase: Phase, version_id: int | None = None) -> tuple[
             if team_task_runs(team=team, phase=phase).exists():
                 notes.append(f"{team.name}: no scored final run")
             continue
-        best, part = max(scored, key=lambda sp: (sp[1].primary_score or 0.0, -sp[0].pk))
+        # The team's best final run by its value as the board shows it (the grid of the private part's own N), the
+        # oldest among equals: picked at full precision, the run named would say which of two finals tied on the
+        # grid did better on the private topics, a finer number than the board releases (#24).
+        best, part = max(scored, key=lambda sp: (
+            -1.0 if sp[1].primary_score is None else disclosure.released_value(sp[1].primary_score, split=split,
+                                                                                n_topics=sp[1].n_queries),
+            -sp[0].pk))
         # The board ranks teams; a private or anonymous run is named as such (its page is its owner's).
         shown = best.visibility == Submission.Visibility.PUBLIC and not best.hidden_by_curator
         row = LeaderboardRow(

@@ -108,6 +108,26 @@ def test_the_private_board_ranks_each_teams_best_final_run_on_the_private_topics
     assert "Private board" in page and "red best private" in page and "blue late" not in page
 
 
+def test_a_teams_final_runs_tied_on_the_grid_are_not_told_apart_by_their_full_precision_means(task_world,
+                                                                                                 closed_task):
+    """#24: the board named a team's best final run by its full-precision private mean; of two finals tied on the
+    grid (5 private topics: 20 points) the one named said which did better. Now the oldest of the tied is named."""
+    from submissions.models import ResultPart
+
+    red_best, red_other = closed_task["red_best"], closed_task["red_other"]
+    assert red_best.pk < red_other.pk
+    parts = ResultPart.objects.filter(part=ResultPart.Part.PRIVATE, qrels_version=task_world.split.current_qrels)
+    # Both on the grid's 1.0; the later run a little better at full precision.
+    for sub, value in ((red_best, 0.95), (red_other, 0.99)):
+        part = parts.get(submission=sub)
+        part.primary_score, part.scores = value, {**part.scores, "R@10": value}
+        part.save(update_fields=["primary_score", "scores"])
+    phase_reveal(phase_id=task_world.phase.pk)
+    board = PrivateBoard.objects.get(phase=task_world.phase)
+    red = next(r for r in board.rows if r["team"] == "Red")
+    assert (red["system"], red["scores"]["R@10"]) == ("red best private", 1.0), red
+
+
 def test_a_run_uploaded_one_second_after_the_close_never_appears_on_the_private_board(task_world, closed_task):
     # Even marked final, and even better than every other run of its team on the private topics.
     phase_reveal(phase_id=task_world.phase.pk)
