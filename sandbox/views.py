@@ -10,6 +10,7 @@ from django.views.decorators.http import require_POST
 
 from catalogue.models import Split
 from submissions.errors import UploadRefused
+from submissions.throttling import upload_check
 
 from .forms import ImageUploadForm
 from .models import SandboxRun
@@ -25,7 +26,12 @@ def upload(request: HttpRequest, split_id: int) -> HttpResponse:
     status = 200
     if request.method == "POST":
         status = 400
-        if form.is_valid():
+        # The uploads' throttle, per account and per client network (an IPv6 /64), as every other door (#24 item 5).
+        verdict = upload_check(request) if form.is_valid() else None
+        if verdict is not None and not verdict.allowed:
+            form.add_error(None, verdict.message)
+            status = 429
+        elif verdict is not None:
             try:
                 run = image_submission_create(user=request.user, split=split, upload=form.cleaned_data["archive"],
                                               metadata=form.metadata())

@@ -70,6 +70,23 @@ def test_it_refuses_with_the_reason_on_the_form(client, alice, dev, settings):
     assert SoftwareImage.objects.count() == 1
 
 
+def test_the_image_form_counts_against_the_upload_throttle_per_ipv6_64(client, alice, bob, dev, settings):
+    """#24 item 5: the form, the API and fusions count uploads per account and per client network (an IPv6 /64);
+    the image form did not, so accounts made on one /64 sent images there without limit."""
+    settings.LEXBOARD_UPLOAD_RATE, settings.LEXBOARD_UPLOAD_NETWORK_RATE = "10/h", "1/h"
+    client.force_login(alice)
+    first = client.post(reverse("sandbox:upload", args=[dev.pk]), {
+        "archive": SimpleUploadedFile("image.tar", oci_archive()), "system_name": "a", "visibility": "private"},
+        REMOTE_ADDR="2001:db8:24:5::1")
+    assert first.status_code == 302
+    client.force_login(bob)  # another account, another address, the same /64
+    second = client.post(reverse("sandbox:upload", args=[dev.pk]), {
+        "archive": SimpleUploadedFile("image.tar", oci_archive()), "system_name": "b", "visibility": "private"},
+        REMOTE_ADDR="2001:db8:24:5:ffff::2")
+    assert second.status_code == 429 and "2001:db8:24:5::/64" in second.content.decode()
+    assert SandboxRun.objects.count() == 1
+
+
 def test_a_split_without_images_says_so(client, alice, tiny_dataset):
     client.force_login(alice)
     split = tiny_dataset.splits.get(name="test")
