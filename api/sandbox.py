@@ -42,9 +42,15 @@ class ImageCreateInput(StrictInput):
     split = serializers.SlugField(
         required=False, allow_blank=True, help_text="The split's name; default: the dataset's hidden test split.")
     archive = serializers.FileField(
-        allow_empty_file=True,
+        required=False, allow_empty_file=True,
         help_text=("The image as an archive: what `podman save --format oci-archive -o image.tar IMAGE` (or "
-                   "`docker save -o image.tar IMAGE`) writes. docs/sandbox.md is the contract it follows."))
+                   "`docker save -o image.tar IMAGE`) writes. docs/sandbox.md is the contract it follows. Give "
+                   "either `archive` or `reference`."))
+    reference = serializers.CharField(
+        required=False, allow_blank=True, max_length=400,
+        help_text=("Instead of `archive`: an image the site's registry holds, `NAME:TAG` or `NAME@sha256:DIGEST` "
+                   "(pushed there first: `podman push IMAGE REGISTRY/NAME:TAG`). The site resolves it to its "
+                   "digest and checks its size before anything is stored; a site without a registry refuses it."))
     system_name = serializers.CharField(max_length=120, help_text="A short name for the leaderboard.")
     description = serializers.CharField(required=False, allow_blank=True, help_text="A few words about the system.")
     code_url = WebAddressField(help_text="Where the code is.")
@@ -77,10 +83,13 @@ class SandboxRunSerializer(serializers.Serializer):
                                               "ok, timeout, oom, pids, network, failed, no_run, … ; empty while queued.")
     message = serializers.CharField(help_text="What happened and what to do, for a person.")
     cancel_requested = serializers.BooleanField()
-    digest = serializers.CharField(help_text="The image's digest: podman's image id once a worker loaded it, "
-                                             "the archive's sha256 until then.")
-    archive_sha256 = serializers.CharField()
-    archive_bytes = serializers.IntegerField()
+    digest = serializers.CharField(help_text="The image's digest: podman's image id (its config's digest) once a "
+                                             "worker loaded it (known at once for a registry image), the archive's "
+                                             "sha256 until then.")
+    reference = serializers.CharField(help_text="A registry image as pinned at submission, "
+                                                "`REGISTRY/NAME@sha256:<manifest digest>`; empty for an archive.")
+    archive_sha256 = serializers.CharField(help_text="The archive's sha256; a registry image's manifest digest.")
+    archive_bytes = serializers.IntegerField(help_text="The archive's size; a registry image's compressed layers.")
     limits = serializers.DictField(help_text="memory_mb, cpus, pids, wall_seconds, output_mb, tmp_mb.")
     seconds = serializers.FloatField(allow_null=True, help_text="The container's run time.")
     peak_memory_bytes = serializers.IntegerField(allow_null=True)
@@ -110,6 +119,7 @@ def run_body(request, run: SandboxRun) -> dict:
         "message": run.message,
         "cancel_requested": run.cancel_requested,
         "digest": run.image.digest,
+        "reference": run.image.reference,
         "archive_sha256": run.image.sha256,
         "archive_bytes": run.image.size,
         "limits": run.limits,
@@ -138,7 +148,8 @@ _EXAMPLE = {
     "system_name": "BM25 (image)", "status": "queued",
     "queue": {"position": 2, "ahead": 1, "estimate_seconds": 95.0,
               "text": "2 in the sandbox queue (1 ahead, about 2 min)"},
-    "outcome": "", "message": "", "cancel_requested": False, "digest": "sha256:3f2a…", "archive_sha256": "3f2a…",
+    "outcome": "", "message": "", "cancel_requested": False, "digest": "sha256:3f2a…", "reference": "",
+    "archive_sha256": "3f2a…",
     "archive_bytes": 51380224, "limits": {"memory_mb": 2048, "cpus": 1.0, "pids": 256, "wall_seconds": 1800,
                                           "output_mb": 512, "tmp_mb": 512},
     "seconds": None, "peak_memory_bytes": None, "attempts": 0, "submission": None, "submission_url": None,
@@ -161,7 +172,9 @@ class SandboxRunCreate(JsonView):
         summary="Submit a container image",
         description=(
             "Multipart form, as the site's image form (`/sandbox/splits/{id}/submit/`), with the same checks: the "
-            "split must take images; the archive's size is checked against the cap before it is stored; the "
+            "split must take images; the image is an `archive` or a `reference` to the site's registry (resolved "
+            "to its digest there, another registry refused); its size (the archive's, or the registry image's "
+            "compressed layers) is checked against the cap before it is stored; the "
             "account, shared-task and quota checks of an upload; at most the split's number of runs queued or "
             "running per participant; the same image twice on a split is refused, naming the first run. The "
             "image then waits in the sandbox queue: poll `url` for its place, its outcome, and the `submission` "
@@ -172,8 +185,9 @@ class SandboxRunCreate(JsonView):
             **error_responses(
                 e413="The archive is larger than the site's image size cap (checked on the request's length, "
                      "before the body is read).",
-                e400="The archive or a field was refused (not an image archive, over the size cap, the same image "
-                     "again, too many runs in flight, a split that takes no images); the message says which.",
+                e400="The archive, the reference or a field was refused (not an image archive, an unknown tag or "
+                     "another registry, over the size cap, the same image again, too many runs in flight, a split "
+                     "that takes no images, a site without a registry); the message says which.",
                 e403="The split's account policy: verify your e-mail address, or wait for a curator's approval.",
                 e404="No such dataset or split.",
                 e409="The split takes no runs now (closed, or its judgments not published yet).",
@@ -198,15 +212,18 @@ class SandboxRunCreate(JsonView):
         values = dict(data.validated_data)
         split = _split_or_error(values.pop("dataset"), values.pop("split", "") or None, user=request.user)
         # The web form's own cleaning of the metadata (its defaults: private unless asked).
+        archive = values.get("archive")
         form = ImageUploadForm({name: values.get(name) or "" for name in IMAGE_METADATA}
-                               | {"visibility": values.get("visibility") or Submission.Visibility.PRIVATE},
-                               MultiValueDict({"archive": [values["archive"]]}))
+                               | {"visibility": values.get("visibility") or Submission.Visibility.PRIVATE,
+                                  "reference": values.get("reference") or ""},
+                               MultiValueDict({"archive": [archive]} if archive is not None else {}))
         if not form.is_valid():
             raise ApiError("The request has problems: each is listed in details.", details=[
-                {"line": None, "reason": f"{field}: {' '.join(str(e) for e in errors)}"} for field, errors in form.errors.items()])
+                {"line": None, "reason": f"{'archive or reference' if field == '__all__' else field}: "
+                                        f"{' '.join(str(e) for e in errors)}"} for field, errors in form.errors.items()])
         try:
-            run = image_submission_create(user=request.user, split=split, upload=values["archive"],
-                                          metadata=form.metadata())
+            run = image_submission_create(user=request.user, split=split, upload=archive,
+                                          reference=form.cleaned_data["reference"], metadata=form.metadata())
         except UploadRefused as exc:
             return refusal_response(exc)
         run = SandboxRun.objects.select_related("split__dataset", "image").get(pk=run.pk)

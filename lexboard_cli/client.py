@@ -10,7 +10,8 @@ or, inside the Lexboard repository, ``python -m lexboard_cli …``.
 The token and URL can also come from the environment (``LEXBOARD_TOKEN``,
 ``LEXBOARD_URL``), which keeps the key out of the shell history.
 
-``submit-image`` sends a container image instead of a run (docs/sandbox.md): the
+``submit-image`` sends a container image instead of a run (docs/sandbox.md), as an
+archive (``--archive``) or as a reference to the site's registry (``--reference``): the
 site runs it in its sandbox on the split's topics and scores the run it writes;
 ``--wait`` follows the sandbox run, then its submission. ``submit --direct``
 sends a run too large for the site's request limit straight to its object
@@ -259,16 +260,21 @@ class Client:
                 raise ClientError(f"cannot reach the object storage ({urllib.parse.urlsplit(url).netloc}): "
                                   f"{exc.reason}") from None
 
-    def submit_image(self, *, dataset: str, archive: str, system_name: str, split: str | None = None,
-                     **metadata: Any) -> dict:
-        """Send a container image (what ``podman save --format oci-archive`` writes); returns the sandbox run."""
-        if not os.path.isfile(archive):
+    def submit_image(self, *, dataset: str, system_name: str, archive: str | None = None,
+                     reference: str | None = None, split: str | None = None, **metadata: Any) -> dict:
+        """Send a container image, as an archive (what ``podman save --format oci-archive`` writes) or as a
+        reference to an image of the site's registry (``NAME:TAG``); returns the sandbox run."""
+        if bool(archive) == bool(reference):
+            raise ClientError("give the image with --archive FILE or --reference NAME:TAG (one of the two)")
+        if archive and not os.path.isfile(archive):
             raise ClientError(f"--archive {archive!r}: no such file")
         fields = {"dataset": dataset, "system_name": system_name}
         if split:
             fields["split"] = split
+        if reference:
+            fields["reference"] = reference
         fields.update({k: str(v) for k, v in metadata.items() if v is not None})
-        ctype, length, body = encode_multipart(fields, {"archive": archive})
+        ctype, length, body = encode_multipart(fields, {"archive": archive} if archive else {})
         created = self.request(
             "POST", "sandbox/runs/", data=body, headers={"Content-Type": ctype, "Content-Length": str(length)}
         )
@@ -470,7 +476,8 @@ def format_image(info: dict) -> str:
     lines = [head]
     if info.get("message"):
         lines.append(f"{'outcome ' + info['outcome'] + ': ' if info.get('outcome') else ''}{info['message']}")
-    lines.append(f"image: {info.get('digest')} ({_bytes(info.get('archive_bytes'))})")
+    lines.append(f"image: {info.get('digest')} ({_bytes(info.get('archive_bytes'))}"
+                 + (f", {info['reference']})" if info.get("reference") else ")"))
     limits = info.get("limits") or {}
     if limits:
         lines.append(f"limits: {limits.get('memory_mb')} MB memory, {limits.get('cpus')} CPU, {limits.get('pids')} "
@@ -533,8 +540,12 @@ def build_parser() -> argparse.ArgumentParser:
     image = sub.add_parser("submit-image", parents=[common],
                            help="send a container image that makes the run; the site runs it in its sandbox")
     image.add_argument("--dataset", required=True, help="dataset slug, e.g. bsard")
-    image.add_argument("--archive", required=True,
+    given = image.add_mutually_exclusive_group(required=True)
+    given.add_argument("--archive",
                        help="the image archive: what `podman save --format oci-archive -o image.tar IMAGE` writes")
+    given.add_argument("--reference", metavar="NAME:TAG",
+                       help="instead of --archive: an image pushed to the site's registry (NAME:TAG or "
+                            "NAME@sha256:DIGEST); the site pins its digest when it takes it")
     image.add_argument("--split", help="split name (default: the dataset's hidden test split)")
     image.add_argument("--system-name", required=True, help="the name shown on the leaderboard")
     for option, _field, help_text in METADATA_OPTIONS:
@@ -583,7 +594,8 @@ _FIELD_OPTIONS = {"system_name": "--system-name", "used_training_data": "--used-
 
 
 #: The request's own fields (not metadata), in messages: ``archive: …`` is ``--archive: …``.
-_REQUEST_OPTIONS = {"run_file": "--run", "archive": "--archive", "dataset": "--dataset", "split": "--split"}
+_REQUEST_OPTIONS = {"run_file": "--run", "archive": "--archive", "reference": "--reference", "dataset": "--dataset",
+                    "split": "--split"}
 
 
 def _in_client_terms(text: str) -> str:
@@ -629,7 +641,8 @@ def _image_command(client: Client, args, out, err) -> tuple[int | None, int | No
     if args.command == "submit-image":
         metadata = {field: getattr(args, option[2:].replace("-", "_"))
                     for option, field, _ in METADATA_OPTIONS if option in IMAGE_OPTIONS}
-        created = client.submit_image(dataset=args.dataset, archive=args.archive, split=args.split,
+        created = client.submit_image(dataset=args.dataset, archive=args.archive, reference=args.reference,
+                                      split=args.split,
                                       system_name=args.system_name, **metadata)
         run_id = created["id"]
         if not args.json:

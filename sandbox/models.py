@@ -66,10 +66,19 @@ class SplitSandbox(models.Model):
 
 
 class SoftwareImage(models.Model):
-    """An uploaded OCI or Docker archive, stored once by the sha256 of its bytes (``sandbox_images_collect``)."""
+    """A participant's image, stored once by digest (``sandbox_images_collect`` removes the unused ones).
+
+    Either an uploaded OCI or Docker archive (``archive``; ``sha256`` the archive's bytes'), or an image of the
+    deployment's registry (``reference``, ``host/name@sha256:…`` pinned when it was submitted; ``sha256`` that
+    manifest's digest, ``size`` its compressed layers', ``image_id`` its config's digest), which sandbox workers
+    pull by digest (``sandbox.registry``).
+    """
 
     sha256 = models.CharField(max_length=64, unique=True)
-    archive = models.FileField(storage=private_storage, upload_to=image_upload_to, max_length=300)
+    archive = models.FileField(storage=private_storage, upload_to=image_upload_to, max_length=300, blank=True)
+    reference = models.CharField(
+        max_length=400, blank=True,
+        help_text="An image of the deployment's registry, pinned: host/name@sha256:<manifest digest>")
     size = models.BigIntegerField(default=0)
     # podman's image id (the sha256 of its configuration) once a sandbox worker loaded it: the digest shown.
     image_id = models.CharField(max_length=80, blank=True)
@@ -77,7 +86,7 @@ class SoftwareImage(models.Model):
     last_used_at = models.DateTimeField(default=timezone.now)
 
     def __str__(self) -> str:
-        return f"image {self.sha256[:12]} ({self.size} bytes)"
+        return f"image {self.reference or self.sha256[:12]} ({self.size} bytes)"
 
     @property
     def digest(self) -> str:

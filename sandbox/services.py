@@ -43,7 +43,7 @@ from submissions.errors import UploadRefused
 from submissions.selectors import pick_current_result
 from submissions.services.uploads import clean_metadata
 
-from . import runner
+from . import registry, runner
 from .models import SandboxRun, SoftwareImage, SplitSandbox
 
 logger = logging.getLogger(__name__)
@@ -136,32 +136,92 @@ def image_store(*, upload: UploadedFile) -> SoftwareImage:
     return image
 
 
-def image_size_refusal(size: int) -> str | None:
-    """Why an archive of ``size`` bytes is refused (over ``LEXBOARD_SANDBOX_MAX_IMAGE_BYTES``); None if it is not.
+def image_size_refusal(size: int, *, what: str = "The image archive is") -> str | None:
+    """Why an image of ``size`` bytes is refused (over ``LEXBOARD_SANDBOX_MAX_IMAGE_BYTES``); None if it is not.
 
-    Also asked of a request's declared length before its body is read (the API), so an oversized image is refused
-    before a byte of it is written anywhere."""
+    Asked of an archive's size, of a registry image's compressed layers, and of a request's declared length
+    before its body is read (the API), so an oversized image is refused before a byte of it is stored."""
     cap = settings.LEXBOARD_SANDBOX_MAX_IMAGE_BYTES
     if size <= cap:
         return None
-    return (f"The image archive is {_human_bytes(size)}; the limit is {_human_bytes(cap)}. Build on a slim base "
+    return (f"{what} {_human_bytes(size)}; the limit is {_human_bytes(cap)}. Build on a slim base "
             "image, leave build tools and caches out (a multi-stage build), or ask the curators.")
 
 
-def image_submission_create(*, user, split: Split, upload: UploadedFile, metadata: dict[str, Any]) -> SandboxRun:
+def registry_config() -> registry.Registry | None:
+    """The deployment's registry (``LEXBOARD_SANDBOX_REGISTRY``), or None: images by reference are off."""
+    host = settings.LEXBOARD_SANDBOX_REGISTRY.strip().rstrip("/")
+    if not host:
+        return None
+    return registry.Registry(host=host, insecure=settings.LEXBOARD_SANDBOX_REGISTRY_INSECURE)
+
+
+REGISTRY_OFF = ("This site has no image registry, so it takes images as archives only: upload what `podman save "
+                "--format oci-archive -o image.tar IMAGE` writes.")
+
+
+def _reference_parse(reference: str) -> tuple[registry.Registry, registry.Reference]:
+    config = registry_config()
+    if config is None:
+        raise _refuse(REGISTRY_OFF)
+    try:
+        return config, registry.reference_parse(reference, registry=config)
+    except registry.RegistryError as exc:
+        raise _refuse(exc.message) from None
+
+
+def _reference_resolve(reference: str, config: registry.Registry) -> registry.Resolved:
+    """The reference pinned by the registry's API, its compressed size held to the cap; nothing stored yet."""
+    try:
+        resolved = registry.resolve(reference, registry=config)
+    except registry.RegistryError as exc:
+        raise _refuse(exc.message) from None
+    if refusal := image_size_refusal(resolved.compressed_bytes,
+                                     what=f"The image {resolved.reference} is, its layers compressed,"):
+        raise _refuse(refusal)
+    return resolved
+
+
+def image_store_reference(*, resolved: registry.Resolved, config: registry.Registry) -> SoftwareImage:
+    """A registry image stored once by its manifest's digest; the row keeps the latest pinned reference to it."""
+    sha = resolved.manifest_digest.removeprefix("sha256:")
+    pinned = resolved.pinned(config)
+    image, created = SoftwareImage.objects.get_or_create(sha256=sha, defaults=dict(
+        reference=pinned, size=resolved.compressed_bytes,
+        image_id=resolved.config_digest.removeprefix("sha256:"), last_used_at=timezone.now()))
+    if not created:
+        SoftwareImage.objects.filter(pk=image.pk).update(last_used_at=timezone.now(), reference=pinned)
+        image.refresh_from_db()
+    return image
+
+
+def image_submission_create(*, user, split: Split, metadata: dict[str, Any], upload: UploadedFile | None = None,
+                            reference: str = "") -> SandboxRun:
     """Check an image cheaply, store it once, queue its run; the sandbox worker runs it after commit.
 
-    Raises ``UploadRefused`` (nothing stored) with a message naming the limit
-    or the field to fix.
+    The image is an archive (``upload``) or a reference to an image of the
+    deployment's registry (``reference``: ``NAME:TAG`` or ``NAME@sha256:…``),
+    resolved here to its digest and size by the registry's API before
+    anything is stored. Raises ``UploadRefused`` (nothing stored) with a
+    message naming the limit or the field to fix.
     """
     policy = split_policy(split)
     if policy is None or not policy.accepts_images:
         raise _refuse(f"The split {split} does not take container images: upload a run file instead.")
-    size = upload.size or 0
-    if refusal := image_size_refusal(size):
-        raise _refuse(refusal)
-    if size == 0:
-        raise _refuse("The file is empty: upload the image archive `podman save --format oci-archive` writes.")
+    if (upload is None) == (not reference):
+        raise _refuse("Give the image either as an archive or as a reference to the site's registry "
+                      "(NAME:TAG), not both." if reference else
+                      "Give the image: an archive (what `podman save --format oci-archive` writes) or a reference "
+                      "to the site's registry (NAME:TAG).")
+    config: registry.Registry | None = None
+    if upload is not None:
+        size = upload.size or 0
+        if refusal := image_size_refusal(size):
+            raise _refuse(refusal)
+        if size == 0:
+            raise _refuse("The file is empty: upload the image archive `podman save --format oci-archive` writes.")
+    else:
+        config, _ = _reference_parse(reference)
     values = clean_metadata(metadata)
     if not values.get("system_name"):
         raise UploadRefused("Give the system a name.", [{"line": None, "reason": "system_name: required"}])
@@ -172,20 +232,33 @@ def image_submission_create(*, user, split: Split, upload: UploadedFile, metadat
             f"You have {in_flight} image(s) queued or running on this split; the limit is "
             f"{policy.max_pending_per_participant} at once. Wait for one to finish, or cancel one."
         )
-    _check_archive(upload)
+    if upload is not None:
+        _check_archive(upload)
+        with transaction.atomic():
+            image = image_store(upload=upload)
+            return _run_create(user=user, split=split, image=image, metadata=metadata, policy=policy)
+    if config is None:  # the reference was parsed above, with the registry
+        raise _refuse(REGISTRY_OFF)
+    resolved = _reference_resolve(reference, config)
     with transaction.atomic():
-        image = image_store(upload=upload)
-        earlier = SandboxRun.objects.filter(user=user, split=split, image=image, rerun_of__isnull=True).exclude(
-            status__in=[SandboxRun.Status.FAILED, SandboxRun.Status.CANCELLED]).first()
-        if earlier is not None:
-            raise _refuse(
-                f"You already sent this image to this split (sandbox run #{earlier.pk}, "
-                f"{earlier.created_at:%Y-%m-%d %H:%M} UTC, {earlier.get_status_display()}): the same image on the "
-                "same topics makes the same run. Change the image, or open that entry."
-            )
-        run = SandboxRun.objects.create(user=user, split=split, image=image, metadata=metadata,
-                                        limits=policy.limits_dict())
-        transaction.on_commit(lambda: sandbox_run_enqueue(run_id=run.pk))
+        image = image_store_reference(resolved=resolved, config=config)
+        return _run_create(user=user, split=split, image=image, metadata=metadata, policy=policy)
+
+
+def _run_create(*, user, split: Split, image: SoftwareImage, metadata: dict[str, Any],
+                policy: SplitSandbox) -> SandboxRun:
+    """The queued run of a stored image (in the caller's transaction): the same image twice on a split is refused."""
+    earlier = SandboxRun.objects.filter(user=user, split=split, image=image, rerun_of__isnull=True).exclude(
+        status__in=[SandboxRun.Status.FAILED, SandboxRun.Status.CANCELLED]).first()
+    if earlier is not None:
+        raise _refuse(
+            f"You already sent this image to this split (sandbox run #{earlier.pk}, "
+            f"{earlier.created_at:%Y-%m-%d %H:%M} UTC, {earlier.get_status_display()}): the same image on the "
+            "same topics makes the same run. Change the image, or open that entry."
+        )
+    run = SandboxRun.objects.create(user=user, split=split, image=image, metadata=metadata,
+                                    limits=policy.limits_dict())
+    transaction.on_commit(lambda: sandbox_run_enqueue(run_id=run.pk))
     return run
 
 
@@ -248,9 +321,17 @@ def input_write(*, split: Split, folder: Path) -> str:
 
 
 def _image_loaded(sandbox: runner.Sandbox, image: SoftwareImage) -> str:
-    """The image's id in this host's sandbox store, loading the archive the first time."""
+    """The image's id in this host's sandbox store, loading the archive (or pulling the registry image by its
+    digest) the first time."""
     if image.image_id and runner.podman(sandbox, "image", "exists", image.image_id, check=False).returncode == 0:
         return image.image_id
+    if image.reference:
+        config = registry_config()
+        # --tls-verify=false only for the registry the operators declared insecure, never for another host.
+        insecure = config is not None and config.insecure and image.reference.startswith(f"{config.host}/")
+        image_id = registry.image_pull(sandbox, pinned=image.reference, image_id=image.image_id, insecure=insecure)
+        SoftwareImage.objects.filter(pk=image.pk).update(image_id=image_id)
+        return image_id
     storage, name = image.archive.storage, image.archive.name
     try:
         image_id = runner.image_load(sandbox, Path(storage.path(name)))
@@ -287,6 +368,8 @@ def sandbox_run_execute(run_id: int) -> None:
             image_id = _image_loaded(sandbox, run.image)
         except (runner.SandboxUnavailable, OSError) as exc:
             run.mark_failed(outcome=runner.Status.PLATFORM, message=(
+                f"The platform could not pull the image {run.image.reference} from its registry: {exc}. If it was "
+                "deleted from the registry, push it again and submit it again." if run.image.reference else
                 f"The platform could not load the image: {exc}. Check that the archive is what `podman save "
                 "--format oci-archive` writes, and submit it again."))
             return

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -34,14 +35,15 @@ def upload(request: HttpRequest, split_id: int) -> HttpResponse:
         elif verdict is not None:
             try:
                 run = image_submission_create(user=request.user, split=split, upload=form.cleaned_data["archive"],
-                                              metadata=form.metadata())
+                                              reference=form.cleaned_data["reference"], metadata=form.metadata())
             except UploadRefused as exc:
                 form.add_error(None, exc.message)
             else:
                 messages.success(request, "Your image was received and waits in the sandbox queue.")
                 return redirect("sandbox:run", run.pk)
     return render(request, "sandbox/upload.html", {"split": split, "dataset": split.dataset, "policy": policy,
-                                                   "form": form}, status=status)
+                                                   "form": form, "registry": settings.LEXBOARD_SANDBOX_REGISTRY.strip()},
+                  status=status)
 
 
 def _own_run(request: HttpRequest, run_id: int) -> SandboxRun:

@@ -375,6 +375,13 @@ LEXBOARD_SANDBOX_WORK_DIR = env_path("LEXBOARD_SANDBOX_WORK_DIR", VAR_DIR / "san
 LEXBOARD_SANDBOX_STORAGE_ROOT = env_path("LEXBOARD_SANDBOX_STORAGE_ROOT", VAR_DIR / "sandbox" / "podman")
 # An image archive larger than this is refused before it is stored.
 LEXBOARD_SANDBOX_MAX_IMAGE_BYTES = env_int("LEXBOARD_SANDBOX_MAX_IMAGE_BYTES", 2 * 1024 * 1024 * 1024)
+# The deployment's image registry, "host:port": participants may then name an image it holds (NAME:TAG or
+# NAME@sha256:...) instead of uploading an archive; the web process resolves it to a digest, the sandbox worker
+# pulls that digest. Empty: only archives (docs/operations.md, "A registry beside the deployment").
+LEXBOARD_SANDBOX_REGISTRY = env_str("LEXBOARD_SANDBOX_REGISTRY", "")
+# True for a registry without (verified) TLS, on localhost or a private network only: plain HTTP or unverified
+# HTTPS when resolving, `podman pull --tls-verify=false` on the sandbox workers.
+LEXBOARD_SANDBOX_REGISTRY_INSECURE = env_bool("LEXBOARD_SANDBOX_REGISTRY_INSECURE", False)
 # The container's uids 0..65535 map to this host range (no host user may own it).
 LEXBOARD_SANDBOX_UID_BASE = env_int("LEXBOARD_SANDBOX_UID_BASE", 1_000_000_000)
 # A run whose worker has not said it is alive for this long is taken over by the redelivered message.

@@ -172,3 +172,19 @@ def test_a_software_only_split_takes_the_image_and_refuses_the_run_file(api, ali
     assert run.status_code == 409 and "takes software only" in error(run)
     assert send(api, oci_archive(), split="test").status_code == 202
     assert not Submission.objects.exists()
+
+
+def test_a_reference_is_refused_where_the_site_has_no_registry_and_from_another_registry(api, dev, settings):
+    settings.LEXBOARD_SANDBOX_REGISTRY = ""
+    form = {"dataset": "tiny", "split": "dev", "system_name": "from a registry", "reference": "bm25-example:v1"}
+    response = api.post(URL, form, format="multipart")
+    assert response.status_code == 400 and "This site has no image registry" in str(response.json())
+    assert api.post(URL, {k: v for k, v in form.items() if k != "reference"}, format="multipart").json()[
+        "error"]["details"][0]["reason"].startswith("archive or reference: Give the image")
+    settings.LEXBOARD_SANDBOX_REGISTRY = "127.0.0.1:5999"
+    response = api.post(URL, {**form, "reference": "ghcr.io/someone/bm25:v1"}, format="multipart")
+    assert response.status_code == 400 and "only takes images from its own registry, 127.0.0.1:5999" in error(response)
+    # Nothing answers on that port: the platform says so, and stores nothing.
+    response = api.post(URL, form, format="multipart")
+    assert response.status_code == 400 and "could not reach its registry 127.0.0.1:5999" in error(response)
+    assert SoftwareImage.objects.count() == 0 and SandboxRun.objects.count() == 0

@@ -150,3 +150,59 @@ def test_a_software_only_split_offers_no_topics_and_takes_no_run_file(alice, tin
     assert made.pk
     with pytest.raises(ValidationError, match="Only a hidden split can be software-only"):
         SplitSandbox(split=dev, software_only=True).full_clean()
+
+
+def test_without_a_registry_the_form_says_so_and_refuses_a_reference(client, alice, dev, settings):
+    settings.LEXBOARD_SANDBOX_REGISTRY = ""
+    client.force_login(alice)
+    page = client.get(reverse("sandbox:upload", args=[dev.pk])).content.decode()
+    assert "This site has no image registry: upload an archive." in page
+    response = client.post(reverse("sandbox:upload", args=[dev.pk]), {
+        "reference": "bm25-example:v1", "system_name": "from a registry", "visibility": "private"})
+    assert response.status_code == 400
+    assert "This site has no image registry, so it takes images as archives only" in response.content.decode()
+    assert SoftwareImage.objects.count() == 0 and SandboxRun.objects.count() == 0
+
+
+def test_with_a_registry_the_form_names_it_and_refuses_another(client, alice, dev, settings):
+    settings.LEXBOARD_SANDBOX_REGISTRY = "registry.lexboard.example:5000"
+    client.force_login(alice)
+    page = client.get(reverse("sandbox:upload", args=[dev.pk])).content.decode()
+    assert "podman push IMAGE registry.lexboard.example:5000/NAME:TAG" in page
+    response = client.post(reverse("sandbox:upload", args=[dev.pk]), {
+        "reference": "quay.io/someone/bm25:v1", "system_name": "from elsewhere", "visibility": "private"})
+    text = response.content.decode()
+    assert response.status_code == 400 and "names the registry quay.io" in text
+    assert "only takes images from its own registry, registry.lexboard.example:5000" in text
+    both = client.post(reverse("sandbox:upload", args=[dev.pk]), {
+        "archive": SimpleUploadedFile("image.tar", oci_archive()), "reference": "bm25:v1", "system_name": "x",
+        "visibility": "private"})
+    assert both.status_code == 400 and "not both" in both.content.decode()
+    assert SoftwareImage.objects.count() == 0 and SandboxRun.objects.count() == 0
+
+
+def test_the_image_form_counts_against_the_api_s_upload_limit(client, alice, dev, settings):
+    """One limit for images, from the form and the API alike: ``submissions.throttling.upload_check``."""
+    from django.core.cache import cache
+    from rest_framework.test import APIClient
+
+    from accounts.models import ApiToken
+
+    cache.clear()
+    settings.LEXBOARD_UPLOAD_RATE = "2/h"
+    settings.LEXBOARD_UPLOAD_NETWORK_RATE = "100/h"
+    client.force_login(alice)
+    assert post(client, dev, oci_archive()).status_code == 302
+    response = post(client, dev, oci_archive() + b"\0" * 512, name="too soon")
+    # The second counts (refused by the split's one-at-a-time rule, after the limit's count)...
+    assert response.status_code == 400 and "the limit is 1 at once" in response.content.decode()
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {ApiToken.issue(user=alice, name='t')[1]}")
+    answer = api.post("/api/v1/sandbox/runs/", {"dataset": dev.dataset.slug, "split": dev.name, "system_name": "api",
+                                                "archive": SimpleUploadedFile("image.tar", oci_archive())},
+                      format="multipart")
+    assert answer.status_code == 429, answer.content  # ... so the API's third is over the limit
+    response = post(client, dev, oci_archive() + b"\0" * 1024, name="and the form's fourth")
+    assert response.status_code == 429 and "Too many uploads in a short time" in response.content.decode()
+    assert SandboxRun.objects.count() == 1
+    cache.clear()
