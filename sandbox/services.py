@@ -247,8 +247,12 @@ def image_submission_create(*, user, split: Split, metadata: dict[str, Any], upl
 
 def _run_create(*, user, split: Split, image: SoftwareImage, metadata: dict[str, Any],
                 policy: SplitSandbox) -> SandboxRun:
-    """The queued run of a stored image (in the caller's transaction): the same image twice on a split is refused."""
-    earlier = SandboxRun.objects.filter(user=user, split=split, image=image, rerun_of__isnull=True).exclude(
+    """The queued run of a stored image (in the caller's transaction): the same image twice on a split is refused.
+
+    The same image is the same stored row, or another row with the same image id (an archive already loaded,
+    and a registry image, whose id is known at submission, are two rows of one image)."""
+    same = Q(image=image) | Q(image__image_id=image.image_id) if image.image_id else Q(image=image)
+    earlier = SandboxRun.objects.filter(same, user=user, split=split, rerun_of__isnull=True).exclude(
         status__in=[SandboxRun.Status.FAILED, SandboxRun.Status.CANCELLED]).first()
     if earlier is not None:
         raise _refuse(

@@ -57,3 +57,20 @@ def test_a_refused_run_on_a_software_only_split_quotes_nothing_of_the_run():
 
     shown, kept = refused_run_message(refusal, software_only=False)  # a split whose topics are downloadable
     assert secret[:20] in shown and "line 17" in shown and kept == ""
+
+
+@pytest.mark.django_db
+def test_the_same_image_by_archive_then_by_reference_is_refused_as_the_same_run(alice, bob, tiny_dataset):
+    from sandbox.models import SplitSandbox
+
+    split = tiny_dataset.splits.get(name="dev")
+    policy = SplitSandbox.objects.create(split=split)
+    loaded = SoftwareImage.objects.create(sha256="a" * 64, size=1, image_id="c" * 64)  # an archive, loaded
+    first = SandboxRun.objects.create(user=alice, split=split, image=loaded, status=SandboxRun.Status.RAN)
+    pulled = SoftwareImage.objects.create(sha256="b" * 64, size=1, image_id="c" * 64, reference="r:5000/x@sha256:"
+                                          + "b" * 64)
+    with pytest.raises(UploadRefused, match=f"already sent this image to this split \\(sandbox run #{first.pk}"):
+        services._run_create(user=alice, split=split, image=pulled, metadata={}, policy=policy)
+    assert services._run_create(user=bob, split=split, image=pulled, metadata={}, policy=policy).image == pulled
+    other = SoftwareImage.objects.create(sha256="d" * 64, size=1, image_id="e" * 64)
+    assert services._run_create(user=alice, split=split, image=other, metadata={}, policy=policy).image == other
