@@ -18,7 +18,7 @@ from typing import Any, Literal
 from catalogue.models import Split
 from submissions import disclosure
 
-from .models import Snapshot
+from .models import Snapshot, entry_ids
 from .services import board_rows, core_version
 
 #: "kept": on both boards, its values then not compared (a hidden split under other judgments: ``version_deltas``).
@@ -82,7 +82,10 @@ def board_diff(*, snapshot: Snapshot, split: Split) -> BoardDiff:
     compared = version == snapshot.qrels_version or disclosure.shows(split, "version_deltas")
     measures = [m for m in snapshot.measures
                 if any(r["cells"].get(m) for r in snapshot.rows) or any(r["cells"].get(m) for r in now_rows)]
-    then_by_key = {row_key(r): r for r in snapshot.rows}
+    moved = entry_ids(snapshot)  # an imported snapshot's rows cite the ids of the host that took it
+    then_rows = [{**r, "submission_id": moved.get(r["submission_id"], r["submission_id"])}
+                 if r.get("submission_id") else r for r in snapshot.rows]
+    then_by_key = {row_key(r): r for r in then_rows}
     seen: set[tuple] = set()
     out: list[DiffRow] = []
     for now in now_rows:
@@ -91,7 +94,7 @@ def board_diff(*, snapshot: Snapshot, split: Split) -> BoardDiff:
         seen.add(key)
         out.append(_compare(then, now, measures) if compared or then is None else
                    DiffRow("kept", None, now, [("", now["cells"].get(m, ""), False) for m in measures]))
-    for then in snapshot.rows:
+    for then in then_rows:
         if row_key(then) not in seen:
             out.append(_compare(then, None, measures))
     counts = {c: sum(1 for r in out if r.change == c) for c in ("same", "rescored", "moved", "added", "removed", "kept")}

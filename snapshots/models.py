@@ -139,3 +139,42 @@ class Snapshot(models.Model):
     def intact(self) -> bool:
         """The stored content still gives the stored digest."""
         return self.content_digest() == self.digest
+
+
+class SnapshotEntryMap(models.Model):
+    """Where the entries a snapshot cites live on this host, for a snapshot brought by an archive.
+
+    A snapshot's rows keep the submission ids of the host that took it (its content and digest never change);
+    after a move those entries have other ids here. ``ids`` maps each cited id (as a string) to this host's
+    submission, so the snapshot's links and its diff with the living board find the same entries.
+    """
+
+    snapshot = models.OneToOneField(Snapshot, on_delete=models.PROTECT, related_name="entry_map")
+    ids = models.JSONField(default=dict)
+
+    def __str__(self) -> str:
+        return f"entries of {self.snapshot_id}"
+
+
+def entry_ids(snapshot: Snapshot) -> dict[int, int]:
+    """The cited submission id → this host's submission id (identity for a snapshot taken here)."""
+    found = SnapshotEntryMap.objects.filter(snapshot_id=snapshot.pk).values_list("ids", flat=True).first()
+    return {int(k): int(v) for k, v in (found or {}).items()}
+
+
+class ArchiveImport(models.Model):
+    """One archive imported here: its manifest, and what it lacked (hidden material left out, missing files)."""
+
+    imported_at = models.DateTimeField(auto_now_add=True)
+    archive_sha256 = models.CharField(max_length=64, db_index=True)
+    manifest = models.JSONField(default=dict)
+    datasets = models.ManyToManyField("leaderboard.Dataset", related_name="+")
+    # {"hidden": "omitted", "qrels_versions": [ids with no judgments], "results": [ids with no scores], ...}
+    missing = models.JSONField(default=dict, blank=True)
+    imported_by = models.CharField(max_length=150, blank=True)
+
+    class Meta:
+        ordering = ["-imported_at"]
+
+    def __str__(self) -> str:
+        return f"{self.manifest.get('benchmark', {}).get('slug', '?')} imported {self.imported_at:%Y-%m-%d}"

@@ -18,7 +18,7 @@ from leaderboard.exports import ExportError, to_bibtex as dataset_bibtex
 
 from . import exports
 from .diff import board_diff
-from .models import Snapshot
+from .models import Snapshot, entry_ids
 from .services import snapshot_take
 
 _CONTENT_TYPES = {
@@ -52,7 +52,10 @@ def detail(request, key: str):
     url = request.build_absolute_uri(snapshot.get_absolute_url())
     measures = [m for m in snapshot.measures if any(r["cells"].get(m) for r in snapshot.rows)] or \
         [snapshot.primary_measure]
-    rows = [{**r, "shown": [r["cells"].get(m, "") for m in measures]} for r in snapshot.rows]
+    moved = entry_ids(snapshot)  # an imported snapshot cites the ids of the host that took it
+    rows = [{**r, "shown": [r["cells"].get(m, "") for m in measures],
+             "entry_id": moved.get(r["submission_id"], r["submission_id"]) if r.get("submission_id") else None}
+            for r in snapshot.rows]
     later = Snapshot.objects.filter(split_id=snapshot.split_id).exclude(pk=snapshot.pk).only(
         "key", "taken_at", "reason", "qrels_version")[:20]
     return render(request, "snapshots/detail.html", {

@@ -35,6 +35,8 @@ def notify_run_finished(sender, instance: StatusEvent, created: bool, **kwargs) 
     Only the link and the status: a score sent by e-mail could not follow the page's rules (a hidden
     split's Ladder, a shared task's public part). Curators' baselines send nothing.
     """
+    if kwargs.get("raw"):
+        return  # a row loaded as it was (an imported archive, a fixture): the run finished long ago, elsewhere
     if not created or instance.status not in (Submission.Status.SCORED, Submission.Status.FAILED):
         return
     submission = Submission.objects.select_related("split__dataset", "user").filter(pk=instance.submission_id).first()
