@@ -11,7 +11,7 @@ from django.utils.html import format_html
 
 from catalogue.models import Split
 
-from .models import Snapshot
+from .models import ArchiveImport, Snapshot
 from .services import snapshot_take
 
 
@@ -60,3 +60,33 @@ class SnapshotAdmin(admin.ModelAdmin):
         context = {**self.admin_site.each_context(request), "form": form, "title": "Take a snapshot",
                    "opts": self.model._meta}
         return render(request, "snapshots/admin_take.html", context)
+
+
+@admin.register(ArchiveImport)
+class ArchiveImportAdmin(admin.ModelAdmin):
+    """What each imported archive brought and lacked (``import_benchmark``); a record, so read-only."""
+
+    list_display = ("imported_at", "benchmark", "archive_sha256", "hidden", "lacks")
+    readonly_fields = ("imported_at", "archive_sha256", "imported_by", "missing", "manifest")
+    exclude = ("datasets",)
+
+    @admin.display(description="benchmark")
+    def benchmark(self, obj: ArchiveImport) -> str:
+        return f"{obj.manifest.get('benchmark', {}).get('slug', '?')} ({', '.join(obj.manifest.get('datasets', []))})"
+
+    @admin.display(description="hidden material")
+    def hidden(self, obj: ArchiveImport) -> str:
+        return "left out" if obj.missing.get("hidden") else str(obj.manifest.get("hidden", {}).get("mode", ""))
+
+    @admin.display(description="lacks")
+    def lacks(self, obj: ArchiveImport) -> str:
+        return ", ".join(f"{k} ({len(v) if isinstance(v, list) else v})" for k, v in obj.missing.items()) or "nothing"
+
+    def has_add_permission(self, request) -> bool:
+        return False  # made by import_benchmark
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False

@@ -46,7 +46,7 @@ class CheckedArchive:
     path: Path
     sha256: str
     manifest: dict[str, Any]
-    hidden: dict[str, dict[str, dict[str, Any]]] | None  # the decrypted hidden material; None when left out
+    secret: dict[str, dict[str, dict[str, Any]]] | None  # the decrypted hidden material; None when left out
 
 
 @dataclasses.dataclass
@@ -111,7 +111,7 @@ def archive_check(path: Path, *, key: bytes | None = None, omit_hidden: bool = F
             raise ArchiveError(f"{extra[0]}: in the archive but not in its manifest; refused, nothing imported.")
         _check_schema(manifest)
         hidden = _open_hidden(tar, manifest, key=key, omit_hidden=omit_hidden)
-    return CheckedArchive(path=path, sha256=digest.hexdigest(), manifest=manifest, hidden=hidden)
+    return CheckedArchive(path=path, sha256=digest.hexdigest(), manifest=manifest, secret=hidden)
 
 
 def _check_schema(manifest: dict[str, Any]) -> None:
@@ -213,7 +213,7 @@ class _Importer:
     def rows(self, label: str, member: str, *, identities: tuple[str, ...] = ()) -> int:
         model = apps.get_model(label)
         self.maps.setdefault(label, {})
-        payload = (self.checked.hidden or {}).get(label, {})
+        payload = (self.checked.secret or {}).get(label, {})
         records = _read_jsonl(self.tar, member)
         for record in records:
             old_pk = record["pk"]
@@ -342,7 +342,7 @@ def benchmark_import(path: Path, *, key: bytes | None = None, omit_hidden: bool 
                 importer.snapshot_entries()
                 missing = dict(importer.missing)
                 splits = list(importer.maps["leaderboard.Split"].values())
-                if checked.hidden is None and manifest["hidden"]["mode"] != "none":
+                if checked.secret is None and manifest["hidden"]["mode"] != "none":
                     missing["hidden"] = "omitted"
                     closed = list(Split.objects.filter(pk__in=splits, hidden=True).values_list("pk", flat=True))
                     # No judgments to score against: closed until a curator publishes them again.

@@ -45,7 +45,7 @@ from campaigns.services import team_create
 from catalogue.models import Benchmark, Dataset, ReportedResult, Split, Topic
 from catalogue.services import corpus_set, qrels_version_add
 from sandbox.models import SandboxRun, SoftwareImage, SplitSandbox
-from snapshots.models import Snapshot
+from snapshots.models import ArchiveImport, Snapshot
 from snapshots.services import snapshot_take
 from submissions.models import LedgerAlert, ReleasePolicy, ReleaseWait, Result, Submission
 from submissions.services import submission_create, submission_score_now
@@ -162,6 +162,8 @@ def world(alice, bob, staff, django_user_model) -> World:
     SandboxRun.objects.create(user=alice, split=splits["dev"], image=SoftwareImage.objects.create(sha256="0" * 64),
                               metadata={"system_name": "alice image"})
     snapshot_take(split=splits["test"], note="matrix")  # the hidden split's board, kept
+    ArchiveImport.objects.create(archive_sha256="0" * 64, manifest={"benchmark": {"slug": "moved"}, "datasets": []},
+                                 missing={"hidden": "omitted"})  # an archive imported here (import_benchmark)
     return World(dataset, splits["test"], splits["dev"], subs, tokens, {O: alice, X: bob, S: staff}, phase, team,
                  invitation)
 
@@ -411,7 +413,7 @@ ADMIN_REDIRECT = re.compile(r"^admin/(?P<app>[a-z]+)/(?P<model>[a-z]+)/<path:obj
 #: Models whose add (or delete) page is refused to staff too: their rows are made by importers and services.
 READ_ONLY = {"snapshot", "corpus", "qrelsversion", "result", "statusevent", "apitoken", "topic", "split", "submission",
              "privateboard", "sentnotification", "poolitem", "assignment", "judgment", "release", "ledgeralert",
-             "releasewait"}
+             "releasewait", "archiveimport"}
 
 ADMIN_SPECIAL: dict[str, Callable[[World], list[tuple[str, Expect]]]] = {
     "admin:index": lambda w: [(reverse("admin:index"), STAFF_ONLY)],

@@ -69,6 +69,6 @@ def test_an_encrypted_export_lists_every_member_with_its_sha256_and_no_hidden_ju
     by_split = {r["fields"]["split"]: r for r in records}
     assert by_split[hidden.split_id]["hidden"] == ["qrels_gz"] and "qrels_gz" not in by_split[hidden.split_id]["fields"]
     assert by_split[public.split_id]["fields"]["qrels_gz"] == {"blob": hashlib.sha256(bytes(public.qrels_gz)).hexdigest()}
-    opened = archive_check(tmp_path / "tiny.tar.gz", key=keys.key_load(str(tmp_path / "key"))).hidden
+    opened = archive_check(tmp_path / "tiny.tar.gz", key=keys.key_load(str(tmp_path / "key"))).secret
     assert opened is not None
     assert base64.b64decode(opened["leaderboard.QrelsVersion"][str(hidden.pk)]["qrels_gz"]) == bytes(hidden.qrels_gz)

@@ -43,7 +43,7 @@ class Command(BaseCommand):
                 m = checked.manifest
                 self.stdout.write(f"{path}: intact ({len(m['members'])} members, sha256 of each matches); benchmark "
                                   f"{m['benchmark']['slug']} ({', '.join(m['datasets'])}); hidden material "
-                                  f"{m['hidden']['mode']}" + (", the key opens it" if checked.hidden is not None
+                                  f"{m['hidden']['mode']}" + (", the key opens it" if checked.secret is not None
                                                               else ""))
                 return
             report = benchmark_import(path, key=key, omit_hidden=options["omit_hidden"],
