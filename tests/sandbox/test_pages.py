@@ -206,3 +206,13 @@ def test_the_image_form_counts_against_the_api_s_upload_limit(client, alice, dev
     assert response.status_code == 429 and "Too many uploads in a short time" in response.content.decode()
     assert SandboxRun.objects.count() == 1
     cache.clear()
+
+
+def test_a_registry_image_s_run_page_shows_the_pinned_reference(client, alice, dev):
+    pinned = "127.0.0.1:5000/bm25-example@sha256:" + "d" * 64
+    image = SoftwareImage.objects.create(sha256="d" * 64, size=150 * 1024 * 1024, image_id="e" * 64, reference=pinned)
+    run = SandboxRun.objects.create(user=alice, split=dev, image=image)
+    client.force_login(alice)
+    page = client.get(reverse("sandbox:run", args=[run.pk])).content.decode()
+    assert "From the registry" in page and pinned in page and f"sha256:{'e' * 64}" in page
+    assert "150.0\xa0MB compressed" in page and "<dt>Archive</dt>" not in page
