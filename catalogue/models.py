@@ -215,6 +215,11 @@ class Corpus(models.Model):
         return gzip.compress(lines.encode(), compresslevel=6, mtime=0)
 
 
+#: The fewest topics on which the Ladder can release a run (a sign-flip test on 5 topics reaches p = 2⁻⁵ · 2): a
+#: hidden split of this many topics or more keeps the Ladder on (Split.clean).
+LADDER_MIN_TOPICS = 5
+
+
 class Split(models.Model):
     """train, dev or test; a hidden split never shows per-query values and caps submissions."""
 
@@ -237,7 +242,9 @@ class Split(models.Model):
     ladder = models.BooleanField(
         "Ladder", default=True,
         help_text="Hidden splits only: a participant's new score is shown (and ranked) only when it is a "
-                  "significant improvement over their best (docs/security.md). Off: every score is released.",
+                  "significant improvement over their best (docs/security.md). It can be off only on a hidden "
+                  f"split of fewer than {LADDER_MIN_TOPICS} topics, where no run could ever be significant; "
+                  "then every score is released.",
     )
     daily_limit = models.PositiveIntegerField(default=5, help_text="Submissions per user per day (0 = no limit)")
     total_limit = models.PositiveIntegerField(default=100, help_text="Submissions per user in total (0 = no limit)")
@@ -304,6 +311,26 @@ class Split(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("leaderboard:dataset", args=[self.dataset.slug]) + f"?split={self.name}"
+
+    def clean(self) -> None:
+        # Every score of a hidden split without the Ladder is released: a probe run (one topic's candidates, the
+        # rest known misses) reads one judgment bit per run on the grid. Below five topics the Ladder could
+        # release nothing (2⁻⁴ > 0.05), so there it may be off (docs/security.md, "Small splits").
+        # A new split has no topics yet: it starts with the Ladder on, which a split kept under five topics may
+        # then turn off.
+        if self.hidden and not self.ladder and (self.pk is None or self.topic_count() >= LADDER_MIN_TOPICS):
+            topics = "A new hidden split" if self.pk is None else f"A hidden split of {self.topic_count()} topics"
+            raise ValidationError({"ladder": (
+                f"{topics} releases scores only through the Ladder (without it, every run's score is released, "
+                "and crafted runs read the hidden judgments one by one). Keep the Ladder on, or make the split "
+                f"public if its judgments may be known; only a split of fewer than {LADDER_MIN_TOPICS} topics, "
+                "where no run could ever be significant, may turn it off."
+            )})
+
+    def topic_count(self) -> int:
+        """The split's topics: its judged ones, or its topic list when that is longer (judgments to come)."""
+        judged = self.current_qrels.n_topics if self.current_qrels_id is not None and self.current_qrels else 0
+        return max(judged, self.topics.count())
 
     @property
     def open_for_uploads(self) -> bool:

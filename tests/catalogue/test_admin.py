@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import io
 import zipfile
+from importlib import import_module
 from pathlib import Path
 
 import pytest
+from django.apps import apps
 from django.contrib import admin
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db.models import F
@@ -222,3 +224,40 @@ def test_saving_a_split_in_the_admin_does_not_undo_a_switch_of_qrels_made_meanwh
     assert split.accepts_submissions is False  # the curator's change
     assert split.current_qrels_id == v2.pk, "the admin's save put the old qrels version back"
     assert split.cache_version > read_by_admin.cache_version
+
+
+def _split_form(split: Split, staff, rf, **changes):
+    request = rf.post("/admin/")
+    request.user = staff
+    model_admin = SplitAdmin(Split, admin.site)
+    form_class = model_admin.get_form(request, split if split.pk else None, change=split.pk is not None)
+    data = {k: v for k, v in model_to_dict(split).items() if v is not None}
+    data.update(changes)
+    return form_class(data, instance=split if split.pk else None)
+
+
+def test_a_hidden_split_of_five_topics_or_more_cannot_turn_the_ladder_off(tiny_dataset, staff, rf):
+    """Without the Ladder every score of a hidden split is released: a probe run reads a judgment per run."""
+    split = tiny_dataset.splits.get(name="test")  # 4 topics, the Ladder off: no run could be significant there
+    assert _split_form(split, staff, rf, ladder=False).is_valid()
+    Topic.objects.create(split=split, qid="q5", text="Question 5?")
+    split.ladder = True
+    split.save()
+    form = _split_form(split, staff, rf, ladder=False)
+    assert not form.is_valid()
+    assert "hidden split of 5 topics releases scores only through the Ladder" in form.errors["ladder"][0]
+    assert _split_form(split, staff, rf, ladder=False, hidden=False).is_valid()  # a public split has no Ladder
+    new = Split(dataset=tiny_dataset, name="new", kind="test", hidden=True, ladder=False)
+    form = _split_form(new, staff, rf)
+    assert not form.is_valid() and "A new hidden split" in form.errors["ladder"][0]
+
+
+def test_the_migration_turns_the_ladder_back_on_for_hidden_splits_of_five_topics_or_more(tiny_dataset):
+    migration = import_module("catalogue.migrations.0012_hidden_splits_keep_the_ladder")
+    small = tiny_dataset.splits.get(name="test")  # 4 topics, the Ladder off
+    big = Split.objects.create(dataset=tiny_dataset, name="big", kind="test", hidden=True, ladder=False)
+    Topic.objects.bulk_create(Topic(split=big, qid=f"b{i}", text="?") for i in range(5))
+    public = tiny_dataset.splits.get(name="dev")
+    Topic.objects.create(split=public, qid="q5", text="?")
+    migration.ladder_on(apps, None)
+    assert [Split.objects.get(pk=s.pk).ladder for s in (small, big, public)] == [False, True, False]
