@@ -10,10 +10,13 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from django.contrib.auth import get_user_model
+
 from assessment.models import Judgment
+from campaigns.models import Phase, Team
 from catalogue.models import Dataset, Split
 from leaderboard.selectors import leaderboard_rows
-from submissions.models import Result, ResultPart, Submission
+from submissions.models import LadderBest, Release, Result, ResultPart, Submission
 
 from ..models import Snapshot, entry_ids
 
@@ -69,4 +72,29 @@ def benchmark_state(*, dataset_slugs: list[str]) -> dict[str, Any]:
             {"grade": j.grade, "kind": j.kind, "superseded": j.superseded_by_id is not None}
         for j in Judgment.objects.filter(item__pool__split__dataset__in=datasets).select_related("item__pool",
                                                                                                   "assessor")}
-    return {"boards": boards, "snapshots": snapshots, "results": results, "qrels": qrels, "judgments": judgments}
+    teams = {t.pk: t.name for t in Team.objects.filter(phase__split__dataset__in=datasets)}
+    users = {u.pk: u.get_username() for u in get_user_model().objects.all()}
+
+    def who(identity: str) -> str:
+        kind, _, pk = identity.partition(":")
+        names = teams if kind == "team" else users
+        return f"{kind}:{names.get(int(pk), '?')}" if pk.isdigit() else identity
+
+    tasks = {
+        phase.title: {
+            "split": str(phase.split), "public_qids": phase.public_qids, "revealed": phase.revealed_at is not None,
+            "teams": {team.name: sorted(m.user.get_username() for m in team.memberships.all())
+                      for team in phase.teams.all()},
+            "private_board": (phase.private_board.rows if hasattr(phase, "private_board") else None),
+            "entries": sorted(subs[s.pk] for s in Submission.objects.filter(entrant_team__phase=phase)),
+        }
+        for phase in Phase.objects.filter(split__dataset__in=datasets).select_related("split__dataset")
+    }
+    ledger = sorted(
+        [f"release {subs.get(r.submission_id)} {who(r.identity)} {r.identity_label} {r.bits} {r.measures} {r.first}"
+         for r in Release.objects.filter(split__dataset__in=datasets)]
+        + [f"best {b.split} {users[b.user_id]} {teams.get(b.team_id or 0)} "
+           f"{subs.get(b.result.submission_id) if b.result else None}"
+           for b in LadderBest.objects.filter(split__dataset__in=datasets).select_related("split__dataset", "result")])
+    return {"boards": boards, "snapshots": snapshots, "results": results, "qrels": qrels, "judgments": judgments,
+            "tasks": tasks, "ledger": ledger}

@@ -15,13 +15,16 @@ import re
 import subprocess
 import sys
 import tarfile
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.urls import reverse
+from django.utils import timezone
 
+from campaigns.models import Phase, Team
 from catalogue.models import Dataset, QrelsVersion, Split
 from snapshots.archive import keys
 from snapshots.archive.reader import archive_check, benchmark_import
@@ -47,7 +50,10 @@ from assessment.models import Assignment
 from catalogue.models import QrelsVersion, Split
 from snapshots.archive.state import benchmark_state
 from snapshots.services import snapshot_take
-from submissions.models import Result, Submission
+from submissions.models import LadderBest, Release, Result, Submission
+from campaigns.models import Membership, Phase, PrivateBoard, Team
+from datetime import timedelta
+from django.utils import timezone
 
 out = sys.argv[-1]
 User = get_user_model()
@@ -64,6 +70,23 @@ items = list(assignment.items.order_by("pk")[:2])
 judgment_record(assignment=assignment, item=items[0], grade=2, seconds=4.0)
 judgment_record(assignment=assignment, item=items[0], grade=3, seconds=2.0)  # supersedes the first
 judgment_record(assignment=assignment, item=items[1], grade=0, seconds=3.0)
+# A shared task on the hidden split, revealed: a team, its member, its final run, the ledger's line, the Ladder's best.
+test = Split.objects.get(dataset__slug="demo", name="test")
+now = timezone.now()
+phase = Phase.objects.create(split=test, title="Demo task", opens_at=now - timedelta(days=3),
+                             closes_at=now - timedelta(days=1), revealed_at=now,
+                             public_qids=sorted(test.topics.values_list("qid", flat=True))[:50])
+team = Team.objects.create(phase=phase, name="Alice's team", created_by=alice)
+Membership.objects.create(team=team, phase=phase, user=alice)
+PrivateBoard.objects.create(phase=phase, published_at=now, qrels_version=1, measure="R@100", measures=["R@100"],
+                            rows=[{"team": team.name, "R@100": 0.84}])
+final = Submission.objects.filter(split=test).order_by("pk").first()
+Submission.objects.filter(pk=final.pk).update(user=alice, is_baseline=False, entrant_team=team, final_run=True)
+result = Result.objects.get(submission=final)
+Release.objects.create(split=test, result=result, submission=final, identity=f"team:{team.pk}",
+                       identity_label=f"team {team.name}", day=now.date(), measures=["R@100"], bits=5.5, first=True)
+LadderBest.objects.create(split=test, user=alice, qrels_version=result.qrels_version, result=result, team=team)
+test.bump_cache_version()
 for split in Split.objects.all():
     snapshot_take(split=split, note="before the move", made_by="curator")
 state = benchmark_state(dataset_slugs=["demo", "demo-areas"])
@@ -115,6 +138,21 @@ def storage(tmp_path):
         yield location
 
 
+@pytest.fixture
+def elsewhere(tiny_dataset, make_entry, django_user_model):
+    """This host has a board of its own already, so every imported row gets another primary key than it had."""
+    owner = django_user_model.objects.create_user("someone", "someone@example.org", "a password 1234")
+    for split in tiny_dataset.splits.all():
+        for n in range(3):
+            make_entry(split, owner, f"here {n}", {"R@10": 0.1 * n})
+    test = tiny_dataset.splits.get(name="test")
+    now = timezone.now()
+    phase = Phase.objects.create(split=test, title="Here", opens_at=now, closes_at=now + timedelta(days=1))
+    for n in range(3):
+        Team.objects.create(phase=phase, name=f"team {n}", created_by=owner)
+    return tiny_dataset
+
+
 def _normal(value):
     return json.loads(json.dumps(value, default=str))
 
@@ -124,7 +162,7 @@ def _members(path: Path) -> dict[str, bytes]:
         return {m.name: tar.extractfile(m).read() for m in tar if m.isfile()}  # type: ignore[union-attr]
 
 
-def test_the_demo_moved_from_sqlite_shows_the_same_boards_snapshots_and_scores(source, storage, client):
+def test_the_demo_moved_from_sqlite_shows_the_same_boards_snapshots_and_scores(source, storage, client, elsewhere):
     key = keys.key_load(str(source["key"]))
     report = benchmark_import(source["full"], key=key)
 
@@ -135,6 +173,12 @@ def test_the_demo_moved_from_sqlite_shows_the_same_boards_snapshots_and_scores(s
     assert here["results"] == then["results"]
     assert here["qrels"] == then["qrels"]
     assert here["judgments"] == then["judgments"]
+    assert here["tasks"] == then["tasks"] and here["ledger"] == then["ledger"]
+    dev_key = next(k for k in then["snapshots"] if k.startswith("demo-dev-"))
+    cited = next(r["submission_id"] for r in then["snapshots"][dev_key]["content"]["rows"]
+                 if r["system"] == "Alice's BM25")
+    assert Submission.objects.get(system_name="Alice's BM25").pk != cited  # links below go through the entry map
+    assert then["tasks"]["Demo task"]["teams"] == {"Alice's team": ["alice"]} and len(then["ledger"]) == 2
     assert {b: len(v["rows"]) for b, v in here["boards"].items()} == {
         "demo-areas/test": 3, "demo-areas/train": 0, "demo/dev": 3, "demo/test": 3}
     assert len(here["snapshots"]) == 4 and all(s["intact"] for s in here["snapshots"].values())
@@ -194,7 +238,7 @@ def test_hidden_labels_never_leave_in_clear(source):
     assert not any(m["path"].startswith("hidden/") for m in manifest["members"])
 
 
-def test_without_the_hidden_material_the_public_boards_move_and_the_hidden_ones_wait(source, storage):
+def test_without_the_hidden_material_the_public_boards_move_and_the_hidden_ones_wait(source, storage, elsewhere):
     report = benchmark_import(source["public"], omit_hidden=True)
 
     here = _normal(benchmark_state(dataset_slugs=DATASETS))
@@ -241,7 +285,7 @@ def test_a_wrong_key_or_no_key_is_refused_before_anything_is_written(source, tmp
 def test_link_accounts_gives_the_entries_to_the_account_of_the_same_name(source, storage, django_user_model):
     alice = django_user_model.objects.create_user("alice", "alice@here.example", "another password 123")
     benchmark_import(source["full"], key=keys.key_load(str(source["key"])), link_accounts=True)
-    assert Submission.objects.filter(user=alice).count() == 2
+    assert Submission.objects.filter(user=alice).count() == 3  # two on dev, her team's final run on test
     assert alice.email == "alice@here.example"
 
 

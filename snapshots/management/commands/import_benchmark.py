@@ -12,6 +12,7 @@ Every member's sha256 is checked before anything is written, and the import is o
 
 from __future__ import annotations
 
+import getpass
 import time
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from django.core.management.base import BaseCommand, CommandError
 from snapshots.archive import keys
 from snapshots.archive.reader import archive_check, benchmark_import
 from snapshots.archive.writer import ArchiveError
+from snapshots.services import core_version
 
 
 class Command(BaseCommand):
@@ -47,7 +49,7 @@ class Command(BaseCommand):
                                                               else ""))
                 return
             report = benchmark_import(path, key=key, omit_hidden=options["omit_hidden"],
-                                      link_accounts=options["link_accounts"])
+                                      link_accounts=options["link_accounts"], imported_by=getpass.getuser())
         except (ArchiveError, keys.ArchiveKeyError) as exc:
             raise CommandError(str(exc)) from exc
         m = report.record.manifest
@@ -55,5 +57,8 @@ class Command(BaseCommand):
             f"imported {m['benchmark']['slug']} ({', '.join(m['datasets'])}): {sum(report.records.values()):,} "
             f"records; accounts: {report.accounts_created} placeholders, {report.accounts_linked} linked; "
             f"{time.monotonic() - started:.1f}s")
+        if m.get("core_version") != core_version():
+            self.stdout.write(f"  note: the scores were computed by the metric core {m.get('core_version')}; this host's "
+                              f"is {core_version()}. They are kept as scored there; a rescore here uses this one.")
         for what, value in report.missing.items():
             self.stdout.write(f"  missing: {what}: {value if not isinstance(value, list) else len(value)}")
