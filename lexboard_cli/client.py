@@ -383,16 +383,34 @@ def _http_error(exc: urllib.error.HTTPError) -> ClientError:
 # --- output ------------------------------------------------------------------------------
 
 
+def _grid_decimals(grid: object) -> int:
+    """Decimals of a percentage on a hidden split's grid (a fraction: 0.01 is whole points, 0.0025 is 0.25)."""
+    if not isinstance(grid, (int, float)) or grid <= 0:
+        return 2
+    points = 100 * grid
+    return next((d for d in range(3) if abs(round(points, d) - points) < 1e-9), 2)
+
+
 def format_scores(info: dict) -> str:
-    """The scores as a table in percent with two decimals, as the site shows them (``--json`` keeps fractions)."""
+    """The scores as a table in percent, as the site shows them (``--json`` keeps fractions).
+
+    Two decimals on a public split; on a hidden split as many as its grid has (``grid``: whole points on 100
+    topics), so no digit is printed that the site did not release. A run the Ladder held back has no scores,
+    and its message says why.
+    """
     scores = info.get("scores") or {}
     if not scores:
+        if info.get("released") is False:
+            return "not released: " + (info.get("message") or "the Ladder held this run's scores back")
         return "(no scores)"
+    decimals = _grid_decimals(info.get("grid"))
     width = max(len("measure"), *(len(name) for name in scores))
     lines = [f"{'measure':<{width}}  percent", f"{'-' * width}  -------"]
     for name, value in scores.items():
-        shown = "–" if value is None else f"{100 * value:.2f}"
+        shown = "–" if value is None else f"{100 * value:.{decimals}f}"
         lines.append(f"{name:<{width}}  {shown}")
+    if isinstance(info.get("grid"), (int, float)):
+        lines.append(f"(hidden split: values on a grid of {100 * info['grid']:g} points)")
     return "\n".join(lines)
 
 

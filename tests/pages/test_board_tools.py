@@ -191,3 +191,14 @@ def test_exports_show_percent_and_json_keeps_labelled_fractions(client, board):
 def test_the_client_prints_percent():
     table = format_scores({"scores": {"R@10": 0.7, "nDCG@10": 0.51333}})
     assert "70.00" in table and "51.33" in table and "percent" in table
+
+
+def test_the_client_prints_a_hidden_splits_values_at_the_grids_precision_and_says_why_a_run_was_withheld():
+    """"84.00" on a grid of whole points printed digits the site never released (and looked more precise)."""
+    assert "84.00" not in format_scores({"scores": {"R@100": 0.84}, "grid": 0.01, "released": True})
+    assert " 84\n" in format_scores({"scores": {"R@100": 0.84}, "grid": 0.01, "released": True}) + "\n"
+    assert "82.5" in format_scores({"scores": {"R@100": 0.825}, "grid": 0.005, "released": True})
+    assert "82.25" in format_scores({"scores": {"R@100": 0.8225}, "grid": 0.0025, "released": True})
+    withheld = format_scores({"scores": {}, "grid": None, "released": False,
+                              "message": "Not a significant improvement over your best (R@100)."})
+    assert withheld == "not released: Not a significant improvement over your best (R@100)."

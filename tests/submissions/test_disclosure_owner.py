@@ -65,10 +65,11 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("participants/analysis.py", "recall_curve_points", "round"): "cutoffs of a curve drawn on public splits only",
     ("participants/analysis.py", "value_histogram", "round"): "bin edges of a histogram drawn on public splits only",
     ("lexboard_cli/client.py", "format_per_query", "format"): "the client prints what the API released",
-    ("lexboard_cli/client.py", "format_scores", "format"): "the client prints what the API released",
+    ("lexboard_cli/client.py", "_grid_decimals", "round"): "the decimals of the grid the API named",
     ("lexboard_cli/client.py", "wait", "round"): "a progress fraction",
     ("api/sandbox.py", "run_body", "round"): "a sandbox queue's estimate in seconds",
     ("lexboard_cli/client.py", "_bytes", "format"): "a file's size",
+    ("catalogue/models.py", "clean", "hidden"): "validation: a hidden split of five topics or more keeps the Ladder",
     ("sandbox/models.py", "clean", "hidden"): "validation: only a hidden split can be software-only",
     ("sandbox/selectors.py", "describe", "round"): "a queue estimate in minutes",
     ("sandbox/services.py", "_compare", "round"): "a re-run's score differences, stored for curators; pages show them "
