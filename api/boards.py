@@ -24,14 +24,15 @@ from rest_framework.response import Response
 
 from api.contract import api_schema
 from api.errors import ApiError, measure_or_404
-from api.serializers import error_responses
+from api.serializers import ModelUsedSerializer, could_have_seen_field, error_responses, training_data_field
 from api.submissions import JsonView, _dataset_or_error, _split_or_error
 from catalogue.models import Benchmark, Dataset, Split
 from catalogue.selectors import DatasetNotFound, dataset_for_page
 from leaderboard.downloads import dataset_files
-from leaderboard.selectors import leaderboard_rows, resolve_sort
+from leaderboard.selectors import LeaderboardFilters, filter_rows, leaderboard_rows, resolve_sort
 from submissions import disclosure
 from submissions.models import Submission
+from submissions.provenance import CouldHaveSeen, TrainingData
 from submissions.selectors import submission_quota
 
 
@@ -65,6 +66,7 @@ class SplitSerializer(serializers.ModelSerializer):
             "daily_limit",
             "total_limit",
             "monthly_limit",
+            "requires_provenance",
             "qrels_version",
             "n_topics",
             "leaderboard",
@@ -154,6 +156,13 @@ LeaderboardSerializer = inline_serializer(
                 "is_private": serializers.BooleanField(help_text="Your own private entry, shown to you only."),
                 "reproduced": serializers.BooleanField(
                     help_text="The platform ran the participant's software (a container image) to make this run."),
+                "training_data": training_data_field(allow_null=True, required=False),
+                "training_data_note": serializers.CharField(),
+                "models": ModelUsedSerializer(many=True),
+                "could_have_seen": could_have_seen_field(allow_null=True, required=False),
+                "disclosed": serializers.BooleanField(
+                    help_text="Its owner stated all of its provenance (trained on, models and licences, could have seen); "
+                    "false for results reported in papers, whose paper states it."),
                 "owner_submission_number": serializers.IntegerField(
                     allow_null=True,
                     help_text="Test splits: the owner's n-th submission to this split when this one was made, "
@@ -170,7 +179,8 @@ _DATASET_EXAMPLE = {
     "page": "https://lexboard.example/d/bsard/", "docid_example": "1234", "depth": 100,
     "measures": ["R@100", "nDCG@10"], "primary_measure": "R@100", "default_split": "test",
     "splits": [{"name": "test", "kind": "test", "hidden": True, "accepts_submissions": True, "daily_limit": 5,
-                "total_limit": None, "monthly_limit": 20, "qrels_version": 1, "n_topics": 222,
+                "total_limit": None, "monthly_limit": 20, "requires_provenance": False,
+                "qrels_version": 1, "n_topics": 222,
                 "leaderboard": "https://lexboard.example/api/v1/datasets/bsard/leaderboard?split=test",
                 "uploads_left": {"today": 4, "total": None, "month": 17, "next_allowed_at": None,
                                  "team": None}}],
@@ -233,6 +243,17 @@ class LeaderboardView(JsonView):
                 "Rank by this measure: one of the `measures` that `GET /api/v1/datasets/{slug}/` lists for this "
                 "dataset (e.g. `R@100`); default: the primary measure. A measure the dataset lacks is a 404 that "
                 "lists them, as a split it lacks is.")),
+            OpenApiParameter("training_data", {"type": "array", "items": {"type": "string",
+                                                                          "enum": list(TrainingData.values)}},
+                             explode=True, description=(
+                "Only entries whose stated training data is one of these (repeat it: "
+                "`?training_data=none&training_data=web_scale`); results reported in papers state none here and "
+                "are left out. The entries are ranked again among themselves.")),
+            OpenApiParameter("could_have_seen", {"type": "array", "items": {"type": "string",
+                                                                            "enum": list(CouldHaveSeen.values)}},
+                             explode=True, description="Only entries that state one of these (repeatable)."),
+            OpenApiParameter("disclosed", bool, description=(
+                "`true`: only entries whose provenance is fully stated (the board's \"disclosed\" mark).")),
         ],
         responses={200: LeaderboardSerializer,
                    **error_responses(400, e404="No such dataset, split or measure (the message lists the dataset's).")},
@@ -254,6 +275,7 @@ class LeaderboardView(JsonView):
         if sort is not None:
             measure_or_404(dataset, sort, parameter="sort")
         rows = leaderboard_rows(split=split, user=request.user, sort=sort)
+        rows = filter_rows(rows, _provenance_filters(request.query_params), measure=resolve_sort(dataset, sort))
         return Response(
             {
                 "dataset": dataset.slug,
@@ -271,6 +293,21 @@ class LeaderboardView(JsonView):
                 "entries": [row.to_dict() for row in rows],
             }
         )
+
+
+def _provenance_filters(query) -> LeaderboardFilters:
+    """The leaderboard's provenance filters (the board page's), a value outside the vocabulary a 400 naming it."""
+    wrong = [f"{name}: {value!r} is not one of {', '.join(allowed)}"
+             for name, allowed in (("training_data", TrainingData.values), ("could_have_seen", CouldHaveSeen.values))
+             for value in query.getlist(name) if value not in allowed]
+    if query.get("disclosed", "true") not in ("true", "false", "1", "0"):
+        wrong.append(f"disclosed: {query.get('disclosed')!r} is not true or false")
+    if wrong:
+        raise ApiError("A filter has a value it does not take: " + "; ".join(wrong) + ".",
+                       details=[{"line": None, "reason": reason} for reason in wrong])
+    filters = LeaderboardFilters.from_query(query)
+    return LeaderboardFilters(training_data=filters.training_data, could_have_seen=filters.could_have_seen,
+                              disclosed=filters.disclosed)
 
 
 class DatasetFileSerializer(serializers.Serializer):

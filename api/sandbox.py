@@ -18,21 +18,22 @@ from rest_framework import permissions, serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
-from sandbox.forms import ImageUploadForm
+from sandbox.forms import IMAGE_FIELDS, ImageUploadForm
 from sandbox.models import SandboxRun
 from sandbox.selectors import run_queue_place
 from sandbox.services import image_size_refusal, image_submission_create, sandbox_run_cancel
 from submissions.errors import UploadRefused
 from submissions.models import Submission
+from submissions.provenance import FIELD_HELP
 from submissions.throttling import UploadRateThrottle
 
 from .errors import ApiError, refusal_response
-from .serializers import StrictInput, WebAddressField, error_responses
+from .serializers import StrictInput, WebAddressField, could_have_seen_field, error_responses, training_data_field
 from .submissions import JsonView, _split_or_error
 
 #: What a multipart body holds besides the archive's bytes (the fields, the boundaries), at most.
 MULTIPART_OVERHEAD = 64 * 1024
-IMAGE_METADATA = ("system_name", "description", "code_url", "paper_url", "visibility")
+IMAGE_METADATA = IMAGE_FIELDS
 
 
 class ImageCreateInput(StrictInput):
@@ -58,6 +59,11 @@ class ImageCreateInput(StrictInput):
     visibility = serializers.ChoiceField(
         choices=Submission.Visibility.choices, required=False,
         help_text="Of the entry its run makes: public, anonymous or private (the default: only you see it).")
+    training_data = training_data_field(required=False)
+    training_data_note = serializers.CharField(required=False, allow_blank=True,
+                                               help_text=FIELD_HELP["training_data_note"])
+    models_used = serializers.CharField(required=False, allow_blank=True, help_text=FIELD_HELP["models_used"])
+    could_have_seen = could_have_seen_field(required=False)
 
 
 class QueuePlaceSerializer(serializers.Serializer):

@@ -20,6 +20,7 @@ from submissions.disclosure import (
     result_released,
 )
 from submissions.models import Submission
+from submissions.provenance import CouldHaveSeen, TrainingData
 from submissions.selectors import current_result_of
 from submissions.services import METADATA_FIELDS
 
@@ -189,6 +190,27 @@ class SubmissionFromUploadInput(SubmissionMetadataInput):
         fields = ["dataset", "split", "upload_key", *METADATA_FIELDS]
 
 
+class ModelUsedSerializer(serializers.Serializer):
+    """One line of ``models_used``: a model the system uses and its licence, as its owner states them."""
+
+    id = serializers.CharField(help_text="The model's identifier, e.g. `BAAI/bge-m3`.")
+    licence = serializers.CharField(help_text="Its licence as stated, e.g. `MIT`, `proprietary`.")
+
+
+def training_data_field(**kwargs) -> serializers.ChoiceField:
+    """The provenance vocabulary's training data, as the schema's enum (from code, never from the database)."""
+    return serializers.ChoiceField(choices=TrainingData.choices, help_text=(
+        "What the system was trained on, as its owner states it: " + "; ".join(
+            f"`{c.value}` {c.label}" for c in TrainingData) + "."), **kwargs)
+
+
+def could_have_seen_field(**kwargs) -> serializers.ChoiceField:
+    """Whether the system could have seen the split's corpus or test questions, as the schema's enum."""
+    return serializers.ChoiceField(choices=CouldHaveSeen.choices, help_text=(
+        "Whether the system could have seen this split's test data, as its owner states it: " + "; ".join(
+            f"`{c.value}` {c.label}" for c in CouldHaveSeen) + "."), **kwargs)
+
+
 class SubmissionCreatedSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     status = serializers.ChoiceField(choices=Submission.Status.choices)
@@ -217,6 +239,11 @@ class SubmissionSerializer(serializers.ModelSerializer):
     error = serializers.SerializerMethodField()
     team = serializers.SerializerMethodField()
     withdrawn = serializers.SerializerMethodField()
+    training_data = training_data_field(read_only=True)
+    could_have_seen = could_have_seen_field(read_only=True)
+    models = serializers.SerializerMethodField()
+    disclosed = serializers.SerializerMethodField()
+    missing_provenance = serializers.SerializerMethodField()
 
     class Meta:
         model = Submission
@@ -244,6 +271,13 @@ class SubmissionSerializer(serializers.ModelSerializer):
             "after_task",
             "final_run",
             "withdrawn",
+            "training_data",
+            "training_data_note",
+            "models_used",
+            "models",
+            "could_have_seen",
+            "disclosed",
+            "missing_provenance",
         ]
 
     def _absolute(self, path: str) -> str:
@@ -268,6 +302,20 @@ class SubmissionSerializer(serializers.ModelSerializer):
         if team is None or obj.visibility == Submission.Visibility.ANONYMOUS:
             return None
         return team.name
+
+    @extend_schema_field(ModelUsedSerializer(many=True))
+    def get_models(self, obj: Submission) -> list[dict[str, str]]:
+        """``models_used`` read line by line: each model's identifier and licence."""
+        return [m.as_dict() for m in obj.models_list]
+
+    def get_disclosed(self, obj: Submission) -> bool:
+        """The provenance is complete (the board's "disclosed" mark): trained on, models and licences, could have
+        seen are all stated."""
+        return obj.disclosed
+
+    def get_missing_provenance(self, obj: Submission) -> list[str]:
+        """The provenance fields not stated yet (empty when ``disclosed``)."""
+        return obj.provenance_missing
 
     def get_withdrawn(self, obj: Submission) -> bool:
         """Withdrawn by its owner: on no board any more (the file and scores are kept)."""

@@ -301,6 +301,13 @@ class Split(models.Model):
         help_text="Uploads need an account linked to an ORCID iD (one iD per account; needs the site's ORCID "
                   "sign-in: LEXBOARD_ORCID_CLIENT_ID).",
     )
+    requires_provenance = models.BooleanField(
+        "entries must state their provenance",
+        default=False,
+        help_text="Uploads (form, API, client, images) must say what the system was trained on, its models and "
+                  "their licences, and whether it could have seen the corpus or the test questions; refused "
+                  "otherwise, before they count against the quota. Entries already on the board stay.",
+    )
 
     class Meta:
         ordering = ["dataset", "kind", "name"]

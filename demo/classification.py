@@ -341,7 +341,8 @@ def areas_baselines_ensure(*, dataset, examples: list[Example], force: bool = Fa
             system_name=baseline.system_name,
             filename=f"demo-areas-{baseline.key}-{split.name}.jsonl",
             content=files[baseline.key],
-            metadata={"description": baseline.description, "family": baseline.family},
+            metadata={"description": baseline.description, "family": baseline.family,
+                      "training_data": "train_split", "could_have_seen": "no"},
             key=baseline.key,
             force=force,
         )

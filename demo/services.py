@@ -251,6 +251,9 @@ def baselines_ensure(*, dataset: Dataset, data: DemoData, depth: int, force: boo
                         "description": baseline.description,
                         "family": baseline.family,
                         "latency_ms": round(timings[baseline.key], 2),
+                        # Nothing trained: corpus statistics at retrieval time only.
+                        "training_data": "none",
+                        "could_have_seen": "no",
                     },
                     key=baseline.key,
                     force=force,

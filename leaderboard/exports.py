@@ -10,14 +10,18 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from catalogue.models import Dataset, Split, format_percent
 from evaluation.csv_cells import csv_rows
 from submissions import disclosure
+from submissions.provenance import SEEN_SHORT, TRAINING_SHORT
 
 from .selectors import LeaderboardRow
 
 FIELDS = ["rank", "kind", "system", "owner", "team", "family", "date", "paper_url", "code_url", "source"]
+#: Provenance columns of the CSV (after ``FIELDS``), as the owner stated it; blank for reported rows.
+PROVENANCE_COLUMNS = ["training_data", "could_have_seen", "models", "disclosed", "training_data_note"]
 
 
 class ExportError(Exception):
@@ -46,6 +50,40 @@ def choose_measures(dataset: Dataset, requested: str | None) -> list[str]:
     return list(dict.fromkeys(chosen))
 
 
+def models_text(models: Sequence[dict[str, str]] | None) -> str:
+    """``BAAI/bge-m3 (MIT); openai:gpt-4o (proprietary)``: the models of a row in one cell."""
+    return "; ".join(f"{m.get('id', '')} ({m.get('licence', '')})" for m in models or [])
+
+
+def provenance_cells(row: dict[str, Any]) -> list[str]:
+    """The ``PROVENANCE_COLUMNS`` of a row (a board row's ``to_dict()`` or a snapshot's stored row)."""
+    if row.get("kind") == "reported" or row.get("training_data") is None:
+        return ["", "", "", "", ""]
+    return [row["training_data"], row.get("could_have_seen") or "", models_text(row.get("models")),
+            "yes" if row.get("disclosed") else "no", row.get("training_data_note") or ""]
+
+
+def states_provenance(rows: Sequence[dict[str, Any]]) -> bool:
+    """Whether any entry states some provenance: the LaTeX table's two columns, else a column of "?" (left out)."""
+    return any(row.get("kind") != "reported" and (row.get("training_data") not in (None, "unknown")
+                                                  or row.get("could_have_seen") not in (None, "unknown"))
+               for row in rows)
+
+
+def latex_provenance(row: dict[str, Any]) -> list[str]:
+    """The LaTeX table's two provenance cells (short words, ``?`` when not stated, ``--`` for reported rows)."""
+    if row.get("kind") == "reported" or row.get("training_data") is None:
+        return ["--", "--"]
+    return [TRAINING_SHORT.get(row["training_data"], "?"), SEEN_SHORT.get(row.get("could_have_seen") or "", "?")]
+
+
+LATEX_PROVENANCE_NOTE = (
+    "{\\footnotesize Trained on and could have seen: as each entry's owner states it. Trained on: none; train "
+    "(the dataset's train split); legal (other legal corpora); web (web-scale data); ? (not stated). Could have "
+    "seen the test data: no; corpus; questions; both; ?.}"
+)
+
+
 def _cell_format(split: Split | None):
     """How an entry's value is written: the split's grid for entries scored here, papers' numbers as printed."""
     scored = disclosure.formatter(split) if split is not None else format_percent
@@ -60,13 +98,13 @@ def to_csv(rows: Sequence[LeaderboardRow], *, measures: list[str], split: Split 
     Written by :func:`evaluation.csv_cells.csv_rows`, the one CSV writer: every cell quoted, and no text cell
     (a participant's system or team name) read as a formula, at its start or after a separator.
     """
-    lines = [FIELDS + measures]
+    lines = [FIELDS + PROVENANCE_COLUMNS + measures]
     fmt = _cell_format(split)
     for row in public_only(rows):
         values = [getattr(row, f) for f in FIELDS]
         values = ["" if v is None else (v.isoformat() if hasattr(v, "isoformat") else v) for v in values]
         scores = ["" if row.scores.get(m) is None else fmt(row, row.scores[m]) for m in measures]
-        lines.append(values + scores)
+        lines.append(values + provenance_cells(row.to_dict()) + scores)
     return csv_rows(lines)
 
 
@@ -127,6 +165,7 @@ def to_latex(rows: Sequence[LeaderboardRow], *, dataset: Dataset, split: Split, 
     """
     rows = public_only(rows)
     fmt = _cell_format(split)
+    provenance = states_provenance([r.to_dict() for r in rows])
     best = {}
     for m in measures:
         # Compare what the reader sees, so two values printed alike are both bold.
@@ -140,9 +179,10 @@ def to_latex(rows: Sequence[LeaderboardRow], *, dataset: Dataset, split: Split, 
         "\\centering",
         f"\\caption{{{caption}}}",
         f"\\label{{tab:{_label(dataset.slug)}-{_label(split.name)}}}",
-        "\\begin{tabular}{l" + "r" * len(measures) + "}",
+        "\\begin{tabular}{l" + ("ll" if provenance else "") + "r" * len(measures) + "}",
         "\\toprule",
-        " & ".join(["System"] + [latex_escape(m) for m in measures]) + " \\\\",
+        " & ".join(["System"] + (["Trained on", "Could see"] if provenance else [])
+                   + [latex_escape(m) for m in measures]) + " \\\\",
         "\\midrule",
     ]
     for row in rows:
@@ -151,7 +191,7 @@ def to_latex(rows: Sequence[LeaderboardRow], *, dataset: Dataset, split: Split, 
             name += "$^\\dagger$"
         elif row.kind == "baseline":
             name += " (baseline)"
-        cells = [name]
+        cells = [name, *(latex_provenance(row.to_dict()) if provenance else [])]
         for m in measures:
             value = row.scores.get(m)
             if value is None:
@@ -162,6 +202,8 @@ def to_latex(rows: Sequence[LeaderboardRow], *, dataset: Dataset, split: Split, 
         lines.append(" & ".join(cells) + " \\\\")
     lines.append("\\bottomrule")
     lines.append("\\end{tabular}")
+    if provenance:
+        lines += ["\\par\\smallskip", LATEX_PROVENANCE_NOTE]
     if has_reported:
         lines.append("\\par\\smallskip")
         lines.append(

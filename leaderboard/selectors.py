@@ -27,6 +27,7 @@ from sandbox.models import SandboxRun
 from submissions import disclosure
 from submissions.disclosure import result_scores_shown
 from submissions.models import Result, Submission, on_board_q, scored_live_q
+from submissions.provenance import CouldHaveSeen, TrainingData
 from submissions.selectors import submission_ordinal_expr
 
 RowKind = Literal["scored", "baseline", "reported"]
@@ -58,7 +59,13 @@ class LeaderboardRow:
     team: str = ""
     source: str = ""  # for reported rows: the paper the numbers come from
     notes: str = ""
-    used_training_data: bool | None = None
+    # Provenance as the participant stated it (submissions/provenance.py); None for reported rows (the paper
+    # states it, not this site). ``models`` are {"id", "licence"} pairs; ``disclosed``: all of it is stated.
+    training_data: str | None = None
+    training_data_note: str = ""
+    models: list[dict[str, str]] = field(default_factory=list)
+    could_have_seen: str | None = None
+    disclosed: bool = False
     is_anonymous: bool = False
     coverage_exempt: bool = False  # not held to the hidden split's coverage rule (shown as such)
     extra: dict[str, Any] = field(default_factory=dict)
@@ -84,6 +91,7 @@ class LeaderboardRow:
         """
         data = {name: getattr(self, name) for name in _ROW_FIELDS}
         data["scores"] = dict(self.scores)
+        data["models"] = [dict(m) for m in self.models]
         data["extra"] = dataclasses.asdict(self)["extra"] if self.extra else {}
         data["date"] = self.date.isoformat() if self.date else None
         return data
@@ -94,10 +102,19 @@ class LeaderboardRow:
         row.__dict__.update(self.__dict__)
         row.scores = dict(self.scores)
         row.extra = dict(self.extra)
+        row.models = list(self.models)
         return row
 
     def score(self, measure: str) -> float | None:
         return self.scores.get(measure)
+
+    @property
+    def training_data_label(self) -> str:
+        return TrainingData(self.training_data).label if self.training_data else "not stated here"
+
+    @property
+    def could_have_seen_label(self) -> str:
+        return CouldHaveSeen(self.could_have_seen).label if self.could_have_seen else "not stated here"
 
 
 _ROW_FIELDS = tuple(f.name for f in dataclasses.fields(LeaderboardRow) if f.name != "participant")
@@ -123,7 +140,11 @@ def _submission_row(result, *, split: Split, private: bool = False) -> Leaderboa
         scores=result_scores_shown(result, split=split),  # a hidden split: the value stored at the Ladder's verdict
         is_private=private,
         team="" if anonymous else (sub.entrant_team.name if sub.entrant_team_id else sub.team),
-        used_training_data=sub.used_training_data,
+        training_data=sub.training_data,
+        training_data_note=sub.training_data_note,
+        models=[m.as_dict() for m in sub.models_list],
+        could_have_seen=sub.could_have_seen,
+        disclosed=sub.disclosed,
         is_anonymous=anonymous,
         coverage_exempt=sub.coverage_exempt,
         family_key=sub.family,
@@ -275,7 +296,7 @@ def resolve_sort(dataset: Dataset, sort: str | None) -> str:
 def cache_key(split: Split) -> str:
     """Changes whenever a score is stored, an entry changes, new qrels are published or the split is hidden
     or made public (rows of a hidden split are rounded and released only; a curator's switch bumps no version)."""
-    return split.cache_key("lb:v4")
+    return split.cache_key("lb:v5")
 
 
 def leaderboard_rows(*, split: Split, user=None, sort: str | None = None) -> list[LeaderboardRow]:
@@ -318,7 +339,13 @@ _PARAMS_RE = re.compile(r"^\s*(\d+(?:[.,]\d+)?)\s*([kmbgt]?)", re.IGNORECASE)
 
 KIND_CHOICES = [("scored", "scored here (with baselines)"), ("reproduced", "reproduced on the platform"),
                 ("reported", "reported in papers")]
-TRAINING_CHOICES = [("yes", "used the training data"), ("no", "did not use it")]
+#: The board's provenance filters take the vocabulary's values (``?training_data=none&could_have_seen=no``).
+TRAINING_CHOICES = [(c.value, c.label) for c in TrainingData]
+SEEN_CHOICES = [(c.value, c.label) for c in CouldHaveSeen]
+#: Links made before the provenance vocabulary (``?training=yes|no``, "used the dataset's training data"): yes is
+#: the train split; no is every other value, ``unknown`` included (where the old "no" entries went).
+LEGACY_TRAINING = {"yes": (TrainingData.TRAIN_SPLIT.value,),
+                   "no": tuple(v for v in TrainingData.values if v != TrainingData.TRAIN_SPLIT)}
 
 
 def parse_params(text: str) -> float | None:
@@ -341,7 +368,9 @@ def params_range(text: str) -> str:
 class LeaderboardFilters:
     """What a reader narrowed the board to, from the page's GET parameters (the exports take the same).
 
-    ``family``: Submission.Family values; ``training``: "yes"/"no"; ``params``: PARAM_RANGES values;
+    ``family``: Submission.Family values; ``training_data`` and ``could_have_seen``: the provenance vocabulary's
+    values (an old link's ``training=yes|no`` is read as ``LEGACY_TRAINING`` says); ``disclosed``: entries whose
+    provenance is complete; ``params``: PARAM_RANGES values;
     ``kind``: "scored" (entries and baselines scored here), "reproduced" (entries whose run the platform made
     by running the participant's image) or "reported"; ``best``: only the best
     row per participant (per paper for reported rows) on the ranked-by measure. Unknown values are
@@ -349,7 +378,9 @@ class LeaderboardFilters:
     """
 
     family: tuple[str, ...] = ()
-    training: str = ""
+    training_data: tuple[str, ...] = ()
+    could_have_seen: tuple[str, ...] = ()
+    disclosed: bool = False
     params: tuple[str, ...] = ()
     kind: str = ""
     best: bool = False
@@ -358,11 +389,14 @@ class LeaderboardFilters:
     def from_query(cls, query) -> LeaderboardFilters:
         families = {c.value for c in Submission.Family}
         ranges = {key for key, *_ in PARAM_RANGES}
-        training = query.get("training", "")
+        training = [t for t in query.getlist("training_data") if t in TrainingData.values]
+        training += LEGACY_TRAINING.get(query.get("training", ""), ())
         kind = query.get("kind", "")
         return cls(
             family=tuple(dict.fromkeys(f for f in query.getlist("family") if f in families)),
-            training=training if training in ("yes", "no") else "",
+            training_data=tuple(v for v in TrainingData.values if v in training),
+            could_have_seen=tuple(v for v in CouldHaveSeen.values if v in query.getlist("could_have_seen")),
+            disclosed=query.get("disclosed") in ("1", "on", "yes", "true"),
             params=tuple(dict.fromkeys(p for p in query.getlist("params") if p in ranges)),
             kind=kind if kind in ("scored", "reproduced", "reported") else "",
             best=query.get("best") in ("1", "on", "yes", "true"),
@@ -370,13 +404,16 @@ class LeaderboardFilters:
 
     @property
     def active(self) -> bool:
-        return bool(self.family or self.training or self.params or self.kind or self.best)
+        return bool(self.family or self.training_data or self.could_have_seen or self.disclosed or self.params
+                    or self.kind or self.best)
 
     def query_items(self) -> list[tuple[str, str]]:
         """The filters as GET pairs, for export links that keep them."""
         items = [("family", f) for f in self.family] + [("params", p) for p in self.params]
-        if self.training:
-            items.append(("training", self.training))
+        items += [("training_data", t) for t in self.training_data]
+        items += [("could_have_seen", c) for c in self.could_have_seen]
+        if self.disclosed:
+            items.append(("disclosed", "1"))
         if self.kind:
             items.append(("kind", self.kind))
         if self.best:
@@ -386,8 +423,13 @@ class LeaderboardFilters:
     def keep(self, row: LeaderboardRow) -> bool:
         if self.family and row.family_key not in self.family:
             return False
-        if self.training and row.used_training_data is not (self.training == "yes"):
-            return False  # reported rows (unknown) drop out of either choice
+        # Reported rows state no provenance here (their paper does): they drop out of any provenance filter.
+        if self.training_data and row.training_data not in self.training_data:
+            return False
+        if self.could_have_seen and row.could_have_seen not in self.could_have_seen:
+            return False
+        if self.disclosed and not row.disclosed:
+            return False
         if self.params and params_range(row.params) not in self.params:
             return False
         if self.kind == "scored" and row.kind == "reported":

@@ -30,6 +30,7 @@ from .qrels_history import qrels_history
 from .selectors import (
     KIND_CHOICES,
     PARAM_RANGES,
+    SEEN_CHOICES,
     TRAINING_CHOICES,
     LeaderboardFilters,
     benchmark_for_page,
@@ -106,7 +107,8 @@ def _filter_choices(filters: LeaderboardFilters) -> dict:
     return {
         "family": [(c.value, c.label, c.value in filters.family) for c in Submission.Family],
         "params": [(key, label, key in filters.params) for key, label, *_ in PARAM_RANGES],
-        "training": [(key, label, key == filters.training) for key, label in TRAINING_CHOICES],
+        "training_data": [(key, label, key in filters.training_data) for key, label in TRAINING_CHOICES],
+        "could_have_seen": [(key, label, key in filters.could_have_seen) for key, label in SEEN_CHOICES],
         "kind": [(key, label, key == filters.kind) for key, label in KIND_CHOICES],
     }
 
@@ -162,6 +164,7 @@ def dataset(request, slug: str):
         "has_reported": any(r.kind == "reported" for r in rows),
         "has_baseline": any(r.kind == "baseline" for r in rows),
         "has_private": any(r.is_private for r in rows),
+        "has_disclosed": any(r.disclosed for r in rows),
         # Compare needs two entries with a submission behind them (not rows reported in papers).
         # Only retrieval runs can be compared query by query (and fused): no dead-end button elsewhere.
         "n_comparable": sum(1 for r in rows if r.submission_id) if dataset.task == "retrieval" else 0,

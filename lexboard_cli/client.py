@@ -61,11 +61,25 @@ METADATA_OPTIONS = [
     ("--llm-tokens-per-query", "llm_tokens_per_query", "LLM tokens per query"),
     ("--hardware", "hardware", "hardware used, e.g. 1x A100"),
     ("--visibility", "visibility", "public, anonymous or private (default: private, only you see it)"),
+    ("--training-data", "training_data", "what the system was trained on (the data closest to the task): none, "
+                                          "train_split, other_legal, web_scale or unknown"),
+    ("--training-data-note", "training_data_note", "the training data in a few words"),
+    ("--could-have-seen", "could_have_seen", "could it have seen this split's corpus or test questions: no, corpus, "
+                                             "test_questions, both or unknown"),
 ]
+
+#: The provenance vocabulary (the server's ``submissions.provenance``; its API schema lists the same enums).
+CHOICES = {
+    "training_data": ("none", "train_split", "other_legal", "web_scale", "unknown"),
+    "could_have_seen": ("no", "corpus", "test_questions", "both", "unknown"),
+}
+MODEL_HELP = ("a model the system uses and its licence, e.g. --model 'BAAI/bge-m3 MIT' (repeat it for each model; "
+              "with set: the list given replaces the stored one)")
 
 
 #: The metadata an image takes (the site's image form).
-IMAGE_OPTIONS = ("--description", "--paper-url", "--code-url", "--visibility")
+IMAGE_OPTIONS = ("--description", "--paper-url", "--code-url", "--visibility", "--training-data",
+                 "--training-data-note", "--could-have-seen")
 
 
 class ClientError(Exception):
@@ -354,8 +368,6 @@ _NUMBERS = {"latency_ms", "llm_calls_per_query", "llm_tokens_per_query"}
 
 
 def _json_value(field: str, value: Any) -> Any:
-    if field == "used_training_data":
-        return str(value).lower() in ("1", "true", "yes", "on")
     if field in _NUMBERS:
         try:
             return float(value)
@@ -431,6 +443,9 @@ def format_result(info: dict) -> str:
     for warning in info.get("warnings") or []:
         text = warning.get("message", warning) if isinstance(warning, dict) else warning
         lines.append(f"warning: {text}")
+    if "disclosed" in info:
+        missing = ", ".join(_FIELD_OPTIONS.get(f, f) for f in info.get("missing_provenance") or [])
+        lines.append("provenance: disclosed" if info["disclosed"] else f"provenance: not fully stated ({missing})")
     if info.get("page"):
         lines.append(f"page: {info['page']}")
     return "\n".join(lines)
@@ -466,7 +481,9 @@ def format_dataset(body: dict) -> str:
             quota = f"{today}, {total}{month}" + (f" (team {left['team']})" if left.get("team") else "")
             if left.get("next_allowed_at"):
                 quota += f"; next upload accepted from {left['next_allowed_at']}"
-        lines.append(f"  split {split.get('name')} ({'hidden' if split.get('hidden') else 'public'} labels): {quota}")
+        needs = "; entries must state their provenance" if split.get("requires_provenance") else ""
+        lines.append(f"  split {split.get('name')} ({'hidden' if split.get('hidden') else 'public'} labels): "
+                     f"{quota}{needs}")
     return "\n".join(lines)
 
 
@@ -547,9 +564,9 @@ def build_parser() -> argparse.ArgumentParser:
     submit.add_argument("--run", required=True, help="the run file (TREC format, plain or .gz)")
     submit.add_argument("--split", help="split name (default: the dataset's hidden test split)")
     submit.add_argument("--system-name", required=True, help="the name shown on the leaderboard")
-    for option, _field, help_text in METADATA_OPTIONS:
-        submit.add_argument(option, help=help_text)
-    submit.add_argument("--used-training-data", action="store_true", help="the system was trained on the dataset's training data")
+    _metadata_arguments(submit)
+    submit.add_argument("--used-training-data", action="store_true",
+                        help="deprecated: the same as --training-data train_split")
     submit.add_argument("--wait", action="store_true", help="wait for the scores and print them")
     submit.add_argument("--direct", action="store_true",
                         help="send the run straight to the site's object storage (a presigned upload), for runs "
@@ -566,9 +583,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "NAME@sha256:DIGEST); the site pins its digest when it takes it")
     image.add_argument("--split", help="split name (default: the dataset's hidden test split)")
     image.add_argument("--system-name", required=True, help="the name shown on the leaderboard")
-    for option, _field, help_text in METADATA_OPTIONS:
-        if option in IMAGE_OPTIONS:
-            image.add_argument(option, help=help_text)
+    _metadata_arguments(image, only=IMAGE_OPTIONS)
     image.add_argument("--wait", action="store_true",
                        help="wait for the sandbox to run it, then for the scores of its run, and print them")
 
@@ -591,8 +606,7 @@ def build_parser() -> argparse.ArgumentParser:
     update = sub.add_parser("set", parents=[common], help="change a submission's visibility or metadata")
     update.add_argument("id", type=int, metavar="SUBMISSION_ID")
     update.add_argument("--system-name", help="the name shown on the leaderboard")
-    for option, _field, help_text in METADATA_OPTIONS:
-        update.add_argument(option, help=help_text)
+    _metadata_arguments(update)
 
     withdraw = sub.add_parser("withdraw", parents=[common], help="take a submission off the leaderboard for good")
     withdraw.add_argument("id", type=int, metavar="SUBMISSION_ID")
@@ -606,8 +620,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _metadata_arguments(parser: argparse.ArgumentParser, *, only: tuple[str, ...] | None = None) -> None:
+    for option, field, help_text in METADATA_OPTIONS:
+        if only is None or option in only:
+            parser.add_argument(option, help=help_text, choices=CHOICES.get(field))
+    parser.add_argument("--model", action="append", metavar="'ID LICENCE'", help=MODEL_HELP)
+
+
+def _metadata(args, *, only: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """The metadata options given (None for those not given); ``--model`` lines as ``models_used``."""
+    metadata = {field: getattr(args, option[2:].replace("-", "_")) for option, field, _ in METADATA_OPTIONS
+                if only is None or option in only}
+    if args.model is not None:
+        metadata["models_used"] = "\n".join(args.model)
+    return metadata
+
+
 #: The server's words for a field → the client's own option, in messages printed to a person.
-_FIELD_OPTIONS = {"system_name": "--system-name", "used_training_data": "--used-training-data",
+_FIELD_OPTIONS = {"system_name": "--system-name", "models_used": "--model",
                   **{field: option for option, field, _ in METADATA_OPTIONS}}
 
 
@@ -630,8 +660,7 @@ def _simple_command(client: Client, args, out) -> int:
         body = client.per_query(args.id)
         print(json.dumps(body) if args.json else format_per_query(body), file=out)
     elif args.command == "set":
-        fields = {field: getattr(args, option[2:].replace("-", "_")) for field, option in _FIELD_OPTIONS.items()
-                  if field != "used_training_data"}
+        fields = {"system_name": args.system_name, **_metadata(args)}
         fields = {k: v for k, v in fields.items() if v is not None}
         if not fields:
             raise ClientError("nothing to change: give at least one option, e.g. --visibility public")
@@ -657,8 +686,7 @@ def _image_command(client: Client, args, out, err) -> tuple[int | None, int | No
         print(json.dumps(info) if args.json else format_image(info), file=out)
         return EXIT_OK, None
     if args.command == "submit-image":
-        metadata = {field: getattr(args, option[2:].replace("-", "_"))
-                    for option, field, _ in METADATA_OPTIONS if option in IMAGE_OPTIONS}
+        metadata = _metadata(args, only=IMAGE_OPTIONS)
         created = client.submit_image(dataset=args.dataset, archive=args.archive, reference=args.reference,
                                       split=args.split,
                                       system_name=args.system_name, **metadata)
@@ -754,9 +782,14 @@ def main(argv: list[str] | None = None, *, out=None, err=None) -> int:
         elif args.command not in ("submit", "status"):
             return _simple_command(client, args, out)
         elif args.command == "submit":
-            metadata = {field: getattr(args, option[2:].replace("-", "_")) for option, field, _ in METADATA_OPTIONS}
-            if args.used_training_data:
-                metadata["used_training_data"] = "true"
+            metadata = _metadata(args)
+            if args.used_training_data:  # the old yes/no flag: the dataset's train split
+                if metadata["training_data"] not in (None, "train_split"):
+                    raise ClientError(f"--used-training-data says train_split, --training-data says "
+                                      f"{metadata['training_data']}: give --training-data alone")
+                metadata["training_data"] = "train_split"
+                print("note: --used-training-data is deprecated; use --training-data train_split (and state "
+                      "--could-have-seen and --model)", file=err)
             try:
                 send = client.submit_direct if args.direct else client.submit
                 created = send(dataset=args.dataset, run=args.run, split=args.split, system_name=args.system_name,

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from django import forms
 
+from submissions import provenance
 from submissions.models import Submission
+from submissions.provenance import CouldHaveSeen, TrainingData
 from submissions.services import METADATA_FIELDS
 
 METADATA_HELP = {
@@ -22,6 +24,7 @@ METADATA_HELP = {
     "llm_calls_per_query": "Average number of LLM calls per query.",
     "llm_tokens_per_query": "Average LLM tokens (prompt + completion) per query.",
     "hardware": "e.g. 1× A100 80GB, or CPU only.",
+    **provenance.FIELD_HELP,
     "visibility": "Does this entry go on the public leaderboard? Private (the default) entries are seen only by "
     "you — use it for sanity checks; anonymous ones are public without your name. You can change this later.",
 }
@@ -34,6 +37,7 @@ METADATA_LABELS = {
     "llm_calls_per_query": "LLM calls per query",
     "llm_tokens_per_query": "LLM tokens per query",
     "visibility": "On the public leaderboard?",
+    **provenance.FIELD_LABELS,
 }
 
 
@@ -57,8 +61,24 @@ class SubmissionMetadataForm(forms.ModelForm):
         formfield_callback = _formfield
         widgets = {
             "description": forms.Textarea(attrs={"rows": 4}),
+            "training_data_note": forms.Textarea(attrs={"rows": 2}),
+            "models_used": forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
             "visibility": forms.RadioSelect,
         }
+
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Not stated is a value of its own (``unknown``, the default): a form without these fields is not refused
+        # for them (a split that requires them says so, naming each).
+        for name in ("training_data", "could_have_seen"):
+            self.fields[name].required = False
+
+    def clean_training_data(self) -> str:
+        return self.cleaned_data.get("training_data") or TrainingData.UNKNOWN
+
+    def clean_could_have_seen(self) -> str:
+        return self.cleaned_data.get("could_have_seen") or CouldHaveSeen.UNKNOWN
 
 
 class UploadForm(SubmissionMetadataForm):

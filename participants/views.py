@@ -42,12 +42,16 @@ def _split_for_upload(dataset_slug: str, split_name: str | None) -> Split:
 
 
 def _refusal_to_form(form, exc: UploadRefused) -> None:
-    """The refusal as form errors: the message, then one line per problem (line + reason)."""
+    """The refusal as form errors: the message, then one line per problem (line + reason); a problem of a field
+    (``training_data: say what …``) beside that field."""
     form.add_error(None, exc.message)
     for detail in exc.details[:20]:
         line = detail.get("line")
         reason = detail.get("reason", "")
-        if reason and reason != exc.message:
+        name, _, rest = reason.partition(": ")
+        if rest and name in form.fields and name != "run":
+            form.add_error(name, rest)
+        elif reason and reason != exc.message:
             form.add_error("run" if "run" in form.fields else None, f"line {line}: {reason}" if line else reason)
 
 
@@ -251,7 +255,7 @@ def edit(request: HttpRequest, submission_id: int) -> HttpResponse:
             try:
                 services.submission_update_metadata(submission=submission, data=form.cleaned_data)
             except UploadRefused as exc:
-                form.add_error(None, exc.message)
+                _refusal_to_form(form, exc)
             else:
                 messages.success(request, "Saved.")
                 return redirect(submission)

@@ -5,10 +5,27 @@ from __future__ import annotations
 
 from django import forms
 from django.conf import settings
+from django.db import models
 
 from submissions.models import Submission
+from submissions.provenance import FIELD_HELP as METADATA_HELP, FIELD_LABELS as METADATA_LABELS
 
 from .services import REGISTRY_OFF
+
+#: The metadata an image takes (the rest can be edited on its entry once it ran).
+IMAGE_FIELDS = ("system_name", "description", "code_url", "paper_url", "visibility", "training_data",
+                "training_data_note", "models_used", "could_have_seen")
+
+
+def _metadata_field(name: str, **kwargs) -> forms.Field:
+    """The submission's own field as a form field, labelled and explained as on the upload form."""
+    kwargs.setdefault("label", METADATA_LABELS.get(name))
+    kwargs.setdefault("help_text", METADATA_HELP.get(name, ""))
+    model_field = Submission._meta.get_field(name)
+    assert isinstance(model_field, models.Field)
+    field = model_field.formfield(**kwargs)
+    assert field is not None
+    return field
 
 
 class ImageUploadForm(forms.Form):
@@ -27,6 +44,13 @@ class ImageUploadForm(forms.Form):
     code_url = forms.URLField(required=False, label="Code URL", assume_scheme="https")
     paper_url = forms.URLField(required=False, label="Paper URL", assume_scheme="https")
     visibility = forms.ChoiceField(choices=Submission.Visibility.choices, initial=Submission.Visibility.PRIVATE)
+    # Provenance: the upload form's fields, with its words (a split may require it; the service says so).
+    training_data = _metadata_field("training_data", required=False)
+    training_data_note = _metadata_field("training_data_note", required=False,
+                                         widget=forms.Textarea(attrs={"rows": 2}))
+    models_used = _metadata_field("models_used", required=False,
+                                  widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}))
+    could_have_seen = _metadata_field("could_have_seen", required=False)
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -53,5 +77,7 @@ class ImageUploadForm(forms.Form):
         return data
 
     def metadata(self) -> dict:
-        return {name: self.cleaned_data[name] for name in ("system_name", "description", "code_url", "paper_url",
-                                                           "visibility") if self.cleaned_data.get(name) not in (None,)}
+        values = {name: self.cleaned_data.get(name) for name in IMAGE_FIELDS}
+        # A choice not made is left to the model's default (unknown), not sent as "".
+        return {name: value for name, value in values.items()
+                if value is not None and not (value == "" and name in ("training_data", "could_have_seen"))}

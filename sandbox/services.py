@@ -225,6 +225,7 @@ def image_submission_create(*, user, split: Split, metadata: dict[str, Any], upl
     values = clean_metadata(metadata)
     if not values.get("system_name"):
         raise UploadRefused("Give the system a name.", [{"line": None, "reason": "system_name: required"}])
+    submission_services.check_provenance(split=split, values=values)  # its run is not asked again
     submission_services.upload_precheck(user=user, split=split)
     in_flight = SandboxRun.objects.filter(user=user, split=split, status__in=SandboxRun.ACTIVE).count()
     if in_flight >= policy.max_pending_per_participant:

@@ -13,12 +13,24 @@ import re
 from typing import Any
 
 from evaluation.csv_cells import csv_rows
-from leaderboard.exports import latex_escape
+from leaderboard.exports import (
+    LATEX_PROVENANCE_NOTE,
+    PROVENANCE_COLUMNS,
+    latex_escape,
+    latex_provenance,
+    provenance_cells,
+    states_provenance,
+)
 
 from .models import Snapshot
 
 CSV_FIELDS = ["rank", "kind", "system", "owner", "team", "family", "date", "paper_url", "code_url", "source",
               "run_sha256"]
+
+
+def _has_provenance(snapshot: Snapshot) -> bool:
+    """Taken since entries state their provenance (older snapshots hold ``used_training_data``, kept as taken)."""
+    return any("training_data" in row for row in snapshot.rows)
 
 
 def to_json(snapshot: Snapshot, *, url: str) -> str:
@@ -31,9 +43,11 @@ def to_json(snapshot: Snapshot, *, url: str) -> str:
 
 def to_csv(snapshot: Snapshot) -> str:
     """One line per entry, the values as the board printed them (percent, a hidden split's grid)."""
-    lines: list[list[Any]] = [CSV_FIELDS + list(snapshot.measures)]
+    provenance = _has_provenance(snapshot)
+    lines: list[list[Any]] = [CSV_FIELDS + (PROVENANCE_COLUMNS if provenance else []) + list(snapshot.measures)]
     for row in snapshot.rows:
         lines.append(["" if row.get(f) is None else row.get(f) for f in CSV_FIELDS]
+                     + (provenance_cells(row) if provenance else [])
                      + [row["cells"].get(m, "") for m in snapshot.measures])
     return csv_rows(lines)
 
@@ -46,6 +60,7 @@ def to_latex(snapshot: Snapshot) -> str:
     """A booktabs table of the snapshot, best value per column in bold, its identity in the caption."""
     measures = [m for m in snapshot.measures if any(r["cells"].get(m) for r in snapshot.rows)] or \
         [snapshot.primary_measure]
+    provenance = states_provenance(snapshot.rows)
     best = {m: max((r["cells"][m] for r in snapshot.rows if r["cells"].get(m)), key=float, default=None)
             for m in measures}
     caption = (f"Results on {latex_escape(snapshot.dataset_name)} ({latex_escape(snapshot.split_name)} split), "
@@ -62,9 +77,10 @@ def to_latex(snapshot: Snapshot) -> str:
         "\\centering",
         f"\\caption{{{caption}}}",
         f"\\label{{tab:lexboard-{_label(snapshot.key)}}}",
-        "\\begin{tabular}{l" + "r" * len(measures) + "}",
+        "\\begin{tabular}{l" + ("ll" if provenance else "") + "r" * len(measures) + "}",
         "\\toprule",
-        " & ".join(["System"] + [latex_escape(m) for m in measures]) + " \\\\",
+        " & ".join(["System"] + (["Trained on", "Could see"] if provenance else [])
+                   + [latex_escape(m) for m in measures]) + " \\\\",
         "\\midrule",
     ]
     reported = False
@@ -75,12 +91,14 @@ def to_latex(snapshot: Snapshot) -> str:
             reported = True
         elif row["kind"] == "baseline":
             name += " (baseline)"
-        cells = [name]
+        cells = [name, *(latex_provenance(row) if provenance else [])]
         for m in measures:
             text = row["cells"].get(m, "")
             cells.append("--" if not text else f"\\textbf{{{text}}}" if text == best[m] else text)
         lines.append(" & ".join(cells) + " \\\\")
     lines += ["\\bottomrule", "\\end{tabular}"]
+    if provenance:
+        lines += ["\\par\\smallskip", LATEX_PROVENANCE_NOTE]
     if reported:
         lines += ["\\par\\smallskip",
                   "{\\footnotesize $^\\dagger$ Reported in the paper that introduced the system; "

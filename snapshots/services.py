@@ -32,10 +32,11 @@ from .models import Snapshot
 logger = logging.getLogger(__name__)
 
 #: Fields of a board row a snapshot keeps: the board's JSON export's, plus the run's checksum and the printed cells.
+#: Snapshots taken before the provenance fields hold ``used_training_data`` instead (kept as taken).
 ROW_FIELDS = (
     "rank", "kind", "submission_id", "system", "owner", "team", "family", "date", "paper_url", "code_url", "source",
-    "notes", "used_training_data", "is_anonymous", "coverage_exempt", "params", "owner_submission_number",
-    "reproduced",
+    "notes", "training_data", "training_data_note", "models", "could_have_seen", "disclosed", "is_anonymous",
+    "coverage_exempt", "params", "owner_submission_number", "reproduced",
 )
 
 

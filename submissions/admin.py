@@ -82,7 +82,7 @@ class SubmissionAdmin(ChangedFieldsOnlyAdmin):
     )
     list_filter = (
         "status", "failure_kind", ScoresDisagreeFilter, "split", "is_baseline", "visibility", "hidden_by_curator",
-        "coverage_exempt", CopiesPublicEntryFilter,
+        "coverage_exempt", CopiesPublicEntryFilter, "training_data", "could_have_seen",
     )
     search_fields = ("system_name", "user__username", "user__email", "team", "sha256")
     list_select_related = ("user", "split__dataset")

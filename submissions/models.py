@@ -12,6 +12,7 @@ import secrets
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.files.storage import storages
 from django.db import models
 from django.db.models import Q
@@ -20,6 +21,19 @@ from django.utils import timezone
 
 # The release ledger's models live in their own module; imported here so the app registers them.
 from .ledger_models import WAITING_FOR_BUDGET, LedgerAlert, Release, ReleasePolicy, ReleaseWait  # noqa: F401
+from .provenance import (
+    MODELS_FORMAT,
+    MODELS_MAX_LENGTH,
+    NOTE_MAX_LENGTH,
+    CouldHaveSeen,
+    Gap,
+    ModelUsed,
+    TrainingData,
+    gaps_of,
+    normalize_models,
+    parse_models,
+    validate_models_used,
+)
 
 #: What a run sent before its split's judgments are published is told (status ``waiting``).
 WAITING_MESSAGE = (
@@ -110,7 +124,14 @@ class Submission(models.Model):
     paper_url = models.URLField(blank=True)
     code_url = models.URLField(blank=True)
     family = models.CharField(max_length=16, choices=Family.choices, default=Family.OTHER)
-    used_training_data = models.BooleanField("used the dataset's training data", default=False)
+    # Provenance (submissions/provenance.py): what the system was trained on, its models, what it could have seen.
+    training_data = models.CharField("trained on", max_length=16, choices=TrainingData.choices,
+                                     default=TrainingData.UNKNOWN)
+    training_data_note = models.TextField("training data, in words", max_length=NOTE_MAX_LENGTH, blank=True)
+    models_used = models.TextField("models and their licences", max_length=MODELS_MAX_LENGTH, blank=True,
+                                   validators=[validate_models_used], help_text=MODELS_FORMAT)
+    could_have_seen = models.CharField("could have seen", max_length=16, choices=CouldHaveSeen.choices,
+                                       default=CouldHaveSeen.UNKNOWN)
     params = models.CharField("parameters", max_length=50, blank=True, help_text="e.g. 110M")
     latency_ms = models.FloatField("latency per query (ms)", null=True, blank=True)
     llm_calls_per_query = models.FloatField(null=True, blank=True)
@@ -198,6 +219,36 @@ class Submission(models.Model):
             return ""
         days = settings.LEXBOARD_FILE_RETENTION_DAYS
         return f"file removed after {days} days ({self.file_removed_at:%Y-%m-%d})"
+
+    def clean(self) -> None:
+        """Store ``models_used`` in its one form (one ``id licence`` per line), once its lines read."""
+        super().clean()
+        try:
+            validate_models_used(self.models_used)
+        except ValidationError:
+            return  # the field's validator reports it, with the lines
+        self.models_used = normalize_models(self.models_used)
+
+    # --- provenance -----------------------------------------------------------------
+
+    @property
+    def models_list(self) -> list[ModelUsed]:
+        return parse_models(self.models_used)
+
+    @property
+    def provenance_gaps(self) -> list[Gap]:
+        """What the entry's provenance lacks (``submissions.provenance.provenance_gaps``); empty: disclosed."""
+        return gaps_of(self)
+
+    @property
+    def provenance_missing(self) -> list[str]:
+        """The fields whose statement is missing, each once (``["training_data", "models_used"]``)."""
+        return list(dict.fromkeys(gap.field for gap in self.provenance_gaps))
+
+    @property
+    def disclosed(self) -> bool:
+        """Its provenance is complete: the board's "disclosed" mark."""
+        return not self.provenance_gaps
 
     # --- who sees what ------------------------------------------------------------
 

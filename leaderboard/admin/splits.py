@@ -64,7 +64,8 @@ class SplitAdmin(ChangedFieldsOnlyAdmin):
             "daily_limit", "total_limit", "monthly_limit", ("min_coverage", "min_docs_per_topic"), "current_qrels_display",
             "rescoring", "cache_version",
         )}),
-        ("Who may upload", {"fields": ("verified_email", "approval_required", "orcid_required")}),
+        ("Who may upload", {"fields": ("verified_email", "approval_required", "orcid_required",
+                                        "requires_provenance")}),
         ("What was released", {"fields": ("release_ledger",)}),
     )
     inlines = [QrelsVersionInline]

@@ -45,10 +45,18 @@ from .rescoring import (
 from .results import ComputedResult, is_failure_marker, per_query_pack, result_compute, result_store
 from .scoring import submission_score, submission_score_now
 from .sweep import submissions_sweep
-from .uploads import METADATA_FIELDS, InspectedUpload, submission_create, upload_inspect, upload_precheck
+from .uploads import (
+    METADATA_FIELDS,
+    InspectedUpload,
+    check_provenance,
+    submission_create,
+    upload_inspect,
+    upload_precheck,
+)
 
 __all__ = [
     "METADATA_FIELDS",
+    "check_provenance",
     "ComputedResult",
     "FusionFailed",
     "FusionRefused",

@@ -45,6 +45,7 @@ from evaluation.runs import read_run, write_run
 from ..disclosure import result_released
 from ..errors import UploadRefused
 from ..models import Submission
+from ..provenance import FUSION_NOTE, fused_provenance, gaps_of
 from ..selectors import current_result_of, submission_quota
 from .locks import lock_uploader
 from .places import task_place
@@ -222,6 +223,11 @@ def fusion_create(*, user, parts: list[Submission], method: str = "rrf", k: int 
         place = task_place(user=user, split=split)
     except UploadRefused as exc:
         raise FusionRefused(exc.message) from None
+    if split.requires_provenance and (unstated := [p for p in parts if gaps_of(p)]):
+        raise FusionRefused(
+            f"The split {split} asks every entry to state its provenance, and a fusion states its parts': "
+            + ", ".join(f"#{p.pk} ({', '.join(dict.fromkeys(g.field for g in gaps_of(p)))})" for p in unstated)
+            + " do not state theirs yet. Edit them first (their page, Edit), then fuse again.")
     params: dict[str, object] = {"method": method, "parts": [p.pk for p in parts]}
     if method == "rrf":
         params["k"] = k
@@ -238,7 +244,10 @@ def fusion_create(*, user, parts: list[Submission], method: str = "rrf", k: int 
         visibility=Submission.Visibility.PRIVATE,
         original_name=f"fusion-{method}.txt",
         fusion_params=params,
-        used_training_data=any(p.used_training_data for p in parts),
+        # Provenance follows from the parts' (the most task-specific training data, unknown if any part's is),
+        # and the note says so; the owner may edit it like any metadata.
+        **fused_provenance(parts),
+        training_data_note=FUSION_NOTE,
         entrant_team=place.team,
         after_task=place.after_task,
     )

@@ -19,21 +19,30 @@ from ..selectors import rescoring_targets, rescoring_waiting
 from .queue import enqueue_after_commit, send_rescoring_after_commit
 from .rescoring import requeue_service_failures, split_lock
 from .storage import file_removed_refusal
-from .uploads import METADATA_FIELDS, clean_metadata, submission_create
+from .uploads import METADATA_FIELDS, check_provenance, clean_metadata, submission_create
 
 logger = logging.getLogger(__name__)
 
-logger = logging.getLogger(__name__)
+#: The fields :func:`check_provenance` reads.
+PROVENANCE_FIELDS = frozenset({"training_data", "could_have_seen", "models_used"})
 
 
 # --- metadata, visibility, withdrawal, resubmission -------------------------------------
 
 
 def submission_update_metadata(*, submission: Submission, data: dict[str, Any]) -> Submission:
-    """Change what the participant says about the system (not the file, not the scores)."""
+    """Change what the participant says about the system (not the file, not the scores).
+
+    Provenance is metadata like the rest: changing it re-scores nothing. On a split that requires it, an edit may
+    not change it into an incomplete one (an entry uploaded before the split asked keeps what it had).
+    """
     values = clean_metadata(data)
     if "system_name" in values and not values["system_name"]:
         raise UploadRefused("Give the system a name.", [{"line": None, "reason": "system_name: required"}])
+    changed = {name for name in PROVENANCE_FIELDS if name in values and values[name] != getattr(submission, name)}
+    if changed and not submission.is_baseline:
+        check_provenance(split=submission.split,
+                         values={name: values.get(name, getattr(submission, name)) for name in PROVENANCE_FIELDS})
     for name, value in values.items():
         setattr(submission, name, value)
     submission.save(update_fields=[*values, "updated_at"])

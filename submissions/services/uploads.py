@@ -35,6 +35,7 @@ from evaluation.runs import Run, RunScan, scan_run
 
 from ..errors import AccountRefused, QuotaExceeded, SplitClosed, UploadRefused
 from ..models import SHOWN_VISIBILITIES, WAITING_MESSAGE, StatusEvent, Submission
+from ..provenance import CouldHaveSeen, TrainingData, provenance_gaps, refusal_message
 from ..selectors import submission_quota
 from .locks import lock_uploader
 from .places import task_place
@@ -61,7 +62,10 @@ METADATA_FIELDS = (
     "paper_url",
     "code_url",
     "family",
-    "used_training_data",
+    "training_data",
+    "training_data_note",
+    "models_used",
+    "could_have_seen",
     "params",
     "latency_ms",
     "llm_calls_per_query",
@@ -493,6 +497,19 @@ def _check_account(*, user, split: Split) -> None:
         raise AccountRefused(refusal, [{"line": None, "reason": refusal}])
 
 
+def check_provenance(*, split: Split, values: dict[str, Any]) -> None:
+    """A split that requires provenance (``Split.requires_provenance``) refuses an entry that does not state it,
+    naming each missing field and the fix (cleaned ``values``; a field not given is ``unknown``)."""
+    if not split.requires_provenance:
+        return
+    gaps = provenance_gaps(training_data=values.get("training_data") or TrainingData.UNKNOWN,
+                           could_have_seen=values.get("could_have_seen") or CouldHaveSeen.UNKNOWN,
+                           models_used=values.get("models_used") or "")
+    if gaps:
+        raise UploadRefused(refusal_message(gaps, split_name=str(split)),
+                            [{"line": None, "reason": gap.reason} for gap in gaps])
+
+
 def _check_accepts(split: Split) -> None:
     if refusal := split.closed_reason:
         raise SplitClosed(refusal)
@@ -559,6 +576,8 @@ def submission_create(
     values = clean_metadata(metadata)
     if not values.get("system_name"):
         raise UploadRefused("Give the system a name.", [{"line": None, "reason": "system_name: required"}])
+    if not made_by_platform and not is_baseline:  # an image's run: checked when the image was sent
+        check_provenance(split=split, values=values)
     place = UploadPlace()  # a curator's baseline is no shared task's run
     if not is_baseline:
         _check_account(user=user, split=split)

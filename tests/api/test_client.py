@@ -94,14 +94,18 @@ def test_it_submits_a_run_and_prints_its_id(live_server, tiny_dataset, alice, al
     code, out, err = run_client(
         "submit", "--url", live_server.url, "--token", alice_token, "--dataset", "tiny", "--run", run_file,
         "--system-name", "BM25 client", "--family", "lexical", "--visibility", "private",
-        "--description", "from the client", "--used-training-data",
+        "--description", "from the client", "--training-data", "other_legal", "--could-have-seen", "corpus",
+        "--model", "BAAI/bge-m3 MIT", "--model", "openai:gpt-4o  proprietary", "--training-data-note", "EUR-Lex",
     )
     assert code == 0, err
     assert out.startswith("submission ")  # says what the number is
     submission = Submission.objects.get(pk=int(out.split()[1]))
     assert submission.user == alice
     assert (submission.system_name, submission.family, submission.visibility) == ("BM25 client", "lexical", "private")
-    assert submission.description == "from the client" and submission.used_training_data
+    assert submission.description == "from the client"
+    assert (submission.training_data, submission.could_have_seen, submission.training_data_note) == (
+        "other_legal", "corpus", "EUR-Lex")
+    assert submission.models_used == "BAAI/bge-m3 MIT\nopenai:gpt-4o proprietary" and submission.disclosed
     assert submission.split.name == "test"
     with submission.run_file.open("rb") as fh:
         assert fh.read() == run_file.read_bytes()

@@ -76,7 +76,9 @@ def test_a_patch_of_one_field_keeps_the_others(api, alice, tiny_dataset):
     ('{"visibility": "everyone"}', "visibility"), ('{"system_name": ""}', "system_name"),
     ('{"paper_url": "https://example.a"}', "paper_url"), ('{"run_file": "x"}', "run_file"),
     ('{"id": 7}', "id"), ("[]", None), ("null", None), ("1", None),
-    ('{"hardware": 0}', "hardware"), ('{"used_training_data": "true"}', "used_training_data"),
+    ('{"hardware": 0}', "hardware"), ('{"used_training_data": true}', "used_training_data"),
+    ('{"training_data": "yes"}', "training_data"), ('{"could_have_seen": true}', "could_have_seen"),
+    ('{"models_used": "bge"}', "models_used"),
     ('{"latency_ms": "12"}', "latency_ms"),
 ])
 def test_a_patch_it_cannot_apply_is_a_400_naming_the_field(api, alice, tiny_dataset, body, field):

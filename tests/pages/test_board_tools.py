@@ -38,12 +38,14 @@ def _at(sub, day: str) -> None:
 @pytest.fixture
 def board(split_test, alice, bob, staff, make_entry):
     """Hand-made entries with families, parameter counts, training data and dates."""
-    a1 = make_entry(split_test, alice, "alice-bm25", {"R@10": 0.40}, family="lexical", params="", used_training_data=False)
+    a1 = make_entry(split_test, alice, "alice-bm25", {"R@10": 0.40}, family="lexical", params="",
+                    training_data="none", could_have_seen="no")
     a2 = make_entry(split_test, alice, "alice-dense", {"R@10": 0.70}, family="dense", params="110M",
-                    used_training_data=True)
+                    training_data="train_split", could_have_seen="corpus", models_used="BAAI/bge-m3 MIT")
     b1 = make_entry(split_test, bob, "bob-splade", {"R@10": 0.60}, family="sparse", params="1.5B",
-                    used_training_data=True)
-    b2 = make_entry(split_test, bob, "bob-llm", {"R@10": 0.65}, family="llm", params="7B", used_training_data=False)
+                    training_data="train_split")
+    b2 = make_entry(split_test, bob, "bob-llm", {"R@10": 0.65}, family="llm", params="7B", training_data="unknown",
+                    could_have_seen="test_questions")
     for sub, day in ((a1, "2023-02-01"), (a2, "2025-03-10"), (b1, "2024-06-01"), (b2, "2025-01-15")):
         _at(sub, day)
     ReportedResult.objects.create(dataset=split_test.dataset, system="Paper dense", family="dense (API)",
@@ -92,8 +94,26 @@ def test_it_filters_by_training_data_parameters_and_kind(board):
     assert [s for s, _ in _systems(board, "kind=scored")] == ["alice-dense", "bob-llm", "bob-splade", "alice-bm25"]
 
 
+def test_it_filters_by_stated_provenance_and_the_disclosed_mark(board):
+    assert _systems(board, "training_data=train_split") == [("alice-dense", 1), ("bob-splade", 2)]
+    assert _systems(board, "training_data=none&training_data=unknown") == [("bob-llm", 1), ("alice-bm25", 2)]
+    assert _systems(board, "could_have_seen=corpus&could_have_seen=test_questions") == [
+        ("alice-dense", 1), ("bob-llm", 2)]
+    # Complete statements only; reported rows state nothing here (their paper does) and drop out.
+    assert _systems(board, "disclosed=1") == [("alice-dense", 1), ("alice-bm25", 2)]
+    assert _systems(board, "disclosed=1&training_data=none") == [("alice-bm25", 1)]
+
+
+def test_an_old_link_to_the_training_filter_still_filters(board):
+    # ?training=yes|no meant "used the dataset's training data": yes is the train split, no everything else.
+    assert _systems(board, "training=yes") == _systems(board, "training_data=train_split")
+    assert _systems(board, "training=no") == [("bob-llm", 1), ("alice-bm25", 2)]
+    assert _filters("training=yes").query_items() == [("training_data", "train_split")]
+
+
 def test_it_ignores_unknown_filter_values():
-    assert not _filters("family=quantum&params=huge&training=maybe&kind=x").active
+    assert not _filters("family=quantum&params=huge&training=maybe&kind=x&training_data=lots&could_have_seen=x"
+                        "&disclosed=maybe").active
 
 
 def test_it_keeps_the_best_entry_per_participant(board):

@@ -124,7 +124,7 @@ def test_the_client_sends_a_run_direct_to_the_bucket(live_server, alice, tiny_da
     assert code == 0, err
     submission = Submission.objects.get(pk=int(out.split()[1]))
     assert submission.original_name == "big_run.trec" and submission.latency_ms == 12.5
-    assert submission.used_training_data is True
+    assert submission.training_data == "train_split"  # the deprecated flag, still taken
     assert submission_score_now(submission.pk).results.get().scores["R@10"] == 1.0
     assert not [k for k in s3_run_storage.keys() if "/incoming/" in k]
 
