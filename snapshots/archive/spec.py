@@ -31,7 +31,8 @@ class ModelSpec:
     split whose ``hidden`` flag decides whether ``hidden_fields`` are hidden material (labels, or values derived
     from them finer than the board released). ``dropped`` fields never leave the host (secrets, personal data),
     each with its reason; the importing host gives them their defaults. ``identities`` hold ``user:<id>`` or
-    ``team:<id>`` strings, remapped like foreign keys.
+    ``team:<id>`` strings, remapped like foreign keys. ``hidden_rows``: on a hidden split the whole row is hidden
+    material (a judgment pool's items tell, by what they leave out, which documents were judged already).
     """
 
     label: str
@@ -40,6 +41,7 @@ class ModelSpec:
     hidden_fields: tuple[str, ...] = ()
     dropped: dict[str, str] = field(default_factory=dict)
     identities: tuple[str, ...] = ()
+    hidden_rows: bool = False
 
     @property
     def model(self) -> type[models.Model]:
@@ -79,12 +81,13 @@ ARCHIVED: tuple[ModelSpec, ...] = (
     ModelSpec("submissions.Release", scope="split__dataset", identities=("identity",)),
     ModelSpec("submissions.ReleaseWait", scope="split__dataset", identities=("identity",)),
     ModelSpec("submissions.LedgerAlert", scope="split__dataset", identities=("identity",)),
-    # A pool's statistics count relevant documents per query; a judgment's grade is a label.
-    ModelSpec("assessment.Pool", scope="split__dataset", split="split", hidden_fields=("statistics",)),
-    ModelSpec("assessment.PoolItem", scope="pool__split__dataset"),
-    ModelSpec("assessment.Assignment", scope="pool__split__dataset"),
+    # Judging a hidden split, whole rows: a grade is a label, a pool's statistics count relevant documents, and
+    # its items, built "minus what is judged already", tell by their gaps which documents the qrels hold.
+    ModelSpec("assessment.Pool", scope="split__dataset", split="split", hidden_rows=True),
+    ModelSpec("assessment.PoolItem", scope="pool__split__dataset", split="pool__split", hidden_rows=True),
+    ModelSpec("assessment.Assignment", scope="pool__split__dataset", split="pool__split", hidden_rows=True),
     ModelSpec("assessment.Judgment", scope="item__pool__split__dataset", split="item__pool__split",
-              hidden_fields=("grade",)),
+              hidden_rows=True),
     ModelSpec("sandbox.SplitSandbox", scope="split__dataset"),
     # Last: a snapshot is inserted once and never updated (a database trigger refuses), so everything it
     # points at is in by then.

@@ -12,7 +12,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 
-from assessment.models import Judgment
+from assessment.models import Judgment, Pool
 from campaigns.models import Phase, Team
 from catalogue.models import Dataset, Split
 from leaderboard.selectors import leaderboard_rows
@@ -72,6 +72,12 @@ def benchmark_state(*, dataset_slugs: list[str]) -> dict[str, Any]:
             {"grade": j.grade, "kind": j.kind, "superseded": j.superseded_by_id is not None}
         for j in Judgment.objects.filter(item__pool__split__dataset__in=datasets).select_related("item__pool",
                                                                                                   "assessor")}
+    pools = {
+        pool.name: {"split": str(pool.split), "method": pool.describe, "statistics": pool.statistics,
+                    "items": sorted(f"{i.qid} {i.docid} {i.position}" for i in pool.items.all()),
+                    "assignments": sorted(f"{a.assessor.get_username()}: {a.items.count()}"
+                                          for a in pool.assignments.select_related("assessor"))}
+        for pool in Pool.objects.filter(split__dataset__in=datasets).select_related("split__dataset")}
     teams = {t.pk: t.name for t in Team.objects.filter(phase__split__dataset__in=datasets)}
     users = {u.pk: u.get_username() for u in get_user_model().objects.all()}
 
@@ -97,4 +103,4 @@ def benchmark_state(*, dataset_slugs: list[str]) -> dict[str, Any]:
            f"{subs.get(b.result.submission_id) if b.result else None}"
            for b in LadderBest.objects.filter(split__dataset__in=datasets).select_related("split__dataset", "result")])
     return {"boards": boards, "snapshots": snapshots, "results": results, "qrels": qrels, "judgments": judgments,
-            "tasks": tasks, "ledger": ledger}
+            "tasks": tasks, "ledger": ledger, "pools": pools}

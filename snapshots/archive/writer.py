@@ -3,8 +3,9 @@
 Every record is ``serializers.serialize("python", …)`` of the whole row, so a field added to a model later
 travels without an edit here. Large binary values (corpus ids, qrels, per-query vectors) and stored files (run
 files) become members of their own, named by their sha256 (the same bytes are stored once). Hidden material
-(:data:`.spec.ModelSpec.hidden_fields` of rows on a hidden split) never goes into a member in clear: it is
-encrypted to the operator's key into ``hidden/hidden.json.fernet``, or left out (``omit_hidden``).
+(:data:`.spec.ModelSpec.hidden_fields` of rows on a hidden split, and the whole rows of ``hidden_rows`` models
+there) never goes into a member in clear: it is encrypted to the operator's key into
+``hidden/hidden.json.fernet``, or left out (``omit_hidden``).
 """
 
 from __future__ import annotations
@@ -154,7 +155,9 @@ def benchmark_export(*, benchmark_slug: str, out: Path, dataset_slugs: list[str]
     try:
         members = _Members(scratch)
         users: set[int] = set()
-        hidden: dict[str, dict[str, dict[str, Any]]] = {}
+        hidden: dict[str, dict[str, dict[str, Any]]] = {}  # label → pk → hidden fields
+        hidden_rows: dict[str, list[dict[str, Any]]] = {}  # label → whole records
+        n_hidden_rows: dict[str, int] = {}
         counts: dict[str, int] = {}
         models_out = []
         missing: list[str] = []
@@ -169,13 +172,21 @@ def benchmark_export(*, benchmark_slug: str, out: Path, dataset_slugs: list[str]
             lookup = f"{spec.scope}__in" if spec.scope else "pk__in"
             rows = model._base_manager.filter(**{lookup: ids}).order_by("pk")
             hidden_pks = (set(rows.filter(**{f"{spec.split}__hidden": True}).values_list("pk", flat=True))
-                          if spec.split and spec.hidden_fields else set())
+                          if spec.split and (spec.hidden_fields or spec.hidden_rows) else set())
             binaries, files, user_fields = _binary_fields(model), _file_fields(model), _user_fields(model)
             lines = []
             for obj, record in _serialized(rows):
                 fields = record["fields"]
                 for name in spec.dropped:
                     fields.pop(name, None)
+                if not (obj.pk in hidden_pks and spec.hidden_rows and mode != "encrypted"):
+                    users.update(int(fields[name]) for name in user_fields if fields.get(name) is not None)
+                if obj.pk in hidden_pks and spec.hidden_rows:
+                    # Binary values stay inline (base64) inside the encrypted member, never a blob in clear.
+                    n_hidden_rows[spec.label] = n_hidden_rows.get(spec.label, 0) + 1
+                    if mode == "encrypted":
+                        hidden_rows.setdefault(spec.label, []).append(record)
+                    continue
                 if obj.pk in hidden_pks:
                     moved = {name: fields.pop(name) for name in spec.hidden_fields}
                     record["hidden"] = sorted(moved)
@@ -191,9 +202,6 @@ def benchmark_export(*, benchmark_slug: str, out: Path, dataset_slugs: list[str]
                     n_files += ref is not None
                     if lost:
                         missing.append(lost)
-                for name in user_fields:
-                    if fields.get(name) is not None:
-                        users.add(int(fields[name]))
                 lines.append(dumps(record))
             members.add(spec.member, b"".join(line + b"\n" for line in lines))
             counts[spec.label] = len(lines)
@@ -201,10 +209,10 @@ def benchmark_export(*, benchmark_slug: str, out: Path, dataset_slugs: list[str]
 
         members.add(ACCOUNTS_MEMBER, _accounts(users))
         members.add(ENTRIES_MEMBER, _snapshot_entries(ids))
-        n_hidden = sum(len(v) for v in hidden.values())
+        n_hidden = sum(len(v) for v in hidden.values()) + sum(n_hidden_rows.values())
         if mode == "encrypted":
             assert key is not None
-            members.add(HIDDEN_MEMBER, keys.encrypt(key, dumps(hidden)))
+            members.add(HIDDEN_MEMBER, keys.encrypt(key, dumps({"fields": hidden, "rows": hidden_rows})))
 
         manifest = {
             "format": FORMAT,
@@ -223,6 +231,8 @@ def benchmark_export(*, benchmark_slug: str, out: Path, dataset_slugs: list[str]
                 "member": HIDDEN_MEMBER if mode == "encrypted" else None,
                 "splits": [f"{s.dataset.slug}/{s.name}" for s in hidden_splits],
                 "fields": {s.label: list(s.hidden_fields) for s in ARCHIVED if s.hidden_fields},
+                "row_models": [s.label for s in ARCHIVED if s.hidden_rows],
+                "rows": n_hidden_rows,
                 "records": n_hidden,
             },
             "models": models_out,

@@ -174,6 +174,7 @@ def test_the_demo_moved_from_sqlite_shows_the_same_boards_snapshots_and_scores(s
     assert here["qrels"] == then["qrels"]
     assert here["judgments"] == then["judgments"]
     assert here["tasks"] == then["tasks"] and here["ledger"] == then["ledger"]
+    assert here["pools"] == then["pools"] and len(then["pools"]["Demo pool (depth 5, five questions)"]["items"]) == 65
     dev_key = next(k for k in then["snapshots"] if k.startswith("demo-dev-"))
     cited = next(r["submission_id"] for r in then["snapshots"][dev_key]["content"]["rows"]
                  if r["system"] == "Alice's BM25")
@@ -233,6 +234,8 @@ def test_hidden_labels_never_leave_in_clear(source):
         leaked = sorted({p.strip() for t in texts for p in pieces.split(t)} & wanted)
         leaked += [b[:20] for b in blobs if any(b in t for t in texts)]
         assert not leaked, f"{name}: hidden material in clear: {leaked[:3]}"
+    assert _members(source["public"])["data/assessment.PoolItem.jsonl"] == b""
+    assert _members(source["full"])["data/assessment.PoolItem.jsonl"] == b""  # in the encrypted member
     manifest = json.loads(_members(source["public"])["manifest.json"])
     assert manifest["hidden"]["mode"] == "omitted" and manifest["hidden"]["key_fingerprint"] is None
     assert not any(m["path"].startswith("hidden/") for m in manifest["members"])
@@ -251,6 +254,9 @@ def test_without_the_hidden_material_the_public_boards_move_and_the_hidden_ones_
     assert report.missing["hidden"] == "omitted"
     assert sorted(report.missing["closed_splits"]) == sorted(s.pk for s in hidden)
     assert len(report.missing["leaderboard.QrelsVersion"]) == 2
+    # The hidden split's judging travels whole or not at all: its pool's items would tell what is judged already.
+    assert here["pools"] == {} and here["judgments"] == {}
+    assert report.missing["assessment.PoolItem rows"] == 65 and report.missing["assessment.Judgment rows"] == 3
     assert ArchiveImport.objects.get().missing == report.missing
 
 
