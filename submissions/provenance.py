@@ -221,5 +221,13 @@ def fused_provenance(parts: Iterable[Provenanced]) -> dict[str, str]:
     }
 
 
+def upgrade_legacy_fields(fields: dict) -> None:
+    """A submission's fields as serialized before provenance (an archive of an older Lexboard), in place: the old
+    yes/no ``used_training_data`` as the migration reads it (yes: the train split; no: unknown)."""
+    if "used_training_data" in fields:
+        used = fields.pop("used_training_data")
+        fields.setdefault("training_data", TrainingData.TRAIN_SPLIT if used else TrainingData.UNKNOWN)
+
+
 FUSION_NOTE = ("Derived from the fused entries: the most task-specific training data of any of them (unknown "
                "if any is), what any of them could have seen, and all their models.")

@@ -30,6 +30,7 @@ from django.db.migrations.loader import MigrationLoader
 from accounts.models import Profile
 from catalogue.models import Dataset, Split
 from catalogue.page_generation import page_generation_bump
+from submissions.provenance import upgrade_legacy_fields
 
 from ..models import ArchiveImport, Snapshot, SnapshotEntryMap
 from . import keys
@@ -222,6 +223,8 @@ class _Importer:
         for record in records:
             old_pk = record["pk"]
             fields = record["fields"]
+            if label == "submissions.Submission":  # written before entries stated provenance
+                upgrade_legacy_fields(fields)
             lacks = False
             if record.pop("hidden", None):
                 if str(old_pk) in payload:

@@ -302,3 +302,31 @@ def test_without_link_accounts_a_taken_username_gets_a_placeholder_under_another
     assert not Submission.objects.filter(user=alice).exists()
     moved = Submission.objects.get(system_name="Alice's BM25")
     assert moved.user.username == "alice-2" and moved.display_owner() == "Alice Martin"
+
+
+def test_an_archive_from_before_provenance_imports_its_old_flag_as_the_migration_reads_it(source, tmp_path, storage):
+    """An older Lexboard serialized the yes/no ``used_training_data``: yes is the train split, no is unknown."""
+    members = _members(source["public"])
+    name = "data/submissions.Submission.jsonl"
+    records = [json.loads(line) for line in members[name].splitlines()]
+    for n, record in enumerate(records):
+        for field in ("training_data", "training_data_note", "models_used", "could_have_seen"):
+            record["fields"].pop(field)
+        record["fields"]["used_training_data"] = n == 0
+    members[name] = b"".join(json.dumps(r).encode() + b"\n" for r in records)
+    manifest = json.loads(members["manifest.json"])
+    for member in manifest["members"]:
+        if member["path"] == name:
+            member.update(size=len(members[name]), sha256=hashlib.sha256(members[name]).hexdigest())
+    members["manifest.json"] = json.dumps(manifest).encode()
+    old = tmp_path / "old.tar"
+    with tarfile.open(old, "w") as tar:
+        for member, data in members.items():
+            info = tarfile.TarInfo(member)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+
+    benchmark_import(old, omit_hidden=True)
+    moved = Submission.objects.filter(split__dataset__slug__in=DATASETS).order_by("pk")
+    assert [s.training_data for s in moved] == ["train_split"] + ["unknown"] * (len(records) - 1)
+    assert {s.could_have_seen for s in moved} == {"unknown"}
