@@ -64,9 +64,12 @@ class ImportReport:
 def archive_check(path: Path, *, key: bytes | None = None, omit_hidden: bool = False) -> CheckedArchive:
     """Every member against the manifest, the format, the key: raises :class:`ArchiveError` naming what is wrong."""
     digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
+    try:
+        with path.open("rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(chunk)
+    except OSError as exc:
+        raise ArchiveError(f"Cannot read {path}: {exc.strerror}.") from exc
     try:
         tar = tarfile.open(path, "r:*")
     except (tarfile.TarError, OSError) as exc:

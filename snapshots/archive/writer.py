@@ -28,7 +28,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core import serializers
-from django.db import models, transaction
+from django.db import connection, models, transaction
 from django.db.migrations.loader import MigrationLoader
 from django.utils import timezone
 
@@ -135,10 +135,24 @@ def _user_fields(model: type[models.Model]) -> list[str]:
     return [f.name for f in model._meta.concrete_fields if related_label(f) == USER_LABEL]
 
 
-@transaction.atomic
 def benchmark_export(*, benchmark_slug: str, out: Path, dataset_slugs: list[str] | None = None,
                      key: bytes | None = None, omit_hidden: bool = False) -> ExportReport:
-    """Write ``out`` (a ``.tar``, or ``.tar.gz``); refuses hidden splits' labels without a key or ``omit_hidden``."""
+    """Write ``out`` (a ``.tar``, or ``.tar.gz``); refuses hidden splits' labels without a key or ``omit_hidden``.
+
+    One transaction, read-only and REPEATABLE READ on PostgreSQL, so an export taken while the site runs is one
+    consistent state (a score landing meanwhile is in all of its rows or in none).
+    """
+    outer = connection.in_atomic_block
+    with transaction.atomic():
+        if connection.vendor == "postgresql" and not outer:
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        return _export(benchmark_slug=benchmark_slug, out=out, dataset_slugs=dataset_slugs, key=key,
+                       omit_hidden=omit_hidden)
+
+
+def _export(*, benchmark_slug: str, out: Path, dataset_slugs: list[str] | None, key: bytes | None,
+            omit_hidden: bool) -> ExportReport:
     benchmark, datasets = _datasets(benchmark_slug, dataset_slugs)
     ids = [d.pk for d in datasets]
     hidden_splits = list(Split.objects.filter(dataset_id__in=ids, hidden=True).select_related("dataset"))
@@ -151,6 +165,8 @@ def benchmark_export(*, benchmark_slug: str, out: Path, dataset_slugs: list[str]
             "leave in clear. Pass --key-file PATH (make a key with `manage.py export_benchmark --generate-key "
             "PATH`, keep it apart from the archive) to encrypt them, or --omit-hidden to leave them out.")
     mode = "none" if not hidden_splits else ("omitted" if omit_hidden else "encrypted")
+    if not out.parent.is_dir():
+        raise ArchiveError(f"{out.parent} is not a folder: create it, or write the archive elsewhere.")
     scratch = Path(tempfile.mkdtemp(prefix=".lexboard-export-", dir=out.parent))
     try:
         members = _Members(scratch)

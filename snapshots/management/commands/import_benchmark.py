@@ -41,12 +41,14 @@ class Command(BaseCommand):
         try:
             key = keys.key_load(options["key_file"])
             if options["check"]:
-                checked = archive_check(path, key=key, omit_hidden=options["omit_hidden"])
+                # Without a key the members are still checked; the hidden one is then left closed.
+                checked = archive_check(path, key=key, omit_hidden=options["omit_hidden"] or key is None)
                 m = checked.manifest
                 self.stdout.write(f"{path}: intact ({len(m['members'])} members, sha256 of each matches); benchmark "
                                   f"{m['benchmark']['slug']} ({', '.join(m['datasets'])}); hidden material "
                                   f"{m['hidden']['mode']}" + (", the key opens it" if checked.secret is not None
-                                                              else ""))
+                                                              else " (not opened: no key given)"
+                                                              if m["hidden"]["mode"] == "encrypted" else ""))
                 return
             report = benchmark_import(path, key=key, omit_hidden=options["omit_hidden"],
                                       link_accounts=options["link_accounts"], imported_by=getpass.getuser())
