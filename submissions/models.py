@@ -221,8 +221,14 @@ class Submission(models.Model):
         return f"file removed after {days} days ({self.file_removed_at:%Y-%m-%d})"
 
     def clean(self) -> None:
-        """Store ``models_used`` in its one form (one ``id licence`` per line), once its lines read."""
+        """Hold the free texts of provenance to their bounds (a TextField's ``max_length`` binds forms only) and
+        store ``models_used`` in its one form (one ``id licence`` per line), once its lines read."""
         super().clean()
+        too_long = {name: [f"at most {limit} characters (got {len(value)}); shorten it"]
+                    for name, limit in (("training_data_note", NOTE_MAX_LENGTH), ("models_used", MODELS_MAX_LENGTH))
+                    if len(value := getattr(self, name) or "") > limit}
+        if too_long:
+            raise ValidationError(too_long)
         try:
             validate_models_used(self.models_used)
         except ValidationError:

@@ -60,6 +60,13 @@ def test_an_entry_is_disclosed_when_everything_is_stated(db):
     assert fields(models_used="BAAI/bge-m3 unknown") == ["models_used"]  # a licence that says nothing
 
 
+def test_the_free_texts_are_bounded_at_every_door(db, alice, tiny_dataset):
+    with pytest.raises(UploadRefused) as refused:
+        make(alice, tiny_dataset.splits.get(name="dev"), training_data_note="x" * 501)
+    assert refused.value.details == [{"line": None, "reason": "training_data_note: at most 500 characters (got 501); "
+                                                              "shorten it"}]
+
+
 def test_the_models_are_stored_in_one_form(db, alice, tiny_dataset):
     sub = make(alice, tiny_dataset.splits.get(name="dev"), models_used="  BAAI/bge-m3   MIT  \n\n e5  Apache-2.0\n")
     assert sub.models_used == "BAAI/bge-m3 MIT\ne5 Apache-2.0"
