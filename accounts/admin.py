@@ -5,9 +5,11 @@ from __future__ import annotations
 from allauth.socialaccount.models import SocialAccount, SocialApp, SocialToken
 from django.conf import settings
 from django.contrib import admin, messages
+from django.http import HttpResponse
 from django.utils import timezone
 
-from .models import ApiToken, ParticipantApproval, Profile
+from .models import ApiToken, ParticipantApproval, Profile, TermsAcceptance
+from .terms import acceptances_csv
 
 # Sign-in with another site: the keys come from the settings (no SocialApp rows) and its tokens are never shown;
 # the linked accounts (ORCID iDs) only where a provider is configured.
@@ -62,4 +64,31 @@ class ApiTokenAdmin(admin.ModelAdmin):
     readonly_fields = ("user", "prefix", "created_at", "last_used_at")
 
     def has_add_permission(self, request) -> bool:
+        return False
+
+
+@admin.register(TermsAcceptance)
+class TermsAcceptanceAdmin(admin.ModelAdmin):
+    """Who accepted which version of a dataset's terms, and when: read-only (a record), exported as CSV."""
+
+    list_display = ("dataset", "version", "username", "email", "team", "accepted_at")
+    list_filter = ("dataset", "version", "accepted_at")
+    search_fields = ("username", "email", "team", "dataset__slug")
+    list_select_related = ("dataset",)
+    date_hierarchy = "accepted_at"
+    actions = ("export_csv",)
+
+    @admin.action(description="Export the selected acceptances as CSV")
+    def export_csv(self, request, queryset):
+        response = HttpResponse(acceptances_csv(queryset), content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = 'attachment; filename="terms-acceptances.csv"'
+        return response
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
         return False

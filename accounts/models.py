@@ -113,3 +113,32 @@ class ParticipantApproval(models.Model):
             Q(split=split) | Q(split__isnull=True)
         )
         return rows.order_by(models.F("approved_at").desc(nulls_last=True), "-requested_at").first()
+
+
+class TermsAcceptance(models.Model):
+    """That an account accepted one version of a dataset's terms, and when: the record curators export.
+
+    Kept as it was written: the account's name and e-mail address and the team it acted for are copied at the
+    time (an account renamed or deleted later leaves the record readable), and the terms version is protected.
+    """
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL,
+                             related_name="terms_acceptances")
+    terms = models.ForeignKey("leaderboard.DataTerms", on_delete=models.PROTECT, related_name="acceptances")
+    dataset = models.ForeignKey("leaderboard.Dataset", on_delete=models.PROTECT, related_name="+")
+    version = models.PositiveIntegerField()
+    username = models.CharField(max_length=150)
+    email = models.CharField(max_length=254, blank=True)
+    team = models.CharField(max_length=200, blank=True,
+                            help_text="The shared task's team the account acted for when it accepted, if any.")
+    accepted_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-accepted_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "terms"], condition=Q(user__isnull=False),
+                                    name="terms_accepted_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.username} accepted terms v{self.version} on {self.accepted_at:%Y-%m-%d}"

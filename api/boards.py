@@ -22,12 +22,13 @@ from drf_spectacular.utils import (
 from rest_framework import permissions, serializers
 from rest_framework.response import Response
 
+from accounts.terms import terms_accepted
 from api.contract import api_schema
 from api.errors import ApiError, measure_or_404
 from api.serializers import ModelUsedSerializer, could_have_seen_field, error_responses, training_data_field
 from api.submissions import JsonView, _dataset_or_error, _split_or_error
 from catalogue.models import Benchmark, Dataset, Split
-from catalogue.selectors import DatasetNotFound, dataset_for_page
+from catalogue.selectors import DatasetNotFound, data_terms_in_force, dataset_for_page
 from leaderboard.downloads import dataset_files
 from leaderboard.selectors import LeaderboardFilters, filter_rows, leaderboard_rows, resolve_sort
 from submissions import disclosure
@@ -340,12 +341,22 @@ class DatasetFilesView(JsonView):
                 "dataset": serializers.CharField(),
                 "license": serializers.CharField(),
                 "corpus_downloadable": serializers.BooleanField(),
+                "terms": inline_serializer("DatasetFilesTerms", allow_null=True, help_text=(
+                    "The dataset's data terms in force (null: none): a download or an upload needs them accepted "
+                    "once per version (GET `terms` for the text, POST `accept`)."), fields={
+                    "version": serializers.IntegerField(),
+                    "title": serializers.CharField(),
+                    "url": serializers.CharField(),
+                    "accept": serializers.CharField(),
+                    "accepted": serializers.BooleanField(
+                        allow_null=True, help_text="Whether the caller accepted this version; null without a token."),
+                }),
                 "files": DatasetFileSerializer(many=True),
             }),
             **error_responses(e404="No such dataset."),
         },
         examples=[OpenApiExample("The demo's files", response_only=True, status_codes=["200"], value={
-            "dataset": "demo", "license": "CC BY 4.0 (generated)", "corpus_downloadable": True,
+            "dataset": "demo", "license": "CC BY 4.0 (generated)", "corpus_downloadable": True, "terms": None,
             "files": [{"name": "topics-test", "kind": "topics", "split": "test",
                        "description": "The test split's questions (no judgments).", "size": 5120,
                        "sha256": "9f2c0e4b8d1a7f3e6c5b4a39281706f5e4d3c2b1a09f8e7d6c5b4a3928170615",
@@ -363,8 +374,20 @@ class DatasetFilesView(JsonView):
             "dataset": dataset.slug,
             "license": dataset.license,
             "corpus_downloadable": dataset.files_downloadable,
+            "terms": _terms_summary(request, dataset),
             "files": DatasetFileSerializer(files, many=True, context={"request": request, "dataset": dataset}).data,
         })
+
+
+def _terms_summary(request, dataset: Dataset) -> dict | None:
+    terms = data_terms_in_force(dataset_id=dataset.pk)
+    if terms is None:
+        return None
+    user = request.user
+    return {"version": terms.version, "title": terms.title,
+            "url": request.build_absolute_uri(reverse("leaderboard:data_terms", args=[dataset.slug])),
+            "accept": request.build_absolute_uri(reverse("api:dataset_terms_accept", args=[dataset.slug])),
+            "accepted": terms_accepted(user=user, terms=terms) if user.is_authenticated else None}
 
 
 @functools.cache

@@ -21,7 +21,7 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from submissions.errors import AccountRefused, QuotaExceeded, SplitClosed, UploadRefused
+from submissions.errors import AccountRefused, QuotaExceeded, SplitClosed, TermsRequired, UploadRefused
 from submissions.throttling import format_wait
 
 logger = logging.getLogger(__name__)
@@ -45,10 +45,19 @@ def error_body(message: str, details: list[dict] | None = None) -> dict[str, Any
     return {"error": {"message": message, "details": [_detail(d) for d in details or []]}}
 
 
-def refusal_response(exc: UploadRefused) -> Response:
+def refusal_response(exc: UploadRefused, request=None) -> Response:
     """An upload refused by a service, as every upload of the API answers it: 429 a quota (with ``retry_at`` and
-    ``Retry-After``), 403 the account policy, 409 a split that takes no runs now, 400 anything else."""
+    ``Retry-After``), 403 the account policy, 409 a split that takes no runs now, 400 anything else.
+
+    Data terms not accepted (403) name the dataset, the version and where to accept them (``terms``: the page
+    for a person, ``accept`` for the client), with absolute addresses when ``request`` is given."""
     body = error_body(exc.message, exc.details)
+    if isinstance(exc, TermsRequired):
+        terms = exc.pending.as_dict(request.build_absolute_uri if request is not None else None)
+        body["error"]["message"] = (f"{exc.pending.summary} Read them at {terms['url']} and accept them there, or "
+                                    f"POST {{\"version\": {terms['version']}}} to {terms['accept']} "
+                                    "(the client: add --accept-terms).")
+        body["error"]["terms"] = terms
     if isinstance(exc, QuotaExceeded):
         headers = {}
         if exc.retry_at is not None:

@@ -231,7 +231,7 @@ class SandboxRunCreate(JsonView):
             run = image_submission_create(user=request.user, split=split, upload=archive,
                                           reference=form.cleaned_data["reference"], metadata=form.metadata())
         except UploadRefused as exc:
-            return refusal_response(exc)
+            return refusal_response(exc, request)
         run = SandboxRun.objects.select_related("split__dataset", "image").get(pk=run.pk)
         body = run_body(request, run)
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})

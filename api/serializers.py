@@ -41,6 +41,19 @@ ErrorSerializer = inline_serializer(
                     },
                     many=True,
                 ),
+                "terms": inline_serializer(
+                    name="TermsToAccept",
+                    required=False,
+                    help_text="Only on a 403 for a dataset's data terms not accepted yet: which, and where to accept.",
+                    fields={
+                        "dataset": serializers.CharField(),
+                        "version": serializers.IntegerField(),
+                        "title": serializers.CharField(),
+                        "url": serializers.CharField(help_text="The page that shows the text and takes the acceptance."),
+                        "accept": serializers.CharField(
+                            help_text='POST {"version": N} here to accept version N after reading it.'),
+                    },
+                ),
             },
         )
     },

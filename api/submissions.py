@@ -194,7 +194,7 @@ def _create(request, *, split: Split, upload, values: dict, key: str = "") -> Re
     try:
         submission = submission_create(user=request.user, split=split, upload=upload, metadata=metadata)
     except UploadRefused as exc:
-        return refusal_response(exc)
+        return refusal_response(exc, request)
     if key:
         slot_release(key=key)  # the submission holds its own copy now
     url = request.build_absolute_uri(reverse("api:submission", args=[submission.pk]))

@@ -5,7 +5,7 @@ from django.urls import path
 from leaderboard.page_cache import anonymous_page_cache
 from leaderboard.selectors import api_leaderboard_page_key
 
-from . import analysis, boards, finals, researcher, sandbox, submissions
+from . import analysis, boards, finals, researcher, sandbox, submissions, terms
 from .contract import SchemaView
 
 app_name = "api"
@@ -27,6 +27,8 @@ urlpatterns = [
     path("datasets/<slug:slug>/leaderboard", anonymous_page_cache(api_leaderboard_page_key)(
         boards.LeaderboardView.as_view()), name="leaderboard"),
     path("datasets/<slug:slug>/files", boards.DatasetFilesView.as_view(), name="dataset_files"),
+    path("datasets/<slug:slug>/terms", terms.TermsView.as_view(), name="dataset_terms"),
+    path("datasets/<slug:slug>/terms/accept", terms.TermsAcceptView.as_view(), name="dataset_terms_accept"),
     path("datasets/<slug:slug>/tasks", researcher.DatasetTasks.as_view(), name="dataset_tasks"),
     path("compare/", analysis.CompareView.as_view(), name="compare"),
     path("fusions/", analysis.FusionCreate.as_view(), name="fusions"),

@@ -47,6 +47,17 @@ def team_of(*, user, phase: Phase | None) -> Team | None:
     return membership.team if membership else None
 
 
+def team_acting_on(*, user, dataset_id: int, now: datetime | None = None) -> Team | None:
+    """The team ``user`` acts for on the dataset: their team in a shared task on one of its splits that has not
+    closed yet (the newest such task first); None outside shared tasks."""
+    if user is None or not user.is_authenticated:
+        return None
+    for phase in Phase.objects.filter(split__dataset_id=dataset_id).order_by("-opens_at"):
+        if phase.state(now) in ("upcoming", "open") and (team := team_of(user=user, phase=phase)) is not None:
+            return team
+    return None
+
+
 def team_members(*, team: Team) -> list:
     return [m.user for m in team.memberships.select_related("user").order_by("joined_at", "pk")]
 

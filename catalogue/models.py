@@ -215,6 +215,43 @@ class Corpus(models.Model):
         return gzip.compress(lines.encode(), compresslevel=6, mtime=0)
 
 
+class DataTerms(models.Model):
+    """One version of a dataset's terms of use (a licence text), which participants accept before they download
+    its files or upload to it.
+
+    A legal record: participants accepted *this* text, so a version is never edited (``save`` refuses a change,
+    the admin shows a saved version read-only) and never deleted while an acceptance refers to it. A curator
+    changes the terms by adding a version (:func:`catalogue.services.data_terms_publish` numbers it); the newest
+    version is the one in force, and everyone who accepted an older one is asked again.
+    """
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="terms_versions")
+    version = models.PositiveIntegerField(editable=False)
+    title = models.CharField(max_length=200, help_text="e.g. \u201cCC BY-NC-SA 4.0 and the BSARD data agreement\u201d")
+    text = models.TextField(help_text="The full text participants read and accept (plain text; blank lines "
+                                      "separate paragraphs).")
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+", editable=False)
+
+    class Meta:
+        ordering = ["dataset", "-version"]
+        verbose_name = "data terms version"
+        constraints = [models.UniqueConstraint(fields=["dataset", "version"], name="data_terms_unique_version")]
+
+    def __str__(self) -> str:
+        return f"{self.dataset.slug} terms v{self.version}"
+
+    def save(self, *args, **kwargs) -> None:
+        """Insert only: a version someone may have accepted must read tomorrow as it read then."""
+        if self.pk is not None and not self._state.adding:
+            raise ValidationError("A version of the data terms is never changed: add a new version instead.")
+        super().save(*args, **kwargs)
+
+    def get_absolute_url(self) -> str:
+        return reverse("leaderboard:data_terms_version", args=[self.dataset.slug, self.version])
+
+
 #: The fewest topics on which the Ladder can release a run (a sign-flip test on 5 topics reaches p = 2⁻⁵ · 2): a
 #: hidden split of this many topics or more keeps the Ladder on (Split.clean).
 LADDER_MIN_TOPICS = 5

@@ -6,11 +6,11 @@ The leaderboards themselves (rows of scored submissions) are read by
 
 from __future__ import annotations
 
-from django.db.models import Prefetch
+from django.db.models import OuterRef, Prefetch, Subquery
 
 from evaluation.measures import parse_measure
 
-from .models import Dataset, Split
+from .models import Dataset, DataTerms, Split
 
 
 class DatasetNotFound(Exception):
@@ -32,8 +32,10 @@ class SplitNotFound(Exception):
 
 
 def dataset_for_page(slug: str, *, user=None) -> Dataset:
-    """A published dataset (staff also see unpublished ones) with its benchmark and splits loaded."""
-    qs = Dataset.objects.select_related("benchmark").prefetch_related(
+    """A published dataset (staff also see unpublished ones) with its benchmark and splits loaded, and the id of
+    its data terms in force as ``terms_in_force_id`` (None: no terms) in the same query."""
+    newest_terms = DataTerms.objects.filter(dataset_id=OuterRef("pk")).order_by("-version").values("pk")[:1]
+    qs = Dataset.objects.select_related("benchmark").annotate(terms_in_force_id=Subquery(newest_terms)).prefetch_related(
         Prefetch("splits", queryset=Split.objects.select_related("current_qrels").order_by("kind", "name"))
     )
     if not (user is not None and getattr(user, "is_staff", False)):
@@ -73,3 +75,8 @@ def measure_info(names: list[str]) -> list[dict[str, str]]:
                 info[attr] = str(getattr(m, attr, "") or "")
         out.append(info)
     return out
+
+
+def data_terms_in_force(*, dataset_id: int) -> DataTerms | None:
+    """The dataset's terms in force: its newest version; None when it has none."""
+    return DataTerms.objects.filter(dataset_id=dataset_id).order_by("-version").first()

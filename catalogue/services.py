@@ -9,7 +9,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.db.models import Max
 
-from .models import Benchmark, Corpus, Dataset, QrelsVersion, Split
+from .models import Benchmark, Corpus, Dataset, DataTerms, QrelsVersion, Split
 from .signals import qrels_published
 
 
@@ -146,3 +146,21 @@ def dataset_get_or_create(
         is_published=False,
     )
     return dataset, True
+
+
+def data_terms_publish(*, dataset: Dataset, title: str, text: str, user=None) -> DataTerms:
+    """Put new terms in force on ``dataset``: the next version (1 for the first), which everyone accepts anew.
+
+    The same title and text as the version in force add nothing (saving a form twice asks nobody again).
+    The dataset's row is locked so that two curators saving at once get versions n+1 and n+2, not a clash.
+    """
+    title, text = title.strip(), text.strip()
+    if not title or not text:
+        raise ValueError("data terms need a title and a text")
+    with transaction.atomic():
+        Dataset.objects.select_for_update().filter(pk=dataset.pk).first()
+        current = DataTerms.objects.filter(dataset=dataset).order_by("-version").first()
+        if current is not None and (current.title, current.text) == (title, text):
+            return current
+        return DataTerms.objects.create(dataset=dataset, version=(current.version if current else 0) + 1,
+                                        title=title, text=text, created_by=user)

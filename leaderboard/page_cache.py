@@ -83,7 +83,7 @@ from django.utils.cache import patch_vary_headers
 
 from accounts.models import Profile
 from campaigns.selectors import phases_for_dataset
-from catalogue.models import Benchmark, Dataset, ReportedResult, Split
+from catalogue.models import Benchmark, Dataset, DataTerms, ReportedResult, Split
 from catalogue.page_generation import GENERATION_KEY, page_generation, page_generation_bump, register_render_ahead
 
 logger = logging.getLogger(__name__)
@@ -374,7 +374,7 @@ def connect_signals() -> None:
     ``Split.bump_cache_version()``, which bumps the generation too.
     """
     # Not the user model: every log-in saves it (last_login), and a username change is an admin's rare act.
-    for model in (Benchmark, Dataset, Split, ReportedResult, Profile):
+    for model in (Benchmark, Dataset, DataTerms, Split, ReportedResult, Profile):
         for signal in (post_save, post_delete):
             signal.connect(page_generation_bump, sender=model, dispatch_uid=f"page-cache-{model._meta.label}-{signal}")
     register_render_ahead(render_ahead)

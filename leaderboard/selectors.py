@@ -592,7 +592,7 @@ def dataset_page_cache_key(*, slug: str, path: str, user=None) -> str | None:
     by every new score, entry change and qrels publication); what curators
     edit in the admin bumps nothing, so the key also holds a digest of every
     row the page shows from the curated side: the dataset, its benchmark and
-    splits, and the papers' reported results. Any edit gives a new key; the
+    splits, the papers' reported results and the data terms in force. Any edit gives a new key; the
     old entry expires unused. 3 queries, whatever the size of the board.
     """
     try:
@@ -601,7 +601,9 @@ def dataset_page_cache_key(*, slug: str, path: str, user=None) -> str | None:
         return None
     splits = [_row_values(s) for s in dataset.splits.all()]
     reported = list(ReportedResult.objects.filter(dataset_id=dataset.pk).order_by("pk").values_list())
-    digest = _fingerprint((_row_values(dataset), _row_values(dataset.benchmark), splits, reported, path))
+    # The terms in force (the file links lead to them; read with the dataset): a new version is a new row.
+    terms = getattr(dataset, "terms_in_force_id", None)
+    digest = _fingerprint((_row_values(dataset), _row_values(dataset.benchmark), splits, reported, terms, path))
     return f"lexboard:page:v1:dataset:{dataset.pk}:{digest}"
 
 

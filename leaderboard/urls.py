@@ -1,6 +1,6 @@
 from django.urls import path, re_path
 
-from . import views, views_tasks
+from . import views, views_tasks, views_terms
 
 app_name = "leaderboard"
 
@@ -9,6 +9,8 @@ urlpatterns = [
     path("b/<slug:slug>/", views.benchmark, name="benchmark"),
     path("d/<slug:slug>/", views.dataset, name="dataset"),
     re_path(r"^d/(?P<slug>[-a-zA-Z0-9_]+)/files/(?P<name>[-a-zA-Z0-9_.]+\.gz)$", views.dataset_file, name="dataset_file"),
+    path("d/<slug:slug>/terms/", views_terms.data_terms, name="data_terms"),
+    path("d/<slug:slug>/terms/<id:version>/", views_terms.data_terms_version, name="data_terms_version"),
     re_path(r"^d/(?P<slug>[-a-zA-Z0-9_]+)/export\.(?P<fmt>csv|json|tex|bib)$", views.export, name="export"),
     path("docs/metrics/", views.docs, name="docs"),
     path("favicon.ico", views.favicon, name="favicon"),

@@ -17,7 +17,14 @@ from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_safe
 
 from campaigns.selectors import phases_for_dataset
-from catalogue.selectors import DatasetNotFound, SplitNotFound, dataset_for_page, measure_info, split_for_page
+from catalogue.selectors import (
+    DatasetNotFound,
+    SplitNotFound,
+    data_terms_in_force,
+    dataset_for_page,
+    measure_info,
+    split_for_page,
+)
 from evaluation.measures import DEFAULT_MEASURES, macro_f1_description
 from presentation.plots import progress_chart
 from submissions import disclosure
@@ -44,6 +51,7 @@ from .selectors import (
 )
 from .significance import PublicBoard, power_context, significance_context
 from .views_tasks import phase_timeline
+from .views_terms import terms_gate
 
 
 def _measure_info(dataset) -> list[dict[str, str]]:
@@ -173,6 +181,8 @@ def dataset(request, slug: str):
         "export_formats": [("csv", "CSV"), ("json", "JSON"), ("tex", "LaTeX")],
         # The "Participate" section: the files to download and the rules.
         "files": dataset_files(dataset),
+        # Its terms (accepted once per version before a download or an upload: the file links lead there first).
+        "data_terms": data_terms_in_force(dataset_id=dataset.pk),
         "export_query": export_query,
         "filters": filters,
         "filter_choices": _filter_choices(filters),
@@ -211,6 +221,8 @@ def dataset_file(request, slug: str, name: str):
         dataset = dataset_for_page(slug, user=request.user)
     except DatasetNotFound as exc:
         raise Http404(str(exc)) from exc
+    if (gate := terms_gate(request, dataset)) is not None:  # the dataset's terms, accepted once per version
+        return gate
     chunks = dataset_file_chunks(dataset, name)
     if chunks is None:
         raise Http404(f"{dataset.name} offers no file named {name}; the dataset page lists its files.")

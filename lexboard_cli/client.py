@@ -15,7 +15,8 @@ archive (``--archive``) or as a reference to the site's registry (``--reference`
 site runs it in its sandbox on the split's topics and scores the run it writes;
 ``--wait`` follows the sandbox run, then its submission. ``submit --direct``
 sends a run too large for the site's request limit straight to its object
-storage (where the site keeps runs in S3).
+storage (where the site keeps runs in S3). A dataset with data terms takes uploads from accounts that accepted
+them: ``--accept-terms`` prints the text and accepts the version in force first.
 
 Exit codes: 0 scored (or, without ``--wait``, accepted), 1 scoring failed (or the image failed or was cancelled)
 (the reasons are printed with their line numbers), 2 a usage or HTTP error
@@ -341,6 +342,21 @@ class Client:
         """A dataset: its splits (with your uploads left on each), measures and primary measure."""
         return self.request("GET", f"datasets/{urllib.parse.quote(slug)}/")
 
+    def terms(self, slug: str) -> dict | None:
+        """A dataset's data terms in force (text, version, whether you accepted them); None when it has none."""
+        try:
+            return self.request("GET", f"datasets/{urllib.parse.quote(slug)}/terms")
+        except ClientError as exc:
+            if exc.status == 404 and "no data terms" in exc.message:
+                return None
+            raise
+
+    def accept_terms(self, slug: str, version: int) -> dict:
+        """Accept version ``version`` of a dataset's terms (the one you read: the server refuses another)."""
+        return self.request("POST", f"datasets/{urllib.parse.quote(slug)}/terms/accept",
+                            data=json.dumps({"version": int(version)}).encode(),
+                            headers={"Content-Type": "application/json"})
+
     def tasks(self, slug: str) -> list:
         """A dataset's shared tasks: phases, dates, caps, and your team in each."""
         return self.request("GET", f"datasets/{urllib.parse.quote(slug)}/tasks")  # type: ignore[return-value]
@@ -545,6 +561,22 @@ def _exit_code(info: dict) -> int:
 # --- command line -------------------------------------------------------------------------
 
 
+ACCEPT_TERMS_HELP = ("if the dataset has data terms you have not accepted: print them, then accept them for your "
+                     "account (once per version) before uploading")
+
+
+def accept_terms_if_asked(client: Client, slug: str, err) -> None:
+    """``--accept-terms``: the dataset's terms in force, printed in full, then accepted (nothing when there are
+    none or they are accepted already)."""
+    terms = client.terms(slug)
+    if terms is None or terms.get("accepted_at"):
+        return
+    print(f"Data terms of {slug}, version {terms['version']}: {terms['title']}\n\n{terms['text'].strip()}\n", file=err)
+    accepted = client.accept_terms(slug, terms["version"])
+    print(f"accepted version {accepted['version']} of {slug}'s data terms for your account "
+          f"({accepted['accepted_at']}; the page: {terms['url']})", file=err)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m lexboard_cli",
@@ -568,6 +600,7 @@ def build_parser() -> argparse.ArgumentParser:
     submit.add_argument("--used-training-data", action="store_true",
                         help="deprecated: the same as --training-data train_split")
     submit.add_argument("--wait", action="store_true", help="wait for the scores and print them")
+    submit.add_argument("--accept-terms", action="store_true", help=ACCEPT_TERMS_HELP)
     submit.add_argument("--direct", action="store_true",
                         help="send the run straight to the site's object storage (a presigned upload), for runs "
                              "larger than the site takes in a request; only where the site keeps runs in S3")
@@ -586,6 +619,7 @@ def build_parser() -> argparse.ArgumentParser:
     _metadata_arguments(image, only=IMAGE_OPTIONS)
     image.add_argument("--wait", action="store_true",
                        help="wait for the sandbox to run it, then for the scores of its run, and print them")
+    image.add_argument("--accept-terms", action="store_true", help=ACCEPT_TERMS_HELP)
 
     image_status = sub.add_parser("image-status", parents=[common],
                                   help="a sandbox run's status, queue place, outcome, resources and submission")
@@ -686,6 +720,8 @@ def _image_command(client: Client, args, out, err) -> tuple[int | None, int | No
         print(json.dumps(info) if args.json else format_image(info), file=out)
         return EXIT_OK, None
     if args.command == "submit-image":
+        if args.accept_terms:
+            accept_terms_if_asked(client, args.dataset, err)
         metadata = _metadata(args, only=IMAGE_OPTIONS)
         created = client.submit_image(dataset=args.dataset, archive=args.archive, reference=args.reference,
                                       split=args.split,
@@ -790,6 +826,8 @@ def main(argv: list[str] | None = None, *, out=None, err=None) -> int:
                 metadata["training_data"] = "train_split"
                 print("note: --used-training-data is deprecated; use --training-data train_split (and state "
                       "--could-have-seen and --model)", file=err)
+            if args.accept_terms:
+                accept_terms_if_asked(client, args.dataset, err)
             try:
                 send = client.submit_direct if args.direct else client.submit
                 created = send(dataset=args.dataset, run=args.run, split=args.split, system_name=args.system_name,

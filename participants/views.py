@@ -6,6 +6,8 @@ submission is a 404, never a 403), validate a form, call a service, respond.
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
@@ -18,10 +20,11 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.policy import upload_refusal
+from accounts.terms import TermsPending, terms_pending
 from campaigns.selectors import UploadPlace, upload_place
 from catalogue.models import Dataset, Split
 from submissions import disclosure, selectors, services
-from submissions.errors import ActionRefused, UploadRefused
+from submissions.errors import ActionRefused, TermsRequired, UploadRefused
 from submissions.models import Submission
 from submissions.throttling import upload_check
 
@@ -90,6 +93,8 @@ def upload(request: HttpRequest, dataset_slug: str) -> HttpResponse:
         what = "a run" if split.dataset.task == "retrieval" else "predictions"
         messages.info(request, f"Log in to upload {what} to {split.dataset.name} ({split.name} split).")
         return redirect_to_login(request.get_full_path())
+    if pending := terms_pending(user=request.user, dataset=split.dataset):  # before the form: nothing chosen yet
+        return _to_the_terms(request, pending)
     if request.method == "POST":
         form = UploadForm(request.POST, request.FILES)
         if form.is_valid() and not _throttled(request, form):
@@ -97,6 +102,8 @@ def upload(request: HttpRequest, dataset_slug: str) -> HttpResponse:
                 submission = services.submission_create(
                     user=request.user, split=split, upload=form.cleaned_data["run"], metadata=form.metadata()
                 )
+            except TermsRequired as exc:  # new terms while the form was open
+                return _to_the_terms(request, exc.pending)
             except UploadRefused as exc:
                 _refusal_to_form(form, exc)
             else:
@@ -112,6 +119,12 @@ def upload(request: HttpRequest, dataset_slug: str) -> HttpResponse:
         status = 200
     context = {"form": form, **_upload_context(split, request.user)}
     return render(request, "participants/upload.html", context, status=status)
+
+
+def _to_the_terms(request: HttpRequest, pending: TermsPending) -> HttpResponse:
+    """To the dataset's terms, and back to this upload page once they are accepted."""
+    messages.info(request, pending.summary)
+    return redirect(f"{pending.page}?{urlencode({'next': request.get_full_path()})}")
 
 
 def _status_payload(submission: Submission, *, is_owner: bool) -> dict:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from accounts.terms import TermsPending
+
 
 class UploadRefused(Exception):
     """A file or a request refused before anything was written.
@@ -41,6 +43,15 @@ class SplitClosed(UploadRefused):
 
 class AccountRefused(UploadRefused):
     """The split's account policy (verified e-mail, curator approval) does not let this account upload yet."""
+
+
+class TermsRequired(AccountRefused):
+    """The dataset's terms in force are not accepted by this account yet (``pending`` says which, and where)."""
+
+    def __init__(self, pending: TermsPending):
+        super().__init__(pending.message, [{"line": None, "reason": (
+            f"terms: version {pending.terms.version} of {pending.dataset.slug}'s data terms not accepted")}])
+        self.pending = pending
 
 
 class ActionRefused(Exception):

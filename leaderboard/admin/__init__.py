@@ -11,10 +11,12 @@ an "Import files" view that runs the same importers as ``import_dataset``.
 from .datasets import BenchmarkAdmin, DatasetAdmin, ReportedResultAdmin
 from .splits import CorpusAdmin, QrelsVersionAdmin, SplitAdmin, TopicAdmin
 from .tasks import PhaseAdmin, PrivateBoardAdmin  # shared tasks: phases (with the reveal) and private boards
+from .terms import DataTermsAdmin  # data terms: versions, never edited
 
 __all__ = [
     "BenchmarkAdmin",
     "CorpusAdmin",
+    "DataTermsAdmin",
     "DatasetAdmin",
     "PhaseAdmin",
     "PrivateBoardAdmin",

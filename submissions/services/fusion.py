@@ -37,6 +37,7 @@ from django.db import transaction
 from django.db.models import Q
 
 from accounts.policy import upload_refusal
+from accounts.terms import terms_pending
 from catalogue.models import Dataset
 from evaluation.errors import InputError
 from evaluation.fusion import combsum, rrf
@@ -217,6 +218,8 @@ def fusion_create(*, user, parts: list[Submission], method: str = "rrf", k: int 
     k = int(k)
     if parts and (refusal := upload_refusal(user=user, split=parts[0].split)):  # a submission: the same policy
         raise FusionRefused(refusal, status=403)
+    if parts and (pending := terms_pending(user=user, dataset=parts[0].split.dataset)):  # and the data terms
+        raise FusionRefused(pending.message, status=403)
     fusion_check(user=user, parts=parts, method=method, k=k)
     split = parts[0].split
     try:  # a shared task's rule, as for an upload: a team's run (its caps, its Ladder), or refused

@@ -25,6 +25,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile, UploadedFile
 from django.db import transaction
 
 from accounts.policy import upload_refusal
+from accounts.terms import terms_pending
 from campaigns.models import Team
 from campaigns.selectors import UploadPlace
 from catalogue.models import Dataset, Split, Topic
@@ -33,7 +34,7 @@ from evaluation.ladder import coverage_check
 from evaluation.run_json import SHAPE as JSON_RUN_SHAPE, json_run_to_trec, looks_like_json_run
 from evaluation.runs import Run, RunScan, scan_run
 
-from ..errors import AccountRefused, QuotaExceeded, SplitClosed, UploadRefused
+from ..errors import AccountRefused, QuotaExceeded, SplitClosed, TermsRequired, UploadRefused
 from ..models import SHOWN_VISIBILITIES, WAITING_MESSAGE, StatusEvent, Submission
 from ..provenance import CouldHaveSeen, TrainingData, provenance_gaps, refusal_message
 from ..selectors import submission_quota
@@ -491,10 +492,14 @@ def _identical_entries(*, user, split: Split, inspected: InspectedUpload) -> Sub
     )
 
 
-def _check_account(*, user, split: Split) -> None:
-    """The split's account policy (verified e-mail, curator approval): refused before anything is read or kept."""
+def _check_account(*, user, split: Split, terms: bool = True) -> None:
+    """The split's account policy (verified e-mail, curator approval), then the dataset's data terms: refused
+    before anything is read or kept. ``terms``: False for a run the platform made from an image the participant
+    sent when the terms were accepted (checked then, by ``upload_precheck``)."""
     if refusal := upload_refusal(user=user, split=split):
         raise AccountRefused(refusal, [{"line": None, "reason": refusal}])
+    if terms and (pending := terms_pending(user=user, dataset=split.dataset)):
+        raise TermsRequired(pending)
 
 
 def check_provenance(*, split: Split, values: dict[str, Any]) -> None:
@@ -580,7 +585,7 @@ def submission_create(
         check_provenance(split=split, values=values)
     place = UploadPlace()  # a curator's baseline is no shared task's run
     if not is_baseline:
-        _check_account(user=user, split=split)
+        _check_account(user=user, split=split, terms=not made_by_platform)
         place = task_place(user=user, split=split)  # shared tasks: dates and teams
         _check_quota(user=user, split=split)  # early, to spare a long check of a file that cannot be taken
         if refusal := storage_refusal(user=user, incoming_bytes=upload.size or 0):  # storage.py: bytes stored

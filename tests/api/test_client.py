@@ -17,7 +17,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.http.multipartparser import MultiPartParser
 from django.test import RequestFactory
 
-from accounts.models import ApiToken
+from accounts.models import ApiToken, TermsAcceptance
+from catalogue.services import data_terms_publish
 from lexboard_cli import client as lexclient
 from submissions.models import Submission
 from submissions.services import submission_create
@@ -111,6 +112,24 @@ def test_it_submits_a_run_and_prints_its_id(live_server, tiny_dataset, alice, al
     with submission.run_file.open("rb") as fh:
         assert fh.read() == run_file.read_bytes()
     assert f"/api/v1/submissions/{submission.pk}/" in err
+
+
+def test_data_terms_are_shown_and_accepted_with_accept_terms_only(live_server, tiny_dataset, alice, alice_token,
+                                                                   run_file):
+    data_terms_publish(dataset=tiny_dataset, title="Tiny licence", text="Research use only.")
+    base = ("submit", "--url", live_server.url, "--token", alice_token, "--dataset", "tiny", "--split", "dev",
+            "--run", run_file, "--system-name", "with terms")
+    code, out, err = run_client(*base)
+    assert code == 2 and not Submission.objects.exists()
+    assert "\u201cTiny licence\u201d, version 1" in err and f"{live_server.url}/d/tiny/terms/" in err
+    assert "--accept-terms" in err
+    code, out, err = run_client(*base, "--accept-terms")
+    assert code == 0, err
+    assert "Data terms of tiny, version 1: Tiny licence\n\nResearch use only." in err
+    assert "accepted version 1 of tiny's data terms" in err
+    assert TermsAcceptance.objects.get(user=alice).version == 1
+    code, out, err = run_client(*base[:-1], "again", "--accept-terms")  # accepted already: not shown again
+    assert code == 2 and "Data terms of" not in err  # (refused as the same file, after the terms)
 
 
 @pytest.mark.django_db(transaction=True)

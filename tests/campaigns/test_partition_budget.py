@@ -90,6 +90,8 @@ NO_SCORES = {
     "campaigns:join", "campaigns:invitation", "leaderboard:mark_final", "campaigns:notifications",
     # The release ledger (curators only): counts of releases and bits, never a score.
     "participants:ledger",
+    # A dataset's data terms (the text, its versions, who accepted: no score).
+    "leaderboard:data_terms", "leaderboard:data_terms_version", "api:dataset_terms", "api:dataset_terms_accept",
     # POST only: a withdrawal, an upload slot (an address to PUT a file to), an upload from it (the answer is
     # api:submission's serializer, read through api:submission).
     "api:submission_withdraw", "api:upload_slots", "api:submissions_from_upload",

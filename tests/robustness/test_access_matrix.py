@@ -37,13 +37,14 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from accounts.models import ApiToken, ParticipantApproval, Profile
+from accounts.terms import terms_accept
 from assessment.judging import judgment_record
 from assessment.models import Judgment, Pool
 from assessment.pools import pool_assign, pool_build
 from campaigns.models import Invitation, NotificationSetting, Phase, PrivateBoard, SentNotification, Team
 from campaigns.services import team_create
 from catalogue.models import Benchmark, Dataset, ReportedResult, Split, Topic
-from catalogue.services import corpus_set, qrels_version_add
+from catalogue.services import corpus_set, data_terms_publish, qrels_version_add
 from sandbox.models import SandboxRun, SoftwareImage, SplitSandbox
 from snapshots.models import ArchiveImport, Snapshot
 from snapshots.services import snapshot_take
@@ -164,6 +165,11 @@ def world(alice, bob, staff, django_user_model) -> World:
     snapshot_take(split=splits["test"], note="matrix")  # the hidden split's board, kept
     ArchiveImport.objects.create(archive_sha256="0" * 64, manifest={"benchmark": {"slug": "moved"}, "datasets": []},
                                  missing={"hidden": "omitted"})  # an archive imported here (import_benchmark)
+    # A second dataset under data terms, which alice accepted (the terms' pages, their admin and the record's).
+    under_terms = Dataset.objects.create(benchmark=bench, slug="matrix-terms", name="Matrix under terms",
+                                         language="fr", measures=["R@100"], primary_measure="R@100")
+    data_terms_publish(dataset=under_terms, title="Matrix licence", text="Research use only.")
+    terms_accept(user=alice, dataset=under_terms, version=1)
     return World(dataset, splits["test"], splits["dev"], subs, tokens, {O: alice, X: bob, S: staff}, phase, team,
                  invitation)
 
@@ -269,6 +275,12 @@ ACCESS: dict[str, Callable[[World], list[tuple[str, Expect]]]] = {
         (reverse("leaderboard:dataset_file", args=["matrix", "topics-test.tsv.gz"]), ALL_200),
         (reverse("leaderboard:dataset_file", args=["matrix", "qrels-test.txt.gz"]), {A: 404, O: 404, X: 404, S: 404}),
     ],
+    # A dataset's data terms: readable by everyone (accepting them is a POST); none on a dataset without terms.
+    "leaderboard:data_terms": lambda w: [(reverse("leaderboard:data_terms", args=["matrix-terms"]), ALL_200),
+                                         (reverse("leaderboard:data_terms", args=["matrix"]), NOWHERE)],
+    "leaderboard:data_terms_version": lambda w: [
+        (reverse("leaderboard:data_terms_version", args=["matrix-terms", 1]), ALL_200),
+        (reverse("leaderboard:data_terms_version", args=["matrix-terms", 2]), NOWHERE)],
     "leaderboard:docs": lambda w: public(reverse("leaderboard:docs")),
     # A redirect to the static icon, for everyone.
     "leaderboard:favicon": lambda w: [(reverse("leaderboard:favicon"), {A: 302, O: 302, X: 302, S: 302})],
@@ -350,6 +362,10 @@ ACCESS: dict[str, Callable[[World], list[tuple[str, Expect]]]] = {
     # splits only (a test split's are refused to all, its owner included); the POSTs refuse a GET.
     "api:dataset": lambda w: public(reverse("api:dataset", args=["matrix"])),
     "api:dataset_tasks": lambda w: public(reverse("api:dataset_tasks", args=["matrix"])),
+    "api:dataset_terms": lambda w: [(reverse("api:dataset_terms", args=["matrix-terms"]), ALL_200),
+                                    (reverse("api:dataset_terms", args=["matrix"]), NOWHERE)],
+    "api:dataset_terms_accept": lambda w: [(reverse("api:dataset_terms_accept", args=["matrix-terms"]),
+                                            {A: (401, 405), O: 405, X: 405, S: 405})],
     "api:submission_per_query": lambda w: [
         (reverse("api:submission_per_query", args=[w.sub("dev_public")]), ALL_200),
         (reverse("api:submission_per_query", args=[w.sub("dev_private")]), {A: 404, O: 200, X: 404, S: 200}),
@@ -413,7 +429,7 @@ ADMIN_REDIRECT = re.compile(r"^admin/(?P<app>[a-z]+)/(?P<model>[a-z]+)/<path:obj
 #: Models whose add (or delete) page is refused to staff too: their rows are made by importers and services.
 READ_ONLY = {"snapshot", "corpus", "qrelsversion", "result", "statusevent", "apitoken", "topic", "split", "submission",
              "privateboard", "sentnotification", "poolitem", "assignment", "judgment", "release", "ledgeralert",
-             "releasewait", "archiveimport"}
+             "releasewait", "archiveimport", "termsacceptance"}
 
 ADMIN_SPECIAL: dict[str, Callable[[World], list[tuple[str, Expect]]]] = {
     "admin:index": lambda w: [(reverse("admin:index"), STAFF_ONLY)],
@@ -615,7 +631,7 @@ FORMS = {
     "participants:edit", "participants:visibility", "participants:withdraw", "participants:resubmit",
     "participants:fusion", "admin:logout", "admin:leaderboard_dataset_import",
     "campaigns:team_create", "campaigns:invite", "campaigns:new_link", "campaigns:leave", "campaigns:join",
-    "campaigns:invitation", "leaderboard:mark_final", "campaigns:notifications",
+    "campaigns:invitation", "leaderboard:mark_final", "campaigns:notifications", "leaderboard:data_terms",
     "assessment:item", "assessment:undo", "assessment:assign", "assessment:adjudicate", "assessment:import",
     "assessment:make_qrels", "sandbox:upload", "sandbox:cancel",
 }

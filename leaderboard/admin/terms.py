@@ -1,0 +1,68 @@
+"""Curators' admin of datasets' data terms: add a version (numbered for them), read the old ones, never edit one.
+
+A version participants may have accepted is a legal record: the change form of a saved version is read-only,
+nothing deletes one, and changing the terms means adding a version (everyone is asked again). Who accepted what
+is in the accounts admin ("Terms acceptances"), with a CSV export.
+"""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.db.models import Count
+from django.urls import reverse
+from django.utils.html import format_html
+
+from catalogue.models import DataTerms
+from catalogue.services import data_terms_publish
+
+
+@admin.register(DataTerms)
+class DataTermsAdmin(admin.ModelAdmin):
+    list_display = ("__str__", "dataset", "version", "title", "created_at", "n_acceptances")
+    list_filter = ("dataset",)
+    search_fields = ("dataset__slug", "dataset__name", "title")
+    list_select_related = ("dataset",)
+    fields = ("dataset", "version", "title", "text", "created_at", "created_by", "acceptances_link")
+    readonly_fields = ("version", "created_at", "created_by", "acceptances_link")
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(_n=Count("acceptances"))
+
+    @admin.display(description="acceptances", ordering="_n")
+    def n_acceptances(self, obj) -> int:
+        return obj._n
+
+    @admin.display(description="who accepted it")
+    def acceptances_link(self, obj) -> str:
+        if obj is None or obj.pk is None:
+            return "–"
+        url = reverse("admin:accounts_termsacceptance_changelist") + f"?terms__id__exact={obj.pk}"
+        return format_html('<a href="{}">the acceptances of version {}</a> (export them as CSV there)', url,
+                           obj.version)
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is not None:  # a saved version is never changed: add a new one
+            return ("dataset", "version", "title", "text", "created_at", "created_by", "acceptances_link")
+        return self.readonly_fields
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    def get_changeform_initial_data(self, request):
+        """A new version starts from the text in force (a curator amends it), when the dataset is given."""
+        initial = super().get_changeform_initial_data(request)
+        dataset_id = initial.get("dataset")
+        current = None
+        if isinstance(dataset_id, str) and dataset_id.isdigit():
+            current = DataTerms.objects.filter(dataset_id=int(dataset_id)).order_by("-version").first()
+        if current is not None:
+            initial.update(title=current.title, text=current.text)
+        return initial
+
+    def save_model(self, request, obj, form, change):
+        if change:  # the form is read-only; a crafted POST still changes nothing
+            return
+        saved = data_terms_publish(dataset=obj.dataset, title=obj.title, text=obj.text, user=request.user)
+        obj.pk, obj.version, obj._state.adding = saved.pk, saved.version, False
+        self.message_user(request, f"Version {saved.version} of {obj.dataset}'s terms is in force: every participant "
+                                   "accepts it before their next download or upload.", messages.SUCCESS)
