@@ -63,6 +63,9 @@ ARCHIVED: tuple[ModelSpec, ...] = (
     # The labels themselves.
     ModelSpec("leaderboard.QrelsVersion", scope="split__dataset", split="split", hidden_fields=("qrels_gz",)),
     ModelSpec("leaderboard.ReportedResult", scope="dataset"),
+    # The data terms travel with their versions (the importing host asks its own participants to accept them).
+    ModelSpec("leaderboard.DataTerms", scope="dataset", dropped={
+        "created_by": "the curator account that typed a version in is this host's staff, not a participant"}),
     # The partition of a running shared task's topics is never shown (campaigns/models.py).
     ModelSpec("sharedtasks.Phase", scope="split__dataset", split="split", hidden_fields=("public_qids",)),
     ModelSpec("sharedtasks.Team", scope="phase__split__dataset", dropped={
@@ -103,6 +106,8 @@ EXCLUDED: dict[str, str] = {
     "accounts.ParticipantApproval": "who may upload is the new host's curators' decision; participants ask again",
     "snapshots.SnapshotEntryMap": "written by the import itself from the archive's snapshot-entries member",
     "snapshots.ArchiveImport": "the importing host's own record of an import",
+    "accounts.TermsAcceptance": "who accepted a dataset's terms on this host: its own legal record, with e-mail "
+                                "addresses (its curators export it as CSV); participants accept again on the new host",
 }
 
 #: The user model's rows travel as accounts.jsonl (username and public display name only; see writer).
