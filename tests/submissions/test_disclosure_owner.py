@@ -39,7 +39,7 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("leaderboard/views_tasks.py", "phase_timeline", "round"): "a phase's elapsed share of time",
     ("leaderboard/views_tasks.py", "task", "round"): "a phase's public share of topics, a setting",
     ("demo/management/commands/seed_bench.py", "handle", "round"): "synthetic scores of the benchmark seeder",
-    ("snapshots/archive/writer.py", "benchmark_export", "hidden"): "an archive encrypts (or leaves out) hidden splits' "
+    ("snapshots/archive/writer.py", "_export", "hidden"): "an archive encrypts (or leaves out) hidden splits' "
                                                                    "labels and states each split's flag; shows nothing",
     ("demo/services.py", "_pct", "format"): "the demo card's text",
     ("demo/services.py", "baselines_ensure", "round"): "a baseline's latency in milliseconds",
