@@ -142,7 +142,9 @@ def _progress(dataset, split, rows) -> dict | None:
                           for p in points) + "."),
         x_label="year", y_label=f"best {measure} (%)", y_range=(0.0, float(top)),
     )
-    return {"svg": svg, "points": points, "undated": undated, "measure": measure}
+    # The list under the chart, each value as the board prints it (a hidden split's grid; papers' as printed).
+    shown = [(p, (dataset.format_value if p.kind == "reported" else fmt)(p.value)) for p in points]
+    return {"svg": svg, "points": shown, "undated": undated, "measure": measure}
 
 
 @require_safe

@@ -17,8 +17,8 @@ from django.utils import timezone
 
 from campaigns.models import Phase, Team
 from campaigns.services import team_create
-from catalogue.models import Benchmark, Dataset, QrelsVersion, ReportedResult, Split
-from catalogue.services import dataset_get_or_create, qrels_version_add
+from catalogue.models import Benchmark, Dataset, DataTerms, QrelsVersion, ReportedResult, Split
+from catalogue.services import data_terms_publish, dataset_get_or_create, qrels_version_add
 from submissions.models import Result, Submission
 from submissions.services import qrels_version_publish_and_rescore
 from submissions.services.rescoring import submission_rescore_on
@@ -52,6 +52,7 @@ def snapshot() -> dict:
         "phases": list(Phase.objects.order_by("pk").values()),
         "teams": list(Team.objects.order_by("pk").values("pk", "phase_id", "name")),
         "reported": list(ReportedResult.objects.order_by("pk").values()),
+        "terms": list(DataTerms.objects.order_by("pk").values("pk", "dataset_id", "version", "title", "text")),
     }
 
 
@@ -79,6 +80,8 @@ def curator_work() -> None:
                                      language="fr")
     Dataset.objects.filter(pk=draft.pk).update(is_published=True)
     Submission.objects.filter(split=test, system_name="Random").update(visibility=Submission.Visibility.PRIVATE)
+    # The classification demo's data terms rewritten by a curator (version 2).
+    data_terms_publish(dataset=Dataset.objects.get(slug="demo-areas"), title="Our terms", text="Cite us.")
     # A card's dataset edited, a split's caps changed, a shared task opened with a team.
     Dataset.objects.filter(slug="bsard").update(description="Edited by a curator.")
     Split.objects.filter(pk=demo.splits.get(name="dev").pk).update(daily_limit=2, total_limit=9)

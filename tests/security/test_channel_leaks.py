@@ -60,6 +60,16 @@ def test_the_boards_markers_on_a_hidden_split_carry_no_p_value_to_the_page(clien
     assert response.context["sig_p_values"] is True and "Bonferroni-adjusted" in response.content.decode()
 
 
+def test_the_progress_list_of_a_hidden_split_prints_its_values_at_the_grids_precision(client, scored, alice, bob):
+    """The list under the progress chart printed "84.00" where the board printed "84": digits never released."""
+    scored("test", alice, "perfect", name="alice-perfect")
+    scored("test", bob, "shifted", name="bob-shifted")
+    html = _board(client, "test")
+    listed = re.search(r'<ol class="progress-list">(.*?)</ol>', html, re.S)
+    assert listed is not None, "no progress list on the board"
+    assert not re.search(r"\d\.\d\d\b", listed.group(1)), listed.group(1)
+
+
 def test_compare_on_a_hidden_split_gives_bands_on_the_primary_measure_not_p_values(client, scored, alice, bob):
     """Compare gave randomization and t-test p-values (2 significant digits) on any measure of two released runs.
 
