@@ -131,3 +131,9 @@ class MergeForm(forms.Form):
     note = forms.CharField(max_length=300, required=False,
                            help_text="Shown in the dataset's qrels history, e.g. \"depth-10 pool of 12 runs, 2 assessors\".")
     publish = forms.BooleanField(required=False, initial=True, label="publish and rescore every entry")
+    small_change_reason = forms.CharField(
+        max_length=300, required=False, label="reason for a small change",
+        help_text="Hidden splits refuse a version that changes fewer judgments than the split's minimum batch "
+                  "(the board before and after would tell which way each went). To publish one anyway (a wrong "
+                  "judgment fixed), say why; the reason is recorded and shown in the qrels history: do not name "
+                  "the topic or document.")

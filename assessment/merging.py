@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from catalogue.models import QrelsVersion
-from catalogue.services import qrels_version_add
+from catalogue.services import SmallJudgmentChange, qrels_version_add
 from evaluation.qrels import read_qrels
 from submissions.services import qrels_version_publish_and_rescore
 
@@ -49,6 +49,11 @@ class MergePreview:
         return sum(len(d) for d in self.merged.values())
 
     @property
+    def changed(self) -> int:
+        """Judgments this merge adds or regrades: what a hidden split's minimum batch counts."""
+        return self.added + sum(1 for c in self.conflicts if c["kept"] != c["current"])
+
+    @property
     def changes_anything(self) -> bool:
         return self.added > 0 or any(c["kept"] != c["current"] for c in self.conflicts)
 
@@ -79,11 +84,15 @@ def pool_qrels_preview(*, pool: Pool, conflict_rule: str = "pool", disagreement_
 
 @transaction.atomic
 def pool_qrels_make(*, pool: Pool, user, note: str, conflict_rule: str = "pool",
-                    disagreement_rule: str = "leave_out", publish: bool = True) -> tuple[QrelsVersion, int]:
+                    disagreement_rule: str = "leave_out", publish: bool = True,
+                    small_change_reason: str = "") -> tuple[QrelsVersion, int]:
     """Store the merge as a new qrels version of the split and (by default) publish it; returns (version, rescored).
 
     Publishing goes through ``qrels_version_publish_and_rescore``: staged when
-    the split has scored entries, the switch when the last is rescored.
+    the split has scored entries, the switch when the last is rescored. On a
+    hidden split a merge that changes fewer judgments than the split's
+    minimum batch is refused, and nothing is stored, unless
+    ``small_change_reason`` says why it cannot wait.
     """
     if disagreement_rule not in DISAGREEMENT_RULES:
         raise AssessmentError(f"unknown rule {disagreement_rule!r}; choose one of {', '.join(DISAGREEMENT_RULES)}")
@@ -101,5 +110,13 @@ def pool_qrels_make(*, pool: Pool, user, note: str, conflict_rule: str = "pool",
         raise AssessmentError(f"these judgments are already stored as {version}; publish that version instead")
     Pool.objects.filter(pk=pool.pk).update(qrels_version=version)
     pool.qrels_version = version
-    rescored = qrels_version_publish_and_rescore(split=pool.split, version=version) if publish else 0
+    rescored = 0
+    if publish:
+        try:
+            rescored = qrels_version_publish_and_rescore(
+                split=pool.split, version=version, small_change_reason=small_change_reason, user=user,
+                override="a reason for a small change (the field below)")
+        except SmallJudgmentChange as exc:  # the transaction rolls back: no version, the pool is free
+            raise AssessmentError(f"{exc} Or store it without publishing, to publish with later judgments.") \
+                from None
     return version, rescored

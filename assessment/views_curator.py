@@ -133,7 +133,9 @@ def make_qrels(request: HttpRequest, pool_id: int) -> HttpResponse:
     if request.method == "POST" and form.is_valid() and request.POST.get("confirm") == "yes":
         try:
             version, rescored = pool_qrels_make(pool=p, user=request.user, note=form.cleaned_data["note"],
-                                                publish=form.cleaned_data["publish"], **rules)
+                                                publish=form.cleaned_data["publish"],
+                                                small_change_reason=form.cleaned_data["small_change_reason"],
+                                                **rules)
         except AssessmentError as exc:
             messages.error(request, str(exc))
         else:

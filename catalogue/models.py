@@ -302,6 +302,19 @@ class Split(models.Model):
     min_docs_per_topic = models.PositiveIntegerField(
         default=0, help_text="Hidden splits: fewest documents per covered topic (0 = no minimum)",
     )
+    # The board before and after a new judgments version is public (and kept by a snapshot): with one changed
+    # judgment, every entry's move across a grid step tells how that judgment relates to its run, and an attacker
+    # knows their runs. A batch of many changes moves each entry by their sum, which no single judgment decodes.
+    min_judgment_batch = models.PositiveIntegerField(
+        "smallest batch of changed judgments",
+        default=20,
+        help_text="Hidden splits: a new judgments version must add, remove or regrade at least this many "
+                  "judgments against the current one, or it is refused (a curator may publish a smaller one "
+                  "with a stated reason). Every entry's move on the public board between two versions is a "
+                  "function of the changed judgments: with one change it decodes that judgment for whoever "
+                  "owns runs on the board; a batch mixes them (docs/security.md). 0 = off; public splits are "
+                  "never held to it.",
+    )
     current_qrels = models.ForeignKey(
         "QrelsVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -404,6 +417,14 @@ class Split(models.Model):
         return self.hidden and self.ladder
 
     @property
+    def judgment_batch_minimum(self) -> int:
+        """Fewest changed judgments a new current version of a hidden split must carry (0: no minimum).
+
+        Public splits show every per-query value anyway, so a small change tells nothing new there.
+        """
+        return int(self.min_judgment_batch) if self.hidden else 0
+
+    @property
     def requires_verified_email(self) -> bool:
         """Whether uploading needs a verified e-mail: by default exactly on hidden splits, whose quota is the limit."""
         if self.verified_email == self.VerifiedEmail.IF_HIDDEN:
@@ -470,6 +491,12 @@ class QrelsVersion(models.Model):
     note = models.CharField(max_length=300, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    # Set when a curator published this version although it changes fewer judgments than the split's minimum
+    # batch (``Split.min_judgment_batch``): who, and why (shown in the qrels history: say why, not which judgment).
+    small_change_reason = models.CharField(max_length=300, blank=True)
+    small_change_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     class Meta:
         ordering = ["split", "-version"]
@@ -488,6 +515,23 @@ class QrelsVersion(models.Model):
 
     def text(self) -> str:
         return gzip.decompress(bytes(self.qrels_gz)).decode()
+
+    def judgment_items(self) -> dict[tuple[str, ...], str]:
+        """The stored judgments keyed by what one judgment is about: (query, document) for qrels, the example's
+        id for a classification gold (one JSON object per line); the value is its grade or its line."""
+        items: dict[tuple[str, ...], str] = {}
+        for line in self.text().splitlines():
+            if line.startswith("{"):
+                items[(str(json.loads(line)["id"]),)] = line
+            elif line.strip():
+                qid, _, docid, grade = line.split()[:4]
+                items[(qid, docid)] = grade
+        return items
+
+    def judgments_changed_from(self, other: QrelsVersion) -> int:
+        """How many judgments differ between ``other`` and this version: added, removed or regraded."""
+        mine, theirs = self.judgment_items(), other.judgment_items()
+        return sum(1 for key in mine.keys() | theirs.keys() if mine.get(key) != theirs.get(key))
 
 
 class ReportedResult(models.Model):

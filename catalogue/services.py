@@ -53,6 +53,7 @@ def qrels_version_add(
     note: str = "",
     user=None,
     publish: bool | None = None,
+    small_change_reason: str = "",
 ) -> tuple[QrelsVersion, bool]:
     """Add the judgments as a new version of the split's qrels, unless identical ones exist.
 
@@ -60,7 +61,8 @@ def qrels_version_add(
     version; publishing a later one is a separate, deliberate step
     (``submissions.services.qrels_version_publish_and_rescore``) because it
     rescores every submission. ``publish=True`` here switches at once without rescoring
-    (:func:`qrels_version_publish`): for splits with nothing scored yet.
+    (:func:`qrels_version_publish`): for splits with nothing scored yet. A small change on a hidden split
+    is refused there (nothing is stored) unless ``small_change_reason`` says why.
     """
     text = canonical_qrels_text(qrels)
     blob, digest = QrelsVersion.pack(text)
@@ -84,18 +86,74 @@ def qrels_version_add(
     if publish is None:
         publish = split.current_qrels_id is None
     if publish:
-        qrels_version_publish(split=split, version=version)
+        qrels_version_publish(split=split, version=version, small_change_reason=small_change_reason, user=user)
     return version, True
 
 
-def qrels_version_publish(*, split: Split, version: QrelsVersion) -> None:
+class SmallJudgmentChange(Exception):
+    """A new judgments version of a hidden split changes fewer judgments than the split's minimum batch.
+
+    Raised before anything is written; ``str(err)`` names the count, the minimum and the two ways on.
+    """
+
+    def __init__(self, *, split: Split, version: QrelsVersion, current: QrelsVersion, changed: int, minimum: int,
+                 override: str) -> None:
+        self.split, self.version, self.current = split, version, current
+        self.changed, self.minimum = changed, minimum
+        s = "" if changed == 1 else "s"
+        super().__init__(
+            f"{split}: v{version.version} changes {changed} judgment{s} against the current v{current.version} "
+            f"(added, removed or regraded); this hidden split publishes at least {minimum} changed judgments at "
+            "once, because the public board before and after a small change tells anyone with runs on it which "
+            "way each changed judgment went. Gather more judgments into the version (another pool, more topics) "
+            f"and publish that, or publish it as a small change with {override} (recorded on the version and "
+            "shown in the qrels history)."
+        )
+
+
+#: How a caller that says nothing about it tells a curator to publish a small change anyway.
+SMALL_CHANGE_HOW = "a stated reason (small_change_reason)"
+
+
+def qrels_batch_check(*, split: Split, version: QrelsVersion, current_id: int | None,
+                      small_change_reason: str = "", user=None, override: str = SMALL_CHANGE_HOW) -> int:
+    """Refuse making ``version`` current on a hidden split when it changes too few judgments; returns the count.
+
+    The one home of the batching rule (``Split.min_judgment_batch``, for hidden splits only): every path that
+    publishes judgments (the admin, imports, pools, the direct switch) comes here before writing. The split's
+    first version (nothing to compare with) and the current one again pass. A curator's
+    ``small_change_reason`` lets a small version through (a wrong judgment fixed quickly): it is recorded
+    on the version with who gave it. Raises :class:`SmallJudgmentChange` otherwise.
+    """
+    minimum = Split.objects.get(pk=split.pk).judgment_batch_minimum  # the row's setting, not a caller's old copy
+    if minimum <= 0 or current_id is None or current_id == version.pk:
+        return 0
+    current = QrelsVersion.objects.get(pk=current_id)
+    changed = version.judgments_changed_from(current)
+    if changed >= minimum:
+        return changed
+    reason = small_change_reason.strip()
+    if not reason:
+        raise SmallJudgmentChange(split=split, version=version, current=current, changed=changed, minimum=minimum,
+                                  override=override)
+    QrelsVersion.objects.filter(pk=version.pk).update(small_change_reason=reason[:300], small_change_by=user)
+    version.small_change_reason, version.small_change_by = reason[:300], user
+    return changed
+
+
+def qrels_version_publish(*, split: Split, version: QrelsVersion, small_change_reason: str = "",
+                          user=None) -> None:
     """Make ``version`` the split's current qrels at once, without rescoring anything.
 
     For a split's first version (nothing is scored yet) and for tests. Scored
     submissions without a result on ``version`` leave the leaderboard until
     rescored; curators publish with ``submissions.services.qrels_version_publish_and_rescore``.
-    Sends ``qrels_published``: the runs waiting for judgments are queued (after commit).
+    Sends ``qrels_published``: the runs waiting for judgments are queued (after commit). A hidden split's
+    small change is refused (:func:`qrels_batch_check`).
     """
+    current_id = Split.objects.filter(pk=split.pk).values_list("current_qrels_id", flat=True).first()
+    qrels_batch_check(split=split, version=version, current_id=current_id,
+                      small_change_reason=small_change_reason, user=user)
     Split.objects.filter(pk=split.pk).update(current_qrels=version, pending_qrels=None)
     split.current_qrels = version
     split.pending_qrels = None

@@ -181,6 +181,8 @@ class DatasetAdmin(admin.ModelAdmin):
                         publish=form.cleaned_data["publish"],
                         note=form.cleaned_data["note"],
                         dry_run=form.cleaned_data["dry_run"],
+                        small_change_reason=form.cleaned_data["small_change_reason"],
+                        override="a reason for a small change (the field below)",
                     )
                 except ImportRefused as exc:
                     errors = exc.lines

@@ -71,6 +71,12 @@ class ImportForm(forms.Form):
         "(a split's first qrels version is always published)",
     )
     note = forms.CharField(required=False, max_length=300, help_text="Stored with a new qrels version")
+    small_change_reason = forms.CharField(
+        required=False, max_length=300, label="Reason for a small change",
+        help_text="With Publish, on a hidden split: a version that changes fewer judgments than the split's "
+                  "minimum batch is refused unless you say here why it cannot wait (a wrong judgment fixed); the "
+                  "reason is recorded and shown in the qrels history, so do not name the topic or document.",
+    )
     dry_run = forms.BooleanField(required=False, label="Check only", help_text="Report what would change; write nothing")
 
     def clean(self):

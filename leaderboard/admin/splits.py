@@ -7,11 +7,15 @@ action of :class:`QrelsVersionAdmin` (which rescores the split's submissions).
 from __future__ import annotations
 
 from django.contrib import admin, messages
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.db.models import Count, QuerySet
+from django.http import HttpResponse
+from django.shortcuts import render
 from django.urls import reverse
 from django.utils.html import format_html
 
 from catalogue.models import Corpus, QrelsVersion, Split, Topic
+from catalogue.services import SmallJudgmentChange
 from lexboard.admin_saves import ChangedFieldsOnlyAdmin
 from lexboard.text import count
 from submissions import disclosure
@@ -31,7 +35,8 @@ class QrelsVersionInline(admin.TabularInline):
     """Versions of the split's judgments: counts and digests only."""
 
     model = QrelsVersion
-    fields = ("version", "n_topics", "n_judgments", "n_relevant", "sha_short", "note", "created_at", "created_by")
+    fields = ("version", "n_topics", "n_judgments", "n_relevant", "sha_short", "note", "small_change", "created_at",
+              "created_by")
     readonly_fields = fields
     extra = 0
     can_delete = False
@@ -43,6 +48,18 @@ class QrelsVersionInline(admin.TabularInline):
     @admin.display(description="sha256")
     def sha_short(self, obj) -> str:
         return _short(obj.sha256)
+
+    @admin.display(description="small change")
+    def small_change(self, obj) -> str:
+        return small_change_text(obj)
+
+
+def small_change_text(version: QrelsVersion) -> str:
+    """A version published below its split's minimum batch, as the admin says it (empty for the others)."""
+    if not version.small_change_reason:
+        return ""
+    by = f" ({version.small_change_by})" if version.small_change_by_id else ""
+    return f"published as a small change: {version.small_change_reason}{by}"
 
 
 @admin.register(Split)
@@ -61,8 +78,8 @@ class SplitAdmin(ChangedFieldsOnlyAdmin):
     fieldsets = (
         (None, {"fields": (
             "dataset", "name", "kind", "hidden", "ladder", "accepts_submissions", "open_before_judgments",
-            "daily_limit", "total_limit", "monthly_limit", ("min_coverage", "min_docs_per_topic"), "current_qrels_display",
-            "rescoring", "cache_version",
+            "daily_limit", "total_limit", "monthly_limit", ("min_coverage", "min_docs_per_topic"), "min_judgment_batch",
+            "current_qrels_display", "rescoring", "cache_version",
         )}),
         ("Who may upload", {"fields": ("verified_email", "approval_required", "orcid_required",
                                         "requires_provenance")}),
@@ -150,14 +167,14 @@ class QrelsVersionAdmin(admin.ModelAdmin):
 
     list_display = (
         "__str__", "split", "version", "is_current", "n_topics", "n_judgments", "n_relevant", "sha_short",
-        "created_at", "created_by", "note",
+        "created_at", "created_by", "note", "small_change",
     )
     list_filter = ("split__dataset", "split")
     search_fields = ("split__dataset__slug", "split__name", "note", "sha256")
-    list_select_related = ("split__dataset", "split__current_qrels", "created_by")
+    list_select_related = ("split__dataset", "split__current_qrels", "created_by", "small_change_by")
     fields = (
         "split", "version", "is_current", "n_topics", "n_judgments", "n_relevant", "sha256", "note",
-        "created_at", "created_by",
+        "small_change", "created_at", "created_by",
     )
     readonly_fields = tuple(f for f in fields if f != "note")
     actions = ["publish"]
@@ -176,21 +193,38 @@ class QrelsVersionAdmin(admin.ModelAdmin):
     def sha_short(self, obj) -> str:
         return _short(obj.sha256)
 
+    @admin.display(description="small change")
+    def small_change(self, obj) -> str:
+        return small_change_text(obj)
+
     @admin.action(description="Publish this qrels version (and rescore the split's submissions)")
-    def publish(self, request, queryset: QuerySet[QrelsVersion]) -> None:
+    def publish(self, request, queryset: QuerySet[QrelsVersion]) -> HttpResponse | None:
+        """Publish and rescore; a hidden split's small change is refused and leads to a page that asks why."""
         versions = list(queryset.select_related("split"))
         splits = [v.split_id for v in versions]
         if len(set(splits)) != len(splits):
             self.message_user(
                 request, "Choose one version per split: a split has one current qrels version.", messages.ERROR
             )
-            return
+            return None
+        reason = request.POST.get("small_change_reason", "").strip() if request.POST.get("confirm") == "yes" else ""
         for version in versions:
             if version.split.current_qrels_id == version.pk and version.split.pending_qrels_id is None:
                 self.message_user(request, f"{version} is already the current version.", messages.INFO)
                 continue
-            queued = qrels_version_publish_and_rescore(split=version.split, version=version)
-            self.log_change(request, version, "Published")
+            try:
+                queued = qrels_version_publish_and_rescore(
+                    split=version.split, version=version, small_change_reason=reason, user=request.user,
+                    override="a reason, on the page this refusal leads to")
+            except SmallJudgmentChange as exc:  # nothing written: ask for the reason, or leave it for a batch
+                self.message_user(request, str(exc), messages.ERROR)
+                return render(request, "admin/leaderboard/qrelsversion/small_change.html", {
+                    **self.admin_site.each_context(request), "opts": self.opts,
+                    "title": f"Publish {version} as a small change?", "version": version, "refusal": exc,
+                    "action": "publish", "action_checkbox_name": ACTION_CHECKBOX_NAME,
+                })
+            self.log_change(request, version, "Published as a small change: " + reason
+                            if version.small_change_reason else "Published")
             if version.split.pending_qrels_id == version.pk:
                 current = version.split.current_qrels
                 assert current is not None  # a version is staged only behind a current one (split_qrels_publish)
@@ -205,3 +239,4 @@ class QrelsVersionAdmin(admin.ModelAdmin):
             self.message_user(
                 request, f"{version} published; {count(queued, 'submission')} queued for rescoring.", messages.SUCCESS
             )
+        return None

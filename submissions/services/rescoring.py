@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from catalogue.models import QrelsVersion, Split
 from catalogue.page_generation import pages_renew
+from catalogue.services import SMALL_CHANGE_HOW, qrels_batch_check
 from catalogue.signals import board_changing
 
 from ..models import Result, Submission
@@ -113,7 +114,8 @@ def bump_caches_after_commit(split: Split) -> None:
     transaction.on_commit(renew, robust=True)
 
 
-def split_qrels_publish(*, split: Split, version: QrelsVersion) -> PublishOutcome:
+def split_qrels_publish(*, split: Split, version: QrelsVersion, small_change_reason: str = "", user=None,
+                        override: str = SMALL_CHANGE_HOW) -> PublishOutcome:
     """Publish ``version`` of the split's judgments, the curator's way.
 
     With no scored submission on the split, the version becomes current at
@@ -123,12 +125,18 @@ def split_qrels_publish(*, split: Split, version: QrelsVersion) -> PublishOutcom
     the last one is stored (:func:`split_finish_rescoring`). Publishing the
     current version again cancels a pending one; publishing another version
     while one is pending replaces it. Failures of the service are queued
-    again either way.
+    again either way. On a hidden split, a version that changes fewer
+    judgments than the split's minimum batch against the current one is
+    refused before anything is written (``SmallJudgmentChange``), unless a
+    curator's ``small_change_reason`` says why (``override`` names how the
+    caller's surface takes it, for the refusal's message).
     """
     if version.split_id != split.pk:
         raise ValueError(f"{version} is not a version of {split}'s judgments.")
     with transaction.atomic():
         current_id, pending_id = split_lock(split.pk)
+        qrels_batch_check(split=split, version=version, current_id=current_id,
+                          small_change_reason=small_change_reason, user=user, override=override)
         requeued = requeue_service_failures(split.pk)
         if pending_id is not None and pending_id != version.pk:
             _drop_failure_markers(pending_id)  # that version will never be switched to

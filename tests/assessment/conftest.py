@@ -36,7 +36,12 @@ def submit(user, split, content: str, system: str):
 
 @pytest.fixture
 def test_split(tiny_dataset):
-    return tiny_dataset.splits.get(name="test")
+    """The tiny hidden split, with no minimum batch of changed judgments: its pools change a handful (the
+    refusal of small changes: test_judgment_batch.py)."""
+    split = tiny_dataset.splits.get(name="test")
+    split.min_judgment_batch = 0
+    split.save(update_fields=["min_judgment_batch"])
+    return split
 
 
 @pytest.fixture

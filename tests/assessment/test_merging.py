@@ -84,3 +84,39 @@ def test_the_page_shows_the_merge_then_stores_it_on_confirmation(client, judged,
                                  "publish": "on", "confirm": "yes"})
     assert response.status_code == 302
     assert QrelsVersion.objects.get(split=test_split, version=2).note == "from the pool"
+
+
+def test_on_a_hidden_split_a_small_pool_is_refused_before_anything_is_stored_or_published(
+    client, judged, staff, test_split
+):
+    """Three judgments published alone would let anyone with runs on the board read them off its moves
+    (tests/security/test_qrels_batch_leak.py): the page says so, stores nothing, and takes a curator's reason."""
+    Split.objects.filter(pk=test_split.pk).update(min_judgment_batch=20)
+    client.force_login(staff)
+    url = reverse("assessment:make_qrels", args=[judged.pk])
+    body = client.get(url).content.decode()
+    assert "3 judgments changed; this hidden split publishes at least 20 at once" in body
+    assert "too few to publish" in body
+    fields = {"conflict_rule": "pool", "disagreement_rule": "leave_out", "note": "three", "publish": "on",
+              "confirm": "yes"}
+    body = client.post(url, fields, follow=True).content.decode()
+    assert "changes 3 judgments against the current v1" in body and "at least 20" in body
+    assert "a reason for a small change (the field below)" in body
+    assert QrelsVersion.objects.filter(split=test_split).count() == 1
+    judged.refresh_from_db()
+    assert judged.qrels_version is None
+    # Stored without publishing: kept for a later batch.
+    response = client.post(url, {**fields, "publish": ""})
+    assert response.status_code == 302 and QrelsVersion.objects.filter(split=test_split).count() == 2
+    test_split.refresh_from_db()
+    assert test_split.pending_qrels is None and test_split.current_qrels.version == 1
+
+
+def test_a_curator_publishes_a_small_pool_with_a_reason(judged, staff, test_split):
+    Split.objects.filter(pk=test_split.pk).update(min_judgment_batch=20)
+    with pytest.raises(AssessmentError, match="changes 3 judgments"):
+        pool_qrels_make(pool=judged, user=staff, note="three")
+    version, rescored = pool_qrels_make(pool=judged, user=staff, note="three",
+                                        small_change_reason="wrong grades reported by the task's participants")
+    assert rescored == 2 and version.small_change_reason.startswith("wrong grades")
+    assert version.small_change_by == staff

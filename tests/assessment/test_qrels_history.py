@@ -52,7 +52,7 @@ def dev_split_runs(tiny_dataset, alice, bob):
 
 def test_on_a_hidden_split_the_history_shows_counts_only(client, test_split, runs):
     v2, _ = qrels_version_add(split=test_split, qrels=NEW, note="pool")
-    qrels_version_publish_and_rescore(split=test_split, version=v2)
+    qrels_version_publish_and_rescore(split=test_split, version=v2, small_change_reason="a small pool")
     for s in runs.values():
         submission_rescore_on(submission_id=s.pk, qrels_version_id=v2.pk)
     held = Result.objects.get(submission=runs["B"], qrels_version=v2)
@@ -73,7 +73,7 @@ def test_on_a_hidden_split_a_version_adding_one_judgment_is_not_counted_exactly(
     one_more = {"q1": {"d1": 2, "d2": 1, "d11": 1}, "q2": {"d3": 1}, "q3": {"d4": 1, "d5": 1, "d6": 1},
                 "q4": {"d7": 0}}
     v2, _ = qrels_version_add(split=test_split, qrels=one_more, note="one more")
-    qrels_version_publish_and_rescore(split=test_split, version=v2)
+    qrels_version_publish_and_rescore(split=test_split, version=v2, small_change_reason="a wrong judgment found")
     for s in runs.values():
         submission_rescore_on(submission_id=s.pk, qrels_version_id=v2.pk)
     test_split.refresh_from_db()
@@ -84,6 +84,7 @@ def test_on_a_hidden_split_a_version_adding_one_judgment_is_not_counted_exactly(
     body = client.get(reverse("leaderboard:dataset", args=["tiny"]) + "?split=test").content.decode()
     history = body[body.index("Judgments over time"):body.index("counts only")]
     assert '<td class="num">1</td>' not in history and "fewer than 10" in history
+    assert "published as a small change: a wrong judgment found" in history
 
 
 def test_counts_are_banded_on_hidden_splits_only(test_split, tiny_dataset):

@@ -186,11 +186,28 @@ def test_the_publish_action_makes_a_version_current(loaded, client, staff):
     client.force_login(staff)
     changelist = reverse("admin:leaderboard_qrelsversion_changelist")
 
+    # A hidden split: v2 (no judgment) removes v1's few, fewer than the split's minimum batch. The action refuses
+    # it, writes nothing, and asks for a reason on its own page.
+    n = v2.judgments_changed_from(v1)
+    assert 0 < n < test.min_judgment_batch
     response = client.post(changelist, {"action": "publish", "_selected_action": [v2.pk]}, follow=True)
-
+    page = response.content.decode()
     test.refresh_from_db()
+    assert test.current_qrels == v1 and test.pending_qrels is None
+    assert f"changes {n} judgments against the current v1" in page and f"at least {test.min_judgment_batch}" in page
+    assert 'name="small_change_reason"' in page and "Leave it for a batch" in page
+
+    # With a reason (the page's form posts it back), it is published, and the reason recorded and shown.
+    response = client.post(changelist, {"action": "publish", "_selected_action": [v2.pk], "confirm": "yes",
+                                        "small_change_reason": "the release's qrels file was truncated"},
+                           follow=True)
+    test.refresh_from_db()
+    v2.refresh_from_db()
     assert test.current_qrels == v2
     assert "published; 0 submissions queued for rescoring" in response.content.decode()
+    assert (v2.small_change_reason, v2.small_change_by) == ("the release's qrels file was truncated", staff)
+    listing = client.get(changelist).content.decode()
+    assert "published as a small change: the release&#x27;s qrels file was truncated" in listing
 
     response = client.post(changelist, {"action": "publish", "_selected_action": [v1.pk, v2.pk]}, follow=True)
     assert "Choose one version per split" in response.content.decode()

@@ -34,7 +34,7 @@ def test_a_later_qrels_version_waits_to_be_published(tiny_dataset):
     split.refresh_from_db()
     assert created and v2.version == 2 and split.current_qrels == v1
     before = split.cache_version
-    qrels_version_publish(split=split, version=v2)
+    qrels_version_publish(split=split, version=v2, small_change_reason="a wrong judgment")  # hidden, 4 changes
     split.refresh_from_db()
     assert split.current_qrels == v2 and split.cache_version == before + 1
 

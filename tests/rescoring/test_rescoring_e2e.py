@@ -108,7 +108,8 @@ def test_two_worker_processes_rescore_in_parallel_while_users_upload_and_withdra
     wait_scored(list(run_of), worker)
     v1 = Split.objects.get(pk=split.pk).current_qrels
     v2, _ = qrels_version_add(split=split, qrels=NEW_QRELS, note="errata")
-    assert qrels_version_publish_and_rescore(split=split, version=v2) == 6
+    assert qrels_version_publish_and_rescore(split=split, version=v2,
+                                                 small_change_reason="errata") == 6
 
     # Meanwhile: one entry is withdrawn, one is uploaded (it is scored on both versions).
     from submissions.services import submission_withdraw
@@ -157,7 +158,8 @@ def test_a_publication_made_while_the_broker_is_down_is_rescored_after_the_next_
     outage.start()
     try:
         started = time.monotonic()
-        assert qrels_version_publish_and_rescore(split=split, version=v2) == 2  # staged; no message got out
+        assert qrels_version_publish_and_rescore(split=split, version=v2,
+                                                 small_change_reason="errata") == 2  # staged; no message got out
         assert time.monotonic() - started < 10  # one failed send, not one per submission
     finally:
         outage.restore()

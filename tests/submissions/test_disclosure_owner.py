@@ -54,6 +54,8 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("catalogue/models.py", "format_percent", "format"): "the public splits' format (disclosure.formatter uses it)",
     ("catalogue/models.py", "requires_verified_email", "hidden"): "who may upload",
     ("catalogue/models.py", "uses_ladder", "hidden"): "the Ladder's decision",
+    ("catalogue/models.py", "judgment_batch_minimum", "hidden"): "the smallest batch of new judgments a hidden "
+                                                                 "split publishes (a publishing rule, no number)",
     ("presentation/plots.py", "_linear_ticks", "round"): "axis ticks",
     ("presentation/plots.py", "_num", "format"): "SVG coordinates",
     ("presentation/plots.py", "_tick_label", "format"): "axis labels",

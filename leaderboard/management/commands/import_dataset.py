@@ -73,6 +73,10 @@ class Command(BaseCommand):
         parser.add_argument("--corpus-ids", help="trec: document ids, one per line (or a BEIR corpus.jsonl)")
         parser.add_argument("--publish", action="store_true", help="publish a new qrels version (rescoring)")
         parser.add_argument("--note", default="", help="a note stored with a new qrels version")
+        parser.add_argument(
+            "--small-change-reason", default="", metavar="TEXT",
+            help="with --publish, on a hidden split: publish a version that changes fewer judgments than the "
+                 "split's minimum batch, for this reason (recorded, shown in the qrels history)")
         parser.add_argument("--dry-run", action="store_true", help="check and report, write nothing")
         parser.add_argument("--create", action="store_true", help="create the dataset if it does not exist")
         parser.add_argument("--name", default="", help="with --create: the dataset's name")
@@ -88,7 +92,8 @@ class Command(BaseCommand):
             with transaction.atomic():
                 dataset = self._dataset(opts, data)
                 report = release_import(
-                    dataset=dataset, data=data, publish=opts["publish"], note=opts["note"], dry_run=opts["dry_run"]
+                    dataset=dataset, data=data, publish=opts["publish"], note=opts["note"], dry_run=opts["dry_run"],
+                    small_change_reason=opts["small_change_reason"], override='--small-change-reason "TEXT"',
                 )
                 if opts["dry_run"]:
                     transaction.set_rollback(True)
