@@ -52,7 +52,7 @@ def dev_split_runs(tiny_dataset, alice, bob):
 
 def test_on_a_hidden_split_the_history_shows_counts_only(client, test_split, runs):
     v2, _ = qrels_version_add(split=test_split, qrels=NEW, note="pool")
-    qrels_version_publish_and_rescore(split=test_split, version=v2, small_change_reason="a small pool")
+    qrels_version_publish_and_rescore(split=test_split, version=v2)
     for s in runs.values():
         submission_rescore_on(submission_id=s.pk, qrels_version_id=v2.pk)
     held = Result.objects.get(submission=runs["B"], qrels_version=v2)
@@ -72,6 +72,8 @@ def test_on_a_hidden_split_a_version_adding_one_judgment_is_not_counted_exactly(
     (``disclosure.count_shown``). A public split shows the numbers."""
     one_more = {"q1": {"d1": 2, "d2": 1, "d11": 1}, "q2": {"d3": 1}, "q3": {"d4": 1, "d5": 1, "d6": 1},
                 "q4": {"d7": 0}}
+    test_split.min_judgment_batch = 20  # the default: one judgment is published only with a curator's reason
+    test_split.save(update_fields=["min_judgment_batch"])
     v2, _ = qrels_version_add(split=test_split, qrels=one_more, note="one more")
     qrels_version_publish_and_rescore(split=test_split, version=v2, small_change_reason="a wrong judgment found")
     for s in runs.values():

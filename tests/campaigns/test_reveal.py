@@ -183,7 +183,8 @@ def test_later_judgments_do_not_change_the_snapshot(task_world, closed_task, cli
     version, _ = qrels_version_add(split=task_world.split, qrels=new_qrels, publish=False)
     from submissions.services import qrels_version_publish_and_rescore
 
-    qrels_version_publish_and_rescore(split=Split.objects.get(pk=task_world.split.pk), version=version)
+    qrels_version_publish_and_rescore(split=Split.objects.get(pk=task_world.split.pk), version=version,
+                                      small_change_reason="errata")  # a small change on a hidden split
     for sub in Submission.objects.filter(split=task_world.split, status=Submission.Status.SCORED):
         submission_rescore_on(submission_id=sub.pk, qrels_version_id=version.pk)
     assert Split.objects.get(pk=task_world.split.pk).current_qrels_id == version.pk  # the living board moved on

@@ -98,7 +98,8 @@ def test_new_gold_published_rescores_a_submission_onto_it(test_split, alice):
     old = test_split.current_qrels
     changed = dict(TEST_GOLD, t3=("civil", "fr"))  # a corrected label
     data = parse_classification(task="single", split="test", file=("test.jsonl", gold_file(changed)), hidden=True)
-    report = release_import(dataset=test_split.dataset, data=data, publish=True)
+    report = release_import(dataset=test_split.dataset, data=data, publish=True,
+                            small_change_reason="errata")  # a small change on a hidden split
     test_split.refresh_from_db()
     new = test_split.pending_qrels
     assert report.splits[0].qrels_version == 2 and new is not None and test_split.current_qrels == old

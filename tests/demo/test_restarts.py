@@ -68,7 +68,8 @@ def curator_work() -> None:
     qrels[qid] = {**qrels[qid], "1": 2, "2": 1}
     version, created = qrels_version_add(split=test, qrels=qrels, note="assessor's pool, round 1")
     assert created and version.version == 2
-    assert qrels_version_publish_and_rescore(split=test, version=version) > 0
+    assert qrels_version_publish_and_rescore(split=test, version=version,
+                                             small_change_reason="a curator's errata") > 0
     test.refresh_from_db()
     for pk in Submission.objects.filter(split=test, status=Submission.Status.SCORED).values_list("pk", flat=True):
         assert submission_rescore_on(submission_id=pk, qrels_version_id=version.pk) == "stored"

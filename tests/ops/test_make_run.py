@@ -90,7 +90,8 @@ for line in QrelsVersion.objects.get(pk=split.current_qrels_id).text().splitline
     qrels.setdefault(q, {})[d] = int(g)
 first = sorted(qrels)[0]
 qrels[first]["1"] = 2
-version, _ = qrels_version_add(split=split, qrels=qrels, note="assessor round 1", publish=True)
+version, _ = qrels_version_add(split=split, qrels=qrels, note="assessor round 1", publish=True,
+                               small_change_reason="one grade corrected")  # a hidden split's small change
 print("published", version.version)
 """
 CURRENT = ("from catalogue.models import Split; "

@@ -35,7 +35,9 @@ def _reveal_then_judge_q6(world, alice, bob) -> PrivateBoard:
     new_qrels = {q: dict(docs) for q, docs in QRELS.items()}
     new_qrels["q6"]["d25"] = 1
     version, _ = qrels_version_add(split=world.split, qrels=new_qrels, publish=False)
-    qrels_version_publish_and_rescore(split=Split.objects.get(pk=world.split.pk), version=version)
+    # A small change on a hidden split: published only with a curator's reason (test_qrels_batch_leak.py).
+    qrels_version_publish_and_rescore(split=Split.objects.get(pk=world.split.pk), version=version,
+                                      small_change_reason="errata")
     for sub in Submission.objects.filter(split=world.split, status=Submission.Status.SCORED):
         submission_rescore_on(submission_id=sub.pk, qrels_version_id=version.pk)
     return PrivateBoard.objects.get()

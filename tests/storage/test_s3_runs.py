@@ -88,7 +88,7 @@ def test_uploads_go_to_the_bucket_and_a_worker_with_no_shared_folder_scores_and_
 
     # New judgments: the worker rescores every run from the bucket.
     v2, _ = qrels_version_add(split=split, qrels=NEW_QRELS, note="errata")
-    assert qrels_version_publish_and_rescore(split=split, version=v2) == len(RUNS)
+    assert qrels_version_publish_and_rescore(split=split, version=v2, small_change_reason="errata") == len(RUNS)
     wait_for(list(ids.values()), s3_worker,
              lambda: Result.objects.filter(submission_id__in=ids.values(), qrels_version=v2).count() == len(RUNS))
     for system, pk in ids.items():

@@ -332,7 +332,7 @@ def test_split_rescore_queues_scored_submissions_and_keeps_old_results(alice, te
     services.submission_score(submission.pk)
     old = Result.objects.get(submission=submission)
     version, _ = qrels_version_add(split=test_split, qrels={"q1": {"d1": 1}, "q2": {"d3": 1}})
-    qrels_version_publish(split=test_split, version=version)
+    qrels_version_publish(split=test_split, version=version, small_change_reason="errata")
     assert services.split_rescore(split=test_split) == 1
     submission.refresh_from_db()
     assert submission.status == Submission.Status.QUEUED
