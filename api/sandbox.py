@@ -24,11 +24,18 @@ from sandbox.selectors import run_queue_place
 from sandbox.services import image_size_refusal, image_submission_create, sandbox_run_cancel
 from submissions.errors import UploadRefused
 from submissions.models import Submission
-from submissions.provenance import FIELD_HELP
+from submissions.provenance import FIELD_HELP, NOTE_MAX_LENGTH
 from submissions.throttling import UploadRateThrottle
 
 from .errors import ApiError, refusal_response
-from .serializers import StrictInput, WebAddressField, could_have_seen_field, error_responses, training_data_field
+from .serializers import (
+    ModelsUsedField,
+    StrictInput,
+    WebAddressField,
+    could_have_seen_field,
+    error_responses,
+    training_data_field,
+)
 from .submissions import JsonView, _split_or_error
 
 #: What a multipart body holds besides the archive's bytes (the fields, the boundaries), at most.
@@ -60,9 +67,9 @@ class ImageCreateInput(StrictInput):
         choices=Submission.Visibility.choices, required=False,
         help_text="Of the entry its run makes: public, anonymous or private (the default: only you see it).")
     training_data = training_data_field(required=False)
-    training_data_note = serializers.CharField(required=False, allow_blank=True,
+    training_data_note = serializers.CharField(required=False, allow_blank=True, max_length=NOTE_MAX_LENGTH,
                                                help_text=FIELD_HELP["training_data_note"])
-    models_used = serializers.CharField(required=False, allow_blank=True, help_text=FIELD_HELP["models_used"])
+    models_used = ModelsUsedField()
     could_have_seen = could_have_seen_field(required=False)
 
 

@@ -20,7 +20,14 @@ from submissions.disclosure import (
     result_released,
 )
 from submissions.models import Submission
-from submissions.provenance import CouldHaveSeen, TrainingData
+from submissions.provenance import (
+    FIELD_HELP,
+    MODELS_MAX_LENGTH,
+    MODELS_PATTERN,
+    CouldHaveSeen,
+    TrainingData,
+    validate_models_used,
+)
 from submissions.selectors import current_result_of
 from submissions.services import METADATA_FIELDS
 
@@ -114,6 +121,23 @@ class WebAddressField(serializers.CharField):
             "an http:// or https:// address with a host name, e.g. https://arxiv.org/abs/2301.00001")))
 
 
+@extend_schema_field({"type": "string", "pattern": MODELS_PATTERN, "maxLength": MODELS_MAX_LENGTH})
+class ModelsUsedField(serializers.CharField):
+    """``models_used`` as the API takes it: exactly the schema's pattern (``id licence`` lines), checked line by line
+    first so that a problem names its line; nothing trimmed or reshaped, so what the schema admits is what is taken."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("allow_blank", True)
+        kwargs.setdefault("required", False)
+        kwargs.setdefault("trim_whitespace", False)
+        kwargs.setdefault("max_length", MODELS_MAX_LENGTH)
+        kwargs.setdefault("help_text", FIELD_HELP["models_used"])
+        super().__init__(**kwargs)
+        self.validators = [validate_models_used, RegexValidator(re.compile(MODELS_PATTERN), message=(
+            "one model per line, `identifier licence` with one space between, no blank lines or spaces around, "
+            "the licence in at most five words (e.g. `BAAI/bge-m3 MIT`)"))]
+
+
 class StrictInput(serializers.Serializer):
     """A request body whose fields are all known: a misspelt or read-only one is a 400 naming it, not ignored."""
 
@@ -151,6 +175,8 @@ def _json_type_error(field: serializers.Field, value) -> str | None:
 
 class SubmissionMetadataInput(StrictInput, serializers.ModelSerializer):
     """What the participant says about the system, and who sees it: the fields an upload sends and a PATCH changes."""
+
+    models_used = ModelsUsedField()
 
     paper_url = WebAddressField(label=METADATA_LABELS["paper_url"], help_text=METADATA_HELP["paper_url"])
     code_url = WebAddressField(label=METADATA_LABELS["code_url"], help_text=METADATA_HELP["code_url"])

@@ -666,7 +666,8 @@ def _metadata(args, *, only: tuple[str, ...] | None = None) -> dict[str, Any]:
     metadata = {field: getattr(args, option[2:].replace("-", "_")) for option, field, _ in METADATA_OPTIONS
                 if only is None or option in only}
     if args.model is not None:
-        metadata["models_used"] = "\n".join(args.model)
+        # One line per option, its words one space apart (the API takes `id licence` lines exactly).
+        metadata["models_used"] = "\n".join(" ".join(line.split()) for line in args.model if line.strip())
     return metadata
 
 

@@ -115,13 +115,20 @@ def _model_problems(text: str) -> tuple[list[ModelUsed], list[str]]:
             problems.append(f"line {number}: the licence is longer than {LICENCE_MAX_LENGTH} characters; give its "
                             "SPDX id or name (e.g. Apache-2.0) and put details in the training data note")
         elif model_id in seen:
-            problems.append(f"line {number}: {model_id!r} is already on line {seen[model_id]}; list each model once")
+            continue  # listed once: the first line's licence is kept (normalize_models stores the list without it)
         else:
             seen[model_id] = number
             models_.append(ModelUsed(model_id, licence))
     if len(models_) > MAX_MODELS:
         problems.append(f"{len(models_)} models; list at most {MAX_MODELS} (the ones that make the ranking)")
     return models_, problems
+
+
+#: The exact text the API takes (its schema's pattern): up to MAX_MODELS lines ``id licence``, one space between,
+#: ``\n`` between lines, nothing around; the licence up to five words of printable ASCII (an SPDX id, `proprietary`,
+#: `CC BY 4.0`). What a form or the client sends is put in this shape first (:func:`normalize_models`).
+_LINE = r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199} [!-~]{1,19}(?: [!-~]{1,19}){0,4}"
+MODELS_PATTERN = rf"^(?:{_LINE}(?:\n{_LINE}){{0,{MAX_MODELS - 1}}})?$"
 
 
 def validate_models_used(text: str) -> None:

@@ -121,6 +121,9 @@ def test_the_curator_reads_the_pool_and_makes_a_qrels_version(browser_page, assi
     page.get_by_role("link", name="Make a qrels version from this pool").click()
     expect(page.locator("#merge-summary")).to_contain_text("5 judgments added")
     page.get_by_label("Note").fill("depth-2 pool judged by carol")
+    # Five new judgments on a hidden split: under its minimum batch, so the curator says why it goes out alone.
+    expect(page.locator("#batch-minimum")).to_contain_text("too few to publish")
+    page.get_by_label("reason for a small change").fill("the first pool of a new split")
     page.locator("#store-version").click()
     expect(page.locator(".messages")).to_contain_text("Made tiny/test qrels v2")
     assert page.js_errors == []
