@@ -34,8 +34,8 @@ class SplitNotFound(Exception):
 def dataset_for_page(slug: str, *, user=None) -> Dataset:
     """A published dataset (staff also see unpublished ones) with its benchmark and splits loaded, and the id of
     its data terms in force as ``terms_in_force_id`` (None: no terms) in the same query."""
-    newest_terms = DataTerms.objects.filter(dataset_id=OuterRef("pk")).order_by("-version").values("pk")[:1]
-    qs = Dataset.objects.select_related("benchmark").annotate(terms_in_force_id=Subquery(newest_terms)).prefetch_related(
+    in_force = _terms_newest_first(OuterRef("pk")).values("pk")[:1]
+    qs = Dataset.objects.select_related("benchmark").annotate(terms_in_force_id=Subquery(in_force)).prefetch_related(
         Prefetch("splits", queryset=Split.objects.select_related("current_qrels").order_by("kind", "name"))
     )
     if not (user is not None and getattr(user, "is_staff", False)):
@@ -77,6 +77,11 @@ def measure_info(names: list[str]) -> list[dict[str, str]]:
     return out
 
 
+def _terms_newest_first(dataset_id):
+    """A dataset's terms, newest version first: the first is the one in force (the one rule, for a row or a query)."""
+    return DataTerms.objects.filter(dataset_id=dataset_id).order_by("-version")
+
+
 def data_terms_in_force(*, dataset_id: int) -> DataTerms | None:
     """The dataset's terms in force: its newest version; None when it has none."""
-    return DataTerms.objects.filter(dataset_id=dataset_id).order_by("-version").first()
+    return _terms_newest_first(dataset_id).first()

@@ -10,6 +10,7 @@ from django.db import transaction
 from django.db.models import Max
 
 from .models import Benchmark, Corpus, Dataset, DataTerms, QrelsVersion, Split
+from .selectors import data_terms_in_force
 from .signals import qrels_published
 
 
@@ -217,7 +218,7 @@ def data_terms_publish(*, dataset: Dataset, title: str, text: str, user=None) ->
         raise ValueError("data terms need a title and a text")
     with transaction.atomic():
         Dataset.objects.select_for_update().filter(pk=dataset.pk).first()
-        current = DataTerms.objects.filter(dataset=dataset).order_by("-version").first()
+        current = data_terms_in_force(dataset_id=dataset.pk)
         if current is not None and (current.title, current.text) == (title, text):
             return current
         return DataTerms.objects.create(dataset=dataset, version=(current.version if current else 0) + 1,

@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from catalogue.models import DataTerms
+from catalogue.selectors import data_terms_in_force
 from catalogue.services import data_terms_publish
 
 
@@ -54,7 +55,7 @@ class DataTermsAdmin(admin.ModelAdmin):
         dataset_id = initial.get("dataset")
         current = None
         if isinstance(dataset_id, str) and dataset_id.isdigit():
-            current = DataTerms.objects.filter(dataset_id=int(dataset_id)).order_by("-version").first()
+            current = data_terms_in_force(dataset_id=int(dataset_id))
         if current is not None:
             initial.update(title=current.title, text=current.text)
         return initial
