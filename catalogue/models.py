@@ -375,8 +375,11 @@ class Split(models.Model):
         # release nothing (2⁻⁴ > 0.05), so there it may be off (docs/security.md, "Small splits").
         # A new split has no topics yet: it starts with the Ladder on, which a split kept under five topics may
         # then turn off.
-        if self.hidden and not self.ladder and (self.pk is None or self.topic_count() >= LADDER_MIN_TOPICS):
-            topics = "A new hidden split" if self.pk is None else f"A hidden split of {self.topic_count()} topics"
+        if not self.hidden or self.ladder:
+            return
+        n_topics = self.topic_count() if self.pk is not None else None
+        if n_topics is None or n_topics >= LADDER_MIN_TOPICS:
+            topics = "A new hidden split" if n_topics is None else f"A hidden split of {n_topics} topics"
             raise ValidationError({"ladder": (
                 f"{topics} releases scores only through the Ladder (without it, every run's score is released, "
                 "and crafted runs read the hidden judgments one by one). Keep the Ladder on, or make the split "
