@@ -17,10 +17,8 @@ BIN=$(dirname "$PY")
 PG=${ST_PG:-postgres://postgres@127.0.0.1:5432}
 REDIS=${ST_REDIS:-redis://127.0.0.1:6379}
 MAX_EXAMPLES=${ST_MAX_EXAMPLES:-20}
-DB="lexboard_schemathesis_$$"
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/lexboard-schemathesis.XXXXXX")"
-t0=$(date +%s)
-say() { echo "[schemathesis $(( $(date +%s) - t0 ))s] $*"; }
+. scripts/live-stack.sh
+stack_init schemathesis "$PG"
 
 export DJANGO_SETTINGS_MODULE=lexboard.settings
 export DEBUG=0
@@ -33,26 +31,9 @@ export LEXBOARD_RELEASE="schemathesis-$$"
 # Its user's upload limits lifted: the rates here, the splits' quotas in its own database below. Otherwise most
 # uploads and fusions answer 429 and their logic is barely exercised.
 export LEXBOARD_UPLOAD_RATE=100000/h LEXBOARD_UPLOAD_NETWORK_RATE=100000/h
-PORT=$("$PY" -c "import socket; s=socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
+PORT=$(stack_free_port)
 
-pids=()
-cleanup() {
-  local code=$?
-  trap - EXIT INT TERM
-  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  if [ $code -ne 0 ]; then
-    for log in "$WORK"/*.log; do echo "--- $log"; tail -n 40 "$log"; done
-  fi
-  "$PY" -c "import psycopg,sys; c=psycopg.connect(sys.argv[1], autocommit=True); c.execute(f'DROP DATABASE IF EXISTS \"{sys.argv[2]}\" WITH (FORCE)')" \
-    "$PG/postgres" "$DB" 2>/dev/null || true
-  rm -rf "$WORK"
-  exit $code
-}
-trap cleanup EXIT INT TERM
-
-"$PY" -c "import psycopg,sys; c=psycopg.connect(sys.argv[1], autocommit=True); c.execute(f'CREATE DATABASE \"{sys.argv[2]}\"')" \
-  "$PG/postgres" "$DB"
+stack_create_db
 say "database $DB: migrating, loading the dataset cards and the demo with its baselines"
 "$PY" manage.py migrate --noinput >/dev/null
 "$PY" manage.py load_cards >/dev/null
@@ -71,14 +52,10 @@ say "datasets: $("$PY" manage.py shell -c "from catalogue.models import Dataset;
 
 "$BIN/celery" -A lexboard worker --loglevel=INFO --concurrency=1 -Q "$LEXBOARD_QUEUE" --hostname="schemathesis-$$@%h" \
   >"$WORK/worker.log" 2>&1 &
-pids+=($!)
+stack_track $!
 "$BIN/gunicorn" lexboard.wsgi:application --config scripts/gunicorn.conf.py --bind "127.0.0.1:$PORT" >"$WORK/web.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 120); do
-  if "$PY" -c "import json,sys,urllib.request; b=json.load(urllib.request.urlopen(sys.argv[1], timeout=5)); sys.exit(b != {'database': 'ok', 'broker': 'ok'})" \
-      "http://127.0.0.1:$PORT/healthz" 2>/dev/null; then break; fi
-  sleep 1
-done
+stack_track $!
+stack_wait_healthy
 say "gunicorn on 127.0.0.1:$PORT and a worker; running Schemathesis (all checks, all phases, $MAX_EXAMPLES examples)"
 
 "$BIN/schemathesis" --config-file scripts/ci-schemathesis.toml run "http://127.0.0.1:$PORT/api/v1/schema/?format=json" \

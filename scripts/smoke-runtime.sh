@@ -19,10 +19,9 @@ PYTHON=${PYTHON:-python3.11}
 PG=${SMOKE_PG:-postgres://postgres@127.0.0.1:5432}
 REDIS=${SMOKE_REDIS:-redis://127.0.0.1:6379}
 VENV=${SMOKE_VENV:-var/smoke-venv}
-DB="lexboard_smoke_$$"
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/lexboard-smoke.XXXXXX")"
-t0=$(date +%s)
-say() { echo "[smoke $(( $(date +%s) - t0 ))s] $*"; }
+. scripts/live-stack.sh
+STACK_LOG_LINES=30
+stack_init smoke "$PG"
 
 if [ ! -x "$VENV/bin/python" ] || [ requirements.txt -nt "$VENV/.installed" ]; then
   say "virtualenv from requirements.txt only in $VENV"
@@ -41,26 +40,9 @@ export CELERY_BROKER_URL="$REDIS/10"
 export CACHE_URL="$REDIS/11"
 export LEXBOARD_QUEUE="lexboard-smoke-$$"
 export LEXBOARD_RELEASE="smoke-$$"
-PORT=$("$PY" -c "import socket; s=socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
+PORT=$(stack_free_port)
 
-pids=()
-cleanup() {
-  local code=$?
-  trap - EXIT INT TERM
-  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  if [ $code -ne 0 ]; then
-    for log in "$WORK"/*.log; do echo "--- $log"; tail -n 30 "$log"; done
-  fi
-  "$PY" -c "import psycopg,sys; c=psycopg.connect(sys.argv[1], autocommit=True); c.execute(f'DROP DATABASE IF EXISTS \"{sys.argv[2]}\" WITH (FORCE)')" \
-    "$PG/postgres" "$DB" 2>/dev/null || true
-  rm -rf "$WORK"
-  exit $code
-}
-trap cleanup EXIT INT TERM
-
-"$PY" -c "import psycopg,sys; c=psycopg.connect(sys.argv[1], autocommit=True); c.execute(f'CREATE DATABASE \"{sys.argv[2]}\"')" \
-  "$PG/postgres" "$DB"
+stack_create_db
 say "database $DB; migrating, loading the demo dataset"
 "$PY" manage.py migrate --noinput >/dev/null
 "$PY" manage.py load_demo --no-baselines >/dev/null
@@ -70,22 +52,18 @@ say "database $DB; migrating, loading the demo dataset"
 TOKEN=$("$PY" manage.py create_api_token smoke 2>/dev/null)
 
 "$VENV/bin/celery" -A lexboard worker --loglevel=INFO --concurrency=1 --hostname="smoke-$$@%h" >"$WORK/worker.log" 2>&1 &
-pids+=($!)
+stack_track $!
 "$VENV/bin/celery" -A lexboard beat --loglevel=INFO --schedule "$WORK/beat-schedule" >"$WORK/beat.log" 2>&1 &
-pids+=($!)
+stack_track $!
 "$VENV/bin/gunicorn" lexboard.wsgi:application --config scripts/gunicorn.conf.py --bind "127.0.0.1:$PORT" \
   >"$WORK/web.log" 2>&1 &
-pids+=($!)
+stack_track $!
 
-for _ in $(seq 120); do
-  if "$PY" -c "import json,sys,urllib.request; b=json.load(urllib.request.urlopen(sys.argv[1], timeout=5)); sys.exit(b != {'database': 'ok', 'broker': 'ok'})" \
-      "http://127.0.0.1:$PORT/healthz" 2>/dev/null; then break; fi
-  sleep 1
-done
+stack_wait_healthy
 say "web, worker and beat started; /healthz ok on the Redis broker"
 
 "$PY" -m lexboard_cli.client submit --url "http://127.0.0.1:$PORT" --token "$TOKEN" --dataset demo --split test \
   --run "$WORK/demo/runs/bm25.test.trec" --system-name "smoke BM25" --wait --timeout 300
 grep -q "Scheduler: Sending due task\|beat: Starting" "$WORK/beat.log" || { echo "beat did not start"; exit 1; }
-for pid in "${pids[@]}"; do kill -0 "$pid" || { echo "a process died"; exit 1; }; done
+for pid in "${STACK_PIDS[@]}"; do kill -0 "$pid" || { echo "a process died"; exit 1; }; done
 say "scored by the worker; requirements.txt alone runs web, worker and beat on PostgreSQL + Redis"
