@@ -24,11 +24,17 @@ STACK_LOG_LINES=30
 stack_init smoke "$PG"
 
 if [ ! -x "$VENV/bin/python" ] || [ requirements.txt -nt "$VENV/.installed" ]; then
+  # Replaced only if this script made it: SMOKE_VENV pointed at a development virtualenv must not wipe it.
+  if [ -e "$VENV" ] && [ ! -e "$VENV/.smoke-venv" ]; then
+    echo "$VENV was not made by this script (no $VENV/.smoke-venv) and is older than requirements.txt: not replacing it;"
+    echo "point SMOKE_VENV at a folder of its own, or remove $VENV yourself"
+    exit 2
+  fi
   say "virtualenv from requirements.txt only in $VENV"
   rm -rf "$VENV"
   "$PYTHON" -m venv "$VENV"
   "$VENV/bin/python" -m pip install --quiet -r requirements.txt
-  touch "$VENV/.installed"
+  touch "$VENV/.installed" "$VENV/.smoke-venv"
 fi
 PY="$VENV/bin/python"
 
