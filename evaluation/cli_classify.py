@@ -3,7 +3,8 @@
 Kept apart from the retrieval command line so each half can change alone;
 their arguments are declared in ``evaluation.cli_tasks`` (which ``evaluation.cli``
 registers without importing this module: scoring a run does not load the
-classification code); this module runs them. Exit
+classification code); this module runs them and imports nothing of the command
+line (``python -m evaluation classify ...`` is the way in). Exit
 codes as the rest of the command line: 0 ok, 2 invalid input (the reasons,
 with file and line, on stderr).
 """
@@ -13,12 +14,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
 from typing import TextIO
 
 from evaluation.aggregate import LOWER_IS_BETTER, ScoresFormatError, aggregate_table
 from evaluation.classification import score_files
-from evaluation.cli_tasks import add_subcommands
 from evaluation.errors import InputError, Problem
 
 EXIT_OK = 0
@@ -99,15 +98,3 @@ def run_aggregate(args: argparse.Namespace, *, stdout: TextIO | None = None, std
 def _fmt(value: float | None) -> str:
     return "–" if value is None else f"{value:.4f}"
 
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run these subcommands alone (``python -m evaluation.cli_classify``), for when ``evaluation.cli`` is absent."""
-    parser = argparse.ArgumentParser(prog="python -m evaluation")
-    add_subcommands(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    status: int = args.func(args)
-    return status
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -18,14 +18,6 @@ if TYPE_CHECKING:
     from typing import TextIO
 
 
-def _runner(name: str) -> Callable[[argparse.Namespace], int]:
-    """``evaluation.cli_classify.<name>(args)``, imported when it runs."""
-    def run(args: argparse.Namespace) -> int:
-        status: int = getattr(import_module("evaluation.cli_classify"), name)(args)
-        return status
-    return run
-
-
 def _handler(name: str) -> Callable[[argparse.Namespace, TextIO, TextIO], int]:
     """``evaluation.cli_classify.<name>(args, stdout=out, stderr=err)``, imported when it runs."""
     def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -37,8 +29,7 @@ def _handler(name: str) -> Callable[[argparse.Namespace, TextIO, TextIO], int]:
 def add_subcommands(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``classify`` and ``aggregate`` to a parser's subcommands.
 
-    Each sets ``func(args) -> exit code`` and, for ``evaluation.cli``'s
-    dispatcher, ``handler(args, out, err) -> exit code``.
+    Each sets, for ``evaluation.cli``'s dispatcher, ``handler(args, out, err) -> exit code``.
     """
     classify = subparsers.add_parser(
         "classify",
@@ -58,7 +49,7 @@ def add_subcommands(subparsers: argparse._SubParsersAction[argparse.ArgumentPars
         help="the declared label set (entity types for ner); labels outside it are refused",
     )
     classify.add_argument("--json", action="store_true", help='print {"macro_f1", "per_label", "warnings"} as JSON')
-    classify.set_defaults(func=_runner("run_classify"), handler=_handler("run_classify"))
+    classify.set_defaults(handler=_handler("run_classify"))
 
     aggregate = subparsers.add_parser(
         "aggregate",
@@ -74,4 +65,4 @@ def add_subcommands(subparsers: argparse._SubParsersAction[argparse.ArgumentPars
         "--partial", action="store_true", help="aggregate incomplete systems over the cells they have, marked partial"
     )
     aggregate.add_argument("--json", action="store_true", help="print the aggregates as JSON")
-    aggregate.set_defaults(func=_runner("run_aggregate"), handler=_handler("run_aggregate"))
+    aggregate.set_defaults(handler=_handler("run_aggregate"))

@@ -204,7 +204,7 @@ def test_it_refuses_an_unknown_method_and_an_empty_table():
 
 
 def test_the_aggregate_command_prints_the_lextreme_parts_as_json(tmp_path, capsys):
-    from evaluation.cli_classify import main
+    from evaluation.cli import main
 
     path = tmp_path / "scores.json"
     gappy = {k: v for k, v in WORKED.items() if k != "A/default/fr"}
@@ -226,7 +226,7 @@ def test_the_aggregate_command_prints_the_lextreme_parts_as_json(tmp_path, capsy
 
 
 def test_the_aggregate_command_marks_partial_rows_in_its_table(tmp_path, capsys):
-    from evaluation.cli_classify import main
+    from evaluation.cli import main
 
     path = tmp_path / "scores.json"
     path.write_text(json.dumps({"bm25": {"bsard": 0.2, "gbr": 0.6}, "new": {"bsard": 0.5}}))
@@ -238,7 +238,7 @@ def test_the_aggregate_command_marks_partial_rows_in_its_table(tmp_path, capsys)
 
 
 def test_the_aggregate_command_exits_2_on_bad_input(tmp_path, capsys):
-    from evaluation.cli_classify import main
+    from evaluation.cli import main
 
     path = tmp_path / "scores.json"
     path.write_text('{"s": {"a": 0.5,}}')

@@ -391,7 +391,7 @@ def test_it_refuses_bytes_that_are_not_utf8():
 
 
 def test_the_classify_command_prints_json(tmp_path, capsys):
-    from evaluation.cli_classify import main
+    from evaluation.cli import main
 
     (tmp_path / "g.jsonl").write_bytes(gold_single())
     (tmp_path / "p.jsonl").write_bytes(jsonl({"id": "a", "label": "civil"}, {"id": "b", "label": "tax"}, {"id": 3, "label": "civil"}))
@@ -404,7 +404,7 @@ def test_the_classify_command_prints_json(tmp_path, capsys):
 
 
 def test_the_classify_command_prints_a_table(tmp_path, capsys):
-    from evaluation.cli_classify import main
+    from evaluation.cli import main
 
     (tmp_path / "g.jsonl").write_bytes(jsonl({"id": "s", "tags": ["B-PER", "I-PER", "O", "B-LOC"]}))
     (tmp_path / "p.jsonl").write_bytes(jsonl({"id": "s", "tags": ["B-PER", "I-PER", "O", "O"]}))
@@ -416,7 +416,7 @@ def test_the_classify_command_prints_a_table(tmp_path, capsys):
 
 
 def test_the_classify_command_exits_2_with_the_reasons_on_stderr(tmp_path, capsys):
-    from evaluation.cli_classify import main
+    from evaluation.cli import main
 
     (tmp_path / "g.jsonl").write_bytes(gold_single())
     (tmp_path / "p.jsonl").write_bytes(jsonl({"id": "a", "label": "civil"}, {"id": "x", "label": "tax"}))
