@@ -18,7 +18,7 @@ from catalogue.models import Corpus, Split
 from evaluation.pooling import Pool as CorePool, PoolEntry, depth_pool, mtf_order, mtf_pool, rbp_pool
 from evaluation.qrels import Qrels, read_qrels
 from evaluation.runs import Run
-from submissions.models import Submission
+from submissions.models import Submission, scored_live_q
 from submissions.services.results import read_stored_run
 
 from .errors import AssessmentError
@@ -27,9 +27,7 @@ from .models import Assignment, Judgment, Pool, PoolItem
 
 def pool_candidate_runs(*, split: Split):
     """The split's runs a pool may be built from: scored, not withdrawn, not hidden by a curator, file kept."""
-    return (Submission.objects.filter(split=split, status=Submission.Status.SCORED, withdrawn_at__isnull=True,
-                                      hidden_by_curator=False, file_removed_at__isnull=True)
-            .order_by("pk"))
+    return Submission.objects.filter(scored_live_q(), split=split, file_removed_at__isnull=True).order_by("pk")
 
 
 def run_label(submission: Submission) -> str:

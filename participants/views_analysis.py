@@ -15,7 +15,7 @@ from django.views.decorators.http import require_http_methods, require_safe
 
 from catalogue.models import Split
 from submissions import selectors
-from submissions.models import Result, Submission
+from submissions.models import Result, Submission, scored_live_q
 from submissions.services.fusion import (
     DEFAULT_K,
     MAX_PARTS,
@@ -83,8 +83,7 @@ def per_query_csv(request: HttpRequest, submission_id: int) -> HttpResponse:
 
 def _fusion_candidates(split: Split, user) -> list[Submission]:
     """The split's runs ``user`` may fuse, newest first, in three queries however many there are."""
-    qs = (Submission.objects.filter(split=split, status=Submission.Status.SCORED, withdrawn_at=None,
-                                    hidden_by_curator=False)
+    qs = (Submission.objects.filter(scored_live_q(), split=split)
           .select_related("split__dataset", "user__profile")
           .prefetch_related(Prefetch("results", queryset=Result.objects.defer("per_query")))
           .order_by("-created_at"))

@@ -202,3 +202,24 @@ def test_every_setting_the_code_reads_is_declared():
                     assert len(node.args) == 2, f"{path.relative_to(ROOT)}: declare {name.value} in settings, no default"
     missing = sorted(f"{name} ({where})" for name, where in read if not hasattr(django_settings, name))
     assert not missing, "settings read but never declared: " + ", ".join(missing)
+
+
+def test_which_entries_are_live_is_written_once():
+    """"Not withdrawn, not hidden by a curator" (and "scored", "on a board") is ``submissions.models``' live_q /
+    scored_live_q / on_board_q: a query elsewhere that spells out ``hidden_by_curator`` restates the rule, and
+    drifts from it the day it changes."""
+    home = "submissions/models.py"
+    lookups = {"filter", "exclude", "get", "Q"}
+    found = []
+    for path in source_files():
+        rel = path.relative_to(ROOT).as_posix()
+        if rel == home:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+                if name in lookups and any(k.arg and k.arg.endswith("hidden_by_curator") for k in node.keywords):
+                    found.append(f"{rel}:{node.lineno}")
+    assert not found, f"use live_q / scored_live_q / on_board_q ({home}) instead of spelling the rule out: " \
+        + ", ".join(found)
