@@ -5,7 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from lexboard.release import code_digest
+from lexboard.release import _SOURCES, code_digest
+from tests.project import PACKAGES
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -42,3 +43,9 @@ def test_the_settings_key_the_cache_by_the_release():
     env["LEXBOARD_RELEASE"] = "v1.2.3"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "lexboard-v1.2.3"
+
+
+def test_it_reads_every_package_of_the_project():
+    """A deploy that changes any package's code (a view in participants/, a formatting tag in presentation/) starts
+    from an empty cache: the digest reads every folder of pyproject's root_packages, and the templates."""
+    assert set(_SOURCES) == set(PACKAGES) | {"templates"}
