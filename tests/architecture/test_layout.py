@@ -9,7 +9,9 @@ check the claims docs/architecture.md and CONTRIBUTING.md make beyond them.
 from __future__ import annotations
 
 import ast
+import configparser
 import re
+import tomllib
 
 import grimp
 import pytest
@@ -223,3 +225,32 @@ def test_which_entries_are_live_is_written_once():
                     found.append(f"{rel}:{node.lineno}")
     assert not found, f"use live_q / scored_live_q / on_board_q ({home}) instead of spelling the rule out: " \
         + ", ".join(found)
+
+
+def test_the_gates_configuration_names_every_package():
+    """CONTRIBUTING's claims about the gates, against pyproject's root_packages: every package sorted as
+    first-party, type-checked by one of the two mypy runs, placed in the layers (but the wiring and the client, which
+    have contracts of their own), and each whole-package "forbidden" contract forbids every other package (but the
+    metric core, which any layer may use; the client's forbids that too), so a new package is covered. A ruff
+    per-file ignore names a file that exists."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    packages = set(PACKAGES)
+    assert packages <= set(config["tool"]["ruff"]["lint"]["isort"]["known-first-party"])
+    mypy_django = configparser.ConfigParser()
+    mypy_django.read(ROOT / "mypy-django.ini")
+    django_files = {name.strip() for name in mypy_django["mypy"]["files"].split(",")}
+    assert config["tool"]["mypy"]["files"] == ["evaluation"] and django_files == packages - {"evaluation"}
+    contracts = config["tool"]["importlinter"]["contracts"]
+    layered = set()
+    for contract in contracts:
+        if contract["type"] == "layers" and "containers" not in contract:
+            layered |= {name.strip() for layer in contract["layers"] for name in layer.split("|")}
+    assert layered == packages - {"lexboard", "lexboard_cli"}
+    whole = [c for c in contracts if c["type"] == "forbidden" and set(c["source_modules"]) <= packages]
+    assert {source for c in whole for source in c["source_modules"]} == {"evaluation", "lexboard", "lexboard_cli"}
+    for contract in whole:
+        (source,) = contract["source_modules"]
+        missing = packages - {source, "evaluation"} - set(contract["forbidden_modules"])
+        assert not missing, f"{contract['name']}: forbid {sorted(missing)} too"
+    for pattern in config["tool"]["ruff"]["lint"]["per-file-ignores"]:
+        assert list(ROOT.glob(pattern)), f"ruff's per-file-ignores names {pattern}, which does not exist"
