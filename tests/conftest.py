@@ -46,7 +46,8 @@ def private_run_storage(private_data_dir):
 #: Folders of tests/ whose every test carries these marks (instead of the same autouse fixture in each conftest);
 #: a test elsewhere asks with the mark (``pytestmark = pytest.mark.own_cache``).
 MARKED_FOLDERS = {
-    "own_cache": {"accounts", "analysis", "api", "assessment", "classification", "rescoring", "robustness"},
+    "own_cache": {"accounts", "analysis", "api", "assessment", "classification", "pages", "rescoring", "robustness",
+                  "suites"},
     "private_storage": {"analysis", "api", "assessment", "browser", "classification", "rescoring",
                         "submissions"},
 }
@@ -107,16 +108,27 @@ def _empty_local_cache():
 
 
 @pytest.fixture
-def own_cache_namespace(settings):
-    """A cache key prefix of this test's own.
+def fresh_cache(settings):
+    """Call it to start from an empty cache: a key prefix of its own (a test that needs one mid-way, after the
+    pages it cached went stale behind the page cache's back).
 
-    Row ids and cache versions repeat across tests, and rate-limit counters
-    live in the cache; a prefix rather than ``cache.clear()``, which on a
-    shared Redis would wipe the caches of other test sessions.
+    A prefix rather than ``cache.clear()``, which on a shared Redis would wipe the caches of every process of the
+    session and of other sessions (tests/architecture/test_layout.py fails on one).
     """
-    caches = copy.deepcopy(settings.CACHES)
-    caches["default"]["KEY_PREFIX"] = f"test-{uuid.uuid4().hex[:12]}"
-    settings.CACHES = caches
+
+    def renew():
+        caches = copy.deepcopy(settings.CACHES)
+        caches["default"]["KEY_PREFIX"] = f"test-{uuid.uuid4().hex[:12]}"
+        settings.CACHES = caches
+
+    return renew
+
+
+@pytest.fixture
+def own_cache_namespace(fresh_cache):
+    """A cache key prefix of this test's own (the ``own_cache`` mark): row ids and cache versions repeat across
+    tests, and rate-limit counters live in the cache."""
+    fresh_cache()
 
 
 @pytest.fixture

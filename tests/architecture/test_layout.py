@@ -20,6 +20,8 @@ from django.conf import settings as django_settings
 
 from tests.project import DJANGO_PACKAGES, PACKAGES, ROOT, source_files
 
+TESTS = ROOT / "tests"
+
 #: A project import inside a function is allowed only where Django asks for it: ``AppConfig.ready``.
 READY = "ready"
 
@@ -254,3 +256,22 @@ def test_the_gates_configuration_names_every_package():
         assert not missing, f"{contract['name']}: forbid {sorted(missing)} too"
     for pattern in config["tool"]["ruff"]["lint"]["per-file-ignores"]:
         assert list(ROOT.glob(pattern)), f"ruff's per-file-ignores names {pattern}, which does not exist"
+
+
+def test_tests_isolate_the_cache_by_the_one_fixture_and_never_clear_it():
+    """A test starts from an empty cache through its own key prefix (tests/conftest.py: the ``own_cache`` mark,
+    ``fresh_cache``), never ``cache.clear()``: on Redis that empties the database every process of the session
+    shares (the other xdist process's pages and counters with it). And no conftest keeps its own copy of the shim."""
+    home = TESTS / "conftest.py"
+    cleared, copies = [], []
+    for path in sorted(TESTS.rglob("*.py")):
+        text = path.read_text()
+        rel = path.relative_to(ROOT).as_posix()
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "clear" \
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "cache":
+                cleared.append(f"{rel}:{node.lineno}")
+        if path != home and path.name == "conftest.py" and '["KEY_PREFIX"] =' in text:
+            copies.append(rel)
+    assert not cleared, "cache.clear() in tests (use the own_cache mark or fresh_cache): " + ", ".join(cleared)
+    assert not copies, "a copy of the cache shim (tests/conftest.py has it): " + ", ".join(copies)

@@ -2,37 +2,13 @@
 
 from __future__ import annotations
 
-import copy
 import itertools
-import uuid
 
 import pytest
 from django.core.files.base import ContentFile
 from django.utils import timezone
 
 _counter = itertools.count(1)
-
-
-@pytest.fixture
-def fresh_cache(settings):
-    """Call it to start from an empty leaderboard cache: a fresh key prefix.
-
-    A prefix rather than ``cache.clear()``, which on a shared Redis would wipe
-    the caches of other test sessions running at the same time.
-    """
-
-    def renew():
-        caches = copy.deepcopy(settings.CACHES)
-        caches["default"]["KEY_PREFIX"] = f"test-pages-{uuid.uuid4().hex[:12]}"
-        settings.CACHES = caches
-
-    return renew
-
-
-@pytest.fixture(autouse=True)
-def _own_cache_namespace(fresh_cache):
-    """Each test starts with an empty cache (ids and cache versions repeat across tests)."""
-    fresh_cache()
 
 
 @pytest.fixture

@@ -102,15 +102,13 @@ def _scored(user, split, name: str, run: bytes):
     return submission_score_now(submission.pk)
 
 
-def test_the_board_marks_reproduced_entries_and_filters_them(client, alice, bob, dev):
-    from django.core.cache import cache
-
+def test_the_board_marks_reproduced_entries_and_filters_them(client, alice, bob, dev, fresh_cache):
     made = _scored(alice, dev, "sandboxed bm25", b"q1 Q0 d1 1 9 a\nq2 Q0 d3 1 9 a\nq3 Q0 d4 1 9 a\n")
     _scored(bob, dev, "uploaded run", b"q1 Q0 d2 1 9 b\nq2 Q0 d3 1 9 b\nq3 Q0 d5 1 9 b\n")
     image = SoftwareImage.objects.create(sha256="b" * 64, size=10, image_id="c" * 64)
     run = SandboxRun.objects.create(user=alice, split=dev, image=image, status=SandboxRun.Status.RAN, submission=made,
                                     seconds=12.5, limits={"memory_mb": 2048, "cpus": 1, "pids": 256})
-    cache.clear()
+    fresh_cache()
     board = client.get(dev.get_absolute_url()).content.decode()
     assert board.count("reproduced on the platform</span>") == 1
     row = board.split("sandboxed bm25", 1)[1].split("</tr>", 1)[0]
@@ -181,14 +179,13 @@ def test_with_a_registry_the_form_names_it_and_refuses_another(client, alice, de
     assert SoftwareImage.objects.count() == 0 and SandboxRun.objects.count() == 0
 
 
-def test_the_image_form_counts_against_the_api_s_upload_limit(client, alice, dev, settings):
+def test_the_image_form_counts_against_the_api_s_upload_limit(client, alice, dev, settings, fresh_cache):
     """One limit for images, from the form and the API alike: ``submissions.throttling.upload_check``."""
-    from django.core.cache import cache
     from rest_framework.test import APIClient
 
     from accounts.models import ApiToken
 
-    cache.clear()
+    fresh_cache()  # the upload counters start at zero
     settings.LEXBOARD_UPLOAD_RATE = "2/h"
     settings.LEXBOARD_UPLOAD_NETWORK_RATE = "100/h"
     client.force_login(alice)
@@ -205,7 +202,6 @@ def test_the_image_form_counts_against_the_api_s_upload_limit(client, alice, dev
     response = post(client, dev, oci_archive() + b"\0" * 1024, name="and the form's fourth")
     assert response.status_code == 429 and "Too many uploads in a short time" in response.content.decode()
     assert SandboxRun.objects.count() == 1
-    cache.clear()
 
 
 def test_a_registry_image_s_run_page_shows_the_pinned_reference(client, alice, dev):

@@ -5,19 +5,10 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from django.core.cache import cache
 from django.core.files.base import ContentFile
 from django.utils import timezone
 
 _counter = itertools.count(1)
-
-
-@pytest.fixture(autouse=True)
-def _clear_cache():
-    """Leaderboards are cached per split version; each test starts empty."""
-    cache.clear()
-    yield
-    cache.clear()
 
 
 @pytest.fixture
