@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import ast
 import configparser
+import importlib
+import importlib.util
 import re
 import tomllib
 
@@ -18,6 +20,7 @@ import pytest
 from django.apps import apps
 from django.conf import settings as django_settings
 
+from lexboard.celery import app
 from tests.project import DJANGO_PACKAGES, PACKAGES, ROOT, source_files
 
 TESTS = ROOT / "tests"
@@ -275,3 +278,41 @@ def test_tests_isolate_the_cache_by_the_one_fixture_and_never_clear_it():
             copies.append(rel)
     assert not cleared, "cache.clear() in tests (use the own_cache mark or fresh_cache): " + ", ".join(cleared)
     assert not copies, "a copy of the cache shim (tests/conftest.py has it): " + ", ".join(copies)
+
+
+#: The maintainer's documents whose every file path and dotted name must exist.
+MAINTAINER_DOCS = ("docs/architecture.md", "CONTRIBUTING.md")
+
+
+def test_the_maintainers_documents_name_files_tests_and_names_that_exist():
+    """Every `folder/file` in docs/architecture.md and CONTRIBUTING.md exists (a bare `services/` under some
+    package), every `file.py::test_name` is a test there, and every dotted `package.module.name` imports (or is a
+    registered Celery task's name): a rename that forgets the documents fails here."""
+    app.loader.import_default_modules()  # the apps' tasks modules: the registered names
+    dotted_name = re.compile(rf"`((?:{'|'.join(PACKAGES)})(?:\.\w+)+)`")
+    wrong = []
+    for doc in MAINTAINER_DOCS:
+        text = (ROOT / doc).read_text()
+        for path, test in re.findall(r"`((?:[A-Za-z_.-]+/)+[A-Za-z_.-]*)(?:::(\w+))?`", text):
+            found = (ROOT / path).exists() or (path.count("/") == 1 and path.endswith("/")
+                                               and any((ROOT / p / path).is_dir() for p in PACKAGES))
+            if not found:
+                wrong.append(f"{doc}: {path}")
+            elif test and not re.search(rf"^def {test}\(", (ROOT / path).read_text(), re.M):
+                wrong.append(f"{doc}: {path}::{test}")
+        for name in set(dotted_name.findall(text)):
+            if name in app.tasks:
+                continue
+            parts = name.split(".")
+            obj = importlib.import_module(parts[0])
+            for cut in range(2, len(parts) + 1):
+                prefix = ".".join(parts[:cut])
+                if hasattr(obj, "__path__") and importlib.util.find_spec(prefix) is not None:
+                    obj = importlib.import_module(prefix)
+                else:
+                    obj = getattr(obj, parts[cut - 1], None)
+                if obj is None:
+                    break
+            if obj is None:
+                wrong.append(f"{doc}: {name}")
+    assert not wrong, "the documents name what does not exist: " + ", ".join(sorted(wrong))
