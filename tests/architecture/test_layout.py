@@ -316,3 +316,12 @@ def test_the_maintainers_documents_name_files_tests_and_names_that_exist():
             if obj is None:
                 wrong.append(f"{doc}: {name}")
     assert not wrong, "the documents name what does not exist: " + ", ".join(sorted(wrong))
+
+
+def test_no_empty_package_is_left_behind():
+    """A folder whose only file is its ``__init__.py`` is what a move left behind (#26's leftovers): it says a
+    package owns something it does not."""
+    empty = sorted(init.parent.relative_to(ROOT).as_posix() for package in PACKAGES
+                   for init in (ROOT / package).rglob("__init__.py")
+                   if not any(p.name not in ("__init__.py", "__pycache__") for p in init.parent.iterdir()))
+    assert not empty, "empty packages: " + ", ".join(empty)
