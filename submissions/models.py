@@ -259,8 +259,14 @@ class Submission(models.Model):
     # --- who sees what ------------------------------------------------------------
 
     @property
+    def is_live(self) -> bool:
+        """:func:`live_q` for a row already loaded: not withdrawn, not hidden by a curator."""
+        return self.withdrawn_at is None and not self.hidden_by_curator
+
+    @property
     def is_public(self) -> bool:
-        return self.visibility in SHOWN_VISIBILITIES and not self.hidden_by_curator and self.withdrawn_at is None
+        """Live and shown to everyone (:func:`on_board_q`'s visibility part, for a row already loaded)."""
+        return self.is_live and self.visibility in SHOWN_VISIBILITIES
 
     def manageable_by(self, user) -> bool:
         """The one rule of who may manage a submission and see all of it: its owner, and staff."""

@@ -84,8 +84,7 @@ def fusable_by(submission: Submission, user) -> bool:
     On a hidden split another person's entry only once the Ladder released it (what its leaderboard
     shows); the fusion itself is the user's new submission, judged by their own Ladder (docs/security.md).
     """
-    if bool(user and user.is_authenticated and submission.user_id == user.pk
-            and submission.withdrawn_at is None and not submission.hidden_by_curator):
+    if bool(user and user.is_authenticated and submission.user_id == user.pk and submission.is_live):
         return True
     if not submission.is_public or not submission.split.dataset.is_published:
         return False

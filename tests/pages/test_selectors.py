@@ -177,3 +177,22 @@ def test_each_test_entry_says_which_try_of_its_owner_it_was(client, split_test, 
     assert "try 3" in page and "try 2" in page
     api = client.get("/api/v1/datasets/tiny/leaderboard?split=test").json()
     assert {e["system"]: e["owner_submission_number"] for e in api["entries"]}["alice 3rd"] == 3
+
+
+def test_the_membership_rule_in_python_agrees_with_its_queries(tiny_dataset, alice, make_entry):
+    """``Submission.is_live`` / ``is_public`` (a row already loaded) say what ``live_q`` / ``on_board_q`` say in
+    SQL, for every visibility, withdrawn or not, hidden by a curator or not (one rule, two spellings, held equal)."""
+    from django.utils import timezone
+
+    from submissions.models import live_q
+
+    split = tiny_dataset.splits.get(name="dev")
+    entries = [make_entry(split, alice, f"{visibility} {withdrawn} {hidden}", {"R@10": 0.5}, visibility=visibility,
+                          withdrawn_at=timezone.now() if withdrawn else None, hidden_by_curator=hidden)
+               for visibility in Submission.Visibility.values for withdrawn in (False, True) for hidden in (False, True)]
+    live = set(Submission.objects.filter(live_q()).values_list("pk", flat=True))
+    on_board = set(Submission.objects.on_board().values_list("pk", flat=True))
+    assert len(live) == 3 and len(on_board) == 2
+    for entry in entries:
+        assert entry.is_live == (entry.pk in live), entry.system_name
+        assert entry.is_public == (entry.pk in on_board), entry.system_name
