@@ -325,3 +325,32 @@ def test_no_empty_package_is_left_behind():
                    for init in (ROOT / package).rglob("__init__.py")
                    if not any(p.name not in ("__init__.py", "__pycache__") for p in init.parent.iterdir()))
     assert not empty, "empty packages: " + ", ".join(empty)
+
+
+def _layers_contract() -> list[set[str]]:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    (contract,) = [c for c in config["tool"]["importlinter"]["contracts"]
+                   if c["type"] == "layers" and "containers" not in c]
+    return [{name.strip() for name in layer.split("|")} for layer in contract["layers"]]
+
+
+def test_the_layer_diagram_and_the_layer_chains_are_the_contract():
+    """docs/architecture.md's diagram shows each layer of the contract, top to bottom, side by side where the
+    contract says ``a | b``; CONTRIBUTING's chain (``demo > api | snapshots > …``) and the contract's own name
+    say the same."""
+    layers = _layers_contract()
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    diagram = text[text.index("## Layers"):text.index("## Where each feature lives")]
+    rows = [set(re.findall(r"(?:^  |\s{2,})([a-z_]+)/\s", line)) & set(PACKAGES)
+            for line in diagram.splitlines() if re.match(r"^  [a-z_]+/", line)]
+    rows = [row for row in rows if row - {"lexboard", "lexboard_cli"}]
+    assert rows == layers, f"the diagram's rows {rows} are not the contract's layers {layers}"
+    chain = " > ".join(" | ".join(sorted(layer)) for layer in layers)
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    name = next(c["name"] for c in config["tool"]["importlinter"]["contracts"] if c["type"] == "layers")
+    for where, said in (("CONTRIBUTING.md", re.sub(r"\s+", " ", (ROOT / "CONTRIBUTING.md").read_text())),
+                        ("the contract's name", re.sub(r" \([^)]*\)", "", name))):
+        found = re.search(r"demo > [a-z_ |>]+ > evaluation", said)
+        assert found, f"{where} gives no chain of the layers"
+        said_layers = [{n.strip() for n in layer.split("|")} for layer in found.group(0).split(" > ")]
+        assert said_layers == layers, f"{where} says {found.group(0)!r}; the contract: {chain}"
