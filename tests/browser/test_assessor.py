@@ -5,7 +5,6 @@ the strict CSP without a script error."""
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 from django.contrib.auth.models import Group
@@ -17,6 +16,7 @@ from catalogue.models import Split
 from catalogue.services import corpus_set
 from tests.assessment.conftest import RUN_A, RUN_B, submit
 from tests.users import verified
+from tests.waiting import wait_until
 
 from .helpers import SCORING_TIMEOUT_MS, accessibility_problems
 
@@ -129,11 +129,11 @@ def test_the_curator_reads_the_pool_and_makes_a_qrels_version(browser_page, assi
     assert page.js_errors == []
     # The worker rescores both entries on v2, then the leaderboard switches (and the test ends with no task
     # still writing, so the next test starts on a clean database).
-    deadline = time.monotonic() + SCORING_TIMEOUT_MS / 1000
-    split = Split.objects.get(pk=assignment.pool.split_id)
-    while time.monotonic() < deadline and (split.current_qrels.version != 2 or split.pending_qrels_id):
-        time.sleep(0.25)
-        split = Split.objects.select_related("current_qrels").get(pk=split.pk)
-    assert split.current_qrels.version == 2 and split.pending_qrels_id is None, celery_worker_process.log()[-3000:]
+    def switched() -> bool:
+        split = Split.objects.select_related("current_qrels").get(pk=assignment.pool.split_id)
+        return split.current_qrels.version == 2 and split.pending_qrels_id is None
+
+    wait_until(switched, timeout=SCORING_TIMEOUT_MS / 1000, what="the split on qrels v2, rescored",
+               worker=celery_worker_process, interval=0.25)
     page.goto("/d/tiny/?split=test")
     expect(page.locator("#qrels-history")).to_contain_text("depth-2 pool judged by carol")
