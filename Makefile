@@ -32,11 +32,13 @@ check-types: venv
 	$(PY) -m mypy
 	$(PY) -m mypy --config-file mypy-django.ini
 
-# Lint and import order, the import contracts (pyproject.toml), no missing migration, the core's tests
-# without Django. (.ci/run runs `make check`: these and check-types.)
+# Lint and import order, the import contracts (pyproject.toml) and what they do not see (tests/architecture: cycles
+# counting imports inside functions, the documents against the tree; a few seconds, no database), no missing
+# migration, the core's tests without Django. (.ci/run runs `make check`: these and check-types.)
 check-code: venv venv-core
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
+	env -u DATABASE_URL -u CELERY_BROKER_URL -u CACHE_URL $(PY) -m pytest -q -p no:cacheprovider -n 0 tests/architecture
 	$(PY) manage.py makemigrations --check --dry-run
 	$(MAKE) check-core
 

@@ -354,3 +354,10 @@ def test_the_layer_diagram_and_the_layer_chains_are_the_contract():
         assert found, f"{where} gives no chain of the layers"
         said_layers = [{n.strip() for n in layer.split("|")} for layer in found.group(0).split(" > ")]
         assert said_layers == layers, f"{where} says {found.group(0)!r}; the contract: {chain}"
+
+
+def test_make_check_runs_these_tests():
+    """CONTRIBUTING lists this file among the gates: ``make check`` (which .ci/run runs before the tests) runs it."""
+    makefile = (ROOT / "Makefile").read_text()
+    recipe = makefile[makefile.index("\ncheck-code:"):].split("\n\n", 1)[0]
+    assert "tests/architecture" in recipe, "make check-code does not run tests/architecture"
