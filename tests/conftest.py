@@ -47,7 +47,7 @@ def private_run_storage(private_data_dir):
 #: a test elsewhere asks with the mark (``pytestmark = pytest.mark.own_cache``).
 MARKED_FOLDERS = {
     "own_cache": {"accounts", "analysis", "api", "assessment", "classification", "pages", "rescoring", "robustness",
-                  "suites"},
+                  "snapshots", "suites"},
     "private_storage": {"analysis", "api", "assessment", "browser", "classification", "rescoring",
                         "submissions"},
 }

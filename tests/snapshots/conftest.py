@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from tests.pages.conftest import (  # noqa: F401  (fixtures, found by pytest under these names)
-    _own_cache_namespace,
-    fresh_cache,
     hidden_test,
     make_entry,
     reported,
