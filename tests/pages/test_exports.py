@@ -65,9 +65,7 @@ def test_it_exports_a_booktabs_table_with_the_best_values_in_bold(client, board)
     assert "nDCG" not in tex
 
 
-def test_it_exports_latex_in_percent_when_the_dataset_shows_percent(client, board, tiny_dataset):
-    tiny_dataset.display = "percent"
-    tiny_dataset.save()
+def test_it_exports_latex_in_percent(client, board):
     tex = _export(client, "tex", measures="R@10").content.decode()
     assert "\\textbf{70.00}" in tex and "in percent" in tex
 

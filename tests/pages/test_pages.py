@@ -115,14 +115,12 @@ def test_it_shows_anonymous_entries_as_anonymous(client, split_test, alice, make
     assert "anonymous" in row and "alice" not in row.lower()
 
 
-def test_it_formats_values_in_percent_whatever_the_dataset_display(client, split_test, alice, make_entry, tiny_dataset):
+def test_it_formats_values_in_percent(client, split_test, alice, make_entry, tiny_dataset):
+    """One scale across the site (issue 14); Dataset.display, which once chose another, is gone (#26)."""
     make_entry(split_test, alice, "x", {"R@10": 0.51333})
-    url = reverse("leaderboard:dataset", args=["tiny"])
-    for display in ("fraction", "percent"):  # one scale across the site (issue 14)
-        tiny_dataset.display = display
-        tiny_dataset.save()
-        body = _body(client.get(url))
-        assert "51.33" in body and "0.5133" not in body
+    body = _body(client.get(reverse("leaderboard:dataset", args=["tiny"])))
+    assert "51.33" in body and "0.5133" not in body
+    assert not hasattr(type(tiny_dataset), "display")
 
 
 def test_it_shows_the_citation_with_a_copy_button(client, tiny_dataset):
