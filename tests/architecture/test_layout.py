@@ -133,6 +133,8 @@ def test_no_project_import_inside_a_function():
             if name.startswith(".") or name.split(".")[0] in PACKAGES:
                 found.append(f"{rel}:{node.lineno} ({function}: {name})")
     assert not found, "move these imports to the module's top (or the code to the right layer): " + ", ".join(found)
+    idle = [rel for rel in LAZY_LOADERS if not _imports_by_name(ROOT / rel)[0]]
+    assert not idle, "LAZY_LOADERS lists modules that import nothing by name: " + ", ".join(idle)
 
 
 def test_no_import_error_fallback():
