@@ -358,6 +358,10 @@ def test_the_layer_diagram_and_the_layer_chains_are_the_contract():
         assert found, f"{where} gives no chain of the layers"
         said_layers = [{n.strip() for n in layer.split("|")} for layer in found.group(0).split(" > ")]
         assert said_layers == layers, f"{where} says {found.group(0)!r}; the contract: {chain}"
+    # The README's folder table runs "top to bottom" too.
+    level = {name: i for i, layer in enumerate(layers) for name in layer}
+    readme = [name for name in re.findall(r"^\| `([a-z_]+)/` \|", (ROOT / "README.md").read_text(), re.M) if name in level]
+    assert sorted(readme, key=level.__getitem__) == readme, f"README's folder table is not top to bottom: {readme}"
 
 
 def test_make_check_runs_these_tests():
