@@ -24,6 +24,7 @@ import pytest
 
 from tests.fixtures_site import stop_server
 from tests.ports import free_port
+from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.slow]
 
@@ -102,8 +103,8 @@ def test_healthz_keeps_answering_while_16_clients_trickle_their_headers(make_run
         thread.start()
     answers = []
     try:
-        time.sleep(2)  # every trickler connected and holding its request open
-        assert len(opened) == TRICKLERS
+        # every trickler connected and holding its request open
+        wait_until(lambda: len(opened) == TRICKLERS, timeout=10, what=f"{TRICKLERS} clients connected", interval=0.05)
         deadline = time.monotonic() + TRICKLE_SECONDS
         while time.monotonic() < deadline:
             started = time.monotonic()
