@@ -102,6 +102,17 @@ class DatasetSerializer(serializers.ModelSerializer):
     default_split = serializers.SerializerMethodField()
     splits = SplitSerializer(many=True, read_only=True)
     page = serializers.SerializerMethodField()
+    empty_queries = serializers.ChoiceField(
+        choices=Dataset.EmptyQueries.choices, read_only=True,
+        help_text="Which queries every mean is over: omit = the qrels queries with a relevant document (a query the "
+        "run lacks scores 0); count = every qrels query, as trec_eval -c. Queries judged only negative count as "
+        "queries without a relevant document.")
+    score_precision = serializers.ChoiceField(
+        choices=Dataset.ScorePrecision.choices, read_only=True,
+        help_text="How run scores are compared when ranking: float32 as trec_eval 9.x (and pytrec_eval), float64 as "
+        "trec_eval 10.")
+    relevance_threshold = serializers.IntegerField(
+        read_only=True, help_text="A document is relevant when its grade is at least this (trec_eval -l).")
 
     class Meta:
         model = Dataset
@@ -114,6 +125,9 @@ class DatasetSerializer(serializers.ModelSerializer):
             "page",
             "docid_example",
             "depth",
+            "relevance_threshold",
+            "empty_queries",
+            "score_precision",
             "measures",
             "primary_measure",
             "default_split",
@@ -178,6 +192,7 @@ LeaderboardSerializer = inline_serializer(
 _DATASET_EXAMPLE = {
     "slug": "bsard", "name": "BSARD", "benchmark": "lexglue-fr", "language": "fr", "task": "retrieval",
     "page": "https://lexboard.example/d/bsard/", "docid_example": "1234", "depth": 100,
+    "relevance_threshold": 1, "empty_queries": "omit", "score_precision": "float32",
     "measures": ["R@100", "nDCG@10"], "primary_measure": "R@100", "default_split": "test",
     "splits": [{"name": "test", "kind": "test", "hidden": True, "accepts_submissions": True, "daily_limit": 5,
                 "total_limit": None, "monthly_limit": 20, "requires_provenance": False,

@@ -10,6 +10,7 @@ from django.urls import reverse
 from drf_spectacular.validation import validate_schema
 from rest_framework.test import APIClient
 
+from catalogue.models import Dataset
 from submissions.services import submission_score_now
 
 from .conftest import PERFECT, WEAK, run_bytes
@@ -40,6 +41,19 @@ def test_it_lists_datasets_with_splits_and_measures(tiny_dataset):
     assert splits["test"]["leaderboard"].endswith("/api/v1/datasets/tiny/leaderboard?split=test")
     text = json.dumps(body)
     assert "qrels_gz" not in text and '"d7"' not in text and "grade" not in text
+
+
+def test_it_states_each_datasets_averaging_convention_and_score_precision(tiny_dataset):
+    """#27 item 3: the averaging convention named exactly in the API, as in the docs and the CLI's help."""
+    tiny = APIClient().get(reverse("api:datasets")).json()[0]
+    assert (tiny["empty_queries"], tiny["score_precision"], tiny["relevance_threshold"]) == ("omit", "float32", 1)
+    Dataset.objects.filter(pk=tiny_dataset.pk).update(empty_queries="count", score_precision="float64",
+                                                     relevance_threshold=2)
+    tiny = APIClient().get(reverse("api:datasets")).json()[0]
+    assert (tiny["empty_queries"], tiny["score_precision"], tiny["relevance_threshold"]) == ("count", "float64", 2)
+    schema = yaml.safe_load(APIClient().get(reverse("api:schema")).content)
+    described = schema["components"]["schemas"]["Dataset"]["properties"]
+    assert "trec_eval -c" in described["empty_queries"]["description"]
 
 
 def test_it_leaves_unpublished_datasets_to_staff(tiny_dataset, staff):
