@@ -45,6 +45,16 @@ LAZY_LOADERS = {
 _IMPORT_BY_NAME = {"import_module", "__import__"}
 
 
+def _called_name(node: ast.Call) -> str:
+    """``f`` of ``f(...)`` or ``x.f(...)``; empty for anything else called."""
+    func = node.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def _pyproject() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
 def _module_name(path) -> str:
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
@@ -57,15 +67,12 @@ def _imports_by_name(path) -> tuple[list[int], set[str]]:
     tree = ast.parse(path.read_text())
     lines, targets, computed = [], set(), False
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            func = node.func
-            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-            if name in _IMPORT_BY_NAME and node.args:
-                lines.append(node.lineno)
-                if isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
-                    targets.add(node.args[0].value)
-                else:
-                    computed = True
+        if isinstance(node, ast.Call) and _called_name(node) in _IMPORT_BY_NAME and node.args:
+            lines.append(node.lineno)
+            if isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+                targets.add(node.args[0].value)
+            else:
+                computed = True
     if computed:
         module = _module_name(path)
         package = module if path.name == "__init__.py" else module.rpartition(".")[0]
@@ -225,11 +232,9 @@ def test_which_entries_are_live_is_written_once():
         if rel == home:
             continue
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Call):
-                func = node.func
-                name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-                if name in lookups and any(k.arg and k.arg.endswith("hidden_by_curator") for k in node.keywords):
-                    found.append(f"{rel}:{node.lineno}")
+            if isinstance(node, ast.Call) and _called_name(node) in lookups \
+                    and any(k.arg and k.arg.endswith("hidden_by_curator") for k in node.keywords):
+                found.append(f"{rel}:{node.lineno}")
     assert not found, f"use live_q / scored_live_q / on_board_q ({home}) instead of spelling the rule out: " \
         + ", ".join(found)
 
@@ -241,7 +246,7 @@ def test_the_gates_configuration_names_every_package():
     metric core, which any layer may use; the client's forbids that too), so a new package is covered; presentation's
     ("no model", docs/architecture.md) is one of them. A ruff
     per-file ignore names a file that exists."""
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    config = _pyproject()
     packages = set(PACKAGES)
     assert packages <= set(config["tool"]["ruff"]["lint"]["isort"]["known-first-party"])
     mypy_django = configparser.ConfigParser()
@@ -332,7 +337,7 @@ def test_no_empty_package_is_left_behind():
 
 
 def _layers_contract() -> list[set[str]]:
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    config = _pyproject()
     (contract,) = [c for c in config["tool"]["importlinter"]["contracts"]
                    if c["type"] == "layers" and "containers" not in c]
     return [{name.strip() for name in layer.split("|")} for layer in contract["layers"]]
@@ -350,7 +355,7 @@ def test_the_layer_diagram_and_the_layer_chains_are_the_contract():
     rows = [row for row in rows if row - {"lexboard", "lexboard_cli"}]
     assert rows == layers, f"the diagram's rows {rows} are not the contract's layers {layers}"
     chain = " > ".join(" | ".join(sorted(layer)) for layer in layers)
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    config = _pyproject()
     name = next(c["name"] for c in config["tool"]["importlinter"]["contracts"] if c["type"] == "layers")
     for where, said in (("CONTRIBUTING.md", re.sub(r"\s+", " ", (ROOT / "CONTRIBUTING.md").read_text())),
                         ("the contract's name", re.sub(r" \([^)]*\)", "", name))):

@@ -18,6 +18,7 @@ from evaluation.aggregate import (
     harmonic_mean,
     lextreme_aggregates,
 )
+from evaluation.cli import main
 from tests.shared_folder import shared_file
 
 # The worked example of docs/metrics.md: two datasets, A with one configuration
@@ -204,8 +205,6 @@ def test_it_refuses_an_unknown_method_and_an_empty_table():
 
 
 def test_the_aggregate_command_prints_the_lextreme_parts_as_json(tmp_path, capsys):
-    from evaluation.cli import main
-
     path = tmp_path / "scores.json"
     gappy = {k: v for k, v in WORKED.items() if k != "A/default/fr"}
     path.write_text(json.dumps({"full": WORKED, "gappy": gappy}))
@@ -226,8 +225,6 @@ def test_the_aggregate_command_prints_the_lextreme_parts_as_json(tmp_path, capsy
 
 
 def test_the_aggregate_command_marks_partial_rows_in_its_table(tmp_path, capsys):
-    from evaluation.cli import main
-
     path = tmp_path / "scores.json"
     path.write_text(json.dumps({"bm25": {"bsard": 0.2, "gbr": 0.6}, "new": {"bsard": 0.5}}))
     assert main(["aggregate", "--method", "harmonic", "--partial", str(path)]) == 0
@@ -238,8 +235,6 @@ def test_the_aggregate_command_marks_partial_rows_in_its_table(tmp_path, capsys)
 
 
 def test_the_aggregate_command_exits_2_on_bad_input(tmp_path, capsys):
-    from evaluation.cli import main
-
     path = tmp_path / "scores.json"
     path.write_text('{"s": {"a": 0.5,}}')
     assert main(["aggregate", "--method", "mean", str(path)]) == 2

@@ -27,6 +27,7 @@ from evaluation.classification import (
     score_files,
     single_label_f1,
 )
+from evaluation.cli import main
 from evaluation.errors import InputError
 
 
@@ -391,8 +392,6 @@ def test_it_refuses_bytes_that_are_not_utf8():
 
 
 def test_the_classify_command_prints_json(tmp_path, capsys):
-    from evaluation.cli import main
-
     (tmp_path / "g.jsonl").write_bytes(gold_single())
     (tmp_path / "p.jsonl").write_bytes(jsonl({"id": "a", "label": "civil"}, {"id": "b", "label": "tax"}, {"id": 3, "label": "civil"}))
     code = main(["classify", "--gold", str(tmp_path / "g.jsonl"), "--pred", str(tmp_path / "p.jsonl"), "--task", "single", "--json"])
@@ -404,8 +403,6 @@ def test_the_classify_command_prints_json(tmp_path, capsys):
 
 
 def test_the_classify_command_prints_a_table(tmp_path, capsys):
-    from evaluation.cli import main
-
     (tmp_path / "g.jsonl").write_bytes(jsonl({"id": "s", "tags": ["B-PER", "I-PER", "O", "B-LOC"]}))
     (tmp_path / "p.jsonl").write_bytes(jsonl({"id": "s", "tags": ["B-PER", "I-PER", "O", "O"]}))
     code = main(["classify", "--gold", str(tmp_path / "g.jsonl"), "--pred", str(tmp_path / "p.jsonl"), "--task", "ner"])
@@ -416,8 +413,6 @@ def test_the_classify_command_prints_a_table(tmp_path, capsys):
 
 
 def test_the_classify_command_exits_2_with_the_reasons_on_stderr(tmp_path, capsys):
-    from evaluation.cli import main
-
     (tmp_path / "g.jsonl").write_bytes(gold_single())
     (tmp_path / "p.jsonl").write_bytes(jsonl({"id": "a", "label": "civil"}, {"id": "x", "label": "tax"}))
     code = main(

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from leaderboard.selectors import LeaderboardRow, home_datasets, leaderboard_rows, rank_rows
-from submissions.models import Submission
+from submissions.models import Submission, live_q
 from submissions.selectors import submission_ordinal
 
 
@@ -182,10 +183,6 @@ def test_each_test_entry_says_which_try_of_its_owner_it_was(client, split_test, 
 def test_the_membership_rule_in_python_agrees_with_its_queries(tiny_dataset, alice, make_entry):
     """``Submission.is_live`` / ``is_public`` (a row already loaded) say what ``live_q`` / ``on_board_q`` say in
     SQL, for every visibility, withdrawn or not, hidden by a curator or not (one rule, two spellings, held equal)."""
-    from django.utils import timezone
-
-    from submissions.models import live_q
-
     split = tiny_dataset.splits.get(name="dev")
     entries = [make_entry(split, alice, f"{visibility} {withdrawn} {hidden}", {"R@10": 0.5}, visibility=visibility,
                           withdrawn_at=timezone.now() if withdrawn else None, hidden_by_curator=hidden)
