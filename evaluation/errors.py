@@ -118,11 +118,48 @@ class Notice(_Record):
 def ties_notice(n_groups: int, n_queries: int) -> Notice:
     """The notice that ties decided the order: ``n_groups`` groups of equal scores in ``n_queries`` queries.
 
-    Said by both scorers (``scoring.rank_rows`` and the command line's ``fastscore``) in these words.
+    Said by both scorers (``scoring.rank_rows`` and the command line's ``fastscore``) in these words, as are the
+    notices below: each has its words in one place.
     """
     return Notice("ties", f"{counted(n_groups, 'group')} of equal scores in {counted(n_queries, 'query', 'queries')} "
                   f"{'was' if n_groups == 1 else 'were'} ordered by docid, descending (trec_eval's "
                   "order); the rank column is not used", n_groups)
+
+
+def no_relevant_notice(n_empty: int, n_queries: int, threshold: int) -> Notice:
+    """The qrels' notice that ``n_empty`` of its ``n_queries`` queries have no relevant document (``omit``)."""
+    return Notice("no_relevant", f"{n_empty} of {counted(n_queries, 'query', 'queries')} {'has' if n_empty == 1 else 'have'} "
+                  f"no document graded {threshold} or more; {'it is' if n_empty == 1 else 'they are'} left out of "
+                  "every average", n_empty)
+
+
+def unknown_queries_notice(first: list[str], count: int) -> Notice:
+    """The run's ``count`` queries the qrels lack (``first``: up to five of them, in the run's order), ignored."""
+    shown = ", ".join(repr(q) for q in first[:5])
+    more = "…" if count > 5 else ""
+    return Notice("unknown_queries", f"{counted(count, 'query', 'queries')} of the run "
+                  f"{'is' if count == 1 else 'are'} not in this split and ignored (e.g. {shown}{more})", count)
+
+
+def empty_counted_notice(n_empty: int, how: str) -> Notice:
+    """``n_empty`` evaluated queries without a relevant document count in the averages (``how``: the convention)."""
+    return Notice("empty_queries_counted", f"{counted(n_empty, 'query', 'queries')} of the qrels "
+                  f"{'has' if n_empty == 1 else 'have'} no relevant document and "
+                  f"{'counts' if n_empty == 1 else 'count'} in every average ({how})", n_empty)
+
+
+def missing_queries_notice(missing: int, n_evaluated: int) -> Notice:
+    """The run has no rows for ``missing`` of the ``n_evaluated`` evaluated queries: they score 0."""
+    of_evaluated = counted(n_evaluated, "evaluated query", "evaluated queries")
+    return Notice("missing_queries", f"the run has no rows for {missing} of the {of_evaluated}; "
+                  f"{'it scores' if missing == 1 else 'they score'} 0 on every measure", missing)
+
+
+def depth_cut_notice(n_cut: int, n_queries: int, depth: int) -> Notice:
+    """``n_cut`` rows beyond rank ``depth`` in ``n_queries`` queries were cut after sorting."""
+    return Notice("depth_cut", f"{counted(n_cut, 'row')} beyond rank {depth} in "
+                  f"{counted(n_queries, 'query', 'queries')} {'was' if n_cut == 1 else 'were'} cut "
+                  "after sorting by score", n_cut)
 
 
 class ProblemCollector:

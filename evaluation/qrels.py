@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _kernel as K
-from .errors import Notice, ProblemCollector, QrelsFormatError, counted
+from .errors import Notice, ProblemCollector, QrelsFormatError, no_relevant_notice
 
 QRELS_COLUMNS = "query id, iteration, document id, grade"
 _GRADE_MESSAGE = "the grade {token!r} is not a whole number; grades are integers (e.g. 0, 1, 2)"
@@ -151,10 +151,7 @@ class Qrels:
         qrels = cls(name=name, qids=qids, qidx=qidx, doc_words=words, grades=grades, threshold=threshold)
         empty = int((qrels.n_relevant_per_query == 0).sum())
         if empty:
-            qrels.notices.append(Notice(
-                "no_relevant",
-                f"{empty} of {counted(len(qids), 'query', 'queries')} {'has' if empty == 1 else 'have'} no document "
-                f"graded {threshold} or more; {'it is' if empty == 1 else 'they are'} left out of every average", empty))
+            qrels.notices.append(no_relevant_notice(empty, len(qids), threshold))
         return qrels
 
     def with_threshold(self, threshold: int) -> Qrels:

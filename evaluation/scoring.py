@@ -39,7 +39,17 @@ from .conventions import (
     score_precision as check_score_precision,
 )
 from .corpus import CorpusIds
-from .errors import Notice, Problem, RunFormatError, counted, ties_notice
+from .errors import (
+    Notice,
+    Problem,
+    RunFormatError,
+    counted,
+    depth_cut_notice,
+    empty_counted_notice,
+    missing_queries_notice,
+    ties_notice,
+    unknown_queries_notice,
+)
 from .kernels import Hits
 from .measures import DEFAULT_MEASURES, FAMILIES, Measure, parse_measures
 from .qrels import Qrels
@@ -145,10 +155,7 @@ def evaluate(
                          dtype=np.int32)
     unknown = [q for q, i in zip(run.qids, q_of_code.tolist(), strict=True) if i < 0]
     if unknown:
-        shown = ", ".join(repr(q) for q in unknown[:5])
-        more = "…" if len(unknown) > 5 else ""
-        warnings.append(Notice("unknown_queries", f"{counted(len(unknown), 'query', 'queries')} of the run "
-                               f"{'is' if len(unknown) == 1 else 'are'} not in this split and ignored (e.g. {shown}{more})", len(unknown)))
+        warnings.append(unknown_queries_notice(unknown[:5], len(unknown)))
     in_run = np.zeros(len(qrels.qids), dtype=bool)
     in_run[q_of_code[q_of_code >= 0]] = True
     if empty_queries == "omit":
@@ -158,17 +165,13 @@ def evaluate(
         n_empty = int((qrels.n_relevant_per_query[evaluated] == 0).sum())
         how = "trec_eval -c" if empty_queries == "count" else "trec_eval"
         if n_empty:
-            warnings.append(Notice("empty_queries_counted", f"{counted(n_empty, 'query', 'queries')} of the qrels "
-                                   f"{'has' if n_empty == 1 else 'have'} no relevant document and "
-                                   f"{'counts' if n_empty == 1 else 'count'} in every average ({how})", n_empty))
+            warnings.append(empty_counted_notice(n_empty, how))
     eval_pos = np.full(len(qrels.qids), -1, dtype=np.int64)
     eval_pos[evaluated] = np.arange(len(evaluated))
     qids = [qrels.qids[i] for i in evaluated.tolist()]
     missing = int((~in_run[evaluated]).sum())
     if missing:
-        of_evaluated = counted(len(qids), "evaluated query", "evaluated queries")
-        warnings.append(Notice("missing_queries", f"the run has no rows for {missing} of the {of_evaluated}; "
-                               f"{'it scores' if missing == 1 else 'they score'} 0 on every measure", missing))
+        warnings.append(missing_queries_notice(missing, len(qids)))
     report(0.05)
 
     rank, tie_notice, cut_notice, retrieved = rank_rows(run, depth, score_precision=score_precision)
@@ -279,9 +282,7 @@ def rank_rows(run: Run, depth: int, *, score_precision: ScorePrecision = DEFAULT
     over = lens > depth
     if over.any():
         n_cut = int((lens[over] - depth).sum())
-        cut_notice = Notice("depth_cut", f"{counted(n_cut, 'row')} beyond rank {depth} in "
-                            f"{counted(int(over.sum()), 'query', 'queries')} {'was' if n_cut == 1 else 'were'} cut "
-                            "after sorting by score", n_cut)
+        cut_notice = depth_cut_notice(n_cut, int(over.sum()), depth)
     if order is None:
         rank = rank_sorted
         if tied is not None:
