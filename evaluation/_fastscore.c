@@ -1,4 +1,4 @@
-/* The command line's compiled scorer for plain runs: no numpy, a few milliseconds at BSARD's scale.
+/* The command line's compiled scorer: no numpy, a few milliseconds at BSARD's scale.
  *
  * Why: at the leaderboard's own scale (222 topics x 1,000 rows) trec_eval takes about 0.2 s of CPU, and the
  * numpy path of ``python -m evaluation score`` spends more than that on importing numpy alone. This module
@@ -6,20 +6,26 @@
  * MRR, nDCG, RP, Success) with the same arithmetic, in the same order, as ``evaluation.kernels`` (so the
  * doubles are the same bits), and their means with numpy's pairwise summation.
  *
- * It only takes the plain case and gives up (returns None) on anything else, so that the numpy path, which
- * knows every rule and says every refusal and notice, handles it: gzip, a byte that is not printable ASCII
- * (UTF-8; a leading BOM and CRLF line ends are taken), a comment or a line with other than 4 (qrels) or
- * 6 (run) columns, a line over 1 MiB, an identifier of more than 256 bytes, a file that starts like JSON,
- * HTML or a PDF, a score that is not plain decimal, a rank or grade that is not an integer, a qrels pair
- * twice or a query without a relevant document, a run query the qrels lack (or the reverse), a run not
- * grouped by query, a docid twice in a query, more rows than the depth, several run tags, a score beyond a
- * C float. Nothing it returns can differ from
- * the numpy path (tests/evaluation/test_fastscore.py compares them byte for byte, and each give-up case).
+ * It takes what researchers usually send, and counts what the numpy path's notices say, so that the wrapper
+ * (fastscore.py) gives them in the same words: runs that miss qrels queries or have queries the qrels lack,
+ * qrels queries without a relevant document (under each averaging convention), rows beyond the depth (cut
+ * after sorting), UTF-8 identifiers, gzip files (inflated by the wrapper and handed over as bytes). It gives up
+ * (returns None) on anything else, so that the numpy path, which knows every rule and says every refusal and
+ * the rarer notices, handles it: a control byte other than a space, a tab or a CR (CRLF line ends and a leading
+ * BOM are taken), text that is not UTF-8, a comment or a line with other than 4 (qrels) or 6 (run) columns
+ * (text after the tag is the numpy path's to note), a line over 1 MiB, an identifier of more than 256 bytes, a
+ * file that starts like JSON, HTML or a PDF, a score that is not plain decimal, a rank or grade that is not an
+ * integer, a qrels pair twice, a run not grouped by query, a docid twice in a query, several run tags, a score
+ * beyond a C float, an empty run, more than 65,536 run queries the qrels lack. Nothing it
+ * returns can differ from the numpy path (tests/evaluation/test_fastscore.py compares them byte for byte,
+ * notices included, and each give-up case).
  *
- * score(run_path, qrels_path, measures, depth, threshold, float32)
- *   measures: sequence of (family code, k) with codes R=0 P=1 MAP=2 MRR=3 nDCG=4 RP=5 Success=6 (k unused
- *   by RP); returns None or (qids, per_query, means, tie_groups, tie_queries, n_lines): qids sorted, one
- *   list of floats per measure, one mean per measure.
+ * score(run, qrels, measures, depth, threshold, float32, empty_queries)
+ *   run, qrels: a path (str) or the file's bytes; measures: sequence of (family code, k) with codes R=0 P=1
+ *   MAP=2 MRR=3 nDCG=4 RP=5 Success=6 (k unused by RP); empty_queries: 0 omit, 1 count, 2 trec_eval.
+ *   Returns None or (qids, per_query, means, counts): the averaged qids sorted, one list of floats per measure,
+ *   one mean per measure, and a dict of what the notices count (tie_groups, tie_queries, n_lines, n_queries,
+ *   no_relevant, empty_evaluated, missing, unknown_shown, unknown, cut_rows, cut_queries).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -75,20 +81,54 @@ static char *read_file(const char *path, size_t *size)
     return buf;
 }
 
-/* Byte classes for the tokenizer: a token byte (printable ASCII), a separator (space, tab, CR), the line's end,
- * or anything else (UTF-8, CR, control bytes), which the fast path leaves to the numpy path. */
+/* The same from bytes in memory (a file the wrapper inflated). */
+static char *copy_bytes(const char *data, size_t n, size_t *size)
+{
+    char *buf = malloc(n + SLACK);
+    if (!buf) return NULL;
+    memcpy(buf, data, n);
+    memset(buf + n, 0, SLACK);
+    buf[n] = '\n';
+    *size = n;
+    return buf;
+}
+
+/* Byte classes for the tokenizer: a token byte (0x21 and above: printable ASCII, DEL and UTF-8's bytes, as in the
+ * numpy path, where every byte above 0x20 belongs to a token), a separator (space, tab, CR), the line's end, or
+ * another control byte, which the fast path leaves to the numpy path. */
 enum { C_TOKEN = 0, C_SEP, C_END, C_OTHER };
 static unsigned char byte_class[256];
 
 static void init_classes(void)
 {
-    for (int c = 0; c < 256; c++) byte_class[c] = (c >= 0x21 && c <= 0x7e) ? C_TOKEN : C_OTHER;
+    for (int c = 0; c < 256; c++) byte_class[c] = c >= 0x21 ? C_TOKEN : C_OTHER;
     byte_class[' '] = byte_class['\t'] = byte_class['\r'] = C_SEP;  /* CR: CRLF line ends, as the numpy path */
     byte_class['\n'] = C_END;
 }
 
+/* Whether [p, p + len) is well-formed UTF-8 as Python's strict decoder reads it (no overlong form, no surrogate,
+ * nothing above U+10FFFF): the numpy path refuses a file that is not. */
+static int valid_utf8(const unsigned char *p, int len)
+{
+    const unsigned char *end = p + len;
+    while (p < end) {
+        unsigned c = *p++;
+        if (c < 0x80) continue;
+        int more;
+        unsigned lo = 0x80, hi = 0xbf;  /* the range of the byte after the lead */
+        if (c >= 0xc2 && c <= 0xdf) more = 1;
+        else if (c >= 0xe0 && c <= 0xef) { more = 2; if (c == 0xe0) lo = 0xa0; if (c == 0xed) hi = 0x9f; }
+        else if (c >= 0xf0 && c <= 0xf4) { more = 3; if (c == 0xf0) lo = 0x90; if (c == 0xf4) hi = 0x8f; }
+        else return 0;
+        if (end - p < more || *p < lo || *p > hi) return 0;
+        p++;
+        for (int i = 1; i < more; i++, p++) if (*p < 0x80 || *p > 0xbf) return 0;
+    }
+    return 1;
+}
+
 /* Split one line (ending with '\n') into at most `max` tokens; returns the count (max + 1 when there are
- * more), or -1 when a byte is not printable ASCII, a space or a tab. */
+ * more), or -1 when a byte is a control byte other than a space, a tab or a CR, or a token is not UTF-8. */
 static int split_line(const char *line, Tok *toks, int max)
 {
     const unsigned char *p = (const unsigned char *)line;
@@ -97,14 +137,21 @@ static int split_line(const char *line, Tok *toks, int max)
         while (byte_class[*p] == C_SEP) p++;
         if (byte_class[*p] != C_TOKEN) return byte_class[*p] == C_END ? n : -1;
         const unsigned char *s = p;
-        for (;;) {  /* eight bytes at a time: the first byte below 0x21 or above 0x7e ends the token */
+        uint64_t high = 0;  /* the token's bytes ORed: a set top bit means UTF-8 to check */
+        for (;;) {  /* eight bytes at a time: the first byte below 0x21 ends the token */
             uint64_t x = load8(p);
-            uint64_t stop = (((x - 0x2121212121212121ULL) & ~x) | ((x + 0x0101010101010101ULL) | x))
-                            & 0x8080808080808080ULL;  /* exact at the lowest flagged byte (borrows and carries
-                                                         only reach higher bytes, i.e. later ones) */
-            if (stop) { p += __builtin_ctzll(stop) >> 3; break; }
+            uint64_t stop = (x - 0x2121212121212121ULL) & ~x & 0x8080808080808080ULL;  /* exact at the lowest
+                flagged byte: a byte of 0x21 or more borrows nothing, so nothing reaches it from below */
+            if (stop) {
+                int at = __builtin_ctzll(stop) >> 3;
+                high |= at ? x & (~0ULL >> (64 - 8 * at)) : 0;
+                p += at;
+                break;
+            }
+            high |= x;
             p += 8;
         }
+        if ((high & 0x8080808080808080ULL) && !valid_utf8(s, (int)(p - s))) return -1;
         if (n == max) return max + 1;
         toks[n].p = (const char *)s;
         toks[n].len = (int)(p - s);
@@ -112,8 +159,9 @@ static int split_line(const char *line, Tok *toks, int max)
     }
 }
 
-/* Whole lines from a file, through a buffer that is refilled as they are consumed. */
-typedef struct { FILE *f; char *buf; size_t cap, start, end; int eof; } Reader;
+/* Whole lines from a file (or from bytes in memory: `mem`), through a buffer that is refilled as they are
+ * consumed. */
+typedef struct { FILE *f; char *buf; size_t cap, start, end; int eof; const char *mem; size_t mem_len, mem_at; } Reader;
 
 #define READ_BYTES (1 << 20)
 
@@ -137,8 +185,16 @@ static const char *next_line(Reader *r, int *bad)
         r->end -= r->start;
         r->start = 0;
         if (r->end >= r->cap - 1) { *bad = 1; return NULL; }
-        size_t got = fread(r->buf + r->end, 1, r->cap - 1 - r->end, r->f);
-        if (got == 0) { if (ferror(r->f)) { *bad = 1; return NULL; } r->eof = 1; }
+        size_t got;
+        if (r->mem) {
+            got = r->mem_len - r->mem_at < r->cap - 1 - r->end ? r->mem_len - r->mem_at : r->cap - 1 - r->end;
+            memcpy(r->buf + r->end, r->mem + r->mem_at, got);
+            r->mem_at += got;
+            if (got == 0) r->eof = 1;
+        } else {
+            got = fread(r->buf + r->end, 1, r->cap - 1 - r->end, r->f);
+            if (got == 0) { if (ferror(r->f)) { *bad = 1; return NULL; } r->eof = 1; }
+        }
         r->end += got;
     }
 }
@@ -343,17 +399,18 @@ static double pairwise_sum(const double *a, Py_ssize_t n)
 /* ------------------------------------------------------------------ scoring */
 
 typedef struct {
-    int nq;              /* qrels queries (all evaluated: each has a relevant document) */
+    int nq;              /* qrels queries */
     int *n_rel;          /* per query (original index) */
     int **pos_grades;    /* positive grades, descending, per query */
     int *n_pos;
     int nm;
     int *fam, *k;
-    double *values;      /* [measure][sorted query position] */
+    double *values;      /* [measure][sorted query position], every qrels query */
     int *sorted_pos;     /* original query index -> sorted position */
 } Ctx;
 
-/* The per-query values of one query from its judged hits in rank order: kernels.py's arithmetic. */
+/* The per-query values of one query from its judged hits in rank order: kernels.py's arithmetic (a query
+ * without a relevant document has 0 where kernels divide by |relevant|: ``kernels._per_relevant``). */
 static void query_values(Ctx *c, int q, const int *hr, const int *hg, int nh, int threshold)
 {
     double n_rel = (double)c->n_rel[q];
@@ -367,7 +424,7 @@ static void query_values(Ctx *c, int q, const int *hr, const int *hg, int nh, in
             int cut = c->fam[m] == F_RP ? c->n_rel[q] : k;
             double count = 0.0;
             for (int h = 0; h < nh; h++) if (hg[h] >= threshold && hr[h] <= cut) count += 1.0;
-            v = c->fam[m] == F_P ? count / (double)k : count / n_rel;
+            v = c->fam[m] == F_P ? count / (double)k : (n_rel > 0 ? count / n_rel : 0.0);
             break;
         }
         case F_MAP: {
@@ -377,7 +434,7 @@ static void query_values(Ctx *c, int q, const int *hr, const int *hg, int nh, in
                 so_far += 1.0;
                 if (hr[h] <= k) total += so_far / (double)hr[h];
             }
-            v = total / n_rel;
+            v = n_rel > 0 ? total / n_rel : 0.0;
             break;
         }
         case F_MRR:
@@ -400,14 +457,31 @@ static void query_values(Ctx *c, int q, const int *hr, const int *hg, int nh, in
     }
 }
 
+/* Which qrels queries are averaged (``conventions.EMPTY_QUERIES``): those with a relevant document (omit),
+ * all of them (count: trec_eval -c), or those the run has (trec_eval). */
+enum { E_OMIT = 0, E_COUNT, E_TREC_EVAL };
+
+/* Run query ids the qrels lack: kept (copied) to see a query come back after another, which the numpy path
+ * orders; beyond this many the fast path gives up. */
+#define MAX_UNKNOWN (1 << 16)
+#define SHOWN_UNKNOWN 5
+
+/* What the wrapper says besides the values: the numpy path's notices, counted (``evaluation.errors``). */
+typedef struct {
+    long tie_groups, tie_queries, n_lines, n_cut, n_over;
+    int n_no_relevant, n_empty_evaluated, n_missing, n_unknown, n_evaluated;
+    int *evaluated;      /* sorted positions of the evaluated queries, ascending */
+} Counts;
+
 typedef struct {
     char *qbuf, *rbuf, *arena;
     size_t *doc_at;
     FILE *run_file;
-    QEntry *qslots;
+    QEntry *qslots, *uslots;
     JEntry *jslots;
     Tok *qids;
-    int *n_rel, *n_pos, *grades_all, **pos_grades, *sorted_pos, *fam, *k, *seen_q, *hr, *hg;
+    char **unknown;
+    int *n_rel, *n_pos, *grades_all, **pos_grades, *sorted_pos, *fam, *k, *seen_q, *hr, *hg, *evaluated;
     double *values;
     Row *rows;
     uint64_t *dup;
@@ -418,17 +492,44 @@ static void release(Mem *m)
     free(m->qbuf); free(m->rbuf); free(m->qslots); free(m->jslots); free(m->qids); free(m->n_rel);
     free(m->n_pos); free(m->grades_all); free(m->pos_grades); free(m->sorted_pos); free(m->fam); free(m->k);
     free(m->seen_q); free(m->hr); free(m->hg); free(m->values); free(m->rows); free(m->dup);
-    free(m->arena); free(m->doc_at);
+    free(m->arena); free(m->doc_at); free(m->uslots); free(m->evaluated);
+    if (m->unknown) for (int i = 0; i < MAX_UNKNOWN && m->unknown[i]; i++) free(m->unknown[i]);
+    free(m->unknown);
     if (m->run_file) fclose(m->run_file);
 }
 
-/* 1 = scored, 0 = not the plain case (give up), -1 = out of memory. */
-static int run_score(Mem *M, const char *run_path, const char *qrels_path, int depth, int threshold, int single,
-                     Ctx *c, long *tie_groups, long *tie_queries, long *n_lines_out)
+/* A file to read: its path, or its bytes (`data`, when the wrapper inflated a gzip file). */
+typedef struct { const char *path; const char *data; size_t len; } Input;
+
+/* Room for `need` rows of a query: the rows, their docids' offsets, the hits and the docid set grow together. */
+static int rows_reserve(Mem *M, size_t *cap, size_t *dup_size, size_t need)
+{
+    if (need <= *cap) return 1;
+    size_t grown = *cap * 2 > need ? *cap * 2 : need;
+    Row *rows = realloc(M->rows, grown * sizeof(Row));
+    if (rows) M->rows = rows;
+    size_t *doc_at = realloc(M->doc_at, grown * sizeof(size_t));
+    if (doc_at) M->doc_at = doc_at;
+    int *hr = realloc(M->hr, grown * sizeof(int));
+    if (hr) M->hr = hr;
+    int *hg = realloc(M->hg, grown * sizeof(int));
+    if (hg) M->hg = hg;
+    size_t ds = table_size(grown);
+    uint64_t *dup = realloc(M->dup, ds * sizeof(uint64_t));
+    if (dup) M->dup = dup;
+    if (!rows || !doc_at || !hr || !hg || !dup) return 0;
+    *cap = grown;
+    *dup_size = ds;
+    return 1;
+}
+
+/* 1 = scored, 0 = not the case this path takes (give up), -1 = out of memory. */
+static int run_score(Mem *M, Input run, Input qrels, int depth, int threshold, int single, int empty_mode,
+                     Ctx *c, Counts *out)
 {
     size_t qsize;
-    M->qbuf = read_file(qrels_path, &qsize);
-    if (!M->qbuf) return 0;
+    M->qbuf = qrels.data ? copy_bytes(qrels.data, qrels.len, &qsize) : read_file(qrels.path, &qsize);
+    if (!M->qbuf) return qrels.data ? -1 : 0;
     if (qsize >= 2 && (unsigned char)M->qbuf[0] == 0x1f && (unsigned char)M->qbuf[1] == 0x8b) return 0;
 
     /* qrels: count lines for the tables' sizes */
@@ -467,7 +568,6 @@ static int run_score(Mem *M, const char *run_path, const char *qrels_path, int d
         if (g > 0) M->n_pos[q]++;
     }
     if (nq == 0) return 0;
-    for (int q = 0; q < nq; q++) if (M->n_rel[q] == 0) return 0;  /* the numpy path says which are left out */
     /* positive grades per query, descending (the ideal ranking) */
     M->pos_grades = calloc((size_t)nq, sizeof(int *));
     int *pool = malloc((nj + 1) * sizeof(int)), *fill = calloc((size_t)nq, sizeof(int));
@@ -477,10 +577,11 @@ static int run_score(Mem *M, const char *run_path, const char *qrels_path, int d
     for (size_t j = 0; j < nj; j++) if (jg[j] > 0) M->pos_grades[jq[j]][fill[jq[j]]++] = jg[j];
     free(fill);
     for (int q = 0; q < nq; q++) qsort(M->pos_grades[q], (size_t)M->n_pos[q], sizeof(int), grade_desc);
-    /* sorted order of the query ids (Python's str order is the bytes' order for ASCII) */
+    /* sorted order of the query ids (Python's str order is the order of their UTF-8 bytes) */
     Tok *sorted = malloc((size_t)nq * sizeof(Tok));
     M->sorted_pos = malloc((size_t)nq * sizeof(int));
-    if (!sorted || !M->sorted_pos) { free(sorted); free(pool); return -1; }
+    M->evaluated = malloc((size_t)nq * sizeof(int));
+    if (!sorted || !M->sorted_pos || !M->evaluated) { free(sorted); free(pool); return -1; }
     memcpy(sorted, M->qids, (size_t)nq * sizeof(Tok));
     qsort(sorted, (size_t)nq, sizeof(Tok), qid_order);
     for (int i = 0; i < nq; i++) {
@@ -498,25 +599,25 @@ static int run_score(Mem *M, const char *run_path, const char *qrels_path, int d
 
     /* the run, read line by line; a query's docids are copied into the arena until it is scored */
     int result = 0;
-    Reader rd = { fopen(run_path, "rb"), NULL, READ_BYTES, 0, 0, 0 };
-    M->run_file = rd.f;
-    if (!rd.f) goto done;
+    Reader rd = { NULL, NULL, READ_BYTES, 0, 0, 0, run.data, run.len, 0 };
+    if (!run.data) {
+        rd.f = M->run_file = fopen(run.path, "rb");
+        if (!rd.f) goto done;
+    }
     M->rbuf = rd.buf = calloc(rd.cap + SLACK, 1);
     M->seen_q = calloc((size_t)nq, sizeof(int));
-    size_t cap = (size_t)depth + 1, arena_cap = 64 * cap, arena_used = 0;
-    M->rows = malloc(cap * sizeof(Row));
-    M->doc_at = malloc(cap * sizeof(size_t));
+    M->uslots = calloc(2 * MAX_UNKNOWN, sizeof(QEntry));
+    M->unknown = calloc(MAX_UNKNOWN, sizeof(char *));
+    size_t cap = 0, dup_size = 0, arena_cap = 1 << 16, arena_used = 0;
     M->arena = malloc(arena_cap + SLACK);
-    M->hr = malloc(cap * sizeof(int));
-    M->hg = malloc(cap * sizeof(int));
-    size_t dup_size = table_size(cap);
-    M->dup = malloc(dup_size * sizeof(uint64_t));
-    if (!rd.buf || !M->seen_q || !M->rows || !M->doc_at || !M->arena || !M->hr || !M->hg || !M->dup) {
+    if (!rd.buf || !M->seen_q || !M->uslots || !M->unknown || !M->arena
+        || !rows_reserve(M, &cap, &dup_size, (size_t)(depth < 4096 ? depth + 1 : 4096))) {
         result = -1;
         goto done;
     }
+    QTable ut = { 2 * MAX_UNKNOWN - 1, M->uslots };
     char tag[MAX_ID_BYTES + SLACK];
-    int tag_len = -1, cur_q = -1, n_seen = 0, bad = 0;
+    int tag_len = -1, cur_q = -1, bad = 0, in_query = 0;
     Tok cur = { NULL, 0 };
     size_t nr = 0;
     long n_lines = 0;
@@ -524,7 +625,7 @@ static int run_score(Mem *M, const char *run_path, const char *qrels_path, int d
         const char *line = next_line(&rd, &bad);
         if (bad) goto done;
         if (line) {
-            if (n_lines == 0 && (unsigned char)line[0] == 0x1f) goto done;  /* gzip: the numpy path inflates it */
+            if (n_lines == 0 && (unsigned char)line[0] == 0x1f) goto done;  /* gzip: the wrapper inflates it */
             if (n_lines == 0 && memcmp(line, "\xef\xbb\xbf", 3) == 0) line += 3;  /* a UTF-8 BOM (SLACK) */
             n_lines++;
             if (split_line(line, t, 6) != 6 || t[0].p[0] == '#') goto done;
@@ -532,7 +633,7 @@ static int run_score(Mem *M, const char *run_path, const char *qrels_path, int d
             if (t[0].len > MAX_ID_BYTES || t[2].len > MAX_ID_BYTES) goto done;
         }
         if (!line || !tok_eq(t[0], cur)) {
-            if (cur_q >= 0) {  /* the finished query: order, check, score */
+            if (in_query) {  /* the finished query: order, check, score */
                 for (size_t i = 0; i < nr; i++) M->rows[i].doc.p = M->arena + M->doc_at[i];
                 int ranked = 1;
                 for (size_t i = 1; i < nr && ranked; i++) ranked = row_order(&M->rows[i - 1], &M->rows[i]) < 0;
@@ -550,22 +651,39 @@ static int run_score(Mem *M, const char *run_path, const char *qrels_path, int d
                         s = (s + 1) & (dup_size - 1);
                     }
                     M->dup[s] = h;
+                    /* a group of equal scores counts when it starts within the depth (it decides an order there) */
                     if (i > 0 && M->rows[i].cmp == M->rows[i - 1].cmp) {
-                        if (!in_tie) { (*tie_groups)++; in_tie = 1; had_tie = 1; }
+                        if (!in_tie && i <= (size_t)depth) { out->tie_groups++; had_tie = 1; }
+                        in_tie = 1;
                     } else in_tie = 0;
-                    const JEntry *e = jtable_find(&jt, cur_q, M->rows[i].doc, dh);
-                    if (e) { M->hr[nh] = (int)i + 1; M->hg[nh] = e->grade; nh++; }
+                    if (cur_q >= 0 && i < (size_t)depth) {
+                        const JEntry *e = jtable_find(&jt, cur_q, M->rows[i].doc, dh);
+                        if (e) { M->hr[nh] = (int)i + 1; M->hg[nh] = e->grade; nh++; }
+                    }
                 }
-                *tie_queries += had_tie;
-                query_values(c, cur_q, M->hr, M->hg, nh, threshold);
+                out->tie_queries += had_tie;
+                if (nr > (size_t)depth) { out->n_cut += (long)(nr - (size_t)depth); out->n_over++; }
+                if (cur_q >= 0) query_values(c, cur_q, M->hr, M->hg, nh, threshold);
             }
             if (!line) break;
             int inserted;
             cur_q = qtable_get(&qt, t[0], -1, &inserted);
-            if (cur_q < 0 || M->seen_q[cur_q]) goto done;  /* a query the qrels lack, or the run not grouped */
-            M->seen_q[cur_q] = 1;
-            n_seen++;
-            cur = M->qids[M->sorted_pos[cur_q]];  /* the qrels' copy of the id: it outlives the line */
+            if (cur_q >= 0) {
+                if (M->seen_q[cur_q]) goto done;  /* the run not grouped by query: the numpy path sorts it */
+                M->seen_q[cur_q] = 1;
+                cur = M->qids[M->sorted_pos[cur_q]];  /* the qrels' copy of the id: it outlives the line */
+            } else {  /* a query the qrels lack: ignored, but its rows are checked and its ties counted */
+                if (out->n_unknown >= MAX_UNKNOWN) goto done;
+                char *copy = malloc((size_t)t[0].len + SLACK);
+                if (!copy) { result = -1; goto done; }
+                memcpy(copy, t[0].p, (size_t)t[0].len);
+                memset(copy + t[0].len, 0, SLACK);
+                cur = (Tok){ copy, t[0].len };
+                qtable_get(&ut, cur, out->n_unknown, &inserted);
+                if (!inserted) { free(copy); goto done; }  /* seen before: not grouped */
+                M->unknown[out->n_unknown++] = copy;
+            }
+            in_query = 1;
             nr = 0;
             arena_used = 0;
         }
@@ -578,13 +696,13 @@ static int run_score(Mem *M, const char *run_path, const char *qrels_path, int d
         if (!is_integer(t[3], 0)) goto done;
         double s;
         if (!parse_score(t[4], &s)) goto done;
-        if (nr >= (size_t)depth) goto done;  /* rows beyond the depth: the numpy path cuts and says so */
         double cmp = s;
         if (single) {
             float f = (float)s;
             if (isinf(f)) goto done;
             cmp = (double)f;
         }
+        if (!rows_reserve(M, &cap, &dup_size, nr + 1)) { result = -1; goto done; }
         if (arena_used + (size_t)t[2].len > arena_cap) {
             char *grown = realloc(M->arena, 2 * arena_cap + (size_t)t[2].len + SLACK);
             if (!grown) { result = -1; goto done; }
@@ -598,21 +716,62 @@ static int run_score(Mem *M, const char *run_path, const char *qrels_path, int d
         M->rows[nr].cmp = cmp;
         nr++;
     }
-    if (n_seen != nq) goto done;  /* queries the run lacks */
-    *n_lines_out = n_lines;
+    if (n_lines == 0) goto done;  /* an empty run: the numpy path says so */
+    /* the averaged queries, in sorted order, and what the notices count */
+    int *orig = M->evaluated;  /* first: sorted position -> original index */
+    for (int q = 0; q < nq; q++) orig[M->sorted_pos[q]] = q;
+    int ne = 0;
+    for (int i = 0; i < nq; i++) {
+        int q = orig[i], empty = M->n_rel[q] == 0, in_run = M->seen_q[q];
+        out->n_no_relevant += empty;
+        int counted = empty_mode == E_COUNT || (empty_mode == E_OMIT ? !empty : in_run);
+        if (!counted) continue;
+        out->n_empty_evaluated += empty;
+        out->n_missing += !in_run;
+        M->evaluated[ne++] = i;  /* ne <= i: orig[i] was read above */
+    }
+    out->n_evaluated = ne;
+    out->n_lines = n_lines;
     result = 1;
 done:
     free(pool);
     return result;
 }
 
+/* `o` as an Input: a str is a path, bytes are the file's content. */
+static int get_input(PyObject *o, Input *in)
+{
+    if (PyBytes_Check(o)) {
+        in->data = PyBytes_AS_STRING(o);
+        in->len = (size_t)PyBytes_GET_SIZE(o);
+        return 1;
+    }
+    Py_ssize_t n;
+    in->path = PyUnicode_Check(o) ? PyUnicode_AsUTF8AndSize(o, &n) : NULL;
+    if (!in->path) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "a file is a path (str) or its content (bytes)");
+        return 0;
+    }
+    if ((size_t)n != strlen(in->path)) {
+        PyErr_SetString(PyExc_ValueError, "embedded null character in path");
+        return 0;
+    }
+    return 1;
+}
+
 static PyObject *fast_score(PyObject *self, PyObject *args)
 {
-    const char *run_path, *qrels_path;
-    PyObject *measures;
-    int depth, threshold, single;
-    if (!PyArg_ParseTuple(args, "ssOiip", &run_path, &qrels_path, &measures, &depth, &threshold, &single))
+    PyObject *run_arg, *qrels_arg, *measures;
+    int depth, threshold, single, empty_mode;
+    if (!PyArg_ParseTuple(args, "OOOiipi", &run_arg, &qrels_arg, &measures, &depth, &threshold, &single,
+                          &empty_mode))
         return NULL;
+    Input run = { NULL, NULL, 0 }, qrels = { NULL, NULL, 0 };
+    if (!get_input(run_arg, &run) || !get_input(qrels_arg, &qrels)) return NULL;
+    if (empty_mode < E_OMIT || empty_mode > E_TREC_EVAL) {
+        PyErr_SetString(PyExc_ValueError, "empty_queries is 0 (omit), 1 (count) or 2 (trec_eval)");
+        return NULL;
+    }
     if (depth < 1) Py_RETURN_NONE;
     PyObject *seq = PySequence_Fast(measures, "measures must be a sequence of (family code, k)");
     if (!seq) return NULL;
@@ -638,50 +797,68 @@ static PyObject *fast_score(PyObject *self, PyObject *args)
         c.fam[m] = fam; c.k[m] = k;
     }
     Py_DECREF(seq);
-    long tie_groups = 0, tie_queries = 0, n_lines = 0;
+    Counts n;
+    memset(&n, 0, sizeof n);
     int ok;
     Py_BEGIN_ALLOW_THREADS
-    ok = run_score(&M, run_path, qrels_path, depth, threshold, single, &c, &tie_groups, &tie_queries, &n_lines);
+    ok = run_score(&M, run, qrels, depth, threshold, single, empty_mode, &c, &n);
     Py_END_ALLOW_THREADS
     if (ok < 0) { release(&M); return PyErr_NoMemory(); }
     if (ok == 0) { release(&M); Py_RETURN_NONE; }
-    PyObject *qids = PyList_New(c.nq), *per_query = PyList_New(c.nm), *means = PyList_New(c.nm);
-    if (!qids || !per_query || !means) goto fail;
-    for (int i = 0; i < c.nq; i++) {
-        PyObject *s = PyUnicode_DecodeASCII(M.qids[i].p, M.qids[i].len, NULL);
+    int ne = n.n_evaluated, shown = n.n_unknown < SHOWN_UNKNOWN ? n.n_unknown : SHOWN_UNKNOWN;
+    double *column = malloc(((size_t)ne + 1) * sizeof(double));
+    PyObject *qids = PyList_New(ne), *per_query = PyList_New(c.nm), *means = PyList_New(c.nm);
+    PyObject *unknown = PyList_New(shown);
+    if (!column || !qids || !per_query || !means || !unknown) goto fail;
+    for (int i = 0; i < ne; i++) {
+        const Tok *q = &M.qids[M.evaluated[i]];
+        PyObject *s = PyUnicode_DecodeUTF8(q->p, q->len, NULL);
         if (!s) goto fail;
         PyList_SET_ITEM(qids, i, s);
     }
+    for (int i = 0; i < shown; i++) {
+        PyObject *s = PyUnicode_DecodeUTF8(M.unknown[i], (Py_ssize_t)strlen(M.unknown[i]), NULL);
+        if (!s) goto fail;
+        PyList_SET_ITEM(unknown, i, s);
+    }
     for (int m = 0; m < c.nm; m++) {
         const double *v = c.values + (size_t)m * (size_t)c.nq;
-        PyObject *col = PyList_New(c.nq), *mean = PyFloat_FromDouble(pairwise_sum(v, c.nq) / (double)c.nq);
+        for (int i = 0; i < ne; i++) column[i] = v[M.evaluated[i]];
+        PyObject *col = PyList_New(ne);  /* no query averaged: a mean of 0, as the numpy path's */
+        PyObject *mean = PyFloat_FromDouble(ne ? pairwise_sum(column, ne) / (double)ne : 0.0);
         if (!col || !mean) { Py_XDECREF(col); Py_XDECREF(mean); goto fail; }
-        for (int i = 0; i < c.nq; i++) {
-            PyObject *x = PyFloat_FromDouble(v[i]);
+        for (int i = 0; i < ne; i++) {
+            PyObject *x = PyFloat_FromDouble(column[i]);
             if (!x) { Py_DECREF(col); Py_DECREF(mean); goto fail; }
             PyList_SET_ITEM(col, i, x);
         }
         PyList_SET_ITEM(per_query, m, col);
         PyList_SET_ITEM(means, m, mean);
     }
+    free(column);
     release(&M);
-    return Py_BuildValue("(NNNlll)", qids, per_query, means, tie_groups, tie_queries, n_lines);
+    return Py_BuildValue("(NNN{s:l,s:l,s:l,s:i,s:i,s:i,s:i,s:N,s:i,s:l,s:l})", qids, per_query, means,
+                         "tie_groups", n.tie_groups, "tie_queries", n.tie_queries, "n_lines", n.n_lines,
+                         "n_queries", c.nq, "no_relevant", n.n_no_relevant, "empty_evaluated", n.n_empty_evaluated,
+                         "missing", n.n_missing, "unknown_shown", unknown, "unknown", n.n_unknown,
+                         "cut_rows", n.n_cut, "cut_queries", n.n_over);
 fail:
-    Py_XDECREF(qids); Py_XDECREF(per_query); Py_XDECREF(means);
+    free(column);
+    Py_XDECREF(qids); Py_XDECREF(per_query); Py_XDECREF(means); Py_XDECREF(unknown);
     release(&M);
     return NULL;
 }
 
 static PyMethodDef methods[] = {
     {"score", fast_score, METH_VARARGS,
-     "score(run_path, qrels_path, measures, depth, threshold, float32) -> None or "
-     "(qids, per_query, means, tie_groups, tie_queries, n_lines); see the module's source for the plain case."},
+     "score(run, qrels, measures, depth, threshold, float32, empty_queries) -> None or "
+     "(qids, per_query, means, counts); see the module's source for the case it takes."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "evaluation._fastscore",
-    "The command line's compiled scorer for plain runs (evaluation/fastscore.py).", -1, methods,
+    "The command line's compiled scorer (evaluation/fastscore.py).", -1, methods,
     NULL, NULL, NULL, NULL,
 };
 

@@ -2,5 +2,6 @@
 
 from collections.abc import Sequence
 
-def score(run_path: str, qrels_path: str, measures: Sequence[tuple[int, int]], depth: int, threshold: int,
-          float32: bool, /) -> tuple[list[str], list[list[float]], list[float], int, int, int] | None: ...
+def score(run: str | bytes, qrels: str | bytes, measures: Sequence[tuple[int, int]], depth: int, threshold: int,
+          float32: bool, empty_queries: int, /,
+          ) -> tuple[list[str], list[list[float]], list[float], dict[str, int | list[str]]] | None: ...

@@ -132,7 +132,8 @@ def _score(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """
     if not args.verify and not args.corpus:
         plain = score_plain(run=args.run, qrels=args.qrels, measures=args.measures, depth=args.depth,
-                            threshold=args.threshold, score_precision=args.score_precision)
+                            threshold=args.threshold, score_precision=args.score_precision,
+                            empty_queries=args.empty_queries)
         if plain is not None:
             return print_scores(args, out, err, names=plain.names, means=plain.means, qids=plain.qids,
                                 per_query=plain.per_query, warnings=plain.warnings)

@@ -141,8 +141,10 @@ def unknown_queries_notice(first: list[str], count: int) -> Notice:
                   f"{'is' if count == 1 else 'are'} not in this split and ignored (e.g. {shown}{more})", count)
 
 
-def empty_counted_notice(n_empty: int, how: str) -> Notice:
-    """``n_empty`` evaluated queries without a relevant document count in the averages (``how``: the convention)."""
+def empty_counted_notice(n_empty: int, convention: str) -> Notice:
+    """``n_empty`` evaluated queries without a relevant document count in the averages (``convention``: "count" or
+    "trec_eval", ``conventions.EMPTY_QUERIES``)."""
+    how = "trec_eval -c" if convention == "count" else "trec_eval"
     return Notice("empty_queries_counted", f"{counted(n_empty, 'query', 'queries')} of the qrels "
                   f"{'has' if n_empty == 1 else 'have'} no relevant document and "
                   f"{'counts' if n_empty == 1 else 'count'} in every average ({how})", n_empty)

@@ -1,21 +1,31 @@
-"""The command line's fast path: plain runs scored by the compiled ``_fastscore``, without importing numpy.
+"""The command line's fast path: runs scored by the compiled ``_fastscore``, without importing numpy.
 
 At the leaderboard's own scale (BSARD: 222 topics × 1,000 rows) scoring takes a few milliseconds; what a
 Python command costs there is starting up, and numpy's import alone took longer than trec_eval's whole run.
 So ``python -m evaluation score`` first offers the files to ``_fastscore`` (C, built by ``make native``):
-it takes the plain case (printable ASCII, CRLF or not, grouped by query, every qrels query in the run with a relevant
-document, no more rows than the depth, one tag: the module's header lists every condition) and the usual
-families, and computes the same doubles as ``evaluation.kernels`` and numpy's means. Anything else, or no
-compiled module, returns None and the command takes the numpy path (``cli_score``), which says every
-refusal and notice; the only notice the fast path gives is the tie one, in the same words.
+it takes what researchers usually send (its header lists what it gives back) and the usual families, computes
+the same doubles as ``evaluation.kernels`` and numpy's means, and counts what the numpy path's notices say;
+this module says them in the numpy path's words (``evaluation.errors``) and inflates gzip files for it. Anything
+else, or no compiled module, returns None and the command takes the numpy path (``cli_score``), which says every
+refusal and notice.
 
-No numpy here, on purpose: importing this module must stay cheap.
+No numpy here, on purpose: importing this module must stay cheap (zlib is a small extension module).
 """
 
 from __future__ import annotations
 
-from .conventions import ScorePrecision, split_measure_name
-from .errors import Notice, ties_notice
+import zlib
+
+from .conventions import DEFAULT_EMPTY_QUERIES, EMPTY_QUERIES, EmptyQueries, ScorePrecision, split_measure_name
+from .errors import (
+    Notice,
+    depth_cut_notice,
+    empty_counted_notice,
+    missing_queries_notice,
+    no_relevant_notice,
+    ties_notice,
+    unknown_queries_notice,
+)
 
 try:
     from . import _fastscore as _native
@@ -73,30 +83,89 @@ def plain_measures(text: str) -> list[tuple[str, int, int]] | None:
 
 
 def score_plain(*, run: str, qrels: str, measures: str, depth: int, threshold: int,
-                score_precision: ScorePrecision) -> PlainScores | None:
-    """Score the run file against the qrels file when both are the plain case; None otherwise (module docstring).
+                score_precision: ScorePrecision, empty_queries: EmptyQueries = DEFAULT_EMPTY_QUERIES,
+                ) -> PlainScores | None:
+    """Score the run file against the qrels file when the compiled scorer takes both; None otherwise.
 
-    The result equals ``evaluate(read_qrels(qrels, threshold=threshold), read_run(run), measures, depth=depth,
-    score_precision=score_precision)`` bit for bit, and whichever averaging convention is asked (in the plain
-    case every qrels query has a relevant document and is in the run, so they all average the same queries).
+    The values and means equal ``evaluate(read_qrels(qrels, threshold=threshold), read_run(run), measures,
+    depth=depth, score_precision=score_precision, empty_queries=empty_queries)`` bit for bit, and the warnings
+    are the ones ``python -m evaluation score`` gives for those files, in its words and order: the qrels'
+    ``no_relevant`` (under ``omit`` only), then the evaluation's.
     """
     if _native is None or depth < 1:
         return None
     wanted = plain_measures(measures)
     if wanted is None:
         return None
+    run_input, qrels_input = _contents(run), _contents(qrels)
+    if run_input is None or qrels_input is None:
+        return None
     try:
-        found = _native.score(run, qrels, [(code, k) for _, code, k in wanted], depth, threshold,
-                              score_precision == "float32")
+        found = _native.score(run_input, qrels_input, [(code, k) for _, code, k in wanted], depth, threshold,
+                              score_precision == "float32", EMPTY_QUERIES.index(empty_queries))
     except (UnicodeEncodeError, ValueError):  # a path the C library cannot take (e.g. a NUL byte)
         return None
     if found is None:
         return None
-    qids, columns, means, tie_groups, tie_queries, n_lines = found
+    qids, columns, means, counts = found
     names = [name for name, _, _ in wanted]
-    warnings = [ties_notice(tie_groups, tie_queries)] if tie_groups else []
     return PlainScores(names=names, qids=qids, per_query=dict(zip(names, columns, strict=True)),
-                       means=dict(zip(names, means, strict=True)), warnings=warnings, n_lines=n_lines)
+                       means=dict(zip(names, means, strict=True)),
+                       warnings=_notices(counts, n_evaluated=len(qids), threshold=threshold, depth=depth,
+                                         empty_queries=empty_queries),
+                       n_lines=_count(counts, "n_lines"))
+
+
+#: A gzip file's first bytes (``_kernel.sources.open_source`` looks at the same two).
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _contents(path: str) -> str | bytes | None:
+    """What the compiled scorer reads: the path itself, or a gzip file's inflated bytes.
+
+    None when the file cannot be opened or is not one whole gzip member: the numpy path reads it and says why.
+    """
+    try:
+        with open(path, "rb") as fh:
+            if fh.read(2) != GZIP_MAGIC:
+                return path
+            compressed = GZIP_MAGIC + fh.read()
+    except (OSError, ValueError):
+        return None
+    inflate = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)  # the gzip wrapper, its checksum checked
+    try:
+        data = inflate.decompress(compressed)
+    except zlib.error:
+        return None
+    return data if inflate.eof and not inflate.unused_data else None
+
+
+def _notices(counts: dict[str, int | list[str]], *, n_evaluated: int, threshold: int, depth: int,
+             empty_queries: EmptyQueries) -> list[Notice]:
+    """The notices of what the compiled scorer counted, in the numpy path's order (``cli_score.score``)."""
+    def count(key: str) -> int:
+        return _count(counts, key)
+
+    notices: list[Notice] = []
+    if empty_queries == "omit" and count("no_relevant"):
+        notices.append(no_relevant_notice(count("no_relevant"), count("n_queries"), threshold))
+    if count("unknown"):
+        shown = counts["unknown_shown"]
+        notices.append(unknown_queries_notice(shown if isinstance(shown, list) else [], count("unknown")))
+    if empty_queries != "omit" and count("empty_evaluated"):
+        notices.append(empty_counted_notice(count("empty_evaluated"), empty_queries))
+    if count("missing"):
+        notices.append(missing_queries_notice(count("missing"), n_evaluated))
+    if count("tie_groups"):
+        notices.append(ties_notice(count("tie_groups"), count("tie_queries")))
+    if count("cut_rows"):
+        notices.append(depth_cut_notice(count("cut_rows"), count("cut_queries"), depth))
+    return notices
+
+
+def _count(counts: dict[str, int | list[str]], key: str) -> int:
+    value = counts[key]
+    return value if isinstance(value, int) else 0
 
 
 __all__ = ["FAMILY_CODES", "NDCG_MAX_K", "PlainScores", "available", "plain_measures", "score_plain"]

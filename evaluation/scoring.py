@@ -163,9 +163,8 @@ def evaluate(
     else:
         evaluated = np.arange(len(qrels.qids)) if empty_queries == "count" else np.flatnonzero(in_run)
         n_empty = int((qrels.n_relevant_per_query[evaluated] == 0).sum())
-        how = "trec_eval -c" if empty_queries == "count" else "trec_eval"
         if n_empty:
-            warnings.append(empty_counted_notice(n_empty, how))
+            warnings.append(empty_counted_notice(n_empty, empty_queries))
     eval_pos = np.full(len(qrels.qids), -1, dtype=np.int64)
     eval_pos[evaluated] = np.arange(len(evaluated))
     qids = [qrels.qids[i] for i in evaluated.tolist()]
