@@ -28,12 +28,23 @@ where ``perf stat`` can count instructions, one more run of each command line
 gives their user-space instruction counts too, a figure load does not move
 ("not measured" otherwise, e.g. on a virtual machine without hardware counters).
 
+The command lines run on four variants of each scale's files (``--variants``), since what researchers send
+is not always the plain case:
+
+* ``plain``    the run as generated;
+* ``notices``  the run missing every 20th qrels query, with rows for a query the qrels lack and UTF-8 docids
+  (both tools see the same file; trec_eval ``-c`` counts the missing queries, as ``omit`` does here);
+* ``gzip``     the run gzipped for the command line; trec_eval, which reads no gzip, gets the plain file;
+* ``depth``    both cut at rank 100 (``--depth 100``; trec_eval ``-M 100``), so every query has rows beyond it.
+
 Scales: BSARD (222 queries x 1,000) and MS MARCO dev (6,980 queries x 1,000,
 about 7M lines). ``--quick`` runs the BSARD scale only.
 
     .venv/bin/python bench/bench_metrics.py --quick
     .venv/bin/python bench/bench_metrics.py --build-trec-eval ../shared/reference/trec_eval-9.0.8-src.tar.gz \\
         --tools "" --repeat 7
+    .venv/bin/python bench/bench_metrics.py --build-trec-eval ../shared/reference/trec_eval-9.0.8-src.tar.gz \\
+        --tools "" --repeat 7 --quick --variants notices,gzip,depth
 
 Peers are optional (``pip install -r requirements-bench.txt``); a missing one
 is reported as skipped. Wall time on a shared machine is noisy, so CPU time
@@ -43,6 +54,8 @@ is reported as skipped. Wall time on a shared machine is noisy, so CPU time
 from __future__ import annotations
 
 import argparse
+import compileall
+import gzip
 import json
 import os
 import resource
@@ -105,6 +118,47 @@ def generate(folder: Path, scale: str) -> tuple[Path, Path]:
                 judged[int(docs[p]) if p < depth else int(rng.integers(corpus))] = int(rng.integers(1, 3))
             qrels.write("".join(f"{qid} 0 {d} {g}\n" for d, g in judged.items()))
     return run_path, qrels_path
+
+
+#: The files' variants the command lines run on (module docstring).
+VARIANTS = ("plain", "notices", "gzip", "depth")
+
+
+class Variant:
+    """The command line's and trec_eval's inputs for one variant: a run path each, and their extra arguments."""
+
+    def __init__(self, name: str, cli_run: Path, te_run: Path, cli_args: list[str], te_args: list[str]) -> None:
+        self.name, self.cli_run, self.te_run, self.cli_args, self.te_args = name, cli_run, te_run, cli_args, te_args
+
+
+def variant(run_path: Path, name: str) -> Variant:
+    """Write (once) and describe one variant of a generated run (``VARIANTS``)."""
+    if name == "plain":
+        return Variant(name, run_path, run_path, [], [])
+    if name == "depth":
+        return Variant(name, run_path, run_path, ["--depth", "100"], ["-M", "100"])
+    if name == "gzip":
+        gz = run_path.with_name(run_path.name + ".gz")
+        if not gz.exists():
+            with open(run_path, "rb") as src, gzip.open(gz, "wb", compresslevel=6) as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)
+        return Variant(name, gz, run_path, [], [])
+    noted = run_path.with_name(run_path.name + ".notices")
+    if not noted.exists():
+        with open(run_path, "rb") as src, open(noted, "wb") as dst:
+            seen: list[bytes] = []
+            for line in src:
+                qid, rest = line.split(b" ", 1)
+                if not seen or seen[-1] != qid:
+                    seen.append(qid)
+                if len(seen) % 20 == 0:  # every 20th query is missing
+                    continue
+                parts = rest.split(b" ")
+                if parts[2] == b"1":  # each query's first docid in Greek letters (never judged: a docid of its own)
+                    parts[1] = "Άρθρο-".encode() + parts[1]
+                dst.write(qid + b" " + b" ".join(parts))
+            dst.write(b"".join(f"unknown-topic Q0 {d} {d} {100 - d}.5 bench\n".encode() for d in range(1, 101)))
+    return Variant(name, noted, noted, [], [])
 
 
 # ---------------------------------------------------------------- children
@@ -248,19 +302,20 @@ NUMPY_PATH = ("import sys; from evaluation._process import tune_for_one_shot; fr
               "sys.exit(score(_parser().parse_args(sys.argv[1:]), sys.stdout, sys.stderr))")
 
 
-def side_by_side(run_path: Path, qrels_path: Path, trec_eval: str | None, repeat: int, scale: str = "",
+def side_by_side(run: Variant, qrels_path: Path, trec_eval: str | None, repeat: int, scale: str = "",
                  callgrind: bool = False) -> None:
     """The CLI and trec_eval on the same files and measures, interleaved ``repeat`` times (paired by round).
 
     ``score --help`` runs in each round too: the command line's start alone.
     """
-    score_args = ["score", "--qrels", str(qrels_path), "--run", str(run_path), "--measures", CLI_MEASURES]
+    score_args = ["score", "--qrels", str(qrels_path), "--run", str(run.cli_run), "--measures", CLI_MEASURES,
+                  *run.cli_args]
     commands = {"python -m evaluation score": [sys.executable, "-m", "evaluation", *score_args],
                 "python -m evaluation score --help": [sys.executable, "-m", "evaluation", "score", "--help"],
                 "the same, numpy path": [sys.executable, "-c", NUMPY_PATH, *score_args]}
     if trec_eval:
-        commands["trec_eval 9.0.8 -c"] = [trec_eval, "-c"] + [x for m in TREC_EVAL_CLI_MEASURES for x in ("-m", m)] + \
-            [str(qrels_path), str(run_path)]
+        commands["trec_eval 9.0.8 -c"] = [trec_eval, "-c", *run.te_args] + \
+            [x for m in TREC_EVAL_CLI_MEASURES for x in ("-m", m)] + [str(qrels_path), str(run.te_run)]
     figures: dict[str, list[dict[str, Any]]] = {name: [] for name in commands}
     for _ in range(repeat):
         for name, cmd in commands.items():
@@ -270,7 +325,8 @@ def side_by_side(run_path: Path, qrels_path: Path, trec_eval: str | None, repeat
             figures[name].append(r)
     load = os.getloadavg()[0]
     how_peak = "GNU time's %M" if GNU_TIME else "os.wait4, at least this script's size"
-    print(f"command lines, {CLI_MEASURES}, {repeat} runs each, interleaved (CPU = the child's user + system, "
+    print(f"variant {run.name!r}: command lines, {CLI_MEASURES}, {repeat} runs each, interleaved "
+          f"(CPU = the child's user + system, "
           f"os.wait4; peak: {how_peak}; load average before {load:.1f} on {os.cpu_count()} CPUs):")
     print(f"{'':<33} {'CPU min':>8} {'CPU med':>8} {'wall med':>9} {'peak MiB':>9}  means")
     for name, rs in figures.items():
@@ -282,6 +338,10 @@ def side_by_side(run_path: Path, qrels_path: Path, trec_eval: str | None, repeat
     if not trec_eval:
         print(f"{'trec_eval':<28} not measured (give --trec-eval PATH)")
         return
+    ours, theirs = cli_means(figures["python -m evaluation score"][0]["stdout"]), \
+        cli_means(figures["trec_eval 9.0.8 -c"][0]["stdout"])
+    same = all(abs(ours[k] - theirs[k]) < 1e-4 for k in CLI_MEASURES.split(",")) and len(ours) == len(theirs) == 4
+    print(f"means (4 decimals) the same as trec_eval's: {'yes' if same else 'NO'}")
     help_cpu = statistics.median(r["cpu"] for r in figures["python -m evaluation score --help"])
     print(f"score --help: {help_cpu:.3f} s CPU (median), target under {HELP_TARGET_S} s: "
           f"{'met' if help_cpu < HELP_TARGET_S else 'NOT met'}")
@@ -405,6 +465,8 @@ def main() -> None:
     parser.add_argument("--callgrind", action="store_true",
                         help="count the CLI's and trec_eval's instructions with valgrind when perf cannot (slow: "
                              "about 50x a run; meant for the BSARD scale)")
+    parser.add_argument("--variants", default=",".join(VARIANTS),
+                        help=f"variants of the files the command lines run on (default: {','.join(VARIANTS)})")
     parser.add_argument("--dir", help="where to write the generated files (default: a temporary folder)")
     parser.add_argument("--child", nargs=3, metavar=("TOOL", "RUN", "QRELS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -414,6 +476,9 @@ def main() -> None:
     scales = ["bsard"] if args.quick else [x for x in args.scales.split(",") if x]
     if set(scales) - set(SCALES):
         parser.error(f"--scales: choose among {', '.join(SCALES)}")
+    variants = [x for x in args.variants.split(",") if x]
+    if set(variants) - set(VARIANTS):
+        parser.error(f"--variants: choose among {', '.join(VARIANTS)}")
     tools = [t for t in args.tools.split(",") if t]
     if args.trec_eval and not os.access(args.trec_eval, os.X_OK):
         parser.error(f"--trec-eval {args.trec_eval}: not an executable file")
@@ -422,6 +487,9 @@ def main() -> None:
     folder = keep or Path(tempfile.mkdtemp(prefix="lexboard-bench-"))
     folder.mkdir(parents=True, exist_ok=True)
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, files in {folder}")
+    # The command lines start as from an installed package: byte-compiled, whatever PYTHONDONTWRITEBYTECODE says
+    # (a stale or missing .pyc costs every start its compilation, ~4 ms a module).
+    compileall.compile_dir(str(ROOT / "evaluation"), quiet=1)
     if args.build_trec_eval:
         trec_eval = build_trec_eval(Path(args.build_trec_eval), folder / "trec_eval-build")
     try:
@@ -449,7 +517,10 @@ def main() -> None:
             if "core" in results and "pytrec_eval" in results:
                 ratio = results["pytrec_eval"]["cpu"] / max(results["core"]["cpu"], 1e-9)
                 print(f"pytrec_eval / core CPU time: {ratio:.2f}x")
-            side_by_side(run_path, qrels_path, trec_eval, args.repeat, scale, callgrind=args.callgrind)
+            for name in variants:
+                print()
+                side_by_side(variant(run_path, name), qrels_path, trec_eval, args.repeat, scale,
+                             callgrind=args.callgrind)
             print(f"load average after the run: {os.getloadavg()[0]:.1f}")
     finally:
         if keep is None:

@@ -9,7 +9,7 @@
  * It takes what researchers usually send, and counts what the numpy path's notices say, so that the wrapper
  * (fastscore.py) gives them in the same words: runs that miss qrels queries or have queries the qrels lack,
  * qrels queries without a relevant document (under each averaging convention), rows beyond the depth (cut
- * after sorting), UTF-8 identifiers, gzip files (inflated by the wrapper and handed over as bytes). It gives up
+ * after sorting), UTF-8 identifiers, gzip files (inflated by the wrapper as they are read). It gives up
  * (returns None) on anything else, so that the numpy path, which knows every rule and says every refusal and
  * the rarer notices, handles it: a control byte other than a space, a tab or a CR (CRLF line ends and a leading
  * BOM are taken), text that is not UTF-8, a comment or a line with other than 4 (qrels) or 6 (run) columns
@@ -21,7 +21,8 @@
  * notices included, and each give-up case).
  *
  * score(run, qrels, measures, depth, threshold, float32, empty_queries)
- *   run, qrels: a path (str) or the file's bytes; measures: sequence of (family code, k) with codes R=0 P=1
+ *   run, qrels: a path (str) or the file's bytes; the run may also be a feed, feed(room) -> at most room bytes,
+ *   b"" at the end, None to give up (called with the GIL held: fastscore.Inflate); measures: sequence of (family code, k) with codes R=0 P=1
  *   MAP=2 MRR=3 nDCG=4 RP=5 Success=6 (k unused by RP); empty_queries: 0 omit, 1 count, 2 trec_eval.
  *   Returns None or (qids, per_query, means, counts): the averaged qids sorted, one list of floats per measure,
  *   one mean per measure, and a dict of what the notices count (tie_groups, tie_queries, n_lines, n_queries,
@@ -159,9 +160,13 @@ static int split_line(const char *line, Tok *toks, int max)
     }
 }
 
-/* Whole lines from a file (or from bytes in memory: `mem`), through a buffer that is refilled as they are
- * consumed. */
-typedef struct { FILE *f; char *buf; size_t cap, start, end; int eof; const char *mem; size_t mem_len, mem_at; } Reader;
+/* Whole lines from a file, from bytes in memory (`mem`) or from a Python callable that hands out the next bytes
+ * (`feed`: a gzip file inflated as it is read), through a buffer that is refilled as they are consumed. */
+typedef struct {
+    FILE *f; char *buf; size_t cap, start, end; int eof;
+    const char *mem; size_t mem_len, mem_at;
+    PyObject *feed; int gave_up, raised;
+} Reader;
 
 #define READ_BYTES (1 << 20)
 
@@ -186,7 +191,25 @@ static const char *next_line(Reader *r, int *bad)
         r->start = 0;
         if (r->end >= r->cap - 1) { *bad = 1; return NULL; }
         size_t got;
-        if (r->mem) {
+        if (r->feed) {  /* feed(room) -> bytes (b"" at the end) or None (give up); called with the GIL held */
+            size_t room = r->cap - 1 - r->end;
+            got = 0;
+            PyGILState_STATE gil = PyGILState_Ensure();
+            PyObject *chunk = PyObject_CallFunction(r->feed, "n", (Py_ssize_t)room);
+            if (!chunk) r->raised = 1;
+            else if (chunk == Py_None) r->gave_up = 1;
+            else if (!PyBytes_Check(chunk) || (size_t)PyBytes_GET_SIZE(chunk) > room) {
+                PyErr_SetString(PyExc_TypeError, "feed(room) must return at most room bytes, or None");
+                r->raised = 1;
+            } else {
+                got = (size_t)PyBytes_GET_SIZE(chunk);
+                memcpy(r->buf + r->end, PyBytes_AS_STRING(chunk), got);
+            }
+            Py_XDECREF(chunk);
+            PyGILState_Release(gil);
+            if (r->raised || r->gave_up) { *bad = 1; return NULL; }
+            if (got == 0) r->eof = 1;
+        } else if (r->mem) {
             got = r->mem_len - r->mem_at < r->cap - 1 - r->end ? r->mem_len - r->mem_at : r->cap - 1 - r->end;
             memcpy(r->buf + r->end, r->mem + r->mem_at, got);
             r->mem_at += got;
@@ -498,8 +521,8 @@ static void release(Mem *m)
     if (m->run_file) fclose(m->run_file);
 }
 
-/* A file to read: its path, or its bytes (`data`, when the wrapper inflated a gzip file). */
-typedef struct { const char *path; const char *data; size_t len; } Input;
+/* A file to read: its path, its bytes (`data`: qrels the wrapper inflated) or a feed (the run: Reader). */
+typedef struct { const char *path; const char *data; size_t len; PyObject *feed; } Input;
 
 /* Room for `need` rows of a query: the rows, their docids' offsets, the hits and the docid set grow together. */
 static int rows_reserve(Mem *M, size_t *cap, size_t *dup_size, size_t need)
@@ -523,7 +546,7 @@ static int rows_reserve(Mem *M, size_t *cap, size_t *dup_size, size_t need)
     return 1;
 }
 
-/* 1 = scored, 0 = not the case this path takes (give up), -1 = out of memory. */
+/* 1 = scored, 0 = not the case this path takes (give up), -1 = out of memory, -2 = the feed raised. */
 static int run_score(Mem *M, Input run, Input qrels, int depth, int threshold, int single, int empty_mode,
                      Ctx *c, Counts *out)
 {
@@ -599,8 +622,8 @@ static int run_score(Mem *M, Input run, Input qrels, int depth, int threshold, i
 
     /* the run, read line by line; a query's docids are copied into the arena until it is scored */
     int result = 0;
-    Reader rd = { NULL, NULL, READ_BYTES, 0, 0, 0, run.data, run.len, 0 };
-    if (!run.data) {
+    Reader rd = { NULL, NULL, READ_BYTES, 0, 0, 0, run.data, run.len, 0, run.feed, 0, 0 };
+    if (!run.data && !run.feed) {
         rd.f = M->run_file = fopen(run.path, "rb");
         if (!rd.f) goto done;
     }
@@ -623,7 +646,7 @@ static int run_score(Mem *M, Input run, Input qrels, int depth, int threshold, i
     long n_lines = 0;
     for (;;) {
         const char *line = next_line(&rd, &bad);
-        if (bad) goto done;
+        if (bad) { result = rd.raised ? -2 : 0; goto done; }
         if (line) {
             if (n_lines == 0 && (unsigned char)line[0] == 0x1f) goto done;  /* gzip: the wrapper inflates it */
             if (n_lines == 0 && memcmp(line, "\xef\xbb\xbf", 3) == 0) line += 3;  /* a UTF-8 BOM (SLACK) */
@@ -738,9 +761,13 @@ done:
     return result;
 }
 
-/* `o` as an Input: a str is a path, bytes are the file's content. */
-static int get_input(PyObject *o, Input *in)
+/* `o` as an Input: a str is a path, bytes are the file's content, a callable a feed (when `feed_ok`). */
+static int get_input(PyObject *o, Input *in, int feed_ok)
 {
+    if (feed_ok && PyCallable_Check(o)) {
+        in->feed = o;
+        return 1;
+    }
     if (PyBytes_Check(o)) {
         in->data = PyBytes_AS_STRING(o);
         in->len = (size_t)PyBytes_GET_SIZE(o);
@@ -749,7 +776,8 @@ static int get_input(PyObject *o, Input *in)
     Py_ssize_t n;
     in->path = PyUnicode_Check(o) ? PyUnicode_AsUTF8AndSize(o, &n) : NULL;
     if (!in->path) {
-        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "a file is a path (str) or its content (bytes)");
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "a file is a path (str), its content (bytes) or, for the run, a feed");
         return 0;
     }
     if ((size_t)n != strlen(in->path)) {
@@ -766,8 +794,8 @@ static PyObject *fast_score(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OOOiipi", &run_arg, &qrels_arg, &measures, &depth, &threshold, &single,
                           &empty_mode))
         return NULL;
-    Input run = { NULL, NULL, 0 }, qrels = { NULL, NULL, 0 };
-    if (!get_input(run_arg, &run) || !get_input(qrels_arg, &qrels)) return NULL;
+    Input run = { NULL, NULL, 0, NULL }, qrels = { NULL, NULL, 0, NULL };
+    if (!get_input(run_arg, &run, 1) || !get_input(qrels_arg, &qrels, 0)) return NULL;
     if (empty_mode < E_OMIT || empty_mode > E_TREC_EVAL) {
         PyErr_SetString(PyExc_ValueError, "empty_queries is 0 (omit), 1 (count) or 2 (trec_eval)");
         return NULL;
@@ -803,6 +831,7 @@ static PyObject *fast_score(PyObject *self, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     ok = run_score(&M, run, qrels, depth, threshold, single, empty_mode, &c, &n);
     Py_END_ALLOW_THREADS
+    if (ok == -2) { release(&M); return NULL; }  /* the feed's exception */
     if (ok < 0) { release(&M); return PyErr_NoMemory(); }
     if (ok == 0) { release(&M); Py_RETURN_NONE; }
     int ne = n.n_evaluated, shown = n.n_unknown < SHOWN_UNKNOWN ? n.n_unknown : SHOWN_UNKNOWN;

@@ -1,7 +1,7 @@
 """Types of the compiled scorer (evaluation/_fastscore.c); see evaluation/fastscore.py."""
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-def score(run: str | bytes, qrels: str | bytes, measures: Sequence[tuple[int, int]], depth: int, threshold: int,
-          float32: bool, empty_queries: int, /,
+def score(run: str | bytes | Callable[[int], bytes | None], qrels: str | bytes, measures: Sequence[tuple[int, int]],
+          depth: int, threshold: int, float32: bool, empty_queries: int, /,
           ) -> tuple[list[str], list[list[float]], list[float], dict[str, int | list[str]]] | None: ...

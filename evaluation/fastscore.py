@@ -9,7 +9,7 @@ this module says them in the numpy path's words (``evaluation.errors``) and infl
 else, or no compiled module, returns None and the command takes the numpy path (``cli_score``), which says every
 refusal and notice.
 
-No numpy here, on purpose: importing this module must stay cheap (zlib is a small extension module).
+No numpy here, on purpose: importing this module must stay cheap (zlib and isal are small extension modules).
 """
 
 from __future__ import annotations
@@ -26,6 +26,18 @@ from .errors import (
     ties_notice,
     unknown_queries_notice,
 )
+
+try:  # ISA-L's inflate: the same stream API as zlib's, 2.3x its speed (a BSARD-sized gzip run: 11 ms, not 26)
+    from isal.isal_zlib import decompressobj as _decompressobj, error as _isal_error
+    # isal's stubs type its error class as an instance; it is a class (isal_zlib.error, a subclass of Exception).
+    INFLATE_ERRORS: tuple[type[Exception], ...] = (zlib.error, _isal_error)  # type: ignore[assignment]
+except ImportError:  # not installed (requirements.txt pins it): the standard library's, with the same interface
+    _decompressobj = zlib.decompressobj  # type: ignore[assignment]
+    INFLATE_ERRORS = (zlib.error,)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time (~3 ms of the command's start)
+    from typing import BinaryIO
 
 try:
     from . import _fastscore as _native
@@ -97,13 +109,16 @@ def score_plain(*, run: str, qrels: str, measures: str, depth: int, threshold: i
     wanted = plain_measures(measures)
     if wanted is None:
         return None
-    run_input, qrels_input = _contents(run), _contents(qrels)
-    if run_input is None or qrels_input is None:
+    qrels_input = _qrels_contents(qrels)
+    if qrels_input is None:
         return None
     try:
-        found = _native.score(run_input, qrels_input, [(code, k) for _, code, k in wanted], depth, threshold,
-                              score_precision == "float32", EMPTY_QUERIES.index(empty_queries))
-    except (UnicodeEncodeError, ValueError):  # a path the C library cannot take (e.g. a NUL byte)
+        with open(run, "rb") as fh:
+            gzipped = fh.read(2) == GZIP_MAGIC
+            fh.seek(0)
+            found = _native.score(Inflate(fh) if gzipped else run, qrels_input, [(code, k) for _, code, k in wanted],
+                                  depth, threshold, score_precision == "float32", EMPTY_QUERIES.index(empty_queries))
+    except (OSError, UnicodeEncodeError, ValueError):  # unreadable, or a path the C library cannot take (a NUL)
         return None
     if found is None:
         return None
@@ -120,8 +135,37 @@ def score_plain(*, run: str, qrels: str, measures: str, depth: int, threshold: i
 GZIP_MAGIC = b"\x1f\x8b"
 
 
-def _contents(path: str) -> str | bytes | None:
-    """What the compiled scorer reads: the path itself, or a gzip file's inflated bytes.
+class Inflate:
+    """The feed of a gzipped run: ``feed(room)`` gives the next at most ``room`` inflated bytes, ``b""`` at the end,
+    None when the file is not one whole gzip member (truncated, corrupt, several members or trailing bytes: the
+    numpy path reads those and says what it finds). Memory stays a few chunks, whatever the file's size."""
+
+    CHUNK = 1 << 18
+
+    def __init__(self, fh: BinaryIO) -> None:
+        self.fh = fh
+        self.inflate = _decompressobj(wbits=16 + zlib.MAX_WBITS)  # the gzip wrapper, its checksum checked
+
+    def __call__(self, room: int) -> bytes | None:
+        out: list[bytes] = []
+        n = 0
+        try:
+            while n < room and not self.inflate.eof:
+                data = self.inflate.unconsumed_tail or self.fh.read(self.CHUNK)
+                if not data:
+                    return None  # the stream ends before its end: truncated
+                piece = self.inflate.decompress(data, room - n)
+                out.append(piece)
+                n += len(piece)
+        except INFLATE_ERRORS:
+            return None
+        if self.inflate.eof and (self.inflate.unused_data or self.fh.read(1)):
+            return None  # another member, or bytes after the member
+        return b"".join(out)
+
+
+def _qrels_contents(path: str) -> str | bytes | None:
+    """The qrels as the compiled scorer reads them: the path, or a gzip file's inflated bytes (qrels are small).
 
     None when the file cannot be opened or is not one whole gzip member: the numpy path reads it and says why.
     """
@@ -132,10 +176,10 @@ def _contents(path: str) -> str | bytes | None:
             compressed = GZIP_MAGIC + fh.read()
     except (OSError, ValueError):
         return None
-    inflate = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)  # the gzip wrapper, its checksum checked
+    inflate = _decompressobj(wbits=16 + zlib.MAX_WBITS)
     try:
         data = inflate.decompress(compressed)
-    except zlib.error:
+    except INFLATE_ERRORS:
         return None
     return data if inflate.eof and not inflate.unused_data else None
 

@@ -12,15 +12,21 @@ import json
 import os
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from evaluation import evaluate, read_qrels, read_run
+from evaluation import evaluate, fastscore, read_qrels, read_run
 from evaluation.fastscore import FAMILY_CODES, available, plain_measures, score_plain
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def gz(data: bytes) -> bytes:
+    """Gzipped with a fixed time: parameters that hold it name the same test in every xdist worker."""
+    return gzip.compress(data, mtime=0)
 MEASURES = "R@1,R@3,R@10,P@1,P@3,P@10,MAP@2,MAP@10,MRR@1,MRR@3,MRR@10,nDCG@1,nDCG@3,nDCG@10,nDCG@1000,RP,Success@1,Success@3"
 
 
@@ -102,28 +108,31 @@ def cases(draw):
     depth = draw(st.sampled_from([1000, 14, 100, 1, 3, 5]))
     precision = draw(st.sampled_from(["float32", "float64"]))
     empty = draw(st.sampled_from(["omit", "omit", "count", "trec_eval"]))
-    gz = draw(st.sampled_from([None, None, None, "run", "qrels"]))
-    return eol.join(qrels_lines) + draw(st.sampled_from([eol, ""])), run_text, threshold, depth, precision, empty, gz
+    gzipped = draw(st.sampled_from([None, None, None, "run", "qrels"]))
+    return eol.join(qrels_lines) + draw(st.sampled_from([eol, ""])), run_text, threshold, depth, precision, empty, gzipped
 
 
 @pytest.mark.slow  # > 2 s (docs/testing.md)
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=cases())
 def test_it_computes_the_numpy_paths_bits_and_says_its_notices(tmp_path_factory, case):
-    qrels_text, run_text, threshold, depth, precision, empty, gz = case
+    qrels_text, run_text, threshold, depth, precision, empty, gzipped = case
     folder = tmp_path_factory.mktemp("fast")
-    (folder / "q").write_bytes(gzip.compress(qrels_text.encode()) if gz == "qrels" else qrels_text.encode())
-    (folder / "r").write_bytes(gzip.compress(run_text.encode()) if gz == "run" else run_text.encode())
+    (folder / "q").write_bytes(gz(qrels_text.encode()) if gzipped == "qrels" else qrels_text.encode())
+    (folder / "r").write_bytes(gz(run_text.encode()) if gzipped == "run" else run_text.encode())
     assert_same(folder / "r", folder / "q", threshold=threshold, depth=depth, precision=precision, empty=empty)
 
 
-def test_a_bsard_sized_run_with_ties(tmp_path):
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_a_bsard_sized_run_with_ties(tmp_path, gzipped):
     lines, qrels = [], []
     for q in range(222):
         qrels += [f"{1000 + q} 0 {(q * 7 + j) % 22633} {1 + j % 2}" for j in range(1 + q % 5)]
         lines += [f"{1000 + q} Q0 {(q * 7 + r * 13) % 22633} {r + 1} {(1000 - r) // 3 / 7:.6f} bm25" for r in range(1000)]
     (tmp_path / "q").write_text("\n".join(qrels) + "\n")
-    (tmp_path / "r").write_text("\n".join(lines) + "\n")
+    text = ("\n".join(lines) + "\n").encode()
+    assert len(text) > 3 << 20  # gzipped, it is inflated in several feeds of at most 1 MiB
+    (tmp_path / "r").write_bytes(gz(text) if gzipped else text)
     assert_same(tmp_path / "r", tmp_path / "q", measures="R@100,R@200,R@500,MAP@100,MRR@100,nDCG@10,nDCG@100,P@10")
     fast = fast_path(tmp_path / "r", tmp_path / "q")
     assert fast is not None and fast.warnings and fast.warnings[0].code == "ties"
@@ -142,9 +151,9 @@ RUN = "q1 Q0 d1 1 2.5 t\nq1 Q0 d9 2 1.5 t\nq2 Q0 d3 1 1 t\n"
     ("no newline at the end", QRELS.rstrip("\n"), RUN.rstrip("\n")),
     ("leading blanks and tabs", QRELS.replace("q1 0", "\t q1\t0"), RUN.replace("q2 Q0", "  q2 Q0")),
     ("ids of 256 bytes", QRELS.replace("d3", "d" * 256), RUN.replace("d3", "d" * 256).replace(" t\n", " " + "t" * 256 + "\n")),
-    ("gzip run", QRELS, gzip.compress(RUN.encode(), mtime=0)),
-    ("gzip qrels", gzip.compress(QRELS.encode(), mtime=0), RUN),
-    ("gzip run with a BOM", QRELS, gzip.compress(("\ufeff" + RUN).encode())),
+    ("gzip run", QRELS, gz(RUN.encode())),
+    ("gzip qrels", gz(QRELS.encode()), RUN),
+    ("gzip run with a BOM", QRELS, gz(("\ufeff" + RUN).encode())),
     ("UTF-8 docid", QRELS.replace("d3", "Άρθρο-3"), RUN.replace("d3", "Άρθρο-3") + "q2 Q0 dé 2 0.5 t\n"),
     ("UTF-8 query ids and tag", QRELS.replace("q2", "τ2"), RUN.replace("q2", "τ2").replace(" t\n", " ταγ\n")),
     ("a four-byte character", QRELS, RUN.replace("d9", "d\U0001d400")),
@@ -177,9 +186,11 @@ def test_rows_beyond_the_depth_are_cut_and_counted_as_the_numpy_path_does(tmp_pa
 
 
 @pytest.mark.parametrize("name, qrels, run", [
-    ("gzip of two members", QRELS, gzip.compress(RUN.encode()) + gzip.compress(RUN.encode())),
-    ("corrupt gzip", QRELS, gzip.compress(RUN.encode())[:-6]),
-    ("gzip inside gzip", QRELS, gzip.compress(gzip.compress(RUN.encode()))),
+    ("gzip of two members", QRELS, gz(RUN.encode()) + gz(RUN.encode())),
+    ("corrupt gzip", QRELS, gz(RUN.encode())[:-6]),
+    ("gzip inside gzip", QRELS, gz(gz(RUN.encode()))),
+    ("gzip with bytes after it", QRELS, gz(RUN.encode()) + b"\0\0"),
+    ("corrupt gzip qrels", gz(QRELS.encode())[:-6], RUN),
     ("text that is not UTF-8", QRELS, RUN + "q2 Q0 d\xe9 2 0.5 t\n".encode("latin-1").decode("latin-1")),
     ("a comment line", QRELS, "# a run\n" + RUN),
     ("blank line", QRELS, RUN + "\n"),
@@ -257,7 +268,7 @@ COMMAND_RUNS = {
 def test_the_command_prints_the_numpy_paths_bytes_without_numpy(tmp_path, extra, files):
     (tmp_path / "q").write_text(QRELS + "q2 0 d4 1\n" + ("q3 0 d1 0\n" if files != "plain" else ""))
     run = COMMAND_RUNS[files.removesuffix(", gzip")].encode()
-    (tmp_path / "r").write_bytes(gzip.compress(run) if files.endswith("gzip") else run)
+    (tmp_path / "r").write_bytes(gz(run) if files.endswith("gzip") else run)
     args = ["score", "--qrels", str(tmp_path / "q"), "--run", str(tmp_path / "r"), *extra]
     fast = run_cli(*args)
     imported = {line.split("|")[-1].strip() for line in fast.stderr.splitlines() if line.startswith("import time:")}
@@ -273,3 +284,13 @@ def test_the_command_prints_the_numpy_paths_bytes_without_numpy(tmp_path, extra,
         assert "ties" in codes and (files == "plain" or {"unknown_queries", "missing_queries"} <= set(codes))
     else:
         assert "equal scores" in fast_err
+
+
+def test_gzip_is_read_with_the_standard_librarys_zlib_when_isal_is_missing(tmp_path, monkeypatch):
+    monkeypatch.setattr(fastscore, "_decompressobj", zlib.decompressobj)
+    monkeypatch.setattr(fastscore, "INFLATE_ERRORS", (zlib.error,))
+    (tmp_path / "q").write_bytes(gz(QRELS.encode()))
+    (tmp_path / "r").write_bytes(gz(RUN.encode()))
+    assert_same(tmp_path / "r", tmp_path / "q")
+    (tmp_path / "r").write_bytes(gz(RUN.encode())[:-6])
+    assert fast_path(tmp_path / "r", tmp_path / "q") is None
