@@ -661,17 +661,19 @@ static int run_score(Mem *M, Input run, Input qrels, int depth, int threshold, i
                 int ranked = 1;
                 for (size_t i = 1; i < nr && ranked; i++) ranked = row_order(&M->rows[i - 1], &M->rows[i]) < 0;
                 if (!ranked) qsort(M->rows, nr, sizeof(Row), row_order);
-                /* a docid twice: a hash set of this query's docids (the numpy path names the lines) */
-                memset(M->dup, 0, dup_size * sizeof(uint64_t));
+                /* a docid twice: a hash set of this query's docids (the numpy path names the lines), sized by
+                 * its rows (at most `dup_size`, the room reserved), so that clearing it costs what they do */
+                size_t slots = table_size(nr);
+                memset(M->dup, 0, slots * sizeof(uint64_t));
                 int nh = 0, in_tie = 0, had_tie = 0;
                 for (size_t i = 0; i < nr; i++) {
                     uint64_t dh = doc_hash(M->rows[i].doc), h = dh | 1;
-                    size_t s = h & (dup_size - 1);
+                    size_t s = h & (slots - 1);
                     while (M->dup[s]) {
                         if (M->dup[s] == h) {  /* same hash: compare the docids themselves */
                             for (size_t j = 0; j < i; j++) if (tok_eq(M->rows[j].doc, M->rows[i].doc)) goto done;
                         }
-                        s = (s + 1) & (dup_size - 1);
+                        s = (s + 1) & (slots - 1);
                     }
                     M->dup[s] = h;
                     /* a group of equal scores counts when it starts within the depth (it decides an order there) */
@@ -725,7 +727,7 @@ static int run_score(Mem *M, Input run, Input qrels, int depth, int threshold, i
             if (isinf(f)) goto done;
             cmp = (double)f;
         }
-        if (!rows_reserve(M, &cap, &dup_size, nr + 1)) { result = -1; goto done; }
+        if (nr + 1 > cap && !rows_reserve(M, &cap, &dup_size, nr + 1)) { result = -1; goto done; }
         if (arena_used + (size_t)t[2].len > arena_cap) {
             char *grown = realloc(M->arena, 2 * arena_cap + (size_t)t[2].len + SLACK);
             if (!grown) { result = -1; goto done; }

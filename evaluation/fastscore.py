@@ -147,21 +147,19 @@ class Inflate:
         self.inflate = _decompressobj(wbits=16 + zlib.MAX_WBITS)  # the gzip wrapper, its checksum checked
 
     def __call__(self, room: int) -> bytes | None:
-        out: list[bytes] = []
-        n = 0
         try:
-            while n < room and not self.inflate.eof:
+            while not self.inflate.eof:  # one inflated piece per call: no joining, no copy the reader would repeat
                 data = self.inflate.unconsumed_tail or self.fh.read(self.CHUNK)
                 if not data:
                     return None  # the stream ends before its end: truncated
-                piece = self.inflate.decompress(data, room - n)
-                out.append(piece)
-                n += len(piece)
+                piece = self.inflate.decompress(data, room)
+                if piece:
+                    return piece
         except INFLATE_ERRORS:
             return None
-        if self.inflate.eof and (self.inflate.unused_data or self.fh.read(1)):
+        if self.inflate.unused_data or self.fh.read(1):
             return None  # another member, or bytes after the member
-        return b"".join(out)
+        return b""
 
 
 def _qrels_contents(path: str) -> str | bytes | None:
