@@ -447,8 +447,9 @@ class Result(models.Model):
     duration_seconds = models.FloatField(default=0.0)
     verified_by = models.CharField(
         max_length=16, blank=True, default="",
-        help_text="The second implementation whose per-query values agreed with the core's: "
-                  "pytrec_eval or plain (empty: not verified, e.g. classification)",
+        help_text="The second implementation whose values agreed with the core's: pytrec_eval or plain "
+                  "(every task; empty on the trace of a rescoring that could not be done, and on classification "
+                  "results stored before December 2026, when their double entry began)",
     )
     created_at = models.DateTimeField(auto_now_add=True)
     # The Ladder (hidden splits, docs/security.md): a result not released shows no number of its own

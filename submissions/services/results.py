@@ -28,6 +28,7 @@ from evaluation.reference import read_plain_qrels
 from evaluation.runs import read_run
 from evaluation.scoring import Evaluation, evaluate, recall_curve
 from evaluation.verify import Disagreement, verify
+from evaluation.verify_classification import verify_predictions
 
 from ..disclosure import HIDDEN_GROUP_FLOOR, min_group_size
 from ..models import Result, Submission
@@ -54,7 +55,7 @@ class ComputedResult:
     warnings: list[dict]
     duration_seconds: float
     failed: bool = False
-    verified_by: str = ""  # the second implementation that agreed: "pytrec_eval" or "plain"
+    verified_by: str = ""  # the second implementation that agreed: "pytrec_eval" or "plain" (every task)
     #: While a shared task partitions the split: {part: (scores, primary, n_queries, per_query)} (.partition).
     parts: dict = dataclasses.field(default_factory=dict)
 
@@ -73,6 +74,10 @@ class ScoresDisagree(Exception):
         d = self.disagreement
         return {"qid": d.qid, "measure": d.measure, "core": d.core, "reference": d.reference,
                 "method": self.method, "qrels_version": self.version.version}
+
+
+class UnverifiedScores(Exception):
+    """A computed result without a second implementation's agreement reached ``result_store``: our bug, not stored."""
 
 
 #: The warning code of a failure marker: a rescoring on a pending version that could not be done.
@@ -109,13 +114,23 @@ def _read_stored_predictions(submission: Submission) -> bytes:
         return read_stored_predictions(fh, max_bytes=settings.LEXBOARD_MAX_DECOMPRESSED_BYTES)
 
 
-def _result_compute_for_task(*, dataset: Dataset, version: QrelsVersion, data: bytes, name: str,
-                             hidden: bool, min_group: int) -> ComputedResult:
-    """Classification and NER: macro-F1 of a prediction file on one gold version (:mod:`.predictions`)."""
+def _result_compute_for_task(*, dataset: Dataset, version: QrelsVersion, data: bytes, source: Callable[[], IO[bytes]],
+                             name: str, hidden: bool, min_group: int) -> ComputedResult:
+    """Classification and NER: macro-F1 of a prediction file on one gold version (:mod:`.predictions`), double-entered.
+
+    The second implementation (``evaluation.verify_classification``) reads the stored prediction file
+    (``source``) and the stored gold itself and recomputes every score; a difference is ``ScoresDisagree``.
+    """
 
     started = time.monotonic()
     task = score_for_task(dataset=dataset, version=version, data=data, name=name, hidden=hidden,
                           min_group=min_group)
+    with source() as fh:
+        stored = fh.read()
+    check = verify_predictions(_stored_gold_cached(version.pk, version.sha256), stored, task.scores,
+                               task=dataset.task, min_group=min_group)
+    if check.disagreement is not None:
+        raise ScoresDisagree(check.disagreement, check.method, version)
     return ComputedResult(
         version_id=version.pk,
         scores=task.scores,
@@ -124,6 +139,7 @@ def _result_compute_for_task(*, dataset: Dataset, version: QrelsVersion, data: b
         per_query=task.per_query,
         warnings=task.warnings,
         duration_seconds=time.monotonic() - started,
+        verified_by=check.method,
     )
 
 
@@ -142,7 +158,7 @@ def result_compute(*, dataset: Dataset, version: QrelsVersion, run, source: Call
     if dataset.task != Dataset.Task.RETRIEVAL:  # ``run`` is a prediction file's bytes (``read_stored_run``)
         split = Split.objects.filter(pk=version.split_id).select_related("dataset").first()
         hidden = split is None or split.hidden
-        return _result_compute_for_task(dataset=dataset, version=version, data=run, name="predictions",
+        return _result_compute_for_task(dataset=dataset, version=version, data=run, source=source, name="predictions",
                                         hidden=hidden, min_group=min_group_size(split) if split else HIDDEN_GROUP_FLOOR)
     started = time.monotonic()
     qrels = _qrels_cached(version.pk, version.sha256, dataset.relevance_threshold)
@@ -220,7 +236,13 @@ def result_store(*, submission: Submission, computed: ComputedResult) -> Result:
     While a shared task partitions the split (decided now, not when computed:
     the reveal may have come in between), the row holds the public topics'
     values and the parts are kept beside it (:mod:`.partition`).
+
+    Scores no second implementation agreed with are never stored (``UnverifiedScores``): every task's
+    ``result_compute`` double-enters what it computes, and a new task must bring its own check.
     """
+    if not computed.failed and not computed.verified_by:
+        raise UnverifiedScores(f"scores on version {computed.version_id} were not checked by a second "
+                               "implementation; they are not stored")
     scores, primary, n_queries, per_query = (computed.scores, computed.primary_score, computed.n_queries,
                                              computed.per_query)
     if computed.parts:
@@ -293,6 +315,14 @@ def _plain_qrels_cached(version_id: int, sha256: str) -> dict[str, dict[str, int
 
     version = QrelsVersion.objects.only("qrels_gz").get(pk=version_id)
     return read_plain_qrels(gzip.decompress(bytes(version.qrels_gz)))
+
+
+@lru_cache(maxsize=8)
+def _stored_gold_cached(version_id: int, sha256: str) -> bytes:
+    """A classification version's gold file as stored, for the second implementation to read itself."""
+
+    version = QrelsVersion.objects.only("qrels_gz").get(pk=version_id)
+    return gzip.decompress(bytes(version.qrels_gz))
 
 
 @lru_cache(maxsize=8)

@@ -133,6 +133,16 @@ def test_the_submission_page_of_a_scored_prediction_file_renders(test_split, ali
     assert page.status_code == 200 and "macro-F1" in page.content.decode()
 
 
+def test_the_submission_page_says_a_second_implementation_checked_the_scores(clf_dataset, alice, client):
+    train = clf_dataset.splits.get(name="train")
+    sub = score(train, alice, predictions({i: label for i, (label, _) in TRAIN_GOLD.items()}))
+    assert sub.results.get().verified_by == "plain"
+    client.force_login(alice)
+    text = client.get(reverse("participants:detail", args=[sub.pk])).content.decode()
+    assert "Verified by a second implementation of macro-F1: it read this prediction file and the gold itself" in text
+    assert "per-query values" not in text and "depth cut" not in text  # retrieval's words are not this check's
+
+
 def test_the_upload_page_shows_the_prediction_format(test_split, alice, client):
     client.force_login(alice)
     page = client.get(reverse("participants:upload", args=["areas"]) + "?split=test")
