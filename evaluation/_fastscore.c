@@ -138,18 +138,17 @@ static int split_line(const char *line, Tok *toks, int max)
         while (byte_class[*p] == C_SEP) p++;
         if (byte_class[*p] != C_TOKEN) return byte_class[*p] == C_END ? n : -1;
         const unsigned char *s = p;
-        uint64_t high = 0;  /* the token's bytes ORed: a set top bit means UTF-8 to check */
+        uint64_t high = 0;  /* the words read, ORed: no top bit set means an ASCII token (a set one may come from
+                               the bytes after it; valid_utf8 then reads the token's own bytes) */
         for (;;) {  /* eight bytes at a time: the first byte below 0x21 ends the token */
             uint64_t x = load8(p);
             uint64_t stop = (x - 0x2121212121212121ULL) & ~x & 0x8080808080808080ULL;  /* exact at the lowest
                 flagged byte: a byte of 0x21 or more borrows nothing, so nothing reaches it from below */
+            high |= x;
             if (stop) {
-                int at = __builtin_ctzll(stop) >> 3;
-                high |= at ? x & (~0ULL >> (64 - 8 * at)) : 0;
-                p += at;
+                p += __builtin_ctzll(stop) >> 3;
                 break;
             }
-            high |= x;
             p += 8;
         }
         if ((high & 0x8080808080808080ULL) && !valid_utf8(s, (int)(p - s))) return -1;
