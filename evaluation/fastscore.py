@@ -14,6 +14,7 @@ No numpy here, on purpose: importing this module must stay cheap (zlib and isal 
 
 from __future__ import annotations
 
+import os
 import zlib
 
 from .conventions import DEFAULT_EMPTY_QUERIES, EMPTY_QUERIES, EmptyQueries, ScorePrecision, split_measure_name
@@ -107,8 +108,8 @@ def score_plain(*, run: str, qrels: str, measures: str, depth: int, threshold: i
     if _native is None or depth < 1:
         return None
     wanted = plain_measures(measures)
-    if wanted is None:
-        return None
+    if wanted is None or not (os.path.isfile(run) and os.path.isfile(qrels)):
+        return None  # a pipe (/dev/stdin, <(zcat run.gz)) is read once: by the numpy path, which reads it whole
     qrels_input = _qrels_contents(qrels)
     if qrels_input is None:
         return None

@@ -294,3 +294,14 @@ def test_gzip_is_read_with_the_standard_librarys_zlib_when_isal_is_missing(tmp_p
     assert_same(tmp_path / "r", tmp_path / "q")
     (tmp_path / "r").write_bytes(gz(RUN.encode())[:-6])
     assert fast_path(tmp_path / "r", tmp_path / "q") is None
+
+
+def test_a_run_from_a_pipe_is_left_whole_to_the_numpy_path(tmp_path):
+    (tmp_path / "q").write_text(QRELS)
+    (tmp_path / "r").write_bytes(gz(RUN.encode()))
+    args = ["score", "--qrels", str(tmp_path / "q"), "--measures", "R@10,MAP@10"]
+    from_file = run_cli(*args, "--run", str(tmp_path / "r"))
+    from_pipe = subprocess.run([sys.executable, "-m", "evaluation", *args, "--run", "/dev/stdin"], cwd=ROOT,
+                               input=(tmp_path / "r").read_bytes(), capture_output=True, timeout=60)
+    assert from_pipe.returncode == 0, from_pipe.stderr
+    assert from_pipe.stdout.decode() == from_file.stdout and "R@10" in from_file.stdout
