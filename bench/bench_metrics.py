@@ -36,7 +36,9 @@ is not always the plain case:
   (both tools see the same file; trec_eval ``-c`` counts the missing queries, as ``omit`` does here);
 * ``gzip``     the run gzipped for the command line; trec_eval, which reads no gzip, gets the plain file (the
   strict ratio), and ``gzip -dc`` is timed too (the ratio against what a trec_eval user runs: both);
-* ``depth``    both cut at rank 100 (``--depth 100``; trec_eval ``-M 100``), so every query has rows beyond it.
+* ``depth``    both cut at rank 100 (``--depth 100``; trec_eval ``-M 100``), so every query has rows beyond it;
+* ``ungrouped`` not grouped by query: every query's first 500 rows, then every query's last 500 (two shards'
+  files concatenated).
 
 Scales: BSARD (222 queries x 1,000) and MS MARCO dev (6,980 queries x 1,000,
 about 7M lines). ``--quick`` runs the BSARD scale only.
@@ -122,7 +124,7 @@ def generate(folder: Path, scale: str) -> tuple[Path, Path]:
 
 
 #: The files' variants the command lines run on (module docstring).
-VARIANTS = ("plain", "notices", "gzip", "depth")
+VARIANTS = ("plain", "notices", "gzip", "depth", "ungrouped")
 
 
 class Variant:
@@ -138,6 +140,14 @@ def variant(run_path: Path, name: str) -> Variant:
         return Variant(name, run_path, run_path, [], [])
     if name == "depth":
         return Variant(name, run_path, run_path, ["--depth", "100"], ["-M", "100"])
+    if name == "ungrouped":
+        shards = run_path.with_name(run_path.name + ".ungrouped")
+        if not shards.exists():
+            with open(shards, "wb") as dst:
+                for first in (True, False):
+                    with open(run_path, "rb") as src:
+                        dst.writelines(line for line in src if (int(line.split(b" ", 4)[3]) <= 500) == first)
+        return Variant(name, shards, shards, [], [])
     if name == "gzip":
         gz = run_path.with_name(run_path.name + ".gz")
         if not gz.exists():

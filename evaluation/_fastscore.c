@@ -15,16 +15,20 @@
  * BOM are taken), text that is not UTF-8, a comment or a line with other than 4 (qrels) or 6 (run) columns
  * (text after the tag is the numpy path's to note), a line over 1 MiB, an identifier of more than 256 bytes, a
  * file that starts like JSON, HTML or a PDF, a score that is not plain decimal, a rank or grade that is not an
- * integer, a qrels pair twice, a run not grouped by query, a docid twice in a query, several run tags, a score
+ * integer, a qrels pair twice, a docid twice in a query, several run tags, a score
  * beyond a C float, an empty run, more than 65,536 run queries the qrels lack. Nothing it
  * returns can differ from the numpy path (tests/evaluation/test_fastscore.py compares them byte for byte,
  * notices included, and each give-up case).
  *
- * score(run, qrels, measures, depth, threshold, float32, empty_queries)
+ * A run not grouped by query is taken too, in a second reading (the wrapper calls again with grouped false,
+ * when the first says "ungrouped"): every row is kept, then grouped by query (about 40 bytes a row, against the
+ * grouped reading's one query at a time).
+ *
+ * score(run, qrels, measures, depth, threshold, float32, empty_queries, grouped=True)
  *   run, qrels: a path (str) or the file's bytes; the run may also be a feed, feed(room) -> at most room bytes,
  *   b"" at the end, None to give up (called with the GIL held: fastscore.Inflate); measures: sequence of (family code, k) with codes R=0 P=1
  *   MAP=2 MRR=3 nDCG=4 RP=5 Success=6 (k unused by RP); empty_queries: 0 omit, 1 count, 2 trec_eval.
- *   Returns None or (qids, per_query, means, counts): the averaged qids sorted, one list of floats per measure,
+ *   Returns None, "ungrouped" (read it again with grouped false) or (qids, per_query, means, counts): the averaged qids sorted, one list of floats per measure,
  *   one mean per measure, and a dict of what the notices count (tie_groups, tie_queries, n_lines, n_queries,
  *   no_relevant, empty_evaluated, missing, unknown_shown, unknown, cut_rows, cut_queries).
  */
@@ -505,8 +509,10 @@ typedef struct {
     char **unknown;
     int *n_rel, *n_pos, *grades_all, **pos_grades, *sorted_pos, *fam, *k, *seen_q, *hr, *hg, *evaluated;
     double *values;
-    Row *rows;
+    Row *rows, *all_rows;
     uint64_t *dup;
+    size_t *all_doc, *perm, *begin;
+    int *all_q, *first_order, *app_slot;
 } Mem;
 
 static void release(Mem *m)
@@ -515,6 +521,8 @@ static void release(Mem *m)
     free(m->n_pos); free(m->grades_all); free(m->pos_grades); free(m->sorted_pos); free(m->fam); free(m->k);
     free(m->seen_q); free(m->hr); free(m->hg); free(m->values); free(m->rows); free(m->dup);
     free(m->arena); free(m->doc_at); free(m->uslots); free(m->evaluated);
+    free(m->all_rows); free(m->all_doc); free(m->all_q); free(m->first_order); free(m->app_slot); free(m->perm);
+    free(m->begin);
     if (m->unknown) for (int i = 0; i < MAX_UNKNOWN && m->unknown[i]; i++) free(m->unknown[i]);
     free(m->unknown);
     if (m->run_file) fclose(m->run_file);
@@ -545,9 +553,51 @@ static int rows_reserve(Mem *M, size_t *cap, size_t *dup_size, size_t need)
     return 1;
 }
 
-/* 1 = scored, 0 = not the case this path takes (give up), -1 = out of memory, -2 = the feed raised. */
+/* One query's rows (M->rows, their docids at M->arena + M->doc_at), in file order: order them, check them
+ * (0 when a docid comes twice: the numpy path names the lines), count their ties and depth cut, and score them
+ * when the qrels know the query (q >= 0). */
+static int finish_query(Mem *M, Ctx *c, const JTable *jt, int q, size_t nr, int depth, int threshold, Counts *out)
+{
+    for (size_t i = 0; i < nr; i++) M->rows[i].doc.p = M->arena + M->doc_at[i];
+    int ranked = 1;
+    for (size_t i = 1; i < nr && ranked; i++) ranked = row_order(&M->rows[i - 1], &M->rows[i]) < 0;
+    if (!ranked) qsort(M->rows, nr, sizeof(Row), row_order);
+    /* a docid twice: a hash set of this query's docids, sized by its rows (the room reserved holds them), so
+     * that clearing it costs what they do */
+    size_t slots = table_size(nr);
+    memset(M->dup, 0, slots * sizeof(uint64_t));
+    int nh = 0, in_tie = 0, had_tie = 0;
+    for (size_t i = 0; i < nr; i++) {
+        uint64_t dh = doc_hash(M->rows[i].doc), h = dh | 1;
+        size_t s = h & (slots - 1);
+        while (M->dup[s]) {
+            if (M->dup[s] == h) {  /* same hash: compare the docids themselves */
+                for (size_t j = 0; j < i; j++) if (tok_eq(M->rows[j].doc, M->rows[i].doc)) return 0;
+            }
+            s = (s + 1) & (slots - 1);
+        }
+        M->dup[s] = h;
+        /* a group of equal scores counts when it starts within the depth (it decides an order there) */
+        if (i > 0 && M->rows[i].cmp == M->rows[i - 1].cmp) {
+            if (!in_tie && i <= (size_t)depth) { out->tie_groups++; had_tie = 1; }
+            in_tie = 1;
+        } else in_tie = 0;
+        if (q >= 0 && i < (size_t)depth) {
+            const JEntry *e = jtable_find(jt, q, M->rows[i].doc, dh);
+            if (e) { M->hr[nh] = (int)i + 1; M->hg[nh] = e->grade; nh++; }
+        }
+    }
+    out->tie_queries += had_tie;
+    if (nr > (size_t)depth) { out->n_cut += (long)(nr - (size_t)depth); out->n_over++; }
+    if (q >= 0) query_values(c, q, M->hr, M->hg, nh, threshold);
+    return 1;
+}
+
+/* 1 = scored, 0 = not the case this path takes (give up), -1 = out of memory, -2 = the feed raised, 2 = the run
+ * is not grouped by query (read it again with `grouped` 0: every row is kept, then the rows are grouped by query
+ * in the order the queries first appear, and each query is finished as in a grouped run). */
 static int run_score(Mem *M, Input run, Input qrels, int depth, int threshold, int single, int empty_mode,
-                     Ctx *c, Counts *out)
+                     int grouped, Ctx *c, Counts *out)
 {
     size_t qsize;
     M->qbuf = qrels.data ? copy_bytes(qrels.data, qrels.len, &qsize) : read_file(qrels.path, &qsize);
@@ -639,7 +689,13 @@ static int run_score(Mem *M, Input run, Input qrels, int depth, int threshold, i
     }
     QTable ut = { 2 * MAX_UNKNOWN - 1, M->uslots };
     char tag[MAX_ID_BYTES + SLACK];
-    int tag_len = -1, cur_q = -1, bad = 0, in_query = 0;
+    int tag_len = -1, cur_q = -1, bad = 0, in_query = 0, cur_slot = -1, n_slots = 0;
+    size_t n_all = 0, all_cap = 0;
+    if (!grouped) {
+        M->first_order = malloc(((size_t)nq + MAX_UNKNOWN) * sizeof(int));
+        M->app_slot = malloc(((size_t)nq + MAX_UNKNOWN) * sizeof(int));
+        if (!M->first_order || !M->app_slot) { result = -1; goto done; }
+    }
     Tok cur = { NULL, 0 };
     size_t nr = 0;
     long n_lines = 0;
@@ -654,46 +710,13 @@ static int run_score(Mem *M, Input run, Input qrels, int depth, int threshold, i
             if (n_lines == 1 && looks_like_another_format(t[0])) goto done;
             if (t[0].len > MAX_ID_BYTES || t[2].len > MAX_ID_BYTES) goto done;
         }
-        if (!line || !tok_eq(t[0], cur)) {
-            if (in_query) {  /* the finished query: order, check, score */
-                for (size_t i = 0; i < nr; i++) M->rows[i].doc.p = M->arena + M->doc_at[i];
-                int ranked = 1;
-                for (size_t i = 1; i < nr && ranked; i++) ranked = row_order(&M->rows[i - 1], &M->rows[i]) < 0;
-                if (!ranked) qsort(M->rows, nr, sizeof(Row), row_order);
-                /* a docid twice: a hash set of this query's docids (the numpy path names the lines), sized by
-                 * its rows (at most `dup_size`, the room reserved), so that clearing it costs what they do */
-                size_t slots = table_size(nr);
-                memset(M->dup, 0, slots * sizeof(uint64_t));
-                int nh = 0, in_tie = 0, had_tie = 0;
-                for (size_t i = 0; i < nr; i++) {
-                    uint64_t dh = doc_hash(M->rows[i].doc), h = dh | 1;
-                    size_t s = h & (slots - 1);
-                    while (M->dup[s]) {
-                        if (M->dup[s] == h) {  /* same hash: compare the docids themselves */
-                            for (size_t j = 0; j < i; j++) if (tok_eq(M->rows[j].doc, M->rows[i].doc)) goto done;
-                        }
-                        s = (s + 1) & (slots - 1);
-                    }
-                    M->dup[s] = h;
-                    /* a group of equal scores counts when it starts within the depth (it decides an order there) */
-                    if (i > 0 && M->rows[i].cmp == M->rows[i - 1].cmp) {
-                        if (!in_tie && i <= (size_t)depth) { out->tie_groups++; had_tie = 1; }
-                        in_tie = 1;
-                    } else in_tie = 0;
-                    if (cur_q >= 0 && i < (size_t)depth) {
-                        const JEntry *e = jtable_find(&jt, cur_q, M->rows[i].doc, dh);
-                        if (e) { M->hr[nh] = (int)i + 1; M->hg[nh] = e->grade; nh++; }
-                    }
-                }
-                out->tie_queries += had_tie;
-                if (nr > (size_t)depth) { out->n_cut += (long)(nr - (size_t)depth); out->n_over++; }
-                if (cur_q >= 0) query_values(c, cur_q, M->hr, M->hg, nh, threshold);
-            }
+        if (grouped && (!line || !tok_eq(t[0], cur))) {
+            if (in_query && !finish_query(M, c, &jt, cur_q, nr, depth, threshold, out)) goto done;
             if (!line) break;
             int inserted;
             cur_q = qtable_get(&qt, t[0], -1, &inserted);
             if (cur_q >= 0) {
-                if (M->seen_q[cur_q]) goto done;  /* the run not grouped by query: the numpy path sorts it */
+                if (M->seen_q[cur_q]) { result = 2; goto done; }  /* not grouped by query: read it again */
                 M->seen_q[cur_q] = 1;
                 cur = M->qids[M->sorted_pos[cur_q]];  /* the qrels' copy of the id: it outlives the line */
             } else {  /* a query the qrels lack: ignored, but its rows are checked and its ties counted */
@@ -704,12 +727,40 @@ static int run_score(Mem *M, Input run, Input qrels, int depth, int threshold, i
                 memset(copy + t[0].len, 0, SLACK);
                 cur = (Tok){ copy, t[0].len };
                 qtable_get(&ut, cur, out->n_unknown, &inserted);
-                if (!inserted) { free(copy); goto done; }  /* seen before: not grouped */
+                if (!inserted) { free(copy); result = 2; goto done; }  /* seen before: not grouped */
                 M->unknown[out->n_unknown++] = copy;
             }
             in_query = 1;
             nr = 0;
             arena_used = 0;
+        }
+        if (!grouped) {  /* every row kept, with its query's slot: a known query's index, or nq + an unknown one's */
+            if (!line) break;
+            if (!tok_eq(t[0], cur)) {
+                int inserted;
+                cur_q = qtable_get(&qt, t[0], -1, &inserted);
+                if (cur_q >= 0) {
+                    cur_slot = cur_q;
+                    cur = M->qids[M->sorted_pos[cur_q]];
+                    if (!M->seen_q[cur_q]) { M->seen_q[cur_q] = 1; M->app_slot[n_slots] = cur_slot; M->first_order[cur_slot] = n_slots++; }
+                } else {
+                    int u = qtable_get(&ut, t[0], -1, &inserted);
+                    if (u < 0) {
+                        if (out->n_unknown >= MAX_UNKNOWN) goto done;
+                        char *copy = malloc((size_t)t[0].len + SLACK);
+                        if (!copy) { result = -1; goto done; }
+                        memcpy(copy, t[0].p, (size_t)t[0].len);
+                        memset(copy + t[0].len, 0, SLACK);
+                        u = out->n_unknown;
+                        qtable_get(&ut, (Tok){ copy, t[0].len }, u, &inserted);
+                        M->unknown[out->n_unknown++] = copy;
+                        M->app_slot[n_slots] = nq + u;
+                        M->first_order[nq + u] = n_slots++;
+                    }
+                    cur = (Tok){ M->unknown[u], t[0].len };
+                    cur_slot = nq + u;
+                }
+            }
         }
         if (tag_len < 0) {
             if (t[5].len > MAX_ID_BYTES) goto done;
@@ -726,7 +777,18 @@ static int run_score(Mem *M, Input run, Input qrels, int depth, int threshold, i
             if (isinf(f)) goto done;
             cmp = (double)f;
         }
-        if (nr + 1 > cap && !rows_reserve(M, &cap, &dup_size, nr + 1)) { result = -1; goto done; }
+        if (grouped && nr + 1 > cap && !rows_reserve(M, &cap, &dup_size, nr + 1)) { result = -1; goto done; }
+        if (!grouped && n_all == all_cap) {
+            size_t grown = all_cap ? 2 * all_cap : 1 << 16;
+            Row *r = realloc(M->all_rows, grown * sizeof(Row));
+            if (r) M->all_rows = r;
+            size_t *d = realloc(M->all_doc, grown * sizeof(size_t));
+            if (d) M->all_doc = d;
+            int *q = realloc(M->all_q, grown * sizeof(int));
+            if (q) M->all_q = q;
+            if (!r || !d || !q) { result = -1; goto done; }
+            all_cap = grown;
+        }
         if (arena_used + (size_t)t[2].len > arena_cap) {
             char *grown = realloc(M->arena, 2 * arena_cap + (size_t)t[2].len + SLACK);
             if (!grown) { result = -1; goto done; }
@@ -734,13 +796,41 @@ static int run_score(Mem *M, Input run, Input qrels, int depth, int threshold, i
             arena_cap = 2 * arena_cap + (size_t)t[2].len;
         }
         memcpy(M->arena + arena_used, t[2].p, (size_t)t[2].len);
-        M->doc_at[nr] = arena_used;
+        if (grouped) {
+            M->doc_at[nr] = arena_used;
+            M->rows[nr].doc.len = t[2].len;
+            M->rows[nr].cmp = cmp;
+            nr++;
+        } else {
+            M->all_doc[n_all] = arena_used;
+            M->all_rows[n_all].doc.len = t[2].len;
+            M->all_rows[n_all].cmp = cmp;
+            M->all_q[n_all] = cur_slot;
+            n_all++;
+        }
         arena_used += (size_t)t[2].len;
-        M->rows[nr].doc.len = t[2].len;
-        M->rows[nr].cmp = cmp;
-        nr++;
     }
     if (n_lines == 0) goto done;  /* an empty run: the numpy path says so */
+    if (!grouped) {  /* the rows by query, queries in the order they first appear, rows in file order */
+        M->begin = calloc((size_t)n_slots + 1, sizeof(size_t));
+        M->perm = malloc((n_all + 1) * sizeof(size_t));
+        if (!M->begin || !M->perm) { result = -1; goto done; }
+        for (size_t r = 0; r < n_all; r++) M->begin[M->first_order[M->all_q[r]] + 1]++;
+        for (int a = 0; a < n_slots; a++) M->begin[a + 1] += M->begin[a];
+        for (size_t r = 0; r < n_all; r++) M->perm[M->begin[M->first_order[M->all_q[r]]]++] = r;
+        for (int a = n_slots; a > 0; a--) M->begin[a] = M->begin[a - 1];  /* back to each group's start */
+        M->begin[0] = 0;
+        for (int a = 0; a < n_slots; a++) {
+            nr = 0;
+            for (size_t i = M->begin[a]; i < M->begin[a + 1]; i++, nr++) {
+                if (nr + 1 > cap && !rows_reserve(M, &cap, &dup_size, nr + 1)) { result = -1; goto done; }
+                M->rows[nr] = M->all_rows[M->perm[i]];
+                M->doc_at[nr] = M->all_doc[M->perm[i]];
+            }
+            int slot = M->app_slot[a];
+            if (!finish_query(M, c, &jt, slot < nq ? slot : -1, nr, depth, threshold, out)) goto done;
+        }
+    }
     /* the averaged queries, in sorted order, and what the notices count */
     int *orig = M->evaluated;  /* first: sorted position -> original index */
     for (int q = 0; q < nq; q++) orig[M->sorted_pos[q]] = q;
@@ -791,9 +881,9 @@ static int get_input(PyObject *o, Input *in, int feed_ok)
 static PyObject *fast_score(PyObject *self, PyObject *args)
 {
     PyObject *run_arg, *qrels_arg, *measures;
-    int depth, threshold, single, empty_mode;
-    if (!PyArg_ParseTuple(args, "OOOiipi", &run_arg, &qrels_arg, &measures, &depth, &threshold, &single,
-                          &empty_mode))
+    int depth, threshold, single, empty_mode, grouped = 1;
+    if (!PyArg_ParseTuple(args, "OOOiipi|p", &run_arg, &qrels_arg, &measures, &depth, &threshold, &single,
+                          &empty_mode, &grouped))
         return NULL;
     Input run = { NULL, NULL, 0, NULL }, qrels = { NULL, NULL, 0, NULL };
     if (!get_input(run_arg, &run, 1) || !get_input(qrels_arg, &qrels, 0)) return NULL;
@@ -830,11 +920,12 @@ static PyObject *fast_score(PyObject *self, PyObject *args)
     memset(&n, 0, sizeof n);
     int ok;
     Py_BEGIN_ALLOW_THREADS
-    ok = run_score(&M, run, qrels, depth, threshold, single, empty_mode, &c, &n);
+    ok = run_score(&M, run, qrels, depth, threshold, single, empty_mode, grouped, &c, &n);
     Py_END_ALLOW_THREADS
     if (ok == -2) { release(&M); return NULL; }  /* the feed's exception */
     if (ok < 0) { release(&M); return PyErr_NoMemory(); }
     if (ok == 0) { release(&M); Py_RETURN_NONE; }
+    if (ok == 2) { release(&M); return PyUnicode_FromString("ungrouped"); }  /* call again with grouped false */
     int ne = n.n_evaluated, shown = n.n_unknown < SHOWN_UNKNOWN ? n.n_unknown : SHOWN_UNKNOWN;
     double *column = malloc(((size_t)ne + 1) * sizeof(double));
     PyObject *qids = PyList_New(ne), *per_query = PyList_New(c.nm), *means = PyList_New(c.nm);

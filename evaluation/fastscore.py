@@ -113,15 +113,20 @@ def score_plain(*, run: str, qrels: str, measures: str, depth: int, threshold: i
     qrels_input = _qrels_contents(qrels)
     if qrels_input is None:
         return None
+    codes = [(code, k) for _, code, k in wanted]
     try:
-        with open(run, "rb") as fh:
-            gzipped = fh.read(2) == GZIP_MAGIC
-            fh.seek(0)
-            found = _native.score(Inflate(fh) if gzipped else run, qrels_input, [(code, k) for _, code, k in wanted],
-                                  depth, threshold, score_precision == "float32", EMPTY_QUERIES.index(empty_queries))
+        found = None
+        for grouped in (True, False):  # a run not grouped by query is read a second time, every row kept
+            with open(run, "rb") as fh:
+                gzipped = fh.read(2) == GZIP_MAGIC
+                fh.seek(0)
+                found = _native.score(Inflate(fh) if gzipped else run, qrels_input, codes, depth, threshold,
+                                      score_precision == "float32", EMPTY_QUERIES.index(empty_queries), grouped)
+            if found != "ungrouped":
+                break
     except (OSError, UnicodeEncodeError, ValueError):  # unreadable, or a path the C library cannot take (a NUL)
         return None
-    if found is None:
+    if not isinstance(found, tuple):
         return None
     qids, columns, means, counts = found
     names = [name for name, _, _ in wanted]

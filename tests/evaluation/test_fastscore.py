@@ -103,7 +103,10 @@ def cases(draw):
         run_blocks.append([sep.join([q, "Q0", d, str(i + 1), s, "tag"]) for i, (d, s) in enumerate(rows)])
     order = draw(st.permutations(range(len(run_blocks))))
     eol = draw(st.sampled_from(["\n", "\n", "\r\n"]))
-    run_text = "".join(line + eol for i in order for line in run_blocks[i])
+    lines = [line for i in order for line in run_blocks[i]]
+    if draw(st.integers(0, 4)) == 0:  # not grouped by query (shards concatenated, rows shuffled)
+        lines = draw(st.permutations(lines))
+    run_text = "".join(line + eol for line in lines)
     qrels_lines = draw(st.permutations(qrels_lines))
     depth = draw(st.sampled_from([1000, 14, 100, 1, 3, 5]))
     precision = draw(st.sampled_from(["float32", "float64"]))
@@ -166,6 +169,9 @@ RUN = "q1 Q0 d1 1 2.5 t\nq1 Q0 d9 2 1.5 t\nq2 Q0 d3 1 1 t\n"
     ("qrels query without a relevant document", QRELS + "q3 0 d1 0\n", RUN + "q3 Q0 d1 1 1 t\n"),
     ("qrels query without a relevant document, not in the run", QRELS + "q3 0 d1 0\n", RUN),
     ("positive grades below the threshold", QRELS + "q3 0 d1 1\n", RUN + "q3 Q0 d1 1 1 t\n"),
+    ("not grouped", QRELS, RUN + "q1 Q0 d5 3 0.5 t\n"),
+    ("unknown query not grouped", QRELS, "q7 Q0 d3 1 1 t\n" + RUN + "q7 Q0 d4 2 0.5 t\n"),
+    ("not grouped, gzip", QRELS, gz(("q7 Q0 d3 1 1 t\n" + RUN + "q1 Q0 d5 3 2.5 t\n").encode())),
 ])
 @pytest.mark.parametrize("empty", ["omit", "count", "trec_eval"])
 def test_these_files_are_taken_with_the_numpy_paths_notices(tmp_path, name, qrels, run, empty):
@@ -202,9 +208,8 @@ def test_rows_beyond_the_depth_are_cut_and_counted_as_the_numpy_path_does(tmp_pa
     ("nan score", QRELS, RUN.replace("2.5", "nan")),
     ("score beyond a C float", QRELS, RUN.replace("2.5", "1" + "0" * 39)),
     ("rank not an integer", QRELS, RUN.replace("d9 2", "d9 2.0")),
-    ("not grouped", QRELS, RUN + "q1 Q0 d5 3 0.5 t\n"),
-    ("unknown query not grouped", QRELS, "q7 Q0 d3 1 1 t\n" + RUN + "q7 Q0 d4 2 0.5 t\n"),
     ("docid twice", QRELS, RUN.replace("d9", "d1")),
+    ("docid twice, not grouped", QRELS, RUN + "q1 Q0 d1 3 0.5 t\n"),
     ("docid twice beyond the depth", QRELS, RUN + "q2 Q0 d3 2 0.5 t\n"),
     ("docid twice in an unknown query", QRELS, RUN + "q7 Q0 d3 1 1 t\nq7 Q0 d3 2 0.5 t\n"),
     ("two tags", QRELS, RUN.replace("1 1 t", "1 1 u")),
