@@ -21,8 +21,8 @@
  * notices included, and each give-up case).
  *
  * A run not grouped by query is taken too, in a second reading (the wrapper calls again with grouped false,
- * when the first says "ungrouped"): every row is kept, then grouped by query (about 40 bytes a row, against the
- * grouped reading's one query at a time).
+ * when the first says "ungrouped"): every row is kept, then grouped by query (22 bytes a row and its docid,
+ * against the grouped reading's one query at a time).
  *
  * score(run, qrels, measures, depth, threshold, float32, empty_queries, grouped=True)
  *   run, qrels: a path (str) or the file's bytes; the run may also be a feed, feed(room) -> at most room bytes,
@@ -509,9 +509,13 @@ typedef struct {
     char **unknown;
     int *n_rel, *n_pos, *grades_all, **pos_grades, *sorted_pos, *fam, *k, *seen_q, *hr, *hg, *evaluated;
     double *values;
-    Row *rows, *all_rows;
+    Row *rows;
     uint64_t *dup;
-    size_t *all_doc, *perm, *begin;
+    size_t *begin;
+    /* a run not grouped by query: every row, compactly (22 bytes: score, docid length and offset, query, place) */
+    double *all_cmp;
+    uint16_t *all_len;
+    uint32_t *all_doc, *perm;
     int *all_q, *first_order, *app_slot;
 } Mem;
 
@@ -521,7 +525,7 @@ static void release(Mem *m)
     free(m->n_pos); free(m->grades_all); free(m->pos_grades); free(m->sorted_pos); free(m->fam); free(m->k);
     free(m->seen_q); free(m->hr); free(m->hg); free(m->values); free(m->rows); free(m->dup);
     free(m->arena); free(m->doc_at); free(m->uslots); free(m->evaluated);
-    free(m->all_rows); free(m->all_doc); free(m->all_q); free(m->first_order); free(m->app_slot); free(m->perm);
+    free(m->all_cmp); free(m->all_len); free(m->all_doc); free(m->all_q); free(m->first_order); free(m->app_slot); free(m->perm);
     free(m->begin);
     if (m->unknown) for (int i = 0; i < MAX_UNKNOWN && m->unknown[i]; i++) free(m->unknown[i]);
     free(m->unknown);
@@ -779,14 +783,17 @@ static int run_score(Mem *M, Input run, Input qrels, int depth, int threshold, i
         }
         if (grouped && nr + 1 > cap && !rows_reserve(M, &cap, &dup_size, nr + 1)) { result = -1; goto done; }
         if (!grouped && n_all == all_cap) {
-            size_t grown = all_cap ? 2 * all_cap : 1 << 16;
-            Row *r = realloc(M->all_rows, grown * sizeof(Row));
-            if (r) M->all_rows = r;
-            size_t *d = realloc(M->all_doc, grown * sizeof(size_t));
+            size_t grown = all_cap ? all_cap + all_cap / 2 : 1 << 16;
+            if (grown > UINT32_MAX) goto done;  /* more rows than a place holds: the numpy path */
+            double *r = realloc(M->all_cmp, grown * sizeof(double));
+            if (r) M->all_cmp = r;
+            uint16_t *l = realloc(M->all_len, grown * sizeof(uint16_t));
+            if (l) M->all_len = l;
+            uint32_t *d = realloc(M->all_doc, grown * sizeof(uint32_t));
             if (d) M->all_doc = d;
             int *q = realloc(M->all_q, grown * sizeof(int));
             if (q) M->all_q = q;
-            if (!r || !d || !q) { result = -1; goto done; }
+            if (!r || !l || !d || !q) { result = -1; goto done; }
             all_cap = grown;
         }
         if (arena_used + (size_t)t[2].len > arena_cap) {
@@ -802,9 +809,10 @@ static int run_score(Mem *M, Input run, Input qrels, int depth, int threshold, i
             M->rows[nr].cmp = cmp;
             nr++;
         } else {
-            M->all_doc[n_all] = arena_used;
-            M->all_rows[n_all].doc.len = t[2].len;
-            M->all_rows[n_all].cmp = cmp;
+            if (arena_used > UINT32_MAX - (size_t)t[2].len) goto done;  /* docids past 4 GiB: the numpy path */
+            M->all_doc[n_all] = (uint32_t)arena_used;
+            M->all_len[n_all] = (uint16_t)t[2].len;  /* at most MAX_ID_BYTES */
+            M->all_cmp[n_all] = cmp;
             M->all_q[n_all] = cur_slot;
             n_all++;
         }
@@ -813,19 +821,21 @@ static int run_score(Mem *M, Input run, Input qrels, int depth, int threshold, i
     if (n_lines == 0) goto done;  /* an empty run: the numpy path says so */
     if (!grouped) {  /* the rows by query, queries in the order they first appear, rows in file order */
         M->begin = calloc((size_t)n_slots + 1, sizeof(size_t));
-        M->perm = malloc((n_all + 1) * sizeof(size_t));
+        M->perm = malloc((n_all + 1) * sizeof(uint32_t));
         if (!M->begin || !M->perm) { result = -1; goto done; }
         for (size_t r = 0; r < n_all; r++) M->begin[M->first_order[M->all_q[r]] + 1]++;
         for (int a = 0; a < n_slots; a++) M->begin[a + 1] += M->begin[a];
-        for (size_t r = 0; r < n_all; r++) M->perm[M->begin[M->first_order[M->all_q[r]]]++] = r;
+        for (size_t r = 0; r < n_all; r++) M->perm[M->begin[M->first_order[M->all_q[r]]]++] = (uint32_t)r;
         for (int a = n_slots; a > 0; a--) M->begin[a] = M->begin[a - 1];  /* back to each group's start */
         M->begin[0] = 0;
         for (int a = 0; a < n_slots; a++) {
             nr = 0;
             for (size_t i = M->begin[a]; i < M->begin[a + 1]; i++, nr++) {
                 if (nr + 1 > cap && !rows_reserve(M, &cap, &dup_size, nr + 1)) { result = -1; goto done; }
-                M->rows[nr] = M->all_rows[M->perm[i]];
-                M->doc_at[nr] = M->all_doc[M->perm[i]];
+                uint32_t r = M->perm[i];
+                M->rows[nr].doc.len = M->all_len[r];
+                M->rows[nr].cmp = M->all_cmp[r];
+                M->doc_at[nr] = M->all_doc[r];
             }
             int slot = M->app_slot[a];
             if (!finish_query(M, c, &jt, slot < nq ? slot : -1, nr, depth, threshold, out)) goto done;
