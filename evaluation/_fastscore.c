@@ -21,7 +21,7 @@
  * notices included, and each give-up case).
  *
  * A run not grouped by query is taken too, in a second reading (the wrapper calls again with grouped false,
- * when the first says "ungrouped"): every row is kept, then grouped by query (22 bytes a row and its docid,
+ * when the first says "ungrouped"): every row is kept, then grouped by query (17 bytes a row and its docid,
  * against the grouped reading's one query at a time).
  *
  * score(run, qrels, measures, depth, threshold, float32, empty_queries, grouped=True)
@@ -512,9 +512,11 @@ typedef struct {
     Row *rows;
     uint64_t *dup;
     size_t *begin;
-    /* a run not grouped by query: every row, compactly (22 bytes: score, docid length and offset, query, place) */
+    /* a run not grouped by query: every row, compactly (17 bytes: the score as compared, in float32 when that is
+     * the precision, else 21; the docid's length less one and offset, the query, the place in the grouping) */
     double *all_cmp;
-    uint16_t *all_len;
+    float *all_cmpf;
+    uint8_t *all_len;
     uint32_t *all_doc, *perm;
     int *all_q, *first_order, *app_slot;
 } Mem;
@@ -525,7 +527,7 @@ static void release(Mem *m)
     free(m->n_pos); free(m->grades_all); free(m->pos_grades); free(m->sorted_pos); free(m->fam); free(m->k);
     free(m->seen_q); free(m->hr); free(m->hg); free(m->values); free(m->rows); free(m->dup);
     free(m->arena); free(m->doc_at); free(m->uslots); free(m->evaluated);
-    free(m->all_cmp); free(m->all_len); free(m->all_doc); free(m->all_q); free(m->first_order); free(m->app_slot); free(m->perm);
+    free(m->all_cmp); free(m->all_cmpf); free(m->all_len); free(m->all_doc); free(m->all_q); free(m->first_order); free(m->app_slot); free(m->perm);
     free(m->begin);
     if (m->unknown) for (int i = 0; i < MAX_UNKNOWN && m->unknown[i]; i++) free(m->unknown[i]);
     free(m->unknown);
@@ -783,11 +785,14 @@ static int run_score(Mem *M, Input run, Input qrels, int depth, int threshold, i
         }
         if (grouped && nr + 1 > cap && !rows_reserve(M, &cap, &dup_size, nr + 1)) { result = -1; goto done; }
         if (!grouped && n_all == all_cap) {
-            size_t grown = all_cap ? all_cap + all_cap / 2 : 1 << 16;
+            /* from 4M rows on: big enough that malloc maps them (untouched pages cost nothing, growth is mremap),
+             * not taken from the heap, where every step would leave the last one behind */
+            size_t grown = all_cap ? all_cap + all_cap / 2 : (size_t)1 << 22;
             if (grown > UINT32_MAX) goto done;  /* more rows than a place holds: the numpy path */
-            double *r = realloc(M->all_cmp, grown * sizeof(double));
-            if (r) M->all_cmp = r;
-            uint16_t *l = realloc(M->all_len, grown * sizeof(uint16_t));
+            void *r;
+            if (single) { r = realloc(M->all_cmpf, grown * sizeof(float)); if (r) M->all_cmpf = r; }
+            else { r = realloc(M->all_cmp, grown * sizeof(double)); if (r) M->all_cmp = r; }
+            uint8_t *l = realloc(M->all_len, grown * sizeof(uint8_t));
             if (l) M->all_len = l;
             uint32_t *d = realloc(M->all_doc, grown * sizeof(uint32_t));
             if (d) M->all_doc = d;
@@ -811,8 +816,9 @@ static int run_score(Mem *M, Input run, Input qrels, int depth, int threshold, i
         } else {
             if (arena_used > UINT32_MAX - (size_t)t[2].len) goto done;  /* docids past 4 GiB: the numpy path */
             M->all_doc[n_all] = (uint32_t)arena_used;
-            M->all_len[n_all] = (uint16_t)t[2].len;  /* at most MAX_ID_BYTES */
-            M->all_cmp[n_all] = cmp;
+            M->all_len[n_all] = (uint8_t)(t[2].len - 1);  /* 1 to MAX_ID_BYTES (256) */
+            if (single) M->all_cmpf[n_all] = (float)cmp;  /* exact: cmp is a float's value in single precision */
+            else M->all_cmp[n_all] = cmp;
             M->all_q[n_all] = cur_slot;
             n_all++;
         }
@@ -833,8 +839,8 @@ static int run_score(Mem *M, Input run, Input qrels, int depth, int threshold, i
             for (size_t i = M->begin[a]; i < M->begin[a + 1]; i++, nr++) {
                 if (nr + 1 > cap && !rows_reserve(M, &cap, &dup_size, nr + 1)) { result = -1; goto done; }
                 uint32_t r = M->perm[i];
-                M->rows[nr].doc.len = M->all_len[r];
-                M->rows[nr].cmp = M->all_cmp[r];
+                M->rows[nr].doc.len = (int)M->all_len[r] + 1;
+                M->rows[nr].cmp = single ? (double)M->all_cmpf[r] : M->all_cmp[r];
                 M->doc_at[nr] = M->all_doc[r];
             }
             int slot = M->app_slot[a];
