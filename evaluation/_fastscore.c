@@ -25,8 +25,8 @@
  * against the grouped reading's one query at a time).
  *
  * score(run, qrels, measures, depth, threshold, float32, empty_queries, grouped=True)
- *   run, qrels: a path (str) or the file's bytes; the run may also be a feed, feed(room) -> at most room bytes,
- *   b"" at the end, None to give up (called with the GIL held: fastscore.Inflate); measures: sequence of (family code, k) with codes R=0 P=1
+ *   run: a path (str) or a feed, feed(room) -> at most room bytes, b"" at the end, None to give up (called with
+ *   the GIL held: fastscore.Inflate); qrels: a path or their bytes (inflated by the wrapper); measures: sequence of (family code, k) with codes R=0 P=1
  *   MAP=2 MRR=3 nDCG=4 RP=5 Success=6 (k unused by RP); empty_queries: 0 omit, 1 count, 2 trec_eval.
  *   Returns None, "ungrouped" (read it again with grouped false) or (qids, per_query, means, counts): the averaged qids sorted, one list of floats per measure,
  *   one mean per measure, and a dict of what the notices count (tie_groups, tie_queries, n_lines, n_queries,
@@ -163,11 +163,10 @@ static int split_line(const char *line, Tok *toks, int max)
     }
 }
 
-/* Whole lines from a file, from bytes in memory (`mem`) or from a Python callable that hands out the next bytes
- * (`feed`: a gzip file inflated as it is read), through a buffer that is refilled as they are consumed. */
+/* Whole lines from a file or from a Python callable that hands out the next bytes (`feed`: a gzip file inflated
+ * as it is read), through a buffer that is refilled as they are consumed. */
 typedef struct {
     FILE *f; char *buf; size_t cap, start, end; int eof;
-    const char *mem; size_t mem_len, mem_at;
     PyObject *feed; int gave_up, raised;
 } Reader;
 
@@ -211,11 +210,6 @@ static const char *next_line(Reader *r, int *bad)
             Py_XDECREF(chunk);
             PyGILState_Release(gil);
             if (r->raised || r->gave_up) { *bad = 1; return NULL; }
-            if (got == 0) r->eof = 1;
-        } else if (r->mem) {
-            got = r->mem_len - r->mem_at < r->cap - 1 - r->end ? r->mem_len - r->mem_at : r->cap - 1 - r->end;
-            memcpy(r->buf + r->end, r->mem + r->mem_at, got);
-            r->mem_at += got;
             if (got == 0) r->eof = 1;
         } else {
             got = fread(r->buf + r->end, 1, r->cap - 1 - r->end, r->f);
@@ -534,7 +528,26 @@ static void release(Mem *m)
     if (m->run_file) fclose(m->run_file);
 }
 
-/* A file to read: its path, its bytes (`data`: qrels the wrapper inflated) or a feed (the run: Reader). */
+/* The index of a run query the qrels lack, `id` (a token of the line), kept in a copy of its own the first time
+ * (`*added` then 1); -1 when out of memory, -2 past MAX_UNKNOWN (the numpy path takes such a run). */
+static int unknown_index(Mem *M, QTable *ut, Tok id, Counts *out, int *added)
+{
+    int inserted;
+    int u = qtable_get(ut, id, -1, &inserted);
+    *added = u < 0;
+    if (u >= 0) return u;
+    if (out->n_unknown >= MAX_UNKNOWN) return -2;
+    char *copy = malloc((size_t)id.len + SLACK);
+    if (!copy) return -1;
+    memcpy(copy, id.p, (size_t)id.len);
+    memset(copy + id.len, 0, SLACK);
+    u = out->n_unknown;
+    qtable_get(ut, (Tok){ copy, id.len }, u, &inserted);
+    M->unknown[out->n_unknown++] = copy;
+    return u;
+}
+
+/* A file to read: its path, its bytes (`data`: qrels the wrapper inflated) or a feed (a gzipped run: Reader). */
 typedef struct { const char *path; const char *data; size_t len; PyObject *feed; } Input;
 
 /* Room for `need` rows of a query: the rows, their docids' offsets, the hits and the docid set grow together. */
@@ -677,8 +690,8 @@ static int run_score(Mem *M, Input run, Input qrels, int depth, int threshold, i
 
     /* the run, read line by line; a query's docids are copied into the arena until it is scored */
     int result = 0;
-    Reader rd = { NULL, NULL, READ_BYTES, 0, 0, 0, run.data, run.len, 0, run.feed, 0, 0 };
-    if (!run.data && !run.feed) {
+    Reader rd = { NULL, NULL, READ_BYTES, 0, 0, 0, run.feed, 0, 0 };
+    if (!run.feed) {
         rd.f = M->run_file = fopen(run.path, "rb");
         if (!rd.f) goto done;
     }
@@ -726,15 +739,10 @@ static int run_score(Mem *M, Input run, Input qrels, int depth, int threshold, i
                 M->seen_q[cur_q] = 1;
                 cur = M->qids[M->sorted_pos[cur_q]];  /* the qrels' copy of the id: it outlives the line */
             } else {  /* a query the qrels lack: ignored, but its rows are checked and its ties counted */
-                if (out->n_unknown >= MAX_UNKNOWN) goto done;
-                char *copy = malloc((size_t)t[0].len + SLACK);
-                if (!copy) { result = -1; goto done; }
-                memcpy(copy, t[0].p, (size_t)t[0].len);
-                memset(copy + t[0].len, 0, SLACK);
-                cur = (Tok){ copy, t[0].len };
-                qtable_get(&ut, cur, out->n_unknown, &inserted);
-                if (!inserted) { free(copy); result = 2; goto done; }  /* seen before: not grouped */
-                M->unknown[out->n_unknown++] = copy;
+                int added, u = unknown_index(M, &ut, t[0], out, &added);
+                if (u < 0) { result = u == -1 ? -1 : 0; goto done; }
+                if (!added) { result = 2; goto done; }  /* seen before: not grouped */
+                cur = (Tok){ M->unknown[u], t[0].len };
             }
             in_query = 1;
             nr = 0;
@@ -750,19 +758,9 @@ static int run_score(Mem *M, Input run, Input qrels, int depth, int threshold, i
                     cur = M->qids[M->sorted_pos[cur_q]];
                     if (!M->seen_q[cur_q]) { M->seen_q[cur_q] = 1; M->app_slot[n_slots] = cur_slot; M->first_order[cur_slot] = n_slots++; }
                 } else {
-                    int u = qtable_get(&ut, t[0], -1, &inserted);
-                    if (u < 0) {
-                        if (out->n_unknown >= MAX_UNKNOWN) goto done;
-                        char *copy = malloc((size_t)t[0].len + SLACK);
-                        if (!copy) { result = -1; goto done; }
-                        memcpy(copy, t[0].p, (size_t)t[0].len);
-                        memset(copy + t[0].len, 0, SLACK);
-                        u = out->n_unknown;
-                        qtable_get(&ut, (Tok){ copy, t[0].len }, u, &inserted);
-                        M->unknown[out->n_unknown++] = copy;
-                        M->app_slot[n_slots] = nq + u;
-                        M->first_order[nq + u] = n_slots++;
-                    }
+                    int added, u = unknown_index(M, &ut, t[0], out, &added);
+                    if (u < 0) { result = u == -1 ? -1 : 0; goto done; }
+                    if (added) { M->app_slot[n_slots] = nq + u; M->first_order[nq + u] = n_slots++; }
                     cur = (Tok){ M->unknown[u], t[0].len };
                     cur_slot = nq + u;
                 }
@@ -868,14 +866,14 @@ done:
     return result;
 }
 
-/* `o` as an Input: a str is a path, bytes are the file's content, a callable a feed (when `feed_ok`). */
-static int get_input(PyObject *o, Input *in, int feed_ok)
+/* `o` as an Input: a str is a path; the run may be a feed (a callable), the qrels their content (bytes). */
+static int get_input(PyObject *o, Input *in, int is_run)
 {
-    if (feed_ok && PyCallable_Check(o)) {
+    if (is_run && PyCallable_Check(o)) {
         in->feed = o;
         return 1;
     }
-    if (PyBytes_Check(o)) {
+    if (!is_run && PyBytes_Check(o)) {
         in->data = PyBytes_AS_STRING(o);
         in->len = (size_t)PyBytes_GET_SIZE(o);
         return 1;
@@ -884,7 +882,7 @@ static int get_input(PyObject *o, Input *in, int feed_ok)
     in->path = PyUnicode_Check(o) ? PyUnicode_AsUTF8AndSize(o, &n) : NULL;
     if (!in->path) {
         if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_TypeError, "a file is a path (str), its content (bytes) or, for the run, a feed");
+            PyErr_SetString(PyExc_TypeError, "the run is a path (str) or a feed, the qrels a path or their bytes");
         return 0;
     }
     if ((size_t)n != strlen(in->path)) {

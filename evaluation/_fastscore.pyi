@@ -2,6 +2,6 @@
 
 from collections.abc import Callable, Sequence
 
-def score(run: str | bytes | Callable[[int], bytes | None], qrels: str | bytes, measures: Sequence[tuple[int, int]],
+def score(run: str | Callable[[int], bytes | None], qrels: str | bytes, measures: Sequence[tuple[int, int]],
           depth: int, threshold: int, float32: bool, empty_queries: int, grouped: bool = True, /,
           ) -> tuple[list[str], list[list[float]], list[float], dict[str, int | list[str]]] | str | None: ...

@@ -177,41 +177,37 @@ def _qrels_contents(path: str) -> str | bytes | None:
         with open(path, "rb") as fh:
             if fh.read(2) != GZIP_MAGIC:
                 return path
-            compressed = GZIP_MAGIC + fh.read()
+            fh.seek(0)
+            feed, pieces = Inflate(fh), []
+            while piece := feed(1 << 20):
+                pieces.append(piece)
     except (OSError, ValueError):
         return None
-    inflate = _decompressobj(wbits=16 + zlib.MAX_WBITS)
-    try:
-        data = inflate.decompress(compressed)
-    except INFLATE_ERRORS:
-        return None
-    return data if inflate.eof and not inflate.unused_data else None
+    return None if piece is None else b"".join(pieces)
 
 
 def _notices(counts: dict[str, int | list[str]], *, n_evaluated: int, threshold: int, depth: int,
              empty_queries: EmptyQueries) -> list[Notice]:
     """The notices of what the compiled scorer counted, in the numpy path's order (``cli_score.score``)."""
-    def count(key: str) -> int:
-        return _count(counts, key)
-
     notices: list[Notice] = []
-    if empty_queries == "omit" and count("no_relevant"):
-        notices.append(no_relevant_notice(count("no_relevant"), count("n_queries"), threshold))
-    if count("unknown"):
+    if empty_queries == "omit" and _count(counts, "no_relevant"):
+        notices.append(no_relevant_notice(_count(counts, "no_relevant"), _count(counts, "n_queries"), threshold))
+    if _count(counts, "unknown"):
         shown = counts["unknown_shown"]
-        notices.append(unknown_queries_notice(shown if isinstance(shown, list) else [], count("unknown")))
-    if empty_queries != "omit" and count("empty_evaluated"):
-        notices.append(empty_counted_notice(count("empty_evaluated"), empty_queries))
-    if count("missing"):
-        notices.append(missing_queries_notice(count("missing"), n_evaluated))
-    if count("tie_groups"):
-        notices.append(ties_notice(count("tie_groups"), count("tie_queries")))
-    if count("cut_rows"):
-        notices.append(depth_cut_notice(count("cut_rows"), count("cut_queries"), depth))
+        notices.append(unknown_queries_notice(shown if isinstance(shown, list) else [], _count(counts, "unknown")))
+    if empty_queries != "omit" and _count(counts, "empty_evaluated"):
+        notices.append(empty_counted_notice(_count(counts, "empty_evaluated"), empty_queries))
+    if _count(counts, "missing"):
+        notices.append(missing_queries_notice(_count(counts, "missing"), n_evaluated))
+    if _count(counts, "tie_groups"):
+        notices.append(ties_notice(_count(counts, "tie_groups"), _count(counts, "tie_queries")))
+    if _count(counts, "cut_rows"):
+        notices.append(depth_cut_notice(_count(counts, "cut_rows"), _count(counts, "cut_queries"), depth))
     return notices
 
 
 def _count(counts: dict[str, int | list[str]], key: str) -> int:
+    """One of the compiled scorer's counts (all ints but ``unknown_shown``, a list of ids)."""
     value = counts[key]
     return value if isinstance(value, int) else 0
 
