@@ -44,9 +44,9 @@ Scales: BSARD (222 queries x 1,000) and MS MARCO dev (6,980 queries x 1,000,
 about 7M lines). ``--quick`` runs the BSARD scale only.
 
     .venv/bin/python bench/bench_metrics.py --quick
-    .venv/bin/python bench/bench_metrics.py --build-trec-eval ../shared/reference/trec_eval-9.0.8-src.tar.gz \\
+    .venv/bin/python bench/bench_metrics.py --build-trec-eval tests/data/reference/trec_eval-9.0.8-src.tar.gz \\
         --tools "" --repeat 7
-    .venv/bin/python bench/bench_metrics.py --build-trec-eval ../shared/reference/trec_eval-9.0.8-src.tar.gz \\
+    .venv/bin/python bench/bench_metrics.py --build-trec-eval tests/data/reference/trec_eval-9.0.8-src.tar.gz \\
         --tools "" --repeat 7 --quick --variants notices,gzip,depth
 
 Peers are optional (``pip install -r requirements-bench.txt``); a missing one
@@ -478,7 +478,7 @@ def main() -> None:
     parser.add_argument("--trec-eval", metavar="PATH", help="a trec_eval binary to time beside the command line")
     parser.add_argument("--build-trec-eval", metavar="TARBALL",
                         help="build trec_eval from its source tarball with -O2 (as a distribution would) and time it "
-                             "(e.g. ../shared/reference/trec_eval-9.0.8-src.tar.gz)")
+                             "(e.g. tests/data/reference/trec_eval-9.0.8-src.tar.gz)")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each command line (default 3)")
     parser.add_argument("--callgrind", action="store_true",
                         help="count the CLI's and trec_eval's instructions with valgrind when perf cannot (slow: "

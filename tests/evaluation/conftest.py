@@ -31,17 +31,16 @@ def _purge_test_queue():
 TREC_EVAL_TARBALL = "trec_eval-9.0.8-src.tar.gz"
 
 
+#: The copy kept in the repository (tests/data/reference/README.md says where it came from).
+TREC_EVAL_COPY = ROOT / "tests" / "data" / "reference" / TREC_EVAL_TARBALL
+
+
 def _trec_eval_tarball() -> Path | None:
-    """trec_eval 9.0.8's source: ``LEXBOARD_TREC_EVAL_SRC``, else ``shared/reference/`` beside the repository."""
+    """trec_eval 9.0.8's source: ``LEXBOARD_TREC_EVAL_SRC``, else the copy in ``tests/data/reference/``."""
     given = os.environ.get("LEXBOARD_TREC_EVAL_SRC")
     if given:
         return Path(given)
-    # The repository is /work/main or a worktree /work/wt/<name>; the reference folder sits beside either.
-    for base in (ROOT.parent, ROOT.parent.parent):
-        candidate = base / "shared" / "reference" / TREC_EVAL_TARBALL
-        if candidate.exists():
-            return candidate
-    return None
+    return TREC_EVAL_COPY if TREC_EVAL_COPY.exists() else None
 
 
 @pytest.fixture(scope="session")
@@ -58,7 +57,7 @@ def trec_eval_binary(tmp_path_factory) -> str:
     tarball = _trec_eval_tarball()
     if tarball is None:
         pytest.skip(f"no trec_eval: set LEXBOARD_TREC_EVAL to a binary, or put {TREC_EVAL_TARBALL} in "
-                    "../shared/reference/ (or LEXBOARD_TREC_EVAL_SRC)")
+                    "tests/data/reference/ (or LEXBOARD_TREC_EVAL_SRC)")
     if shutil.which("make") is None or shutil.which("cc") is None and shutil.which("gcc") is None:
         pytest.skip("building trec_eval needs make and a C compiler")
     folder = tmp_path_factory.mktemp("trec_eval")
@@ -74,7 +73,7 @@ def trec_eval_test_files(tmp_path_factory) -> Path:
     """The ``test/`` folder of trec_eval 9.0.8's source: its own inputs and the outputs its ``make quicktest`` expects."""
     tarball = _trec_eval_tarball()
     if tarball is None:
-        pytest.skip(f"no {TREC_EVAL_TARBALL} in ../shared/reference/ (or LEXBOARD_TREC_EVAL_SRC): its test files "
+        pytest.skip(f"no {TREC_EVAL_TARBALL} in tests/data/reference/ (or LEXBOARD_TREC_EVAL_SRC): its test files "
                     "cannot be read")
     folder = tmp_path_factory.mktemp("trec_eval_src")
     with tarfile.open(tarball) as tar:

@@ -11,16 +11,14 @@ bpref = (1 + 0) / 3. Condensed list (d5 removed): d1, d3, d2 at ranks 1, 2, 3.
 The reference comparisons: pytrec_eval (``bpref``; ``map_cut``/``ndcg_cut`` with
 ``judged_docs_only_flag``, i.e. trec_eval -J) on hypothesis cases, and the
 trec_eval 9.0.8 binary itself, built in a temporary directory from the source
-tarball kept beside the repository (``../shared/reference/``); those tests skip,
+tarball kept in the repository (``tests/data/reference/``); those tests skip,
 saying why, when the tarball or a C compiler is missing.
 """
 
 from __future__ import annotations
 
 import math
-import shutil
 import subprocess
-import tarfile
 from pathlib import Path
 
 import numpy as np
@@ -152,26 +150,7 @@ def test_it_agrees_with_pytrec_eval_per_query(qrels, run, depth, threshold):
 
 # ---------------------------------------------------------------- against the trec_eval binary
 
-REPO = Path(__file__).resolve().parents[2]
-TARBALL = "trec_eval-9.0.8-src.tar.gz"
-
-
-@pytest.fixture(scope="session")
-def trec_eval_binary(tmp_path_factory) -> Path:
-    """trec_eval 9.0.8 built from the reference tarball in a temporary directory (never in the repo)."""
-    # Beside the repository; a git worktree under <shared parent>/wt/<name> looks one level further up.
-    candidates = [REPO.parent / "shared" / "reference" / TARBALL, REPO.parent.parent / "shared" / "reference" / TARBALL]
-    tarball = next((p for p in candidates if p.exists()), None)
-    if tarball is None:
-        pytest.skip(f"{TARBALL} is not in ../shared/reference/ beside the repository, so trec_eval cannot be built")
-    if shutil.which("make") is None or shutil.which("cc") is None:
-        pytest.skip("no C compiler (cc) or make to build trec_eval 9.0.8")
-    build = tmp_path_factory.mktemp("trec_eval")
-    with tarfile.open(tarball) as tar:
-        tar.extractall(build, filter="data")
-    source = next(p.parent for p in build.rglob("trec_eval.c"))
-    subprocess.run(["make"], cwd=source, check=True, capture_output=True, timeout=300)
-    return source / "trec_eval"
+# trec_eval_binary: tests/evaluation/conftest.py builds it from the copy in tests/data/reference/.
 
 
 def trec_eval_per_query(binary: Path, tmp: Path, qrels: dict, run: dict, measures: list[str], threshold: int,
