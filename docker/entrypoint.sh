@@ -56,6 +56,12 @@ case "$role" in
       "$@"
     ;;
   sandbox)
+    # It signs nothing (no session, no reset link, no judging token): the site's SECRET_KEY is replaced by a key
+    # of its own for this process, so a host that runs strangers' images never holds the site's (docs/sandbox.md,
+    # "What the sandbox worker holds").
+    SECRET_KEY="$(python -c 'import secrets; print(secrets.token_urlsafe(64))')"
+    export SECRET_KEY
+    unset SECRET_KEY_FALLBACKS
     # One sandbox worker per host (its own podman store): what a killed one left is removed first.
     wait_for_db
     python manage.py sandbox_leftovers

@@ -1,8 +1,12 @@
-"""What the sandbox hooks into the layers below at start-up: the software-only rule of uploads."""
+"""What the sandbox hooks into the layers below at start-up: the software-only rule of uploads, and its images'
+failed runs counted in the quota."""
 
+from submissions import selectors
 from submissions.services import uploads
 
-from .services import software_only_refusal
+from .services import failed_tries, software_only_refusal
 
 if software_only_refusal not in uploads.UPLOAD_RULES:
     uploads.UPLOAD_RULES.append(software_only_refusal)
+if failed_tries not in selectors.QUOTA_TRIES:
+    selectors.QUOTA_TRIES.append(failed_tries)

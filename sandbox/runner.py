@@ -32,6 +32,7 @@ import enum
 import os
 import re
 import shutil
+import stat
 import subprocess
 import threading
 import time
@@ -42,6 +43,9 @@ from pathlib import Path
 from typing import Any
 
 RUN_NAME = "run.trec"
+#: The worker's variables podman is given (``Sandbox.env``): its search path, locale and configuration only.
+PODMAN_ENV = ("PATH", "LANG", "LC_ALL", "TMPDIR", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "HOME", "CONTAINERS_CONF",
+              "CONTAINERS_STORAGE_CONF", "CONTAINERS_REGISTRIES_CONF")
 STDERR_TAIL_BYTES = 2048
 # What a process without network says when it tries (glibc, Python, curl, bash's /dev/tcp).
 _NETWORK_WORDS = re.compile(
@@ -63,6 +67,7 @@ class Status(enum.StrEnum):
     DISK_FULL = "disk_full"
     OUTPUT_TOO_LARGE = "output_too_large"
     NO_RUN = "no_run"
+    NOT_A_FILE = "not_a_file"
     NETWORK = "network"
     FAILED = "failed"
     CANCELLED = "cancelled"
@@ -114,7 +119,13 @@ class Sandbox:
         return [self.podman, f"--root={self.storage_root}/storage", f"--runroot={self.storage_root}/run"]
 
     def env(self) -> dict[str, str]:
-        env = dict(os.environ)
+        """podman's environment: what it needs to find itself and its configuration, nothing of the worker's.
+
+        The worker's environment holds the database's and the broker's addresses; podman, conmon and the OCI
+        runtime never need them, so they are not handed on (a process that never had a secret cannot leak it).
+        """
+        env = {name: os.environ[name] for name in PODMAN_ENV if name in os.environ}
+        env.setdefault("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
         if self.containers_conf:
             env["CONTAINERS_CONF"] = self.containers_conf
         return env
@@ -267,14 +278,42 @@ class _CgroupWatch:
         self._thread.join(timeout=15)
 
 
-def _mount_output(path: Path, size_mb: int) -> None:
+def _mount_tmpfs(path: Path, *, size_bytes: int, mode: str) -> None:
+    """A tmpfs of the runner's own at ``path`` (nosuid, nodev, noexec), named ``lexboard-sandbox`` in mount tables."""
     path.mkdir(parents=True, exist_ok=True)
-    # mode 0777: the container's root is an unprivileged host uid; noexec: nothing written there runs on the host.
     subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={size_mb}m,mode=0777,nosuid,nodev,noexec", "lexboard-sandbox", str(path)],
+        ["mount", "-t", "tmpfs", "-o", f"size={size_bytes},mode={mode},nosuid,nodev,noexec", "lexboard-sandbox",
+         str(path)],
         check=True,
         capture_output=True,
     )
+
+
+def _mount_output(path: Path, size_mb: int) -> None:
+    # mode 0777: the container's root is an unprivileged host uid; noexec: nothing written there runs on the host.
+    _mount_tmpfs(path, size_bytes=size_mb * 1024 * 1024, mode="0777")
+
+
+def _stage_input(input_dir: Path, staged: Path) -> None:
+    """``/input`` as the container sees it: a copy of the platform's input files on a tmpfs of its own, read-only.
+
+    A bind mount of the host's folder would show its path in the container's mount table (the host's data
+    folder, where an attacker would point next); a tmpfs root shows only ``/``. Only the regular files the
+    platform wrote are copied (``lstat``: a link is not followed), mode 0644, then the mount is made read-only.
+    """
+    names = []
+    total = 0
+    for path in sorted(input_dir.iterdir()):
+        info = path.lstat()
+        if stat.S_ISREG(info.st_mode):
+            names.append(path.name)
+            total += info.st_size
+    _mount_tmpfs(staged, size_bytes=total + 1024 * 1024, mode="0755")
+    for name in names:
+        target = staged / name
+        shutil.copyfile(input_dir / name, target, follow_symlinks=False)
+        target.chmod(0o644)
+    subprocess.run(["mount", "-o", "remount,ro,nosuid,nodev,noexec", str(staged)], check=True, capture_output=True)
 
 
 def _unmount(path: Path) -> None:
@@ -350,14 +389,20 @@ def run_image(*, sandbox: Sandbox, image: str, input_dir: Path, work_dir: Path, 
     container = f"{sandbox.name_prefix}{name}"
     work_dir.mkdir(parents=True, exist_ok=True)
     output_dir = work_dir / "output"
+    staged_input = work_dir / "input"
     cidfile = work_dir / "container.id"
-    _cleanup(sandbox, container, output_dir, cidfile)
+    _cleanup(sandbox, container, output_dir, cidfile, staged_input)
     try:
         digest = image_digest(sandbox, image)
     except SandboxUnavailable as exc:
         return Outcome(Status.PLATFORM, f"The image {image} is not in the platform's image store: {exc}")
-    _mount_output(output_dir, limits.output_mb)
-    command = podman_run_args(sandbox=sandbox, image=image, name=container, input_dir=input_dir,
+    try:
+        _stage_input(input_dir, staged_input)
+        _mount_output(output_dir, limits.output_mb)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        _cleanup(sandbox, container, output_dir, cidfile, staged_input)
+        return Outcome(Status.PLATFORM, f"The platform could not prepare the run's folders: {exc}.", digest=digest)
+    command = podman_run_args(sandbox=sandbox, image=image, name=container, input_dir=staged_input,
                               output_dir=output_dir, cidfile=cidfile, limits=limits)
     try:
         started = time.monotonic()
@@ -409,12 +454,92 @@ def run_image(*, sandbox: Sandbox, image: str, input_dir: Path, work_dir: Path, 
         outcome.command = command
         if outcome.ok:
             kept = work_dir / RUN_NAME
-            shutil.copyfile(output_dir / RUN_NAME, kept)
+            try:
+                outcome.run_bytes = take_run(output_dir, kept, max_bytes=limits.output_mb * 1024 * 1024)
+            except RunNotTaken as exc:
+                return Outcome(Status.NOT_A_FILE, (
+                    f"The image exited normally but /output/{RUN_NAME} was not taken: {exc}. The sandbox takes the "
+                    f"run only as a regular file written into /output: write the TREC run itself to "
+                    f"/output/{RUN_NAME}."), exit_code, seconds=seconds, stderr_tail=tail,
+                    peak_memory_bytes=watch.peak_memory, pids_limit_hit=watch.pids_max_hits > 0, digest=digest,
+                    command=command)
             outcome.run_path = kept
-            outcome.run_bytes = kept.stat().st_size
         return outcome
     finally:
-        _cleanup(sandbox, container, output_dir, cidfile)
+        _cleanup(sandbox, container, output_dir, cidfile, staged_input)
+
+
+_KINDS = ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"),
+          (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device node"), (stat.S_ISBLK, "a device node"))
+
+
+def _run_lstat(output_dir: Path) -> os.stat_result | None:
+    """What the image left at ``/output/run.trec``, never following a link; None when nothing is there."""
+    try:
+        return os.lstat(output_dir / RUN_NAME)
+    except FileNotFoundError:
+        return None
+
+
+def not_a_file(info: os.stat_result) -> str | None:
+    """Why what the image left as its run is not taken (a link, a pipe, a device, ...); None for a regular file
+    with one name. What is named is the kind of thing, never where a link points."""
+    for test, kind in _KINDS:
+        if test(info.st_mode):
+            return kind
+    if not stat.S_ISREG(info.st_mode):
+        return "not a regular file"
+    if info.st_nlink != 1:
+        return "a hard link (a file with more than one name)"
+    return None
+
+
+class RunNotTaken(Exception):
+    """``take_run`` found something other than a regular file the image wrote in ``/output``, or too much of it."""
+
+
+def take_run(output_dir: Path, dest: Path, *, max_bytes: int) -> int:
+    """Copy the image's ``/output/run.trec`` to ``dest`` (created, mode 0600); the bytes copied.
+
+    Opened relative to the output mount with ``O_NOFOLLOW`` and ``O_NONBLOCK`` (a link is refused by the kernel,
+    a FIFO does not block), then checked on the open descriptor (``fstat``: a regular file with one name on the
+    output mount itself), so nothing the image arranged in ``/output`` makes the worker read a host file; at most
+    ``max_bytes`` are read (a sparse file claiming 10 GB stops there). ``RunNotTaken`` says why not.
+    """
+    folder = os.open(output_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        mount = os.fstat(folder)
+        try:
+            source = os.open(RUN_NAME, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC,
+                             dir_fd=folder)
+        except OSError as exc:  # ELOOP: a link; ENXIO: a socket; ENOENT: nothing
+            raise RunNotTaken(f"it could not be opened as a file ({os.strerror(exc.errno or 0).lower()})") from None
+    finally:
+        os.close(folder)
+    try:
+        info = os.fstat(source)
+        why = not_a_file(info)
+        if why is None and info.st_dev != mount.st_dev:
+            why = "not on the output mount"
+        if why is not None:
+            raise RunNotTaken(why)
+        dest.unlink(missing_ok=True)
+        target = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        copied = 0
+        try:
+            while chunk := os.read(source, 1 << 20):
+                copied += len(chunk)
+                if copied > max_bytes:
+                    raise RunNotTaken(f"larger than /output's {max_bytes // (1024 * 1024)} MB")
+                os.write(target, chunk)
+        finally:
+            os.close(target)
+        return copied
+    except RunNotTaken:
+        dest.unlink(missing_ok=True)
+        raise
+    finally:
+        os.close(source)
 
 
 def _classify(*, limits: Limits, timed_out: bool, oom: bool, exit_code: int | None, pids_hit: bool,
@@ -437,8 +562,9 @@ def _classify(*, limits: Limits, timed_out: bool, oom: bool, exit_code: int | No
         return Outcome(Status.OOM, (
             f"The image used more than its {limits.memory_mb} MB of memory (files in /tmp count too) and was "
             f"killed. Stream the corpus instead of holding it whole, or use a smaller model."), exit_code)
-    run = output_dir / RUN_NAME
-    if _output_full(output_dir) or (run.exists() and run.stat().st_size > limits.output_mb * 1024 * 1024):
+    run = _run_lstat(output_dir)
+    regular = run is not None and stat.S_ISREG(run.st_mode)
+    if _output_full(output_dir) or (regular and run is not None and run.st_size > limits.output_mb * 1024 * 1024):
         return Outcome(Status.OUTPUT_TOO_LARGE, (
             f"The image filled /output's {limits.output_mb} MB. A run rarely needs more than 1000 documents "
             f"per topic: cut each topic's ranking (e.g. to the top 1000)."), exit_code)
@@ -456,26 +582,38 @@ def _classify(*, limits: Limits, timed_out: bool, oom: bool, exit_code: int | No
                 f"The image tried to use the network, which the sandbox does not have (exit status {exit_code}). "
                 f"Put models and data in the image when you build it.{said}"), exit_code)
         return Outcome(Status.FAILED, f"The image exited with status {exit_code}.{said}", exit_code)
-    if not run.is_file():
-        names = sorted(p.name for p in output_dir.iterdir())[:5]
+    if run is None:
+        names = sorted(p.name[:60] for p in output_dir.iterdir())[:5]
         found = f" /output holds: {', '.join(names)}." if names else " /output is empty."
+        if names and not quote_stderr:
+            found = " /output holds other files (not named on a software-only split)."
         return Outcome(Status.NO_RUN, (
             f"The image exited normally but wrote no /output/{RUN_NAME}.{found} Write the TREC run to "
             f"/output/{RUN_NAME}."), exit_code)
+    if (kind := not_a_file(run)) is not None:
+        return Outcome(Status.NOT_A_FILE, (
+            f"The image exited normally but /output/{RUN_NAME} is {kind}, not a file it wrote. The sandbox takes "
+            f"the run only as a regular file written into /output (never a link, a pipe or a device, which it does "
+            f"not follow or read): write the TREC run itself to /output/{RUN_NAME}."), exit_code)
     return Outcome(Status.OK, "The image ran and wrote its run.", exit_code)
 
 
-def _cleanup(sandbox: Sandbox, container: str, output_dir: Path, cidfile: Path) -> None:
+def _cleanup(sandbox: Sandbox, container: str, output_dir: Path, cidfile: Path,
+             staged_input: Path | None = None) -> None:
     podman(sandbox, "rm", "--force", "--time=0", "--ignore", container, check=False, timeout=60)
-    _unmount(output_dir)
-    if output_dir.exists():
-        shutil.rmtree(output_dir, ignore_errors=True)
+    for mounted in (output_dir, staged_input):
+        if mounted is None:
+            continue
+        _unmount(mounted)
+        if mounted.exists():
+            shutil.rmtree(mounted, ignore_errors=True)
     cidfile.unlink(missing_ok=True)
 
 
 def run_remove(sandbox: Sandbox, *, name: str, work_dir: Path) -> None:
     """Remove what a run of ``name`` left (its worker died): the container, the /output mount, the work folder."""
-    _cleanup(sandbox, f"{sandbox.name_prefix}{name}", work_dir / "output", work_dir / "container.id")
+    _cleanup(sandbox, f"{sandbox.name_prefix}{name}", work_dir / "output", work_dir / "container.id",
+             work_dir / "input")
 
 
 def leftovers_remove(sandbox: Sandbox, work_root: Path) -> list[str]:
@@ -490,9 +628,21 @@ def leftovers_remove(sandbox: Sandbox, work_root: Path) -> list[str]:
     for container in proc.stdout.split():
         podman(sandbox, "rm", "--force", "--time=0", "--ignore", container, check=False, timeout=60)
         removed.append(container)
-    if work_root.exists():
-        for output_dir in work_root.glob("*/output"):
-            _unmount(output_dir)
-            shutil.rmtree(output_dir, ignore_errors=True)
-            removed.append(str(output_dir))
+    for mounted in _runner_mounts(work_root):
+        _unmount(mounted)
+        shutil.rmtree(mounted, ignore_errors=True)
+        removed.append(str(mounted))
     return removed
+
+
+def _runner_mounts(work_root: Path) -> list[Path]:
+    """The tmpfs mounts the runner made under ``work_root`` (``/output`` and ``/input`` of each run), from the
+    mount table: a run's folders sit at any depth below it."""
+    root = os.path.realpath(work_root)
+    found = []
+    for line in Path("/proc/self/mounts").read_text().splitlines():
+        source, point, kind = (line.split(" ") + ["", "", ""])[:3]
+        point = point.encode().decode("unicode_escape")  # the table writes a space as \040
+        if source == "lexboard-sandbox" and kind == "tmpfs" and point.startswith(root + os.sep):
+            found.append(Path(point))
+    return sorted(found, key=lambda path: -len(path.parts))

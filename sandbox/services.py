@@ -81,6 +81,21 @@ def split_policy(split: Split) -> SplitSandbox | None:
     return SplitSandbox.objects.filter(split=split).first()
 
 
+#: Outcomes of a run that failed for the image's own reasons (not the platform's, not a cancel): each counts
+#: against the participant's quota like a judged upload, so a refused run is not a free probe of the box.
+IMAGE_FAULTS = frozenset({runner.Status.TIMEOUT, runner.Status.OOM, runner.Status.PIDS, runner.Status.DISK_FULL,
+                          runner.Status.OUTPUT_TOO_LARGE, runner.Status.NO_RUN, runner.Status.NOT_A_FILE,
+                          runner.Status.NETWORK, runner.Status.FAILED, "refused"})
+
+
+def failed_tries(*, users: list, split: Split) -> list:
+    """When each of ``users``' images failed on ``split`` for its own reasons (registered in the submissions'
+    ``QUOTA_TRIES``): an image whose run went to scoring is counted as its submission instead."""
+    return list(SandboxRun.objects.filter(user__in=users, split=split, status=SandboxRun.Status.FAILED,
+                                          outcome__in=IMAGE_FAULTS, rerun_of__isnull=True)
+                .values_list("created_at", flat=True))
+
+
 def software_only_refusal(*, user, split: Split) -> str | None:
     """A person's run file refused on a software-only split (registered in submissions' UPLOAD_RULES)."""
     if SplitSandbox.objects.filter(split=split, software_only=True).exists():

@@ -6,6 +6,7 @@ Keyword-only functions; nothing here writes.
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -14,7 +15,7 @@ from django.db.models import Case, Count, Exists, IntegerField, OuterRef, Prefet
 from django.http import Http404
 from django.utils import timezone
 
-from campaigns.selectors import phase_of, quota_scope
+from campaigns.selectors import phase_of, quota_scope, team_members
 from catalogue.models import Split, Topic
 from lexboard.text import count
 
@@ -102,6 +103,17 @@ class QuotaStatus:
         return ""
 
 
+#: Tries on a split that left no submission, registered by the apps above at start-up: the sandbox's images
+#: whose run failed or was refused count like any judged upload (so a refused run is no free probe). Each is
+#: called with ``users`` (the participant, or every member of their team) and ``split``, and answers the tries'
+#: creation times.
+QUOTA_TRIES: list[Callable[..., list[datetime]]] = []
+
+
+def _other_tries(*, users: list, split: Split) -> list[datetime]:
+    return sorted(when for count in QUOTA_TRIES for when in count(users=users, split=split))
+
+
 def counted_submissions(*, user, split: Split) -> QuerySet[Submission]:
     """The submissions that count against the quota: all but baselines and the service's own failures."""
     return _counted(Submission.objects.filter(user=user, split=split))
@@ -160,15 +172,22 @@ def submission_quota(*, user, split: Split, now: datetime | None = None) -> Quot
     now = now or timezone.now()
     scope = quota_scope(user=user, split=split, now=now)
     counted = counted_submissions(user=user, split=split)
+    users = [user]
     if scope.team is not None:
         counted = _counted(Submission.objects.filter(split=split, entrant_team=scope.team))
+        users = team_members(team=scope.team)
     daily_limit, total_limit, monthly_limit = scope.daily_limit, scope.total_limit, scope.monthly_limit
-    total_used = counted.count()
-    recent = list(
-        counted.filter(created_at__gt=now - QUOTA_WINDOW).order_by("created_at").values_list("created_at", flat=True)
+    others = _other_tries(users=users, split=split)
+    if scope.team is not None:  # a team's quota counts from its phase's opening
+        others = [when for when in others if when >= scope.team.phase.opens_at]
+    total_used = counted.count() + len(others)
+    recent = sorted(
+        list(counted.filter(created_at__gt=now - QUOTA_WINDOW).values_list("created_at", flat=True))
+        + [when for when in others if when > now - QUOTA_WINDOW]
     )
     month_start, month_end = month_bounds(now)
-    monthly_used = counted.filter(created_at__gte=month_start).count() if monthly_limit else 0
+    monthly_used = (counted.filter(created_at__gte=month_start).count()
+                    + sum(1 for when in others if when >= month_start)) if monthly_limit else 0
     next_allowed = None
     if daily_limit and len(recent) >= daily_limit:
         # The window must drop (used - limit + 1) submissions; the last of those leaves at this time.

@@ -371,8 +371,9 @@ LEXBOARD_SWEEP_QUEUE = env_str("LEXBOARD_SWEEP_QUEUE", f"{CELERY_TASK_DEFAULT_QU
 LEXBOARD_SANDBOX_QUEUE = env_str("LEXBOARD_SANDBOX_QUEUE", f"{CELERY_TASK_DEFAULT_QUEUE}-sandbox")
 # Where a sandbox worker writes each run's /input and mounts its /output (local disk of the worker's host).
 LEXBOARD_SANDBOX_WORK_DIR = env_path("LEXBOARD_SANDBOX_WORK_DIR", VAR_DIR / "sandbox" / "work")
-# The sandbox's own podman image store (--root): participants' images never enter the host's.
-LEXBOARD_SANDBOX_STORAGE_ROOT = env_path("LEXBOARD_SANDBOX_STORAGE_ROOT", VAR_DIR / "sandbox" / "podman")
+# The sandbox's own podman image store (--root): participants' images never enter the host's. A neutral path, not
+# under the site's var/ folder: a container's mount table shows it (its root file system's overlay layers).
+LEXBOARD_SANDBOX_STORAGE_ROOT = env_path("LEXBOARD_SANDBOX_STORAGE_ROOT", Path("/var/lib/lexboard-sandbox"))
 # An image archive larger than this is refused before it is stored.
 LEXBOARD_SANDBOX_MAX_IMAGE_BYTES = env_int("LEXBOARD_SANDBOX_MAX_IMAGE_BYTES", 2 * 1024 * 1024 * 1024)
 # The deployment's image registry, "host:port": participants may then name an image it holds (NAME:TAG or

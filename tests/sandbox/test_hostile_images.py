@@ -80,7 +80,7 @@ def test_it_reads_nothing_outside_input(hostile_image, sandbox_input, tmp_path, 
     assert "Read-only file system" in found  # /input refused the write
     assert not (sandbox_input / "written-by-the-image").exists()
     assert "uid=0(root)" in found  # root inside, and that root is not the host's:
-    assert f"{SANDBOX.uid_base}" not in found
+    assert f"{SANDBOX.uid_base}" not in found.split("== mounts")[0]  # (podman's own tmpfs options name the map)
 
 
 def test_it_names_a_non_zero_exit_with_the_image_s_own_words(hostile_image, sandbox_input, tmp_path):

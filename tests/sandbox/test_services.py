@@ -74,3 +74,37 @@ def test_the_same_image_by_archive_then_by_reference_is_refused_as_the_same_run(
     assert services._run_create(user=bob, split=split, image=pulled, metadata={}, policy=policy).image == pulled
     other = SoftwareImage.objects.create(sha256="d" * 64, size=1, image_id="e" * 64)
     assert services._run_create(user=alice, split=split, image=other, metadata={}, policy=policy).image == other
+
+
+@pytest.mark.django_db
+def test_an_image_whose_run_failed_or_was_refused_counts_against_the_quota(alice, bob, tiny_dataset):
+    """A refused sandbox run was free, so an image could probe the box over and over: it now counts like a judged
+    upload; the platform's own failures and cancels do not, and an image that made a submission counts once."""
+    from submissions.selectors import submission_quota
+
+    split = tiny_dataset.splits.get(name="dev")
+    split.daily_limit = 3
+    split.save(update_fields=["daily_limit"])
+    image = SoftwareImage.objects.create(sha256="e" * 64, size=1)
+    for outcome in ("not_a_file", "refused", "timeout"):
+        SandboxRun.objects.create(user=alice, split=split, image=image, status=SandboxRun.Status.FAILED,
+                                  outcome=outcome)
+    for outcome, status in (("platform_error", SandboxRun.Status.FAILED), ("cancelled", SandboxRun.Status.CANCELLED),
+                            ("ok", SandboxRun.Status.RAN)):
+        SandboxRun.objects.create(user=alice, split=split, image=image, status=status, outcome=outcome)
+    quota = submission_quota(user=alice, split=split)
+    assert (quota.daily_used, quota.total_used, quota.allowed) == (3, 3, False)
+    assert submission_quota(user=bob, split=split).daily_used == 0
+
+
+def test_podman_is_handed_none_of_the_worker_s_secrets(monkeypatch):
+    """podman, conmon and the OCI runtime get the search path and configuration, not the worker's settings."""
+    from sandbox.runner import Sandbox
+
+    for name, value in (("SECRET_KEY", "k" * 50), ("DATABASE_URL", "postgres://u:pw@db/x"),
+                        ("CELERY_BROKER_URL", "redis://:pw@redis/0"), ("AWS_SECRET_ACCESS_KEY", "s3cret")):
+        monkeypatch.setenv(name, value)
+    env = Sandbox(containers_conf="/etc/x.conf").env()
+    assert set(env) <= {"PATH", "LANG", "LC_ALL", "TMPDIR", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "HOME",
+                        "CONTAINERS_CONF", "CONTAINERS_STORAGE_CONF", "CONTAINERS_REGISTRIES_CONF"}
+    assert env["CONTAINERS_CONF"] == "/etc/x.conf" and "PATH" in env
