@@ -94,7 +94,7 @@ def sandbox_worker(settings, worker_factory, worker_queue, tmp_path):
     settings.LEXBOARD_SANDBOX_QUEUE = queue
     settings.LEXBOARD_SANDBOX_HEARTBEAT_STALE_SECONDS = 3
     env = {"LEXBOARD_SANDBOX_QUEUE": queue, "LEXBOARD_SANDBOX_HEARTBEAT_STALE_SECONDS": "3"}
-    return lambda: worker_factory(queues=[queue], extra_env=env)
+    return lambda extra_env=None: worker_factory(queues=[queue], extra_env={**env, **(extra_env or {})})
 
 
 def upload(user, split, archive: Path, name="bm25 in the sandbox") -> SandboxRun:
@@ -240,3 +240,34 @@ def test_a_curator_re_run_tells_identical_from_non_deterministic(alice, statutes
     noisy_page = client.get(Submission.objects.get(pk=noisy.submission_id).get_absolute_url()).content.decode()
     assert "not deterministic" in noisy_page
 
+
+
+def test_a_link_to_the_worker_s_environment_brings_nothing_back_to_the_page_or_the_api(
+        alice, statutes, archives, hostile_image, sandbox_worker):
+    """The attack of the last round, live: the image leaves /output/run.trec as a link to /proc/self/environ, and
+    the sandbox worker holds canary secrets. The run fails as not_a_file; the row, its page and its API answer
+    hold none of them, and the failed run counts against the participant's quota."""
+    from django.test import Client
+    from rest_framework.test import APIClient
+
+    from submissions.selectors import submission_quota
+
+    canary = f"LEXBOARD-CANARY-{uuid.uuid4().hex}"
+    run = upload(alice, statutes, archives(hostile_image("output-tricks")), name="links home")
+    used_before = submission_quota(user=alice, split=statutes).daily_used
+    worker = sandbox_worker(extra_env={"LEXBOARD_SANDBOX_CANARY": canary, "SECRET_KEY": f"{canary}-secret-key-" * 3})
+    wait_for(lambda: SandboxRun.objects.get(pk=run.pk).status not in SandboxRun.ACTIVE, 240, "the image ran", worker)
+    run.refresh_from_db()
+    assert run.status == SandboxRun.Status.FAILED and run.outcome == "not_a_file", (run.outcome, run.message)
+    assert "is a symbolic link, not a file it wrote" in run.message
+    row = " ".join(str(v) for v in SandboxRun.objects.filter(pk=run.pk).values().get().values())
+    assert canary not in row and "PATH=" not in row
+    page = Client()
+    page.force_login(alice)
+    html = page.get(f"/sandbox/runs/{run.pk}/").content.decode()
+    api = APIClient()
+    api.force_authenticate(alice)
+    body = api.get(f"/api/v1/sandbox/runs/{run.pk}/").content.decode()
+    for seen in (html, body):
+        assert "symbolic link" in seen and canary not in seen and "PATH=" not in seen
+    assert submission_quota(user=alice, split=statutes).daily_used == used_before + 1
