@@ -24,6 +24,12 @@ coarse (the reasoning, and what remains possible, is in docs/security.md):
   prediction sets differ are swapped between them at random
   (:func:`macro_f1_improvement`), with the same bound of 2^-k for k changed
   examples.
+* :func:`near_copy_of` — the near-copy rule: a run that repeats a reference
+  run (a baseline's, or one of its own identity's earlier runs) on all but a
+  few of the evaluated topics (or examples) gets no verdict at all. The
+  verdict on "a known run plus four relevant documents the attacker knows plus
+  one guess" read the guess's judgment, one per upload; what a near-copy is
+  told depends on the runs alone, never on a judgment.
 * :func:`coverage_check` — a run on a hidden split must rank documents for a
   share of the split's published topics (default 90%), and optionally at least
   a number of documents for each topic it covers, or it is refused before it
@@ -35,6 +41,8 @@ call them alike.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -456,3 +464,72 @@ def coverage_check(*, topic_ids: Iterable[str], docs_per_topic: Mapping[str, int
             "ranked documents per topic. Return a longer ranking for them."
         )
     return Coverage(n_topics=n, n_covered=k, thin=thin, refusal=refusal)
+
+
+# --- the near-copy rule -------------------------------------------------------------------------------
+# The Ladder's verdict is itself an answer: a known run (a baseline's ranking, or the participant's own earlier
+# run) plus k - 1 topics improved with documents the attacker knows to be relevant plus one guessed document on a
+# k-th topic is released exactly when the guess is relevant (k = 5 at alpha 0.05). A run that changes fewer than
+# ``near_copy_needed`` of the evaluated topics (examples) of every reference gets no verdict: neither released
+# nor "not an improvement", but told it is a near-copy, which the runs alone decide (docs/security.md).
+
+#: A verdict needs at least this many changed topics (examples) from every reference run ...
+NEAR_COPY_MIN = 10
+#: ... and at least this share of the evaluated ones (never more than all of them).
+NEAR_COPY_SHARE = 0.1
+
+
+def near_copy_needed(n_units: int) -> int:
+    """How many of ``n_units`` evaluated topics (examples) a run must change from every reference to be judged."""
+    return min(int(n_units), max(NEAR_COPY_MIN, math.ceil(NEAR_COPY_SHARE * n_units)))
+
+
+def topk_fingerprints(ranked: Mapping[str, Sequence[str]], k: int) -> dict[str, str]:
+    """Per topic, a digest of the set of its first ``k`` documents (``ranked``: docids best first).
+
+    A set, not a list: reordering a topic's top ``k`` is no change (a reorder of non-relevant documents would
+    otherwise be a free way out of the rule). ``k``: the primary measure's cutoff.
+    """
+    return {qid: hashlib.sha256("\n".join(sorted(set(docids[:k]))).encode()).hexdigest()[:16]
+            for qid, docids in ranked.items()}
+
+
+def answer_fingerprints(ids: Sequence[str], answers: Sequence[object]) -> dict[str, str]:
+    """Per example, its answer as a comparable string (a label, a set of labels, a tag sequence)."""
+    return {i: json.dumps(a if isinstance(a, str | int | float) or a is None else sorted(a, key=str)
+                          if isinstance(a, set | frozenset) else list(cast("Iterable[object]", a)), default=str)
+            for i, a in zip(ids, answers, strict=True)}
+
+
+@dataclass(frozen=True)
+class NearCopy:
+    """A run that repeats ``reference`` on all but ``changed`` of the evaluated ``unit`` (``needed`` to be judged)."""
+
+    reference: str
+    changed: int
+    needed: int
+    unit: str = "topics"
+
+    def message(self) -> str:
+        return (f"No verdict: this run repeats {self.reference} on all but {self.changed} of the evaluated "
+                f"{self.unit}, and the Ladder judges a run only when it changes at least {self.needed} of them "
+                f"(its top documents, or its answers). A verdict on a few changed {self.unit} would tell their "
+                f"hidden judgments; this answer depends on the runs alone. The run counts against your quota; your "
+                f"best stays on the leaderboard.")
+
+
+def near_copy_of(*, new: Mapping[str, str], references: Mapping[str, Mapping[str, str]], units: Sequence[str],
+                 unit: str = "topics") -> NearCopy | None:
+    """The reference ``new`` repeats most closely when it changes fewer than ``near_copy_needed`` of ``units``.
+
+    ``new`` and each reference map a unit (topic id, example id) to its fingerprint (:func:`topk_fingerprints`,
+    :func:`answer_fingerprints`); a unit missing from one side counts as changed when the other has it.
+    ``references``: named reference runs (the name goes into the message). None: judge it.
+    """
+    needed = near_copy_needed(len(units))
+    closest: NearCopy | None = None
+    for name, reference in references.items():
+        changed = sum(1 for u in units if new.get(u) != reference.get(u))
+        if changed < needed and (closest is None or changed < closest.changed):
+            closest = NearCopy(name, changed, needed, unit)
+    return closest

@@ -70,6 +70,38 @@ class Release(models.Model):
         return f"{self.identity_label}: #{self.submission_id} on {self.split} ({self.bits:.1f} bits)"
 
 
+class Verdict(models.Model):
+    """One answer of the Ladder on a hidden split: released, not released, or no verdict (a near-copy).
+
+    A "not released" is an answer too: a crafted run whose verdict turns on one judgment reads that judgment
+    from a "no" as well as from a "yes". ``bits`` bounds what the answer told beyond the runs themselves: 1 for
+    a verdict (the released value's own bits are its ``Release`` row's), 0 for a near-copy, which the runs
+    alone decide.
+    """
+
+    class Outcome(models.TextChoices):
+        RELEASED = "released", "released"
+        NOT_RELEASED = "not_released", "not released"
+        NEAR_COPY = "near_copy", "no verdict (near-copy)"
+
+    split = models.ForeignKey("leaderboard.Split", on_delete=models.CASCADE, related_name="verdicts")
+    result = models.OneToOneField("submissions.Result", null=True, on_delete=models.SET_NULL,
+                                  related_name="ledger_verdict")
+    submission = models.ForeignKey("submissions.Submission", null=True, on_delete=models.SET_NULL, related_name="+")
+    identity = models.CharField(max_length=40, db_index=True, help_text="user:<id> or team:<id>")
+    identity_label = models.CharField(max_length=200)
+    answered_at = models.DateTimeField(default=timezone.now, db_index=True)
+    day = models.DateField(db_index=True)
+    outcome = models.CharField(max_length=20, choices=Outcome.choices)
+    bits = models.FloatField()
+
+    class Meta:
+        ordering = ["-answered_at"]
+
+    def __str__(self) -> str:
+        return f"{self.identity_label}: #{self.submission_id} on {self.split}: {self.outcome} ({self.bits:g} bit)"
+
+
 class ReleaseWait(models.Model):
     """A result the Ladder admitted that waits for the split's daily budget of first releases (or a curator)."""
 

@@ -20,7 +20,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 # The release ledger's models live in their own module; imported here so the app registers them.
-from .ledger_models import WAITING_FOR_BUDGET, LedgerAlert, Release, ReleasePolicy, ReleaseWait  # noqa: F401
+from .ledger_models import WAITING_FOR_BUDGET, LedgerAlert, Release, ReleasePolicy, ReleaseWait, Verdict  # noqa: F401
 from .provenance import (
     MODELS_FORMAT,
     MODELS_MAX_LENGTH,
@@ -155,6 +155,10 @@ class Submission(models.Model):
     content_sha256 = models.CharField(max_length=64, blank=True, db_index=True)
     # Larger than the upload check's in-request budget: the worker checks the rest of the file.
     checked_in_worker = models.BooleanField(default=False)
+    # The Ladder's near-copy rule (submissions.services.ladder): per topic a digest of its top-k documents (or per
+    # example its answer), {"key": what they were computed for, "units": {id: digest}}; kept once computed, so
+    # the run stays a reference after its file is removed.
+    fingerprints = models.JSONField(default=dict, blank=True, editable=False)
     # The same content as another user's public entry: accepted, shown to curators.
     duplicate_of = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",

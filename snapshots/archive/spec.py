@@ -82,6 +82,7 @@ ARCHIVED: tuple[ModelSpec, ...] = (
     ModelSpec("submissions.LadderBest", scope="split__dataset"),
     ModelSpec("submissions.ReleasePolicy", scope="split__dataset"),
     ModelSpec("submissions.Release", scope="split__dataset", identities=("identity",)),
+    ModelSpec("submissions.Verdict", scope="split__dataset", identities=("identity",)),
     ModelSpec("submissions.ReleaseWait", scope="split__dataset", identities=("identity",)),
     ModelSpec("submissions.LedgerAlert", scope="split__dataset", identities=("identity",)),
     # Judging a hidden split, whole rows: a grade is a label, a pool's statistics count relevant documents, and

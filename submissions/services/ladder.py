@@ -10,6 +10,11 @@ per-query values, and the displayed value must go up by one step). Here:
   is locked with ``select_for_update``, the new result is compared with it,
   and the result is marked released (it becomes the best) or not (its owner
   reads "not a significant improvement over your best (X)").
+* :func:`near_copy_check` — before a verdict: a run that repeats a
+  reference run (the split's baselines, its identity's earlier runs) on all
+  but a few evaluated topics or examples gets no verdict at all
+  (``evaluation.ladder.near_copy_of``); every answer, a near-copy's too, is a
+  ledger row (``ledger.verdict_record``).
 * :func:`ladder_replay` — when new judgments become current, each
   participant's Ladder is run again on them, their results in upload order,
   from an empty best: exactly what they would have been shown had the new
@@ -33,18 +38,25 @@ from django.db.models import F, QuerySet
 from campaigns.selectors import phase_of
 from catalogue.models import Dataset, Split
 from evaluation.classification import bio_entities
+from evaluation.errors import InputError
 from evaluation.ladder import (
+    NearCopy,
+    answer_fingerprints,
     label_support_needed,
     label_support_refusal,
     ladder_step,
     ladder_step_macro_f1,
     majority_start,
+    near_copy_of,
+    topk_fingerprints,
 )
+from evaluation.measures import parse_measure
 
 from .. import disclosure
-from ..models import LadderBest, ReleaseWait, Result, ResultPart, Submission, on_board_q
+from ..models import LadderBest, ReleaseWait, Result, ResultPart, Submission, Verdict, on_board_q
 from ..selectors import differenced_private_topics, load_per_query
-from .ledger import release_hold, release_record, waits_due
+from .fusion import FusionFailed
+from .ledger import release_hold, release_record, verdict_record, waits_due
 from .predictions import aligned_answers, gold_for, gold_labels
 from .results import read_stored_run
 
@@ -198,6 +210,73 @@ def _decide_macro_f1(*, best: Result | None, new: Result, split: Split) -> tuple
     return decision.released, decision.message, decision.p_value
 
 
+# --- the near-copy rule ----------------------------------------------------------------------------------
+
+
+def _stored_fingerprints(submission: Submission, *, key: str, compute) -> dict[str, str] | None:
+    """``submission``'s fingerprints for ``key`` (kept on the row once computed); None when its file is gone."""
+    stored = submission.fingerprints or {}
+    if stored.get("key") == key:
+        return cast("dict[str, str]", stored.get("units") or {})
+    try:
+        units = compute(submission)
+    except (InputError, OSError, ValueError, FusionFailed):
+        return None  # removed after its retention period, or unreadable: no reference
+    submission.fingerprints = {"key": key, "units": units}
+    Submission.objects.filter(pk=submission.pk).update(fingerprints=submission.fingerprints)
+    return units
+
+
+def _references(*, submission: Submission, split: Split) -> list[tuple[str, Submission]]:
+    """The runs a new run must differ from to be judged: the split's baselines and its identity's released runs
+    (withdrawn or hidden later alike). The Ladder compares a run with one of them (the best baseline, or the
+    identity's best), so a run repeating one of them on all but a few topics would have its verdict turn on
+    those few; a run repeating an unreleased one is compared with a run it differs from broadly."""
+    baselines = Submission.objects.filter(split=split, is_baseline=True, status=Submission.Status.SCORED)
+    own = Submission.objects.filter(split=split, is_baseline=False, status=Submission.Status.SCORED,
+                                    results__released=True,
+                                    created_at__lte=submission.created_at).exclude(pk=submission.pk).distinct()
+    own = (own.filter(entrant_team_id=submission.entrant_team_id) if submission.entrant_team_id is not None
+           else own.filter(user_id=submission.user_id, entrant_team__isnull=True))
+    named = [(f"the baseline {b.system_name}", b) for b in baselines.order_by("pk")]
+    named += [(f"your run #{o.pk} ({o.system_name})", o) for o in own.order_by("-created_at", "-pk")]
+    return named
+
+
+def near_copy_check(*, result: Result, submission: Submission, split: Split) -> NearCopy | None:
+    """Whether ``result``'s run repeats a reference run on all but a few evaluated topics (examples): then the
+    Ladder gives no verdict (docs/security.md, "The verdict as a channel"). Decided by the runs alone."""
+    task = split.dataset.task
+    if task == Dataset.Task.RETRIEVAL:
+        data = load_per_query(result)
+        if "qids" not in data:
+            return None
+        units = data["qids"].astype(str).tolist()
+        k = parse_measure(split.dataset.primary_measure).k or split.dataset.depth
+        key = f"top{k}"
+
+        def compute(sub: Submission) -> dict[str, str]:
+            ranked = read_stored_run(sub).ranked()
+            return topk_fingerprints({q: [d for d, _ in rows] for q, rows in ranked.items()}, k)
+        unit = "topics"
+    else:
+        gold = dataclasses.replace(gold_for(version=result.qrels_version, task=task), labels=None)
+        units = list(gold.ids)
+        key = f"answers@{result.qrels_version_id}"
+
+        def compute(sub: Submission) -> dict[str, str]:
+            return answer_fingerprints(units, aligned_answers(gold=gold, data=read_stored_run(sub)))
+        unit = "examples"
+    new = _stored_fingerprints(submission, key=key, compute=compute)
+    if new is None:
+        return None
+    references: dict[str, dict[str, str]] = {}
+    for name, reference in _references(submission=submission, split=split):
+        if (units_of := _stored_fingerprints(reference, key=key, compute=compute)) is not None:
+            references.setdefault(name, units_of)
+    return near_copy_of(new=new, references=references, units=units, unit=unit)
+
+
 def _best_baseline(*, split: Split, version_id: int) -> Result | None:
     """The split's best baseline result on ``version_id`` (a curator's reference run): a first run's reference.
 
@@ -260,6 +339,11 @@ def ladder_judge(*, result: Result, submission: Submission, split: Split, again:
     if (twice := _shown_twice(submission=submission)) is not None:
         released, message, p = False, twice, None
         ReleaseWait.objects.filter(result=result).delete()
+    elif (copy := near_copy_check(result=result, submission=submission, split=split)) is not None:
+        # Before the hold: no verdict will ever come, and the answer depends on the runs alone.
+        released, message, p = False, copy.message(), None
+        ReleaseWait.objects.filter(result=result).delete()
+        verdict_record(result=result, submission=submission, split=split, outcome=Verdict.Outcome.NEAR_COPY)
     elif held := release_hold(result=result, submission=submission, split=split, curator=curator):
         # Before the verdict: a hold given only to the runs the Ladder admits would tell the owner (and anyone
         # reading the note) the verdict a day before any number, a bit the ledger never counts. The verdict comes
@@ -269,6 +353,8 @@ def ladder_judge(*, result: Result, submission: Submission, split: Split, again:
         released, message, p = _decide(best=best, new=result, measure=measure, split=split)
         if not released and "significant improvement" in message:
             message = disclosure.with_ladder_rule(message, split=split)
+        verdict_record(result=result, submission=submission, split=split,
+                       outcome=Verdict.Outcome.RELEASED if released else Verdict.Outcome.NOT_RELEASED)
     # The field holds MESSAGE_MAX characters: a longer message (it can name labels) failed the scoring on PostgreSQL.
     message = message[:disclosure.MESSAGE_MAX]
     Result.objects.filter(pk=result.pk).update(released=released, ladder_message=message, ladder_p=p,

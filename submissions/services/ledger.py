@@ -39,7 +39,16 @@ from evaluation.pooling import ranked_docids
 from lexboard.text import count
 
 from .. import disclosure
-from ..models import WAITING_FOR_BUDGET, LedgerAlert, Release, ReleasePolicy, ReleaseWait, Result, Submission
+from ..models import (
+    WAITING_FOR_BUDGET,
+    LedgerAlert,
+    Release,
+    ReleasePolicy,
+    ReleaseWait,
+    Result,
+    Submission,
+    Verdict,
+)
 from .results import read_stored_run
 
 logger = logging.getLogger(__name__)
@@ -170,6 +179,24 @@ def release_record(*, result: Result, submission: Submission, split: Split) -> R
     return row
 
 
+#: What one answer of the Ladder can tell beyond the runs: a yes or a no is at most one bit; a near-copy's
+#: "no verdict" is decided by the runs alone.
+VERDICT_BITS = {Verdict.Outcome.RELEASED: 1.0, Verdict.Outcome.NOT_RELEASED: 1.0, Verdict.Outcome.NEAR_COPY: 0.0}
+
+
+def verdict_record(*, result: Result, submission: Submission, split: Split, outcome: str) -> Verdict | None:
+    """Write the ledger's row of the Ladder's answer to ``result`` on a hidden split (the latest answer when it
+    is judged again on new judgments): every judged upload is counted, released or not."""
+    if not disclosure.hidden(split) or submission.is_baseline:
+        return None
+    now = timezone.now()
+    row, _ = Verdict.objects.update_or_create(result=result, defaults={
+        "split": split, "submission": submission, "identity": identity_of(submission),
+        "identity_label": identity_label(submission), "answered_at": now, "day": _today(now), "outcome": outcome,
+        "bits": VERDICT_BITS[Verdict.Outcome(outcome)]})
+    return row
+
+
 def _alerts(*, split: Split, row: Release) -> None:
     identity_limit, split_limit, _ = policy(split)
     today = Release.objects.filter(split=split, day=row.day)
@@ -263,6 +290,7 @@ def release_check_shape(*, release_id: int) -> list[str]:
 def ledger_summary(*, split: Split, days: int = 14) -> dict:
     """The ledger page's tables: per identity and per day, bits summed, alerts, waits and flagged runs."""
     releases = Release.objects.filter(split=split)
+    verdicts = Verdict.objects.filter(split=split)
     since = _today() - timedelta(days=days - 1)
     return {
         "total_releases": releases.count(),
@@ -274,6 +302,13 @@ def ledger_summary(*, split: Split, days: int = 14) -> dict:
                                   identities=Count("identity", distinct=True)).order_by("-day")),
         "per_identity_day": list(releases.filter(day__gte=since).values("day", "identity_label")
                                  .annotate(releases=Count("pk"), bits=Sum("bits")).order_by("-day", "-bits")),
+        "verdicts": verdicts.count(),
+        "verdict_bits": verdicts.aggregate(b=Sum("bits"))["b"] or 0.0,
+        "verdicts_per_identity": list(verdicts.values("identity", "identity_label").annotate(
+            answers=Count("pk"), released=Count("pk", filter=Q(outcome=Verdict.Outcome.RELEASED)),
+            not_released=Count("pk", filter=Q(outcome=Verdict.Outcome.NOT_RELEASED)),
+            near_copies=Count("pk", filter=Q(outcome=Verdict.Outcome.NEAR_COPY)), bits=Sum("bits"),
+        ).order_by("-bits", "identity")),
         "alerts": list(LedgerAlert.objects.filter(split=split)[:50]),
         "flagged": list(releases.exclude(crafted=[]).select_related("submission")[:50]),
         "waits": list(ReleaseWait.objects.filter(split=split).select_related("result__submission")),

@@ -69,7 +69,9 @@ def run_text(kind: str, *, seed: int = 0, tag: str = "sys") -> str:
         if kind == "perfect":
             docs = rel + others[:20]
         elif kind == "shifted":
-            docs = others[:2] + rel + others[2:20]
+            # Two documents no other kind ranks first: every topic's top documents differ from "perfect"'s (the
+            # Ladder judges no near-copy: evaluation.ladder.near_copy_of); the ranks, and so the scores, as before.
+            docs = others[20:22] + rel + others[:18]
         else:
             docs = [f"doc{d}" for d in range(1, N_DOCS + 1)]
             rng.shuffle(docs)

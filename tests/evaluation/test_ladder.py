@@ -320,3 +320,49 @@ def test_a_rare_labels_split_gets_a_coarser_grid_than_one_example():
     # 100 examples, 5 labels, the rarest held by 2: one example moves macro-F1 by up to (2/7 + 2/8) / 5 ≈ 0.107.
     step = macro_f1_step(n_examples=100, supports=[2, 3, 30, 30, 35], min_predicted=5)
     assert step == 0.2 and macro_f1_step(n_examples=100, supports=[]) == 0.01
+
+
+# --- the near-copy rule ------------------------------------------------------------------------------------------
+
+def test_a_verdict_needs_ten_changed_topics_or_a_tenth_of_them_never_more_than_all():
+    from evaluation.ladder import near_copy_needed
+
+    assert [near_copy_needed(n) for n in (5, 12, 20, 100, 222, 1000)] == [5, 10, 10, 10, 23, 100]
+
+
+def test_fingerprints_are_of_the_top_k_set_so_a_reorder_is_no_change():
+    from evaluation.ladder import topk_fingerprints
+
+    a = topk_fingerprints({"q1": ["d1", "d2", "d3", "d9"]}, 3)
+    assert a == topk_fingerprints({"q1": ["d3", "d1", "d2", "d8"]}, 3)  # same top 3, another 4th
+    assert a != topk_fingerprints({"q1": ["d1", "d2", "d4"]}, 3)
+
+
+def test_the_known_run_plus_five_changed_topics_is_a_near_copy_and_broad_changes_are_judged():
+    """The recipe that read one judgment per upload: a baseline's ranking, four known relevant documents on four
+    topics and one guess on a fifth. It changes 5 of 20 topics: no verdict, whatever the judgments."""
+    from evaluation.ladder import near_copy_of, topk_fingerprints
+
+    qids = [f"q{i}" for i in range(20)]
+    baseline = {q: [f"{q}-d{j}" for j in range(100)] for q in qids}
+    probe = {q: docs[:99] + ([f"{q}-known"] if i < 5 else [docs[99]]) for i, (q, docs) in enumerate(baseline.items())}
+    broad = {q: docs[:99] + [f"{q}-new"] for q, docs in baseline.items()}
+    refs = {"the baseline BM25": topk_fingerprints(baseline, 100)}
+    copy = near_copy_of(new=topk_fingerprints(probe, 100), references=refs, units=qids)
+    assert copy is not None and (copy.reference, copy.changed, copy.needed) == ("the baseline BM25", 5, 10)
+    assert copy.message().startswith("No verdict: this run repeats the baseline BM25 on all but 5 of the evaluated "
+                                      "topics") and "counts against your quota" in copy.message()
+    assert near_copy_of(new=topk_fingerprints(broad, 100), references=refs, units=qids) is None
+    # Topics the run leaves out count as changed only where the reference has them.
+    assert near_copy_of(new={}, references=refs, units=qids) is None
+
+
+def test_answers_are_compared_example_by_example():
+    from evaluation.ladder import answer_fingerprints, near_copy_of
+
+    ids = [f"e{i}" for i in range(30)]
+    public = answer_fingerprints(ids, ["civil"] * 30)
+    probe = answer_fingerprints(ids, ["tax"] * 5 + ["civil"] * 25)
+    copy = near_copy_of(new=probe, references={"the baseline TF-IDF": public}, units=ids, unit="examples")
+    assert copy is not None and copy.changed == 5 and "evaluated examples" in copy.message()
+    assert answer_fingerprints(["e1"], [{"b", "a"}]) == answer_fingerprints(["e1"], [["a", "b"]])
