@@ -338,7 +338,7 @@ def areas_load(*, benchmark, with_baselines: bool = True, force: bool = False, s
             data = parse_classification(task="single", split=split, file=(f"{split}.jsonl", gold_jsonl(examples, split)),
                                         hidden=hidden)
             report = release_import(dataset=dataset, data=data, publish=True, only_new=True,
-                                    note=f"demo generator, seed {seed}")
+                                    note=f"demo generator, seed {seed}", keep_topics=True)
             lines.extend(report.lines()[2:])  # the split line and warnings (no corpus for classification)
     outcomes = areas_baselines_ensure(dataset=dataset, examples=examples, force=force, seed=seed) if with_baselines else []
     return AreasReport(dataset_created=created, import_lines=lines, baselines=outcomes)

@@ -7,9 +7,12 @@ run is uploaded with :func:`submissions.services.submission_create` and scored
 with :func:`submissions.services.submission_score_now`, exactly like a
 participant's file. Nothing here computes a score itself.
 
-Idempotent: the same generator output gives the same corpus, topics and
-qrels (hence no new version), and a baseline whose run file has the same
-SHA-256 as the stored one is kept, not uploaded again.
+Idempotent: the same generator output gives the same corpus and qrels
+(hence no new version), and a baseline whose run file has the same SHA-256
+as the stored one is kept, not uploaded again. It creates what is missing and
+rewrites no row a curator may have changed: the dataset's texts and splits
+are made once, topics already in a split are left as they are (the report
+counts those that differ from the generator's).
 
 The demo benchmark is a suite (harmonic mean): with the retrieval dataset it
 holds "Demo legal area classification" (:mod:`.classification`), loaded the
@@ -230,7 +233,7 @@ def dataset_import_demo(*, dataset: Dataset, data: DemoData):
     published again: a curator's later version (an assessor's v2) stays current.
     """
     return release_import(dataset=dataset, data=_import_data(data), publish=True, only_new=True,
-                          note=f"demo generator, seed {data.seed}")
+                          note=f"demo generator, seed {data.seed}", keep_topics=True)
 
 
 def baselines_ensure(*, dataset: Dataset, data: DemoData, depth: int, force: bool = False) -> list[BaselineOutcome]:
