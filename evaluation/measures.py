@@ -143,6 +143,15 @@ def parse_measure(name: str) -> Measure:
                    description=fill(family.description))
 
 
+#: The cutoffs offered where a measure is picked from a list (the curators' admin); any other k is still valid.
+COMMON_CUTOFFS = (1, 5, 10, 20, 50, 100, 1000)
+
+
+def registry_names(cutoffs: tuple[int, ...] = COMMON_CUTOFFS) -> dict[str, list[str]]:
+    """Every family's measure names at ``cutoffs`` (or its one name without a cutoff), by family, in order."""
+    return {name: [f"{name}@{k}" for k in cutoffs] if family.takes_k else [name] for name, family in FAMILIES.items()}
+
+
 def parse_measures(text: str | list[str]) -> list[Measure]:
     """Parse ``"R@100,MAP@100"`` (or a list of names); duplicates are dropped, order kept."""
     names = text.split(",") if isinstance(text, str) else list(text)

@@ -9,7 +9,10 @@ a curator imports any data.
 
 Loading is idempotent and conservative: missing rows are created; rows that
 exist and differ from the card are left alone (a curator may have edited them
-in the admin) and reported, unless ``update=True``. Existing splits are never
+in the admin) and reported, unless ``update=True``. A dataset field that still
+holds a value an older card gave it (the card's ``replaces``) takes the card's
+current value: nobody changed it. ``citation_missing`` names the bibliographic
+fields a card does not know yet (tests/catalogue/test_bibtex.py). Existing splits are never
 changed (their caps and hidden flag belong to the curators).
 """
 
@@ -131,6 +134,17 @@ def _sync(obj, values: dict, fields, label: str, report: CardsReport, update: bo
     report.updated.append(f"{label} ({', '.join(diff)})")
 
 
+def _replace_old_defaults(dataset: Dataset, values: dict, replaces: dict, report: CardsReport) -> None:
+    """A field holding what an older card said (``replaces``), never edited since, takes the card's value."""
+    changed = [f for f, olds in replaces.items() if f in values and getattr(dataset, f) in olds
+               and getattr(dataset, f) != values[f]]
+    for f in changed:
+        setattr(dataset, f, values[f])
+    if changed:
+        dataset.save(update_fields=changed)
+        report.updated.append(f"dataset {dataset.slug} ({', '.join(changed)}: the older card's text)")
+
+
 @transaction.atomic
 def cards_load(*, names: list[str] | tuple[str, ...] = CARD_NAMES, update: bool = False) -> CardsReport:
     """Create (or with ``update``, refresh) the benchmarks, datasets, splits and reported results of the cards.
@@ -158,6 +172,7 @@ def cards_load(*, names: list[str] | tuple[str, ...] = CARD_NAMES, update: bool 
             dataset = Dataset.objects.create(benchmark=benchmark, **d)
             report.created.append(f"dataset {dataset.slug}")
         else:
+            _replace_old_defaults(dataset, d, card.get("replaces", {}), report)
             _sync(dataset, {**d, "benchmark": benchmark}, (*_DATASET_FIELDS, "benchmark"), f"dataset {dataset.slug}",
                   report, update)
 

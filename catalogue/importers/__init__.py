@@ -82,12 +82,12 @@ def import_trec(
     *,
     dataset,
     split: str,
-    topics: tuple[str, bytes],
+    topics: tuple[str, bytes] | None,
     qrels: tuple[str, bytes],
     corpus_ids: tuple[str, bytes] | None = None,
     hidden: bool = False,
     **options,
 ) -> ImportReport:
-    """Parse and store one split from TREC topics and qrels (each given as (file name, bytes))."""
+    """Parse and store one split from TREC topics and qrels (each given as (file name, bytes); topics may be None)."""
     data = parse_trec(split=split, topics=topics, qrels=qrels, corpus_ids=corpus_ids, hidden=hidden)
     return _store(dataset, data, **options)

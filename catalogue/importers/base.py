@@ -88,6 +88,8 @@ class SplitData:
     topics: list[TopicRow]
     qrels: dict[str, dict[str, int]]
     sources: list[str] = field(default_factory=list)
+    #: False when the files hold judgments only (a new qrels version): the split's topics are not touched.
+    topics_given: bool = True
 
     @property
     def kind(self) -> str:

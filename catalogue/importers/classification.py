@@ -37,10 +37,11 @@ from evaluation.classification import ANSWER_FIELD, TASKS, GoldSet, bio_entities
 from evaluation.errors import InputError, Problem
 from lexboard.text import count, plural
 
-from ..models import QrelsVersion, Split, Topic
+from ..models import QrelsVersion, Split
 from ..services import qrels_version_publish
 from .base import SPLIT_NAME, DatasetFileError, ImportRefused, Problems, TopicRow, decode_text, jsonl_objects
 from .report import ImportReport, SplitReport
+from .topics import topics_store
 
 FORMAT = "classification"
 
@@ -285,32 +286,16 @@ def gold_version_add(*, split, gold: GoldSet, note: str = "", user=None, publish
     return version, True
 
 
-def _upsert_topics(split, rows: list[TopicRow]) -> tuple[int, int, int]:
-    """Insert new topics, update changed ones; returns (created, updated, kept-but-not-in-file)."""
-    existing = {t.qid: t for t in Topic.objects.filter(split=split)}
-    new, updated = [], []
-    for row in rows:
-        t = existing.get(row.qid)
-        if t is None:
-            new.append(Topic(split=split, qid=row.qid, text=row.text, category=row.category,
-                             subcategory=row.subcategory, extra=row.extra))
-        elif (t.text, t.category, t.subcategory, t.extra) != (row.text, row.category, row.subcategory, row.extra):
-            t.text, t.category, t.subcategory, t.extra = row.text, row.category, row.subcategory, row.extra
-            updated.append(t)
-    Topic.objects.bulk_create(new, batch_size=500)
-    Topic.objects.bulk_update(updated, ["text", "category", "subcategory", "extra"], batch_size=500)
-    return len(new), len(updated), len(set(existing) - {r.qid for r in rows})
-
-
 def classification_import(*, dataset, data: ClassificationData, user=None, note: str = "",
-                          dry_run: bool = False) -> ImportReport:
+                          dry_run: bool = False, keep_topics: bool = False) -> ImportReport:
     """Store a parsed split in one transaction: the examples as topics, the gold as a judgments version.
 
     The dataset's task must be the file's (a single-label gold cannot score
     NER predictions). The first gold version of a split is published; a later
     one by ``submissions.services.release_import(publish=True)``, which
     rescores the split's submissions.
-    Existing splits keep their hidden flag and caps. With ``dry_run``
+    Existing splits keep their hidden flag and caps; examples are stored as topics by
+    :func:`.topics.topics_store` (with ``keep_topics``, existing ones are left as they are). With ``dry_run``
     everything is checked and reported, then rolled back.
     """
     if dataset.task != data.task:
@@ -331,7 +316,9 @@ def classification_import(*, dataset, data: ClassificationData, user=None, note:
                 f"(the command asked for {'hidden' if data.hidden else 'public'}) — change it in the admin if needed"
             )
         sr.topics = len(data.topics)
-        sr.topics_created, sr.topics_updated, sr.topics_kept = _upsert_topics(split, data.topics)
+        changes = topics_store(split=split, rows=data.topics, keep_existing=keep_topics)
+        sr.topics_created, sr.topics_updated, sr.topics_kept = changes.created, changes.updated, changes.kept
+        sr.topic_notes = changes.notes(thing="example", things="examples")
         if sr.topics_kept:
             sr.warnings.append(f"{count(sr.topics_kept, 'example')} already in the split "
                                f"{plural(sr.topics_kept, 'is', 'are')} not in this file; "

@@ -21,6 +21,8 @@ class SplitReport:
     topics_created: int = 0
     topics_updated: int = 0
     topics_kept: int = 0  # in the database but not in the files
+    topics_given: bool = True  # False: the files held judgments only and the topics were not touched
+    topic_notes: list[str] = field(default_factory=list)  # which fields the files changed or left as they were
     judgments: int = 0
     relevant: int = 0
     judged_topics: int = 0
@@ -41,7 +43,9 @@ class SplitReport:
     def line(self) -> str:
         state = "hidden" if self.hidden else "public"
         head = f"split {self.name} ({state}{', new' if self.split_created else ''}): "
-        if self.topics_created or self.topics_updated:
+        if not self.topics_given:
+            t = f"topics not in these files ({self.topics_kept} kept as they were)"
+        elif self.topics_created or self.topics_updated:
             t = f"{count(self.topics, 'topic')} ({self.topics_created} new, {self.topics_updated} updated)"
         else:
             t = f"{count(self.topics, 'topic')} (unchanged)"
@@ -91,7 +95,9 @@ class ImportReport:
             out.append(f"corpus: {count(self.corpus_documents or 0, 'document')} ({self.corpus_status})")
         else:
             out.append("corpus: not in these files (kept as it was)")
-        out.extend(s.line() for s in self.splits)
+        for s in self.splits:
+            out.append(s.line())
+            out.extend(f"split {s.name}: {note}" for note in s.topic_notes)
         out.extend(f"warning: {w}" for w in self.warnings)
         if not self.changed:
             out.append("unchanged: these files were already imported; nothing was written")

@@ -16,12 +16,17 @@ from ..models import Corpus, Dataset, Split, Topic
 from ..services import corpus_set, qrels_version_add
 from .classification import ClassificationData, classification_import
 from .report import ImportReport, SplitReport
+from .topics import topics_store
 
 
-def release_store(*, dataset: Dataset, data, user=None, note: str = "", dry_run: bool = False) -> ImportReport:
-    """Store a parsed release with the importer of its kind (classification and NER, or retrieval)."""
+def release_store(*, dataset: Dataset, data, user=None, note: str = "", dry_run: bool = False,
+                  keep_topics: bool = False) -> ImportReport:
+    """Store a parsed release with the importer of its kind (classification and NER, or retrieval).
+
+    ``keep_topics``: only topics missing from the split are created, none is rewritten (the demo's start).
+    """
     store = classification_import if isinstance(data, ClassificationData) else dataset_import
-    return store(dataset=dataset, data=data, user=user, note=note, dry_run=dry_run)
+    return store(dataset=dataset, data=data, user=user, note=note, dry_run=dry_run, keep_topics=keep_topics)
 
 
 def _examples(qids: list[str], hidden: bool) -> str:
@@ -32,10 +37,14 @@ def _examples(qids: list[str], hidden: bool) -> str:
     return f" (e.g. {shown})"
 
 
-def dataset_import(*, dataset: Dataset, data, user=None, note: str = "", dry_run: bool = False):
+def dataset_import(*, dataset: Dataset, data, user=None, note: str = "", dry_run: bool = False,
+                   keep_topics: bool = False):
     """Store a parsed release (:class:`catalogue.importers.ImportData`) in one transaction.
 
-    Upserts topics, replaces the corpus ids when the files carry them, and adds
+    Upserts topics (:func:`.topics.topics_store`: a field the files leave empty, such as
+    the category of a TREC topics file without that column, keeps its value; with
+    ``keep_topics`` existing topics are left as they are; a split given judgments
+    only keeps its topics untouched), replaces the corpus ids when the files carry them, and adds
     each split's judgments as a qrels version (unchanged judgments add
     nothing). The first version of a split is published; a later one is
     published by ``submissions.services.release_import(publish=True)``,
@@ -71,42 +80,24 @@ def dataset_import(*, dataset: Dataset, data, user=None, note: str = "", dry_run
                     f"(the files asked for {'hidden' if sd.hidden else 'public'}) — change it in the admin if needed"
                 )
 
-            # Topics: insert new ones, update changed ones, keep the others.
-            existing = {t.qid: t for t in Topic.objects.filter(split=split)}
-            new, updated = [], []
-            for row in sd.topics:
-                t = existing.get(row.qid)
-                if t is None:
-                    new.append(
-                        Topic(
-                            split=split,
-                            qid=row.qid,
-                            text=row.text,
-                            category=row.category,
-                            subcategory=row.subcategory,
-                            extra=row.extra,
-                        )
-                    )
-                elif (t.text, t.category, t.subcategory, t.extra) != (
-                    row.text,
-                    row.category,
-                    row.subcategory,
-                    row.extra,
-                ):
-                    t.text, t.category, t.subcategory, t.extra = row.text, row.category, row.subcategory, row.extra
-                    updated.append(t)
-            Topic.objects.bulk_create(new, batch_size=500)
-            Topic.objects.bulk_update(updated, ["text", "category", "subcategory", "extra"], batch_size=500)
+            # Topics: insert new ones, update changed ones (keeping what the files leave empty), keep the others;
+            # judgments alone (a new qrels version) touch none.
+            existing = set(Topic.objects.filter(split=split).values_list("qid", flat=True))
             file_qids = {r.qid for r in sd.topics}
-            sr.topics = len(sd.topics)
-            sr.topics_created, sr.topics_updated = len(new), len(updated)
-            sr.topics_kept = len(set(existing) - file_qids)
-            if sr.topics_kept:
-                sr.warnings.append(
-                    f"{count(sr.topics_kept, 'topic')} already in the split "
-                    f"{plural(sr.topics_kept, 'is', 'are')} not in these files; "
-                    f"{plural(sr.topics_kept, 'it was', 'they were')} kept"
-                )
+            sr.topics_given = sd.topics_given
+            if sd.topics_given:
+                changes = topics_store(split=split, rows=sd.topics, keep_existing=keep_topics)
+                sr.topics = len(sd.topics)
+                sr.topics_created, sr.topics_updated, sr.topics_kept = changes.created, changes.updated, changes.kept
+                sr.topic_notes = changes.notes()
+                if sr.topics_kept:
+                    sr.warnings.append(
+                        f"{count(sr.topics_kept, 'topic')} already in the split "
+                        f"{plural(sr.topics_kept, 'is', 'are')} not in these files; "
+                        f"{plural(sr.topics_kept, 'it was', 'they were')} kept"
+                    )
+            else:
+                sr.topics = sr.topics_kept = len(existing)
 
             # Judgments.
             qrels = sd.qrels
@@ -125,7 +116,7 @@ def dataset_import(*, dataset: Dataset, data, user=None, note: str = "", dry_run
                        f"{plural(len(no_relevant), 'it is', 'they are')} left out of every average "
                        "(the dataset's empty-query convention is omit; choose count to count them as 0)")
                 )
-            unjudged = [q for q in file_qids if q not in qrels]
+            unjudged = [q for q in (file_qids if sd.topics_given else existing) if q not in qrels]
             if unjudged:
                 sr.warnings.append(
                     f"{count(len(unjudged), 'topic')} {plural(len(unjudged), 'has', 'have')} no judgment"
@@ -158,7 +149,7 @@ def dataset_import(*, dataset: Dataset, data, user=None, note: str = "", dry_run
                 sr.current_version = split.current_qrels.version if split.current_qrels is not None else None
             else:
                 sr.warnings.append("no judgments in these files; no qrels version was added")
-            if (new or updated) and not sr.published:
+            if (sr.topics_created or sr.topics_updated) and not sr.published:
                 split.bump_cache_version()
 
         if dry_run:

@@ -2,7 +2,8 @@
 
 Topics are either a TSV (``qid<TAB>text[<TAB>category[<TAB>subcategory]]``)
 or TREC ``<top>`` SGML (``<num>``, ``<title>``, ``<desc>``, ``<narr>``).
-Qrels are parsed by the metric core (``evaluation.qrels.read_qrels``), so the
+Topics may be left out (a new qrels version of a split that has its topics):
+the split's topics are then not touched. Qrels are parsed by the metric core (``evaluation.qrels.read_qrels``), so the
 importer accepts exactly what scoring accepts. Corpus ids are one per line
 (first column), or a BEIR ``corpus.jsonl``.
 """
@@ -148,25 +149,27 @@ def _corpus_ids(name: str, data: bytes, problems: Problems, documents: list[dict
 def parse_trec(
     *,
     split: str,
-    topics: tuple[str, bytes],
+    topics: tuple[str, bytes] | None,
     qrels: tuple[str, bytes],
     corpus_ids: tuple[str, bytes] | None = None,
     hidden: bool = False,
 ) -> ImportData:
-    """Parse one split's topics and qrels (each given as (file name, bytes)).
+    """Parse one split's topics and qrels (each given as (file name, bytes)); ``topics=None``: judgments only.
 
     Raises :class:`ImportRefused` listing every bad line of every file.
     """
     errors: list[InputError] = []
     if not SPLIT_NAME.match(split or ""):
         errors.append(DatasetFileError("--split", [Problem(None, f'"{split}" is not a split name, e.g. test or dev')]))
-    tp = Problems(topics[0])
-    try:
-        topic_rows = parse_topics(topics[0], topics[1], tp)
-    except Problems.Full:
-        topic_rows = []
-    if (err := tp.error()) is not None:
-        errors.append(err)
+    topic_rows: list[TopicRow] = []
+    if topics is not None:
+        tp = Problems(topics[0])
+        try:
+            topic_rows = parse_topics(topics[0], topics[1], tp)
+        except Problems.Full:
+            pass
+        if (err := tp.error()) is not None:
+            errors.append(err)
     qrels_dict: dict[str, dict[str, int]] = {}
     try:
         qrels_dict = read_qrels(qrels[1], name=qrels[0]).to_dict()
@@ -185,7 +188,8 @@ def parse_trec(
     if errors:
         raise ImportRefused(errors)
     data = SplitData(
-        name=split, hidden=hidden, topics=topic_rows, qrels=qrels_dict, sources=[topics[0], qrels[0]]
+        name=split, hidden=hidden, topics=topic_rows, qrels=qrels_dict,
+        sources=[topics[0], qrels[0]] if topics is not None else [qrels[0]], topics_given=topics is not None,
     )
     return ImportData(
         format="trec", corpus_ids=ids, splits=[data], corpus_source=corpus_ids[0] if corpus_ids else "",

@@ -19,6 +19,7 @@ from catalogue.models import Benchmark, Corpus, Dataset, ReportedResult, Split
 from submissions.services import release_import
 
 from ..selectors import dataset_summary
+from .dataset_form import DatasetForm
 from .import_form import ImportForm
 
 # --- Benchmarks -----------------------------------------------------------------
@@ -98,12 +99,13 @@ class DatasetAdmin(admin.ModelAdmin):
     list_select_related = ("benchmark", "corpus")
     prepopulated_fields = {"slug": ("name",)}
     inlines = [SplitInline, ReportedResultInline]
+    form = DatasetForm
     actions = ["publish_with_preview", "unpublish"]
     change_form_template = "admin/leaderboard/dataset/change_form.html"
     fieldsets = (
         (None, {"fields": ("benchmark", ("slug", "name"), ("language", "task"), "description", "is_published", "order")}),
         ("Scoring", {"fields": (
-            "measures", "primary_measure", "relevance_threshold", "depth", "docid_example",
+            "measures", "other_measures", "primary_measure", "relevance_threshold", "depth", "docid_example",
             "category_min_queries", ("score_precision", "empty_queries"),
         )}),
         ("Reference", {"fields": ("citation", "homepage", "license")}),
@@ -111,6 +113,11 @@ class DatasetAdmin(admin.ModelAdmin):
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(_n_splits=Count("splits"))
+
+    def get_changeform_initial_data(self, request):
+        """A new dataset starts as a draft: published from the list after a preview of its card (the README's
+        draft → preview → publish), never by an "Is published" box ticked for the curator."""
+        return {"is_published": False, **super().get_changeform_initial_data(request)}
 
     @admin.display(description="splits", ordering="_n_splits")
     def n_splits(self, obj) -> int:

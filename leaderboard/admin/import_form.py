@@ -16,7 +16,7 @@ from catalogue.importers import (
     parse_trec,
 )
 from catalogue.importers.base import DatasetFileError
-from catalogue.models import Dataset
+from catalogue.models import Dataset, Topic
 from evaluation.errors import Problem
 
 
@@ -56,7 +56,10 @@ class ImportForm(forms.Form):
     )
     split = forms.SlugField(required=False, max_length=32, help_text="trec, classification: the split's name, e.g. test")
     topics = forms.FileField(
-        required=False, allow_empty_file=True, help_text="trec: qid<TAB>text[<TAB>category], or <top> SGML"
+        required=False, allow_empty_file=True,
+        help_text="trec: qid<TAB>text[<TAB>category[<TAB>subcategory]], or <top> SGML. Needed for a new split; "
+                  "leave it out for a new qrels version (the split's topics are then not touched). A category the "
+                  "file leaves empty keeps the topic's.",
     )
     qrels = forms.FileField(required=False, allow_empty_file=True, help_text="trec: qid 0 docid grade")
     corpus_ids = forms.FileField(
@@ -84,7 +87,7 @@ class ImportForm(forms.Form):
         assert data is not None  # Form.clean returns cleaned_data
         fmt = data.get("format")
         if fmt == "trec":
-            for name in ("split", "topics", "qrels"):
+            for name in ("split", "qrels"):
                 if not data.get(name):
                     self.add_error(name, "Needed for the trec format.")
         elif fmt in PREDICTION_FORMATS:
@@ -112,6 +115,11 @@ class ImportForm(forms.Form):
                 file=(upload.name.rsplit("/", 1)[-1], upload.read()), hidden=data["hidden"],
             )
         if data["format"] == "trec":
+            if not data["topics"] and not Topic.objects.filter(split__dataset=dataset, split__name=data["split"]).exists():
+                reason = (f"needed for a new split ({data['split']} has no topics yet); a new qrels version of an "
+                          "existing split needs only the qrels")
+                raise ImportRefused([DatasetFileError("topics", [Problem(None, reason)])])
+
             def pair(upload):
                 return (upload.name.rsplit("/", 1)[-1], upload.read()) if upload else None
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from django.contrib import admin, messages
 from django.db.models import Count
+from django.shortcuts import render
 from django.urls import reverse
 from django.utils.html import format_html
 
-from catalogue.models import DataTerms
+from catalogue.models import Dataset, DataTerms
 from catalogue.selectors import data_terms_in_force
 from catalogue.services import data_terms_publish
 
@@ -25,6 +26,8 @@ class DataTermsAdmin(admin.ModelAdmin):
     list_select_related = ("dataset",)
     fields = ("dataset", "version", "title", "text", "created_at", "created_by", "acceptances_link")
     readonly_fields = ("version", "created_at", "created_by", "acceptances_link")
+    read_only_fields = (
+        "dataset", "version", "title", "text", "created_at", "created_by", "acceptances_link", "new_version_link")
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(_n=Count("acceptances"))
@@ -41,10 +44,36 @@ class DataTermsAdmin(admin.ModelAdmin):
         return format_html('<a href="{}">the acceptances of version {}</a> (export them as CSV there)', url,
                            obj.version)
 
+    @admin.display(description="change the terms")
+    def new_version_link(self, obj) -> str:
+        if obj is None or obj.pk is None:
+            return "–"
+        current = data_terms_in_force(dataset_id=obj.dataset_id)
+        url = reverse("admin:leaderboard_dataterms_add") + f"?dataset={obj.dataset_id}"
+        if current is not None and current.pk != obj.pk:
+            return format_html('<a href="{}">add version {}</a>, starting from version {} (the text in force)', url,
+                               current.version + 1, current.version)
+        return format_html('<a href="{}">add version {}</a>, starting from this text', url, obj.version + 1)
+
+    def get_fields(self, request, obj=None):
+        return self.read_only_fields if obj is not None else self.fields
+
     def get_readonly_fields(self, request, obj=None):
         if obj is not None:  # a saved version is never changed: add a new one
-            return ("dataset", "version", "title", "text", "created_at", "created_by", "acceptances_link")
+            return self.read_only_fields
         return self.readonly_fields
+
+    def add_view(self, request, form_url="", extra_context=None):
+        """Without a dataset in the address, ask for it first: the form then starts from the text in force there."""
+        if request.method == "GET" and not request.GET.get("dataset"):
+            datasets = list(Dataset.objects.select_related("benchmark").order_by("benchmark__order", "order", "name"))
+            if datasets:
+                for dataset in datasets:
+                    dataset.in_force = data_terms_in_force(dataset_id=dataset.pk)
+                context = {**self.admin_site.each_context(request), "opts": self.opts, "datasets": datasets,
+                           "title": "Add data terms version: which dataset?"}
+                return render(request, "admin/leaderboard/dataterms/choose_dataset.html", context)
+        return super().add_view(request, form_url, extra_context)
 
     def has_delete_permission(self, request, obj=None) -> bool:
         return False

@@ -63,7 +63,7 @@ def _publish_reported(*, dataset: Dataset, sr: SplitReport, only_new: bool = Fal
 
 def release_import(*, dataset: Dataset, data, user=None, publish: bool = False, note: str = "",
                    dry_run: bool = False, only_new: bool = False, small_change_reason: str = "",
-                   override: str = SMALL_CHANGE_HOW) -> ImportReport:
+                   override: str = SMALL_CHANGE_HOW, keep_topics: bool = False) -> ImportReport:
     """Store a parsed release in one transaction and, with ``publish``, publish each new judgments version.
 
     A split's first version is always published (nothing is scored on it
@@ -75,10 +75,11 @@ def release_import(*, dataset: Dataset, data, user=None, publish: bool = False, 
     is checked and reported, then rolled back (no message is sent: they go after commit). Publishing a
     hidden split's version that changes fewer judgments than its minimum batch refuses the import
     (``ImportRefused``, nothing written) unless ``small_change_reason`` says why; without ``publish`` the
-    version is stored unpublished, to be batched with later judgments.
+    version is stored unpublished, to be batched with later judgments. With ``keep_topics`` (the demo) the
+    topics already in a split are never rewritten, only missing ones created.
     """
     with transaction.atomic():
-        report = release_store(dataset=dataset, data=data, user=user, note=note)
+        report = release_store(dataset=dataset, data=data, user=user, note=note, keep_topics=keep_topics)
         if publish:
             for sr in report.splits:
                 _publish_reported(dataset=dataset, sr=sr, only_new=only_new,

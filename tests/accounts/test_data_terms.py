@@ -259,3 +259,26 @@ def test_curators_add_a_version_in_the_admin_and_cannot_edit_one(client, tiny_da
     terms.refresh_from_db()
     assert terms.text == "Research use only.\n\nNo redistribution."
     assert client.get(reverse("admin:leaderboard_dataterms_delete", args=[terms.pk])).status_code == 403
+
+
+def test_the_add_form_starts_from_the_text_in_force(client, tiny_dataset, terms, staff):
+    """docs/operations.md: "to change the terms, add a version (the add form starts from the text in force)" — from
+    the list's "Add" button (which names no dataset) as from a version's page."""
+    client.force_login(staff)
+    add = reverse("admin:leaderboard_dataterms_add")
+    chooser = client.get(add)  # the list's Add button: which dataset first
+    html = chooser.content.decode()
+    assert chooser.status_code == 200 and '<select name="dataset" id="id_dataset" required>' in html
+    assert f'<option value="{tiny_dataset.pk}">' in html and "version 1 in force" in html
+    form = client.get(add, {"dataset": tiny_dataset.pk})
+    fields = form.context["adminform"].form
+    assert fields["text"].value() == terms.text and fields["title"].value() == terms.title
+    assert terms.text in form.content.decode().replace("&#x27;", "'")
+    amended = terms.text + "\n\nCite the dataset's paper."
+    assert client.post(add, {"dataset": tiny_dataset.pk, "title": terms.title, "text": amended}).status_code == 302
+    v2 = DataTerms.objects.get(dataset=tiny_dataset, version=2)
+    assert v2.text == amended
+    # An old version's page leads to the next version, starting from the text in force (version 2's).
+    old = client.get(reverse("admin:leaderboard_dataterms_change", args=[terms.pk])).content.decode()
+    assert f'href="{add}?dataset={tiny_dataset.pk}"' in old and "add version 3</a>, starting from version 2" in old
+    assert client.get(add, {"dataset": tiny_dataset.pk}).context["adminform"].form["text"].value() == amended

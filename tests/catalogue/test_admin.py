@@ -278,3 +278,75 @@ def test_the_migration_turns_the_ladder_back_on_for_hidden_splits_of_five_topics
     Topic.objects.create(split=public, qid="q5", text="?")
     migration.ladder_on(apps, None)
     assert [Split.objects.get(pk=s.pk).ladder for s in (small, big, public)] == [False, True, False]
+
+
+# --- The dataset form: a draft, measures ticked from the registry (#38, item 6) ---------------------------------
+
+
+def _inline_management(response) -> dict[str, str]:
+    """The inlines' management forms of an admin change page, empty (no split, no reported result added)."""
+    data = {}
+    for inline in response.context["inline_admin_formsets"]:
+        prefix = inline.formset.prefix
+        data.update({f"{prefix}-TOTAL_FORMS": "0", f"{prefix}-INITIAL_FORMS": str(inline.formset.initial_form_count()),
+                     f"{prefix}-MIN_NUM_FORMS": "0", f"{prefix}-MAX_NUM_FORMS": "1000"})
+    return data
+
+
+def test_a_new_dataset_starts_as_a_draft_with_measures_ticked_from_the_registry(db, client, staff):
+    client.force_login(staff)
+    url = reverse("admin:leaderboard_dataset_add")
+    page = client.get(url)
+    html = page.content.decode()
+    assert 'name="is_published"' in html and 'name="is_published" checked' not in html
+    form = page.context["adminform"].form
+    assert form["is_published"].value() is False
+    # Every family of the metric core's registry is offered as checkboxes, and macro-F1 for classification.
+    assert 'type="checkbox" name="measures" value="R@100"' in html
+    for name in ("nDCG@10", "MAP@1000", "MRR@10", "RP", "bpref", "Success@10", "P@5", "macro-F1"):
+        assert f'value="{name}"' in html, name
+    benchmark = Benchmark.objects.create(slug="mine", name="Mine")
+    post = {**_inline_management(page), "benchmark": benchmark.pk, "slug": "mine", "name": "My set", "language": "fr",
+            "task": "retrieval", "order": "0", "measures": ["nDCG@10", "R@100"], "other_measures": "R@3",
+            "primary_measure": "R@100", "relevance_threshold": "1", "depth": "1000", "category_min_queries": "10",
+            "score_precision": "float32", "empty_queries": "omit", "description": "", "citation": "", "homepage": "",
+            "license": "", "docid_example": ""}
+
+    refused = client.post(url, {**post, "primary_measure": "MAP@100"})
+    assert refused.status_code == 200 and not Dataset.objects.exists()
+    assert ("The primary measure, MAP@100, is not among the measures chosen (R@100, nDCG@10, R@3): tick it above, "
+            "or choose one of those.") in refused.content.decode().replace("&#x27;", "'")
+
+    unknown = client.post(url, {**post, "other_measures": "R@3, Recall@5"})
+    assert unknown.status_code == 200 and "unknown measure" in unknown.content.decode().replace("&#x27;", "'")
+    assert not Dataset.objects.exists()
+
+    saved = client.post(url, post)
+    assert saved.status_code == 302, saved.content.decode()[:3000]
+    dataset = Dataset.objects.get(slug="mine")
+    assert dataset.measures == ["R@100", "nDCG@10", "R@3"] and dataset.primary_measure == "R@100"
+    assert not dataset.is_published  # a draft: published from the list after the card's preview
+
+    # Editing keeps the stored order; a name outside the list is shown ticked; a new one goes last.
+    change = reverse("admin:leaderboard_dataset_change", args=[dataset.pk])
+    page = client.get(change)
+    assert page.context["adminform"].form["measures"].value() == ["R@100", "nDCG@10", "R@3"]
+    assert 'value="R@3"' in page.content.decode()
+    edited = client.post(change, {**post, **_inline_management(page),
+                                  "measures": ["MAP@100", "R@3", "R@100", "nDCG@10"], "other_measures": ""})
+    assert edited.status_code == 302
+    dataset.refresh_from_db()
+    assert dataset.measures == ["R@100", "nDCG@10", "R@3", "MAP@100"]
+
+
+def test_a_classification_dataset_picks_macro_f1_and_its_languages(db, client, staff):
+    benchmark = Benchmark.objects.create(slug="mine", name="Mine")
+    areas = Dataset.objects.create(benchmark=benchmark, slug="areas", name="Areas", language="de,fr,it",
+                                   task=Dataset.Task.SINGLE, measures=["macro-F1", "macro-F1/fr"],
+                                   primary_measure="macro-F1")
+    client.force_login(staff)
+    page = client.get(reverse("admin:leaderboard_dataset_change", args=[areas.pk]))
+    html = page.content.decode()
+    assert page.context["adminform"].form["measures"].value() == ["macro-F1", "macro-F1/fr"]
+    for name in ("macro-F1", "macro-F1/de", "macro-F1/fr", "macro-F1/it"):
+        assert f'value="{name}"' in html, name

@@ -422,5 +422,7 @@ def test_the_command_imports_trec_files(dataset, capsys):
         corpus_ids=str(DATA / "trec" / "ids.txt"),
     )
     assert Split.objects.get(dataset=dataset, name="dev").current_qrels.n_topics == 5
-    with pytest.raises(CommandError, match="--format trec needs --topics"):
+    with pytest.raises(CommandError, match="--format trec needs --topics for a new split"):
+        call_command("import_dataset", format="trec", dataset="bsard", split="test", qrels="x")
+    with pytest.raises(CommandError, match="x: no such file"):  # an existing split's new version: qrels alone
         call_command("import_dataset", format="trec", dataset="bsard", split="dev", qrels="x")

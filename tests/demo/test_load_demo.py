@@ -131,8 +131,15 @@ def test_a_changed_run_replaces_the_baseline_and_withdraws_the_old_one(private_s
 def test_it_keeps_what_a_curator_changed(private_storage):
     load("--no-baselines")
     Dataset.objects.filter(slug="demo").update(description="Edited by a curator.")
-    load("--no-baselines")
+    topic = Topic.objects.filter(split__dataset__slug="demo", split__name="dev").order_by("qid").first()
+    Topic.objects.filter(pk=topic.pk).update(text="Reworded by a curator?", category="Edited", subcategory="")
+    Topic.objects.filter(split__dataset__slug="demo", split__name="test", qid="101").delete()
+    out = load("--no-baselines")
     assert Dataset.objects.get(slug="demo").description == "Edited by a curator."
+    edited = Topic.objects.get(pk=topic.pk)
+    assert (edited.text, edited.category, edited.subcategory) == ("Reworded by a curator?", "Edited", "")
+    assert Topic.objects.filter(split__dataset__slug="demo", split__name="test", qid="101").exists()  # made again
+    assert "split dev: 1 topic already in the split differs from these files and was left as it is" in out, out
     assert Submission.objects.count() == 0
 
 

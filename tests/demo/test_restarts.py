@@ -2,7 +2,8 @@
 
 ``scripts/run.sh`` runs ``load_cards``, ``load_demo`` and ``ensure_local_admin`` at every start, and the README says
 running it again is safe. Between two starts a curator publishes an assessor's qrels v2 of the demo's hidden split
-(rescored), unpublishes a dataset and publishes a draft one, edits a card's dataset, opens a shared task, makes a
+(rescored), unpublishes a dataset and publishes a draft one, edits a card's dataset, the demo's description and
+some of its topics (a question reworded, a category emptied, an example's text), opens a shared task, makes a
 baseline private and changes a split's caps; the second start must leave every row of that as it was.
 """
 
@@ -17,7 +18,7 @@ from django.utils import timezone
 
 from campaigns.models import Phase, Team
 from campaigns.services import team_create
-from catalogue.models import Benchmark, Dataset, DataTerms, QrelsVersion, ReportedResult, Split
+from catalogue.models import Benchmark, Dataset, DataTerms, QrelsVersion, ReportedResult, Split, Topic
 from catalogue.services import data_terms_publish, dataset_get_or_create, qrels_version_add
 from submissions.models import Result, Submission
 from submissions.services import qrels_version_publish_and_rescore
@@ -53,6 +54,7 @@ def snapshot() -> dict:
         "teams": list(Team.objects.order_by("pk").values("pk", "phase_id", "name")),
         "reported": list(ReportedResult.objects.order_by("pk").values()),
         "terms": list(DataTerms.objects.order_by("pk").values("pk", "dataset_id", "version", "title", "text")),
+        "topics": list(Topic.objects.order_by("pk").values()),
     }
 
 
@@ -85,6 +87,14 @@ def curator_work() -> None:
     data_terms_publish(dataset=Dataset.objects.get(slug="demo-areas"), title="Our terms", text="Cite us.")
     # A card's dataset edited, a split's caps changed, a shared task opened with a team.
     Dataset.objects.filter(slug="bsard").update(description="Edited by a curator.")
+    # The demo's own texts and topics edited in the admin: a question reworded, another's category emptied.
+    Dataset.objects.filter(slug="demo").update(description="The demo, described by a curator.")
+    dev_topics = Topic.objects.filter(split__dataset=demo, split__name="dev").order_by("qid")
+    Topic.objects.filter(pk=dev_topics[0].pk).update(text="A curator's rewording?", category="Edited")
+    Topic.objects.filter(pk=dev_topics[1].pk).update(category="", subcategory="")
+    Topic.objects.filter(pk=test.topics.order_by("qid")[0].pk).update(text="A hidden question, reworded?")
+    example = Topic.objects.filter(split__dataset__slug="demo-areas").order_by("pk").first()
+    Topic.objects.filter(pk=example.pk).update(text="An example's text, fixed by a curator.")
     Split.objects.filter(pk=demo.splits.get(name="dev").pk).update(daily_limit=2, total_limit=9)
     task = Split.objects.create(dataset=demo, name="task", kind="test", hidden=True, min_coverage=0, ladder=False)
     now = timezone.now()
@@ -102,6 +112,11 @@ def test_a_second_start_changes_nothing_of_a_curators_work(private_storage):
     for table in before:
         assert after[table] == before[table], f"the second start changed {table}"
     assert "unchanged" in out
+    assert Dataset.objects.get(slug="demo").description == "The demo, described by a curator."
+    assert Topic.objects.filter(text="A curator's rewording?", category="Edited").count() == 1
+    # Nothing hidden: the start says the rows differ from the generator's and were left as they are.
+    assert "split dev: 2 topics already in the split differ from these files and were left as they are" \
+        in out, out
 
 
 def test_a_second_start_with_nothing_between_changes_nothing(private_storage):

@@ -7,7 +7,9 @@ baselines), aggregated by harmonic mean.
 
 Called by the README's run command (``scripts/run.sh``) on every start, so it
 is idempotent: a second run finds the same dataset, topics, qrels version and
-baseline files and changes nothing.
+baseline files and changes nothing. It creates what is missing and never
+rewrites a row a curator changed (dataset texts, splits, topics: a topic that
+differs from the generator's is counted in the output and left as it is).
 
 Options::
 

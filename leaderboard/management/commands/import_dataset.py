@@ -13,6 +13,14 @@ Examples::
 Classification and NER files (JSONL or CSV, one split per file) are described
 in ``catalogue/importers/classification.py``.
 
+A new qrels version of a split that has its topics needs only the judgments::
+
+    python manage.py import_dataset --format trec --dataset mine --split test --qrels new.qrels --note "errata"
+
+the split's topics are then left as they are. Topics given with judgments update
+the topics' text, and their category and subcategory where the file has one
+(a file without those columns keeps them); the report says what changed.
+
 All or nothing: a refused file (``file:line: reason``) writes nothing.
 Importing the same files again changes nothing; different judgments add a
 qrels version, published only with ``--publish`` (the first one always is).
@@ -40,7 +48,7 @@ from catalogue.importers import (
     parse_trec,
 )
 from catalogue.importers.bsard import ARTICLES, QUESTIONS
-from catalogue.models import Benchmark, Dataset
+from catalogue.models import Benchmark, Dataset, Topic
 from catalogue.services import dataset_get_or_create
 from evaluation.measures import MACRO_F1
 from submissions.services import release_import
@@ -68,7 +76,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--file", help="classification: the split's examples, JSONL or CSV (id, text, label(s) or tokens/tags, language)"
         )
-        parser.add_argument("--topics", help="trec: topics, qid<TAB>text[<TAB>category] or <top> SGML")
+        parser.add_argument(
+            "--topics",
+            help="trec: topics, qid<TAB>text[<TAB>category[<TAB>subcategory]] or <top> SGML; needed for a new split, "
+                 "left out for a new qrels version (the split's topics are then not touched); a category or "
+                 "subcategory the file leaves empty keeps the topic's")
         parser.add_argument("--qrels", help="trec: qrels, 'qid 0 docid grade' per line")
         parser.add_argument("--corpus-ids", help="trec: document ids, one per line (or a BEIR corpus.jsonl)")
         parser.add_argument("--publish", action="store_true", help="publish a new qrels version (rescoring)")
@@ -170,12 +182,16 @@ class Command(BaseCommand):
                     task=opts["task"], split=opts["split"], file=_read(opts["file"]), hidden=bool(opts["hidden"])
                 )
             if fmt == "trec":
-                missing = [f"--{k}" for k in ("split", "topics", "qrels") if not opts[k]]
+                missing = [f"--{k}" for k in ("split", "qrels") if not opts[k]]
                 if missing:
                     raise CommandError(f"--format trec needs {', '.join(missing)}")
+                if not opts["topics"] and (opts["create"] or not _split_has_topics(opts["dataset"], opts["split"])):
+                    raise CommandError(
+                        f"--format trec needs --topics for a new split ({opts['dataset']}/{opts['split']} has no "
+                        "topics yet); a new qrels version of an existing split needs only --qrels")
                 return parse_trec(
                     split=opts["split"],
-                    topics=_read(opts["topics"]),
+                    topics=_read(opts["topics"]) if opts["topics"] else None,
                     qrels=_read(opts["qrels"]),
                     corpus_ids=_read(opts["corpus_ids"]) if opts["corpus_ids"] else None,
                     hidden=bool(opts["hidden"]),
@@ -192,6 +208,10 @@ class Command(BaseCommand):
             return parse_beir(files_from_directory(root, names=wanted), hidden=names)
         except ImportRefused as exc:
             raise CommandError("refused, nothing was written:\n" + str(exc)) from None
+
+
+def _split_has_topics(dataset: str, split: str) -> bool:
+    return Topic.objects.filter(split__dataset__slug=dataset, split__name=split).exists()
 
 
 def _read(path: str) -> tuple[str, bytes]:
