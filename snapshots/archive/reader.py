@@ -76,8 +76,7 @@ _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
 def _caps() -> tuple[int, int]:
     """(the whole archive's inflated bytes, one member's bytes): settings, docs/operations.md."""
-    return (int(getattr(settings, "LEXBOARD_ARCHIVE_MAX_BYTES", 64 << 30)),
-            int(getattr(settings, "LEXBOARD_ARCHIVE_MAX_MEMBER_BYTES", 4 << 30)))
+    return int(settings.LEXBOARD_ARCHIVE_MAX_BYTES), int(settings.LEXBOARD_ARCHIVE_MAX_MEMBER_BYTES)
 
 
 def _mib(n: int) -> str:
