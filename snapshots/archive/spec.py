@@ -21,6 +21,7 @@ from django.db import models
 
 #: What each model's hidden fields become when an archive leaves the hidden material out (``--omit-hidden``).
 OMITTED_VALUE = "omitted"
+#: In clear, a hidden field carries what the site shows an anonymous visitor (:mod:`.released`), or nothing.
 
 
 @dataclass(frozen=True)
@@ -60,25 +61,34 @@ ARCHIVED: tuple[ModelSpec, ...] = (
     ModelSpec("leaderboard.Corpus", scope="dataset"),
     ModelSpec("leaderboard.Split", scope="dataset"),
     ModelSpec("leaderboard.Topic", scope="split__dataset"),
-    # The labels themselves.
-    ModelSpec("leaderboard.QrelsVersion", scope="split__dataset", split="split", hidden_fields=("qrels_gz",)),
+    # The labels themselves; their checksum (a guess at the labels is checked against it) and exact counts (the
+    # qrels history shows them banded).
+    ModelSpec("leaderboard.QrelsVersion", scope="split__dataset", split="split",
+              hidden_fields=("qrels_gz", "sha256", "n_judgments", "n_relevant")),
     ModelSpec("leaderboard.ReportedResult", scope="dataset"),
     # The data terms travel with their versions (the importing host asks its own participants to accept them).
     ModelSpec("leaderboard.DataTerms", scope="dataset", dropped={
         "created_by": "the curator account that typed a version in is this host's staff, not a participant"}),
-    # The partition of a running shared task's topics is never shown (campaigns/models.py).
-    ModelSpec("sharedtasks.Phase", scope="split__dataset", split="split", hidden_fields=("public_qids",)),
+    # The partition of a shared task's topics is never shown (campaigns/models.py), nor what draws it again
+    # (``Phase.draw_public(topics, share=, seed=)``): the seed, and the share past the page's whole percent.
+    ModelSpec("sharedtasks.Phase", scope="split__dataset", split="split",
+              hidden_fields=("public_qids", "seed", "public_share")),
     ModelSpec("sharedtasks.Team", scope="phase__split__dataset", dropped={
         "invite_token": "a capability: whoever holds the link may join the team; the new host makes a new one"}),
     ModelSpec("sharedtasks.Membership", scope="team__phase__split__dataset"),
     ModelSpec("sharedtasks.PrivateBoard", scope="phase__split__dataset"),
-    ModelSpec("submissions.Submission", scope="split__dataset", split="split", hidden_fields=("scores_disagree",)),
+    # Warnings that count against the labels are never shown on a hidden split (disclosure.budget_warnings).
+    ModelSpec("submissions.Submission", scope="split__dataset", split="split",
+              hidden_fields=("scores_disagree", "warnings")),
     ModelSpec("submissions.StatusEvent", scope="submission__split__dataset"),
-    # Exact means and per-query values of a hidden split are finer than anything its board released.
+    # Exact means and per-query values of a hidden split are finer than anything its board released; the grid
+    # value of a result the Ladder kept back was released to no one; the Ladder's message to the owner names
+    # their best; the evaluated topics of a shared task's part count its judged topics.
     ModelSpec("submissions.Result", scope="submission__split__dataset", split="submission__split",
-              hidden_fields=("scores", "primary_score", "per_query", "ladder_p")),
+              hidden_fields=("scores", "primary_score", "per_query", "ladder_p", "released_score", "released_step",
+                             "ladder_message", "warnings", "n_queries")),
     ModelSpec("submissions.ResultPart", scope="submission__split__dataset", split="submission__split",
-              hidden_fields=("scores", "primary_score", "per_query")),
+              hidden_fields=("scores", "primary_score", "per_query", "n_queries")),
     ModelSpec("submissions.LadderBest", scope="split__dataset"),
     ModelSpec("submissions.ReleasePolicy", scope="split__dataset"),
     ModelSpec("submissions.Release", scope="split__dataset", identities=("identity",)),

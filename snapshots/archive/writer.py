@@ -37,7 +37,7 @@ from lexboard.release import code_digest
 
 from ..models import Snapshot, SnapshotEntryMap
 from ..services import core_version
-from . import keys
+from . import keys, released
 from .spec import ARCHIVED, BENCHMARK, EXCLUDED, USER_LABEL, related_label
 
 FORMAT = "lexboard-benchmark-archive"
@@ -155,7 +155,7 @@ def _export(*, benchmark_slug: str, out: Path, dataset_slugs: list[str] | None, 
             omit_hidden: bool) -> ExportReport:
     benchmark, datasets = _datasets(benchmark_slug, dataset_slugs)
     ids = [d.pk for d in datasets]
-    hidden_splits = list(Split.objects.filter(dataset_id__in=ids, hidden=True).select_related("dataset"))
+    hidden_splits = list(Split.objects.filter(dataset_id__in=ids, hidden=True).select_related("dataset", "phase"))
     if key is not None and omit_hidden:
         raise ArchiveError("Give either a key (to encrypt the hidden material) or --omit-hidden, not both.")
     if hidden_splits and key is None and not omit_hidden:
@@ -187,8 +187,10 @@ def _export(*, benchmark_slug: str, out: Path, dataset_slugs: list[str] | None, 
             model = spec.model
             lookup = f"{spec.scope}__in" if spec.scope else "pk__in"
             rows = model._base_manager.filter(**{lookup: ids}).order_by("pk")
-            hidden_pks = (set(rows.filter(**{f"{spec.split}__hidden": True}).values_list("pk", flat=True))
-                          if spec.split and (spec.hidden_fields or spec.hidden_rows) else set())
+            # pk → its hidden split, for the rows whose hidden fields are hidden material.
+            hidden_pks = (dict(rows.filter(**{f"{spec.split}__hidden": True}).values_list("pk", spec.split))
+                          if spec.split and (spec.hidden_fields or spec.hidden_rows) else {})
+            splits_of = {s.pk: s for s in hidden_splits}
             binaries, files, user_fields = _binary_fields(model), _file_fields(model), _user_fields(model)
             lines = []
             for obj, record in _serialized(rows):
@@ -208,6 +210,8 @@ def _export(*, benchmark_slug: str, out: Path, dataset_slugs: list[str] | None, 
                     record["hidden"] = sorted(moved)
                     if mode == "encrypted":
                         hidden.setdefault(spec.label, {})[str(obj.pk)] = moved
+                    # In clear: what the site shows an anonymous visitor of these fields (the owner's answer).
+                    fields.update(released.shown(spec.label, obj, splits_of[hidden_pks[obj.pk]]))
                 for name in binaries:
                     value = fields.get(name)
                     if value:

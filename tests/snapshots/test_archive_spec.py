@@ -71,7 +71,8 @@ def test_an_encrypted_export_lists_every_member_with_its_sha256_and_no_hidden_ju
     assert bytes(hidden.qrels_gz) == bytes(public.qrels_gz)  # the same judgments: stored once, as the public blob
     records = [json.loads(line) for line in members["data/leaderboard.QrelsVersion.jsonl"].splitlines()]
     by_split = {r["fields"]["split"]: r for r in records}
-    assert by_split[hidden.split_id]["hidden"] == ["qrels_gz"] and "qrels_gz" not in by_split[hidden.split_id]["fields"]
+    assert by_split[hidden.split_id]["hidden"] == ["n_judgments", "n_relevant", "qrels_gz", "sha256"]
+    assert "qrels_gz" not in by_split[hidden.split_id]["fields"]
     assert by_split[public.split_id]["fields"]["qrels_gz"] == {"blob": hashlib.sha256(bytes(public.qrels_gz)).hexdigest()}
     opened = archive_check(tmp_path / "tiny.tar.gz", key=keys.key_load(str(tmp_path / "key"))).secret
     assert opened is not None

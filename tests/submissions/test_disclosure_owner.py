@@ -39,6 +39,8 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("leaderboard/views_tasks.py", "phase_timeline", "round"): "a phase's elapsed share of time",
     ("leaderboard/views_tasks.py", "task", "round"): "a phase's public share of topics, a setting",
     ("demo/management/commands/seed_bench.py", "handle", "round"): "synthetic scores of the benchmark seeder",
+    ("snapshots/archive/released.py", "_phase_shown", "round"): "a shared task's public share as its page writes "
+                                                                 "it (a whole percent), a setting, no score",
     ("snapshots/archive/writer.py", "_export", "hidden"): "an archive encrypts (or leaves out) hidden splits' "
                                                                    "labels and states each split's flag; shows nothing",
     ("demo/services.py", "_pct", "format"): "the demo card's text",
