@@ -96,7 +96,10 @@ def problems_to_details(problems: list[Problem]) -> list[dict]:
 # few MB of inflation, not its size). At most LEXBOARD_UPLOAD_SCAN_BYTES of
 # content are checked in the request, in one pass (format, caps, coverage,
 # identical content); a larger file gets the same checks over its whole length
-# from the worker (``submissions.services.scoring``), before it is scored.
+# from the worker (``submissions.services.scoring``), before it is scored. A gzip
+# file larger than that is still inflated to its end in the request, the output
+# counted and discarded, so one past LEXBOARD_MAX_DECOMPRESSED_BYTES is refused
+# before it costs a slot (docs/security.md: the bound and its cost).
 
 
 @dataclass(frozen=True)
@@ -124,8 +127,10 @@ class _ContentStream:
     """An upload's content (inflated when gzip) as a stream, within the request's budget.
 
     ``read`` returns whole lines once the budget is reached and then ends the
-    stream, setting ``complete = False``. The sha256 of what was read and its
-    first ``SNIFF_BYTES`` are kept on the way.
+    stream, setting ``complete = False``; a gzip file is then inflated to its
+    end all the same, counting bytes only, so one past the decompressed cap is
+    refused in the request. The sha256 of what was read and its first
+    ``SNIFF_BYTES`` are kept on the way.
     """
 
     def __init__(self, upload: UploadedFile, *, compressed: bool, budget: int):
@@ -141,6 +146,8 @@ class _ContentStream:
         self.head = bytearray()
         self.complete = True
         self.ended = False
+        #: bytes the whole content inflates to, once counted past the budget (0 otherwise).
+        self.inflated_total = 0
 
     def _used(self) -> int:
         """Compressed bytes inflated so far (read ahead but not yet inflated does not count)."""
@@ -171,6 +178,33 @@ class _ContentStream:
             if out:
                 return out
 
+    def _check_size(self, inflated: int) -> None:
+        """Refuse past the decompressed cap, or a gzip that expands more than the ratio allows."""
+        if inflated > self.cap:
+            raise UploadRefused(
+                f"The file decompresses to more than {_human_bytes(self.cap)}, the limit. "
+                "Keep at most the dataset's depth of documents per query, or split the run.",
+                [{"line": None, "reason": f"decompressed size exceeds {_human_bytes(self.cap)}"}],
+            )
+        if self.inflater is not None and inflated > RATIO_GRACE_BYTES and inflated > self.max_ratio * self._used():
+            raise UploadRefused(
+                f"The gzip file expands more than {self.max_ratio} times ({_human_bytes(self._used())} became "
+                f"{_human_bytes(inflated)} before the check stopped); runs compress about 5 to 10 times. "
+                "This is not a run file (a compression bomb, or mostly blank lines): remove the padding and upload again.",
+                [{"line": None, "reason": f"gzip expansion ratio above {self.max_ratio}"}],
+            )
+
+    def _inflate_rest(self, inflated: int) -> None:
+        """Past the scan budget, inflate the rest only to count it (the output discarded, the ratio still checked):
+        a gzip past the decompressed cap is refused here, in the request, before it costs a slot."""
+        try:
+            while piece := self._inflate(1 << 20):
+                inflated += len(piece)
+                self._check_size(inflated)
+        except (EOFError, zlib.error) as exc:
+            raise _gzip_refusal(exc) from None
+        self.inflated_total = inflated
+
     def read(self, n: int = -1) -> bytes:
         if self.ended:
             return b""
@@ -182,6 +216,7 @@ class _ContentStream:
         if not out:
             self.ended = True
             return b""
+        len_before_cut = len(out)
         if self.produced + len(out) > self.budget:
             # Stop at a line end, so the checks see whole lines only.
             keep = self.budget - self.produced
@@ -191,19 +226,9 @@ class _ContentStream:
             self.ended = True
             self.complete = False
         self.produced += len(out)
-        if self.produced > self.cap:
-            raise UploadRefused(
-                f"The file decompresses to more than {_human_bytes(self.cap)}, the limit. "
-                "Keep at most the dataset's depth of documents per query, or split the run.",
-                [{"line": None, "reason": f"decompressed size exceeds {_human_bytes(self.cap)}"}],
-            )
-        if self.inflater is not None and self.produced > RATIO_GRACE_BYTES and self.produced > self.max_ratio * self._used():
-            raise UploadRefused(
-                f"The gzip file expands more than {self.max_ratio} times ({_human_bytes(self._used())} became "
-                f"{_human_bytes(self.produced)} before the check stopped); runs compress about 5 to 10 times. "
-                "This is not a run file (a compression bomb, or mostly blank lines): remove the padding and upload again.",
-                [{"line": None, "reason": f"gzip expansion ratio above {self.max_ratio}"}],
-            )
+        self._check_size(self.produced)
+        if self.ended and self.inflater is not None:
+            self._inflate_rest(self.produced + (len_before_cut - len(out)))
         self.digest.update(out)
         if len(self.head) < SNIFF_BYTES:
             self.head += out[: SNIFF_BYTES - len(self.head)]
@@ -418,7 +443,7 @@ def upload_inspect(*, upload: UploadedFile, dataset: Dataset) -> InspectedUpload
         size=size,
         sha256=digest.hexdigest(),
         compressed=compressed,
-        decompressed_size=stream.produced,
+        decompressed_size=stream.inflated_total or stream.produced,
         content_sha256=stream.digest.hexdigest() if stream.complete else "",
         complete=stream.complete,
         docs_per_topic=docs_per_topic,
