@@ -26,13 +26,15 @@ from __future__ import annotations
 import codecs
 import io
 import math
+import os
 import re
+import zlib
 from json.decoder import (  # type: ignore[attr-defined]  # scanstring is public, typeshed omits it
     JSONDecodeError,
     scanstring,
 )
 
-from .errors import ProblemCollector, RunFormatError
+from .errors import Problem, ProblemCollector, RunFormatError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -56,13 +58,14 @@ _SPACE = b" \t\r\n"
 _READ = 1 << 16
 #: Text kept ahead of the reading position (at least the longest token read whole).
 _LOOKAHEAD = 4 * MAX_STRING_CHARS + 2 * MAX_NUMBER_CHARS
-_WS = re.compile(r"[ \t\n\r]*")
+#: The scanner's regular expressions, compiled when a JSON run is first read (not when the command line starts).
+_WS_TEXT = r"[ \t\n\r]*"
 #: The usual document entry, read in one match: a plain id (no escape, no blank), a JSON number, then , or }.
-_PAIR = re.compile(r'[ \t\n\r]*"([^"\\\s\x00-\x1f]{1,' + str(MAX_STRING_CHARS) + r'})"[ \t\n\r]*:[ \t\n\r]*'
-                   r"(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)[ \t\n\r]*([,}])")
-_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
+_PAIR_TEXT = (r'[ \t\n\r]*"([^"\\\s\x00-\x1f]{1,' + str(MAX_STRING_CHARS) + r'})"[ \t\n\r]*:[ \t\n\r]*'
+              r"(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)[ \t\n\r]*([,}])")
+_NUMBER_TEXT = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?"
 #: A bare token (a number, true, NaN, a typo): what is read before judging it.
-_BARE = re.compile(r"[-+0-9A-Za-z._]+")
+_BARE_TEXT = r"[-+0-9A-Za-z._]+"
 _NONFINITE = {"NaN", "Infinity", "-Infinity", "+Infinity", "nan", "inf", "-inf", "infinity", "-infinity"}
 _FIX = "write {qid: {docid: score}}"
 _INFINITE = (math.inf, -math.inf)
@@ -145,7 +148,7 @@ class _Scanner:
         """The next character that is not blank ("" at the end), blanks skipped."""
         while True:
             self.fill()
-            self.pos = _WS.match(self.buf, self.pos).end()  # type: ignore[union-attr]  # [...]* always matches
+            self.pos = re.compile(_WS_TEXT).match(self.buf, self.pos).end()  # type: ignore[union-attr]  # [...]* always matches
             if self.pos < len(self.buf) or self.eof:
                 return self.buf[self.pos:self.pos + 1]
 
@@ -173,14 +176,14 @@ class _Scanner:
     def bare(self) -> str:
         """A bare token at ``pos`` (a number, true, NaN, …), at most ``MAX_NUMBER_CHARS`` + 1 characters kept."""
         self.fill()
-        m = _BARE.match(self.buf, self.pos)
+        m = re.compile(_BARE_TEXT).match(self.buf, self.pos)
         if m is None:
             return ""
         token = m.group()
         self.pos = m.end()
         while self.pos == len(self.buf) and not self.eof:  # a token longer than the look-ahead: skip the rest
             self.fill()
-            m = _BARE.match(self.buf, self.pos)
+            m = re.compile(_BARE_TEXT).match(self.buf, self.pos)
             if m is None:
                 break
             self.pos = m.end()
@@ -358,7 +361,7 @@ def _plain_entries(scan: _Scanner, docs: dict[str, float], q: str) -> bool | Non
     entry read here was taken (False: a problem was recorded).
     """
     ok = True
-    match = _PAIR.match
+    match = re.compile(_PAIR_TEXT).match
     scan.fill()
     buf, pos = scan.buf, scan.pos
     refill = len(buf) - _LOOKAHEAD
@@ -426,7 +429,7 @@ def _score(scan: _Scanner, q: str, docid: str) -> float | None:
         scan.problems.add(line, f"{where}: the score {token} is not a finite number (JSON has no NaN or "
                                 "Infinity); give every document a finite score.")
         return None
-    if _NUMBER.fullmatch(token) is None:
+    if re.fullmatch(_NUMBER_TEXT, token) is None:
         scan.problems.add(line, f"{where}: the score {token[:20]!r} is not a JSON number.")
         return None
     value = float(token)
@@ -458,3 +461,74 @@ def json_run_to_trec(data: bytes, *, path: str = "run.json", tag: str = "json") 
     out = io.BytesIO()
     json_run_convert(io.BytesIO(data), out, path=path, tag=tag)
     return out.getvalue()
+
+
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+class _Gunzip:
+    """A gzip file's inflated bytes as a stream (members one after another); ``RunFormatError`` when corrupt."""
+
+    def __init__(self, fh: BinaryIO, path: str) -> None:
+        self.fh = fh
+        self.path = path
+        self.inflate = zlib.decompressobj(31)
+
+    def read(self, n: int = -1) -> bytes:
+        room = n if n > 0 else 1 << 20
+        try:
+            while True:
+                if self.inflate.eof:
+                    rest = self.inflate.unused_data or self.fh.read(_READ)
+                    if not rest:
+                        return b""
+                    self.inflate = zlib.decompressobj(31)
+                    data = rest
+                else:
+                    data = self.inflate.unconsumed_tail or self.fh.read(_READ)
+                    if not data:
+                        raise EOFError("it ends before its end marker")
+                piece = self.inflate.decompress(data, room)
+                if piece:
+                    return piece
+        except (EOFError, zlib.error) as exc:
+            raise RunFormatError(self.path, [Problem(None, f"the gzip file is truncated or corrupt ({exc}); "
+                                                           "compress the run again")]) from None
+
+
+def _head(path: str) -> bytes:
+    """The first bytes of a file's content (inflated when gzip); b"" when it cannot be read."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(4096)
+    except OSError:
+        return b""
+    if not raw.startswith(_GZIP_MAGIC):
+        return raw
+    try:
+        return zlib.decompressobj(31).decompress(raw, 256)
+    except zlib.error:
+        return b""
+
+
+def is_json_run_file(path: str) -> bool:
+    """Whether ``path`` is a regular file whose content (gzip or not) opens a JSON object: a JSON run.
+
+    A pipe is not looked at (reading its first bytes would consume them): the TREC reader reads it.
+    """
+    return os.path.isfile(path) and looks_like_json_run(_head(path))
+
+
+def json_run_file_to_trec(path: str, out_path: str) -> JsonRunStats:
+    """Convert the JSON run file ``path`` (plain or gzip) into the TREC run file ``out_path``, as the site does."""
+    name = os.path.basename(path)
+    stem = name.removesuffix(".gz").removesuffix(".json")
+    tag = "".join("_" if c.isspace() else c for c in stem)[:60] or "json"
+    with open(path, "rb") as fh, open(out_path, "wb") as out:
+        stream: BinaryIO = fh
+        if fh.read(2) == _GZIP_MAGIC:
+            fh.seek(0)
+            stream = _Gunzip(fh, path)  # type: ignore[assignment]  # read() is all the reader asks of it
+        else:
+            fh.seek(0)
+        return json_run_convert(stream, out, path=path, tag=tag)
