@@ -32,6 +32,7 @@ from .conventions import (
 )
 from .errors import InputError
 from .fastscore import score_plain
+from .run_json import is_json_run_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -85,7 +86,8 @@ def _parser() -> argparse.ArgumentParser:
 
     score = sub.add_parser("score", help="score one run")
     common(score)
-    score.add_argument("--run", required=True, help="run file: qid Q0 docid rank score tag (.gz accepted)")
+    score.add_argument("--run", required=True, help="run file: qid Q0 docid rank score tag, or a JSON run "
+                                                    "{qid: {docid: score}} as the site takes it (.gz accepted)")
     score.add_argument("--measures", default=DEFAULT_MEASURE_NAMES,
                        help="comma-separated, e.g. R@100,MAP@100,MRR@100 (default: the common ones at 10, 100, 1000)")
     score.add_argument("--per-query", action="store_true", help="also give every query's values")
@@ -128,8 +130,11 @@ def _score(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``score``: the compiled fast path when it takes the files (``evaluation.fastscore``), else numpy's.
 
     The fast path scores plain runs without importing numpy (what a BSARD-sized run costs is mostly starting
-    up); ``--verify`` and ``--corpus`` always take the numpy path, which holds those rules.
+    up); ``--verify`` and ``--corpus`` always take the numpy path, which holds those rules, and so does a JSON
+    run (a file, plain or gzip), converted first by the site's reader (``evaluation.run_json``).
     """
+    if is_json_run_file(args.run):  # {qid: {docid: score}} (MTEB, ranx): scored as the TREC run the site makes of it
+        return _command("evaluation.cli_score", "score_json")(args, out, err)
     if not args.verify and not args.corpus:
         plain = score_plain(run=args.run, qrels=args.qrels, measures=args.measures, depth=args.depth,
                             threshold=args.threshold, score_precision=args.score_precision,

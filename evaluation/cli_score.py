@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+import tempfile
 from typing import TextIO
 
 from ._process import tune_for_one_shot
@@ -13,6 +15,7 @@ from .corpus import CorpusIds
 from .fusion import combsum, rrf
 from .measures import parse_measures
 from .qrels import read_qrels
+from .run_json import json_run_file_to_trec
 from .runs import read_run, write_run
 from .scoring import evaluate
 
@@ -48,6 +51,15 @@ def score(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return print_scores(args, out, err, names=names, means=ev.means, qids=ev.qids,
                         per_query={name: ev.per_query[name].tolist() for name in names}, warnings=warnings,
                         check=check)
+
+
+def score_json(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Score a JSON run ``{qid: {docid: score}}``: converted by the site's reader into a temporary TREC file (the
+    same lines an upload is stored as; a refusal in the site's words), then scored as any run by ``score``."""
+    with tempfile.TemporaryDirectory(prefix="lexboard-json-run-") as folder:
+        trec = os.path.join(folder, "run.trec")
+        json_run_file_to_trec(args.run, trec)
+        return score(argparse.Namespace(**{**vars(args), "run": trec}), out, err)
 
 
 def fuse(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

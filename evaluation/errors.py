@@ -170,15 +170,16 @@ class ProblemCollector:
     Used by the parsers so that one upload shows several bad lines at once.
     """
 
-    def __init__(self, path: str, error_class: type[InputError]):
+    def __init__(self, path: str, error_class: type[InputError], *, limit: int = MAX_PROBLEMS):
         self.path = path
         self.error_class = error_class
+        self.limit = limit
         self.problems: list[Problem] = []
 
     def add(self, line: int | None, reason: str) -> None:
-        """Record a problem; raise once there are enough to stop."""
+        """Record a problem; raise once there are ``limit`` (enough to stop)."""
         self.problems.append(Problem(line, reason))
-        if len(self.problems) >= MAX_PROBLEMS:
+        if len(self.problems) >= self.limit:
             self.raise_now()
 
     def raise_now(self) -> NoReturn:

@@ -194,7 +194,7 @@ def read_qrels(source: K.Source, *, name: str | None = None, threshold: int = 1)
             scratch = ProblemCollector(display, QrelsFormatError)
             grades = K.parse_scores(chunk, 3, scratch)
             for i in np.flatnonzero(np.abs(grades) > _MAX_GRADE).tolist():
-                collector.add(int(chunk.line_no[i]), f"the grade {chunk.token(i, 3)!r} is too large; "
+                collector.add(int(chunk.line_no[i]), f"the grade {K.shown_token(chunk.token(i, 3))} is too large; "
                                                     "grades are small integers (e.g. 0, 1, 2)")
             g_parts.append(np.where(np.abs(grades) > _MAX_GRADE, 0, grades).astype(np.int64))
             l_parts.append(chunk.line_no)

@@ -28,6 +28,22 @@ _POW10_F = 10.0 ** np.arange(23)
 _POW10_I = 10 ** np.arange(19, dtype=np.int64)
 
 
+#: A token is quoted in a message up to this many characters (a line may be a megabyte long).
+TOKEN_SHOWN = 40
+
+
+def shown_token(token: str) -> str:
+    """``repr(token)``, cut to ``TOKEN_SHOWN`` characters: a message stays a line whatever the file holds."""
+    return repr(token) if len(token) <= TOKEN_SHOWN else repr(token[:TOKEN_SHOWN]) + "…"
+
+
+class TokenShown(str):
+    """A token that formats as ``shown_token`` under ``{token!r}`` (the messages given as templates)."""
+
+    def __repr__(self) -> str:
+        return shown_token(str(self))
+
+
 def as_single(scores: np.ndarray) -> np.ndarray:
     """Scores as C floats, the precision trec_eval compares them in.
 
@@ -248,6 +264,7 @@ def parse_scores(chunk: Chunk, col: int, collector: ProblemCollector, label: str
         values = np.where(n_minus > 0, -values, values)
     for i in np.flatnonzero(~fast):
         token = chunk.token(int(i), col)
+        said = shown_token(token)
         try:
             if "_" in token or not token.isascii():  # Python also reads "١٢" and "１２"; strtod does not
                 raise ValueError
@@ -255,15 +272,15 @@ def parse_scores(chunk: Chunk, col: int, collector: ProblemCollector, label: str
         except ValueError:
             hint = ("; write decimals with a dot (0.5, not 0,5)" if "," in token
                     else "; write a plain decimal number such as 14.2 or -0.5")
-            collector.add(int(chunk.line_no[i]), f"the {label} {token!r} is not a number{hint}")
+            collector.add(int(chunk.line_no[i]), f"the {label} {said} is not a number{hint}")
             v = 0.0
         else:
             if v != v:
-                collector.add(int(chunk.line_no[i]), f"the {label} {token!r} is NaN; every row needs a finite number")
+                collector.add(int(chunk.line_no[i]), f"the {label} {said} is NaN; every row needs a finite number")
                 v = 0.0
             elif v in (float("inf"), float("-inf")):
                 what = "is infinite" if "inf" in token.lower() else "overflows a double-precision number"
-                collector.add(int(chunk.line_no[i]), f"the {label} {token!r} {what}; use a finite number")
+                collector.add(int(chunk.line_no[i]), f"the {label} {said} {what}; use a finite number")
                 v = 0.0
         values[i] = v
     parsed: np.ndarray = values
@@ -293,4 +310,4 @@ def check_integers(chunk: Chunk, col: int, collector: ProblemCollector, message:
                 raise ValueError
             int(token)
         except ValueError:
-            collector.add(int(chunk.line_no[i]), message.format(token=token))
+            collector.add(int(chunk.line_no[i]), message.format(token=TokenShown(token)))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import tempfile
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ from typing import Any
 import numpy as np
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.core.files.uploadedfile import SimpleUploadedFile, UploadedFile
+from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
 from accounts.policy import upload_refusal
@@ -31,7 +32,7 @@ from campaigns.selectors import UploadPlace
 from catalogue.models import Dataset, Split, Topic
 from evaluation.errors import Problem, RunFormatError
 from evaluation.ladder import coverage_check
-from evaluation.run_json import SHAPE as JSON_RUN_SHAPE, json_run_to_trec, looks_like_json_run
+from evaluation.run_json import SHAPE as JSON_RUN_SHAPE, json_run_convert, looks_like_json_run
 from evaluation.runs import Run, RunScan, scan_run
 
 from ..errors import AccountRefused, QuotaExceeded, SplitClosed, TermsRequired, UploadRefused
@@ -95,7 +96,10 @@ def problems_to_details(problems: list[Problem]) -> list[dict]:
 # few MB of inflation, not its size). At most LEXBOARD_UPLOAD_SCAN_BYTES of
 # content are checked in the request, in one pass (format, caps, coverage,
 # identical content); a larger file gets the same checks over its whole length
-# from the worker (``submissions.services.scoring``), before it is scored.
+# from the worker (``submissions.services.scoring``), before it is scored. A gzip
+# file larger than that is still inflated to its end in the request, the output
+# counted and discarded, so one past LEXBOARD_MAX_DECOMPRESSED_BYTES is refused
+# before it costs a slot (docs/security.md: the bound and its cost).
 
 
 @dataclass(frozen=True)
@@ -123,8 +127,10 @@ class _ContentStream:
     """An upload's content (inflated when gzip) as a stream, within the request's budget.
 
     ``read`` returns whole lines once the budget is reached and then ends the
-    stream, setting ``complete = False``. The sha256 of what was read and its
-    first ``SNIFF_BYTES`` are kept on the way.
+    stream, setting ``complete = False``; a gzip file is then inflated to its
+    end all the same, counting bytes only, so one past the decompressed cap is
+    refused in the request. The sha256 of what was read and its first
+    ``SNIFF_BYTES`` are kept on the way.
     """
 
     def __init__(self, upload: UploadedFile, *, compressed: bool, budget: int):
@@ -140,6 +146,8 @@ class _ContentStream:
         self.head = bytearray()
         self.complete = True
         self.ended = False
+        #: bytes the whole content inflates to, once counted past the budget (0 otherwise).
+        self.inflated_total = 0
 
     def _used(self) -> int:
         """Compressed bytes inflated so far (read ahead but not yet inflated does not count)."""
@@ -170,6 +178,33 @@ class _ContentStream:
             if out:
                 return out
 
+    def _check_size(self, inflated: int) -> None:
+        """Refuse past the decompressed cap, or a gzip that expands more than the ratio allows."""
+        if inflated > self.cap:
+            raise UploadRefused(
+                f"The file decompresses to more than {_human_bytes(self.cap)}, the limit. "
+                "Keep at most the dataset's depth of documents per query, or split the run.",
+                [{"line": None, "reason": f"decompressed size exceeds {_human_bytes(self.cap)}"}],
+            )
+        if self.inflater is not None and inflated > RATIO_GRACE_BYTES and inflated > self.max_ratio * self._used():
+            raise UploadRefused(
+                f"The gzip file expands more than {self.max_ratio} times ({_human_bytes(self._used())} became "
+                f"{_human_bytes(inflated)} before the check stopped); runs compress about 5 to 10 times. "
+                "This is not a run file (a compression bomb, or mostly blank lines): remove the padding and upload again.",
+                [{"line": None, "reason": f"gzip expansion ratio above {self.max_ratio}"}],
+            )
+
+    def _inflate_rest(self, inflated: int) -> None:
+        """Past the scan budget, inflate the rest only to count it (the output discarded, the ratio still checked):
+        a gzip past the decompressed cap is refused here, in the request, before it costs a slot."""
+        try:
+            while piece := self._inflate(1 << 20):
+                inflated += len(piece)
+                self._check_size(inflated)
+        except (EOFError, zlib.error) as exc:
+            raise _gzip_refusal(exc) from None
+        self.inflated_total = inflated
+
     def read(self, n: int = -1) -> bytes:
         if self.ended:
             return b""
@@ -181,6 +216,7 @@ class _ContentStream:
         if not out:
             self.ended = True
             return b""
+        len_before_cut = len(out)
         if self.produced + len(out) > self.budget:
             # Stop at a line end, so the checks see whole lines only.
             keep = self.budget - self.produced
@@ -190,19 +226,9 @@ class _ContentStream:
             self.ended = True
             self.complete = False
         self.produced += len(out)
-        if self.produced > self.cap:
-            raise UploadRefused(
-                f"The file decompresses to more than {_human_bytes(self.cap)}, the limit. "
-                "Keep at most the dataset's depth of documents per query, or split the run.",
-                [{"line": None, "reason": f"decompressed size exceeds {_human_bytes(self.cap)}"}],
-            )
-        if self.inflater is not None and self.produced > RATIO_GRACE_BYTES and self.produced > self.max_ratio * self._used():
-            raise UploadRefused(
-                f"The gzip file expands more than {self.max_ratio} times ({_human_bytes(self._used())} became "
-                f"{_human_bytes(self.produced)} before the check stopped); runs compress about 5 to 10 times. "
-                "This is not a run file (a compression bomb, or mostly blank lines): remove the padding and upload again.",
-                [{"line": None, "reason": f"gzip expansion ratio above {self.max_ratio}"}],
-            )
+        self._check_size(self.produced)
+        if self.ended and self.inflater is not None:
+            self._inflate_rest(self.produced + (len_before_cut - len(out)))
         self.digest.update(out)
         if len(self.head) < SNIFF_BYTES:
             self.head += out[: SNIFF_BYTES - len(self.head)]
@@ -298,14 +324,38 @@ def run_scan(stream) -> RunScan:
         ) from None
 
 
+class _Prefixed:
+    """The bytes already read (``head``), then the rest of ``stream``: what the JSON reader reads."""
+
+    def __init__(self, head: bytes, stream: _ContentStream, too_large: Callable[[], UploadRefused]):
+        self.head = head
+        self.stream = stream
+        self.too_large = too_large
+
+    def read(self, n: int = -1) -> bytes:
+        if self.head:
+            out, self.head = self.head, b""
+            return out
+        out = self.stream.read(n)
+        if not self.stream.complete:  # past the request's budget: this JSON is not read whole
+            raise self.too_large()
+        return out
+
+
+#: The converted TREC lines are kept in memory up to this size, then in a temporary file.
+JSON_SPOOL_BYTES = 4 * 1024 * 1024
+
+
 def json_run_as_trec(*, upload: UploadedFile, dataset: Dataset) -> UploadedFile:
     """A retrieval upload in JSON (MTEB's ``save_predictions``, ranx, ir_measures) as the TREC run it stands for.
 
     Converted on arrival, so the stored file, the checks, the scoring and the
     downloads are those of any run; any other upload is returned as it is.
-    The JSON is read whole (within the size, gzip-ratio and scan caps of every
-    upload); a problem names the query and document keys, or the line of a
-    syntax error.
+    The JSON is read as a stream (``evaluation.run_json``: depth, number,
+    string and key rules checked while reading, one query's documents in
+    memory) within the size, gzip-ratio and scan caps of every upload, and the
+    TREC lines are written to a spooled temporary file; a problem names the
+    query and document keys, or the line of a syntax error.
     """
     size = upload.size or 0
     if dataset.task != Dataset.Task.RETRIEVAL or not size or size > settings.LEXBOARD_MAX_UPLOAD_BYTES:
@@ -313,29 +363,39 @@ def json_run_as_trec(*, upload: UploadedFile, dataset: Dataset) -> UploadedFile:
     upload.seek(0)
     compressed = upload.read(2) == GZIP_MAGIC
     stream = _ContentStream(upload, compressed=compressed, budget=settings.LEXBOARD_UPLOAD_SCAN_BYTES)
+    name = (getattr(upload, "name", "") or "run.json").replace("\\", "/").rsplit("/", 1)[-1][:200]
+
+    def too_large() -> UploadRefused:
+        return UploadRefused(
+            f"{name[:60]} is a JSON run larger than {_human_bytes(settings.LEXBOARD_UPLOAD_SCAN_BYTES)} once "
+            "decompressed, more than is read in a request; upload it as a TREC run (qid Q0 docid rank score tag "
+            "per line), which is checked as a stream.", [{"line": None, "reason": "JSON run too large"}])
+
+    stem = name.removesuffix(".gz").removesuffix(".json")
+    out = tempfile.SpooledTemporaryFile(max_size=JSON_SPOOL_BYTES)
     try:
-        chunks = [stream.read(SNIFF_BYTES)]
-        if not looks_like_json_run(chunks[0]):
+        head = stream.read(SNIFF_BYTES)
+        if not looks_like_json_run(head):
+            out.close()
             return upload
-        while chunk := stream.read(1 << 20):
-            chunks.append(chunk)
+        try:
+            stats = json_run_convert(_Prefixed(head, stream, too_large), out, path=name[:60],
+                                     tag=stem.replace(" ", "_")[:60] or "json")
+        except RunFormatError as exc:
+            first = exc.problems[0].reason
+            more = len(exc.problems) - 1
+            raise UploadRefused(
+                f"{name[:60]} starts like a JSON run, {JSON_RUN_SHAPE}, but has {len(exc.problems)} "
+                f"problem{'s' if len(exc.problems) > 1 else ''}: {first}"
+                + (f" (and {more} more, listed)" if more else "") + " Fix them, or upload a TREC run.",
+                problems_to_details(exc.problems)) from None
+    except BaseException:
+        out.close()
+        raise
     finally:
         upload.seek(0)
-    name = (getattr(upload, "name", "") or "run.json").replace("\\", "/").rsplit("/", 1)[-1][:200]
-    if not stream.complete:
-        raise UploadRefused(
-            f"{name} is a JSON run larger than {_human_bytes(settings.LEXBOARD_UPLOAD_SCAN_BYTES)} once decompressed, "
-            "more than is read whole; upload it as a TREC run (qid Q0 docid rank score tag per line), which is "
-            "checked as a stream.", [{"line": None, "reason": "JSON run too large to read whole"}])
-    stem = name.removesuffix(".gz").removesuffix(".json")
-    try:
-        trec = json_run_to_trec(b"".join(chunks), path=name, tag=stem.replace(" ", "_") or "json")
-    except RunFormatError as exc:
-        raise UploadRefused(
-            f"{name} starts like a JSON run, {JSON_RUN_SHAPE}, but has {len(exc.problems)} "
-            f"problem{'s' if len(exc.problems) > 1 else ''} (each names its query and document, or its line). "
-            "Fix them, or upload a TREC run.", problems_to_details(exc.problems)) from None
-    return SimpleUploadedFile(f"{stem}.trec", trec, content_type="text/plain")
+    out.seek(0)
+    return UploadedFile(out, name=f"{stem}.trec", content_type="text/plain", size=stats.bytes)
 
 
 def upload_inspect(*, upload: UploadedFile, dataset: Dataset) -> InspectedUpload:
@@ -383,7 +443,7 @@ def upload_inspect(*, upload: UploadedFile, dataset: Dataset) -> InspectedUpload
         size=size,
         sha256=digest.hexdigest(),
         compressed=compressed,
-        decompressed_size=stream.produced,
+        decompressed_size=stream.inflated_total or stream.produced,
         content_sha256=stream.digest.hexdigest() if stream.complete else "",
         complete=stream.complete,
         docs_per_topic=docs_per_topic,

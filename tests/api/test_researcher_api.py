@@ -158,6 +158,6 @@ def test_a_json_run_with_problems_is_refused_naming_the_keys(api, tiny_dataset):
     error = response.json()["error"]
     assert "starts like a JSON run" in error["message"] and "2 problems" in error["message"]
     assert [d["reason"] for d in error["details"]] == [
-        "query 'q1', document 'd1': the score 'high' is not a number.",
-        "query 'q2': expected an object {\"document id\": score}, found a list."]
+        "query 'q1', document 'd1': the score 'high' is a string, not a number.",
+        "query 'q2': a list of numbers where {docid: score} belongs; write {qid: {docid: score}}."]
     assert not Submission.objects.exists()

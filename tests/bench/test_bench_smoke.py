@@ -91,3 +91,11 @@ def test_the_ledger_bench_times_the_crafted_shape_check():
     assert "corpus pass (s)" in out and "| False |" in out  # a random run is no crafted probe
     results = json.loads((ROOT / "var" / "bench-results" / "ledger-smoke.json").read_text())
     assert results["texts_read"] > 0 and results["shape_check_s"] >= 0
+
+
+def test_the_json_run_bench_measures_both_conversions():
+    out = run_bench("bench_json_run.py").stdout
+    assert "| now |" in out and "| before |" in out
+    results = json.loads((ROOT / "var" / "bench-results" / "json_run-smoke.json").read_text())
+    now, before = results["rows"]
+    assert now["trec_bytes"] == before["trec_bytes"] > 0

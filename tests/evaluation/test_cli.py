@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from evaluation.run_json import json_run_to_trec
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -129,3 +132,26 @@ def test_compare_refuses_the_convention_that_lets_each_run_choose_its_queries(fi
     res = cli("compare", "--qrels", str(files / "q.qrels"), "--run", str(files / "a.run"), "--run",
               str(files / "b.run"), "--empty-queries", "trec_eval")
     assert res.returncode == 2 and "invalid choice: 'trec_eval' (choose from 'omit', 'count')" in res.stderr
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_score_takes_the_json_runs_the_site_takes_with_the_numbers_of_their_trec_run(files, tmp_path, gzipped):
+    """#38 item 7: `score --run run.json` was refused ("this looks like JSON"); the site converted the same file."""
+    run = {"q1": {"d1": 3.0, "d9": 2.0, "d2": 1.0}, "q2": {"d3": 0.5, "d7": 0.7}}
+    data = json.dumps(run).encode()
+    path = tmp_path / ("run.json.gz" if gzipped else "run.json")
+    path.write_bytes(gzip.compress(data) if gzipped else data)
+    trec = tmp_path / "run.trec"
+    trec.write_bytes(json_run_to_trec(data))
+    args = ["--qrels", str(files / "q.qrels"), "--json", "--per-query"]
+    from_json = cli("score", "--run", str(path), *args)
+    assert from_json.returncode == 0, from_json.stderr
+    assert json.loads(from_json.stdout) == json.loads(cli("score", "--run", str(trec), *args).stdout)
+
+
+def test_score_refuses_a_json_run_in_the_sites_words(files, tmp_path):
+    path = tmp_path / "run.json"
+    path.write_bytes(b'{"q1": {"d1": ' + b"9" * 5000 + b"}}")
+    res = cli("score", "--qrels", str(files / "q.qrels"), "--run", str(path))
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert f"{path}:1: query 'q1', document 'd1': the score is a number of more than 64 characters" in res.stderr

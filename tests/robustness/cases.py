@@ -30,6 +30,7 @@ class Case:
     web_hint: str = ""
     warning: str = ""
     needs_corpus: bool = False  # only scoring against the dataset's corpus sees it (id scheme)
+    command_line_scores: bool = False  # refused by the core's TREC reader, converted and scored by the command line
 
     @property
     def accepted(self) -> bool:
@@ -110,8 +111,9 @@ RUNS = [
         "not UTF-8 text"),
     bad("runs/utf16.txt", "UTF-16 text (Windows 'Unicode')", 1, "UTF-16"),
     bad("runs/html_error_page.html", "an HTML login page saved instead of the run", 1, "HTML page"),
-    # The command line reads TREC text and says to convert it; the site and the API convert it on arrival.
-    bad("runs/mteb_predictions.json", "MTEB's prediction JSON {qid: {docid: score}}", 1, "JSON", web="scored"),
+    # The core's TREC reader says it is JSON; the command line, the site and the API convert it on arrival.
+    bad("runs/mteb_predictions.json", "MTEB's prediction JSON {qid: {docid: score}}", 1, "JSON", web="scored",
+        command_line_scores=True),
     bad("runs/pdf.pdf", "a PDF document", 1, "PDF"),
     bad("runs/zip_instead_of_gzip.zip", "a zip archive (not gzip)", 1, "export plain text"),
     bad("runs/xls_ole.xls", "an old Excel .xls file", 1, "export plain text"),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
 import math
 import os
 import subprocess
@@ -23,9 +24,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from evaluation.errors import InputError
+from evaluation.errors import InputError, RunFormatError
 from evaluation.qrels import read_qrels
-from evaluation.runs import read_run, sniff_run, write_run
+from evaluation.run_json import MAX_JSON_PROBLEMS, json_run_to_trec
+from evaluation.runs import read_run, scan_run, sniff_run, write_run
 
 BASE_DIR = Path(__file__).resolve().parents[2]
 FUZZ = settings(max_examples=100, deadline=None,
@@ -227,3 +229,112 @@ def test_atheris_finds_no_crash_in_the_readers(tmp_path):
         cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env,
     )
     assert done.returncode == 0, done.stderr[-3000:]
+
+
+# --- the JSON run reader and the streaming TREC scan: refused with a short message, or read ------------------
+
+
+#: Fragments a JSON run is built of, and the ones an attacker adds (deep nesting, huge numbers, NaN, keys twice).
+_JSON_PIECES = st.sampled_from([
+    b"{", b"}", b"[", b"]", b",", b":", b" ", b"\n", b'"q1"', b'"q2"', b'"d1"', b'"d2"', b'""', b'"a b"',
+    b'"\\u00e9"', b'"\\ud800"', b'"\\x"', b"0", b"-1.5", b"1e400", b"1e-400", b"NaN", b"Infinity", b"-Infinity",
+    b"true", b"null", b"9" * 70, b"9" * 5000, b"[" * 200, b"{" * 200, b'{"q1": {"d1": 1}', b'"d1": 1',
+    b"\xff", b"\xef\xbb\xbf", b"\x00", b'"' + b"x" * 2000 + b'"',
+])
+
+
+def _json_read_or_refuse(data: bytes) -> bytes | None:
+    try:
+        return json_run_to_trec(data, path="fuzz.json")
+    except RunFormatError as exc:
+        text = str(exc)
+        assert exc.problems and len(exc.problems) <= MAX_JSON_PROBLEMS
+        assert len(text.splitlines()) == len(exc.problems) and len(text) <= 300 * len(exc.problems), text
+        return None
+
+
+def _check_trec_lines(trec: bytes) -> None:
+    run = read_run(trec, name="converted")  # what the reader writes is a run the TREC reader takes
+    assert all(math.isfinite(s) for s in run.scores.tolist())
+
+
+@FUZZ
+@given(st.binary(max_size=2048))
+def test_the_json_reader_reads_or_refuses_any_bytes(data):
+    for candidate in (data, b"{" + data, b'{"q1": {' + data):
+        trec = _json_read_or_refuse(candidate)
+        if trec is not None:
+            _check_trec_lines(trec)
+
+
+@FUZZ
+@given(st.lists(_JSON_PIECES, max_size=60))
+def test_the_json_reader_reads_or_refuses_adversarial_runs(pieces):
+    trec = _json_read_or_refuse(b"".join(pieces))
+    if trec is not None:
+        _check_trec_lines(trec)
+
+
+@FUZZ
+@given(st.dictionaries(st.text(min_size=1, max_size=8), st.dictionaries(
+    st.text(min_size=1, max_size=8), st.floats(allow_nan=False, allow_infinity=False) | st.integers(-10**20, 10**20),
+    max_size=5), max_size=5))
+def test_the_json_reader_takes_what_json_dumps_writes_as_the_whole_reading_would(run):
+    data = json.dumps(run).encode()
+    good = all(_plain_id(q) and all(_plain_id(d) for d in docs) for q, docs in run.items())
+    if not good or not any(run.values()):
+        _json_read_or_refuse(data)
+        return
+    expected = []
+    for qid, docs in run.items():
+        ranked = sorted(((float(s), d) for d, s in docs.items()), reverse=True)
+        expected += [f"{qid} Q0 {d} {r} {s!r} json" for r, (s, d) in enumerate(ranked, 1)]
+    assert json_run_to_trec(data).decode().splitlines() == expected
+
+
+def _plain_id(value: str) -> bool:
+    return not any(c.isspace() or c < " " for c in value) and not any(0xD800 <= ord(c) <= 0xDFFF for c in value)
+
+
+_TREC_PIECES = st.sampled_from([
+    b"q1", b"Q0", b"d1", b"1", b"0.5", b" ", b"\t", b"\n", b"\r\n", b",", b"#", b"nan", b"-inf", b"1e400",
+    b"9" * 5000, b"x" * 3000, b"\xff", b"\x00", b"\xef\xbb\xbf", b"q1 Q0 d1 1 0.5 t\n",
+])
+
+
+def _scan_or_refuse(data: bytes) -> None:
+    try:
+        scan_run(io.BytesIO(data), max_line_bytes=1024, max_qid_bytes=100, max_docid_bytes=200)
+    except RunFormatError as exc:
+        assert exc.problems
+        for line in str(exc).splitlines():
+            assert len(line) <= 400, line
+
+
+@FUZZ
+@given(st.binary(max_size=2048))
+def test_the_streaming_scan_reads_or_refuses_any_bytes(data):
+    _scan_or_refuse(data)
+
+
+@FUZZ
+@given(st.lists(_TREC_PIECES, max_size=80))
+def test_the_streaming_scan_and_the_reader_refuse_adversarial_runs_in_short_lines(pieces):
+    data = b"".join(pieces)
+    _scan_or_refuse(data)
+    run = _read_or_refuse(read_run, data)
+    if run is None:
+        try:
+            read_run(data, name="fuzz")
+        except InputError as exc:
+            assert all(len(line) <= 400 for line in str(exc).splitlines()), str(exc)
+
+
+@pytest.mark.parametrize("line", [b"q1 Q0 d1 1 " + b"x" * 100_000 + b" t\n", b"q1 Q0 d1 " + b"9" * 100_000 + b" 1 t\n",
+                                  b"q1 Q0 d1 1 " + b"1" * 5000 + b"e999 t\n"], ids=["score", "rank", "overflow"])
+def test_a_long_token_is_quoted_cut_by_the_trec_readers(line):
+    """A megabyte-long score or rank was quoted whole: the message was the size of the line."""
+    for read in (lambda data: read_run(data, name="run"), lambda data: scan_run(io.BytesIO(data))):
+        with pytest.raises(RunFormatError) as caught:
+            read(line)
+        assert len(str(caught.value)) < 400, str(caught.value)[:600]
