@@ -349,7 +349,8 @@ class UploadSlotCreate(JsonView):
         responses={200: inline_serializer("UploadSlotLimits", {
             "max_bytes": serializers.IntegerField(help_text="The largest file a slot takes."),
             "slot_seconds": serializers.IntegerField(help_text="How long a slot's upload address is valid."),
-            "open_slots": serializers.IntegerField(help_text="Slots one account may hold not used yet (0: any)."),
+            "open_slots": serializers.IntegerField(
+                help_text="Slots one account may hold whose address is still valid, used or not (0: any)."),
         }), **error_responses(e401="No valid token.", e409="This site keeps runs on its own disk.")},
         examples=[OpenApiExample("Limits", response_only=True, status_codes=["200"],
                                  value={"max_bytes": 209715200, "slot_seconds": 3600, "open_slots": 3})],
@@ -370,7 +371,8 @@ class UploadSlotCreate(JsonView):
                      "minutes as a multipart form: every `upload_fields` entry as a field, then the file as the last "
                      "field, `file`; the storage refuses a file larger than `max_bytes`. Then "
                      "`POST /api/v1/submissions/from-upload` with its `upload_key`. The run gets the same checks "
-                     "and limits as any upload. An account holds a few slots not used yet at most (429 past them). "
+                     "and limits as any upload. An account holds a few slots at a time, used or not, until their hour "
+                     "is over (429 past them). "
                      "A site without object storage answers 409: send the file in the upload's body."),
         request=UploadSlotInput,
         responses={201: inline_serializer("UploadSlot", {
@@ -383,8 +385,8 @@ class UploadSlotCreate(JsonView):
             "expires_at": serializers.DateTimeField(),
         }), **error_responses(400, 403, e401="No valid token.", e404="No such dataset or split.",
                               e409="This site keeps runs on its own disk, or the split takes no runs now.",
-                              e429=("Too many uploads, the split's quota is reached, or too many slots not used "
-                                    "yet (`retry_at`, `Retry-After`)."))},
+                              e429=("Too many uploads, the split's quota is reached, or too many slots whose "
+                                    "hour is not over (`retry_at`, `Retry-After`)."))},
         examples=[OpenApiExample("A slot", response_only=True, status_codes=["201"], value={
             "upload_url": "https://bucket.s3.example/",
             "upload_fields": {"key": "private/incoming/7/3f2a…/bm25.trec.gz", "policy": "eyJleHBpcmF0aW9uIjog…",

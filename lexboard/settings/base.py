@@ -307,8 +307,9 @@ LEXBOARD_UPLOAD_RATE = env_str("LEXBOARD_UPLOAD_RATE", "30/h")
 # Uploads per client network (an IPv6 /64, an IPv4 address) whoever is logged in: accounts made by one person
 # share it. A lab behind one address shares it too: raise it for a busy lab's network (0/h: no limit).
 LEXBOARD_UPLOAD_NETWORK_RATE = env_str("LEXBOARD_UPLOAD_NETWORK_RATE", "100/h")
-# Presigned upload slots (object storage, submissions/services/presigned.py) one account may hold not used yet:
-# with LEXBOARD_MAX_UPLOAD_BYTES, what one account can keep in the bucket's incoming/ at a time (0: no limit).
+# Presigned upload slots (object storage, submissions/services/presigned.py) one account may hold whose address
+# is still valid, used or not: with LEXBOARD_MAX_UPLOAD_BYTES, what one account can keep in the bucket's incoming/
+# at a time (0: no limit).
 LEXBOARD_UPLOAD_OPEN_SLOTS = env_int("LEXBOARD_UPLOAD_OPEN_SLOTS", 3)
 # The release ledger of hidden splits (submissions/services/ledger.py): curators are e-mailed when one participant
 # or team, or the whole split, is released more bits than this in a day (a split may set its own, in the admin).

@@ -3,7 +3,7 @@
 With the run storage in S3 (``LEXBOARD_S3_BUCKET``), :func:`upload_slot` gives
 an account that may upload to a split now (the checks of an upload that need
 no file, :func:`~submissions.services.uploads.upload_precheck`, and at most
-``LEXBOARD_UPLOAD_OPEN_SLOTS`` slots not used yet) a presigned ``POST``: an
+``LEXBOARD_UPLOAD_OPEN_SLOTS`` slots whose address is still valid) a presigned ``POST``: an
 address and form fields whose signed policy takes one object, at the key
 ``incoming/<user id>/<random>/<file name>``, of 1 byte to
 ``LEXBOARD_MAX_UPLOAD_BYTES``, for :data:`SLOT_SECONDS`. The storage refuses
@@ -98,7 +98,7 @@ def upload_slot(*, user, split: Split, file_name: str) -> PresignedSlot:
 
     Raises ``NoObjectStorage`` without S3, the upload's own refusals (``upload_precheck``: split closed, account
     policy, data terms, shared task, quota), or ``QuotaExceeded`` when the account holds
-    ``LEXBOARD_UPLOAD_OPEN_SLOTS`` slots not used yet.
+    ``LEXBOARD_UPLOAD_OPEN_SLOTS`` slots whose address is still valid (used or not).
     """
     storage = _run_storage()
     upload_precheck(user=user, split=split, run_file=True)
@@ -108,13 +108,17 @@ def upload_slot(*, user, split: Split, file_name: str) -> PresignedSlot:
     key = f"{INCOMING}/{user.pk}/{secrets.token_hex(16)}/{file_name}"
     with transaction.atomic():
         lock_uploader(user)  # two requests of one account take turns: both cannot pass the count
-        open_slots = UploadSlot.objects.filter(user=user, state=UploadSlot.State.OPEN, expires_at__gt=now)
-        if limit and open_slots.count() >= limit:
-            oldest = open_slots.order_by("expires_at").first()
-            message = (f"You hold {limit} upload slots not used yet, the most one account may hold: send a file to "
-                       "one and name its upload_key in POST /api/v1/submissions/from-upload, or wait until the "
-                       f"oldest expires ({oldest.expires_at:%Y-%m-%d %H:%M} UTC).")
-            raise QuotaExceeded(message, [{"line": None, "reason": f"open upload slots: {limit} of {limit}"}],
+        # Every slot whose signed address is still valid counts, used or not: S3 cannot revoke a policy, so a spent
+        # slot's key takes a file again until its hour is over (deleted by the next sweep). With this cap, what one
+        # account can have in incoming/ at any moment is LEXBOARD_UPLOAD_OPEN_SLOTS x LEXBOARD_MAX_UPLOAD_BYTES.
+        live = UploadSlot.objects.filter(user=user, expires_at__gt=now)
+        if limit and live.count() >= limit:
+            oldest = live.order_by("expires_at").first()
+            message = (f"You hold {limit} upload slots whose address is still valid (used or not), the most one "
+                       "account may hold: send a file to one not used yet and name its upload_key in "
+                       "POST /api/v1/submissions/from-upload, or ask again when the oldest expires "
+                       f"({oldest.expires_at:%Y-%m-%d %H:%M} UTC).")
+            raise QuotaExceeded(message, [{"line": None, "reason": f"live upload slots: {limit} of {limit}"}],
                                 retry_at=oldest.expires_at)
         slot = UploadSlot.objects.create(key=key, user=user, split=split, max_bytes=max_bytes, created_at=now,
                                          expires_at=now + timedelta(seconds=SLOT_SECONDS))

@@ -190,13 +190,18 @@ def test_slots_are_throttled_per_account_and_per_ipv6_64_and_held_few_at_a_time(
     assert [ask_slot(b, **there).status_code for _ in range(2)] == [201, 429]
     assert ask_slot(b, REMOTE_ADDR="2001:db8:36:5::1").status_code == 201  # the next /64 is another client
     assert UploadSlot.objects.count() == 5
-    # Slots not used yet: a few at a time per account.
+    # A few slots at a time per account, used or not, until their hour is over (a spent slot's key still takes a
+    # file until then: the policy cannot be revoked).
     settings.LEXBOARD_UPLOAD_RATE = settings.LEXBOARD_UPLOAD_NETWORK_RATE = "0/h"
     settings.LEXBOARD_UPLOAD_OPEN_SLOTS = 3
     assert ask_slot(b).status_code == 201
+    UploadSlot.objects.filter(user=bob).update(state=UploadSlot.State.REFUSED)
     response = ask_slot(b)
-    assert response.status_code == 429 and "3 upload slots not used yet" in response.json()["error"]["message"]
+    assert response.status_code == 429, response.content
+    assert "3 upload slots whose address is still valid" in response.json()["error"]["message"]
     assert response["Retry-After"]
+    UploadSlot.objects.filter(user=bob).update(expires_at=timezone.now())  # their hour over: a slot again
+    assert ask_slot(b).status_code == 201
 
 
 # --- the size bound: signed into the policy, checked again at completion ---------------------------------------
