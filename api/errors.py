@@ -21,7 +21,7 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from submissions.errors import AccountRefused, QuotaExceeded, SplitClosed, TermsRequired, UploadRefused
+from submissions.errors import AccountRefused, QuotaExceeded, SlotSpent, SplitClosed, TermsRequired, UploadRefused
 from submissions.throttling import format_wait
 
 logger = logging.getLogger(__name__)
@@ -47,7 +47,8 @@ def error_body(message: str, details: list[dict] | None = None) -> dict[str, Any
 
 def refusal_response(exc: UploadRefused, request=None) -> Response:
     """An upload refused by a service, as every upload of the API answers it: 429 a quota (with ``retry_at`` and
-    ``Retry-After``), 403 the account policy, 409 a split that takes no runs now, 400 anything else.
+    ``Retry-After``), 403 the account policy, 409 a split that takes no runs now or an upload slot spent, 400
+    anything else.
 
     Data terms not accepted (403) name the dataset, the version and where to accept them (``terms``: the page
     for a person, ``accept`` for the client), with absolute addresses when ``request`` is given."""
@@ -67,7 +68,7 @@ def refusal_response(exc: UploadRefused, request=None) -> Response:
         return Response(body, status=status.HTTP_429_TOO_MANY_REQUESTS, headers=headers)
     if isinstance(exc, AccountRefused):
         return Response(body, status=status.HTTP_403_FORBIDDEN)
-    if isinstance(exc, SplitClosed):
+    if isinstance(exc, (SplitClosed, SlotSpent)):
         return Response(body, status=status.HTTP_409_CONFLICT)
     return Response(body, status=status.HTTP_400_BAD_REQUEST)
 

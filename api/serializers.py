@@ -216,14 +216,14 @@ class SubmissionCreateInput(SubmissionMetadataInput):
 
 
 class SubmissionFromUploadInput(SubmissionMetadataInput):
-    """An upload whose file was PUT to a presigned address: where it goes, the key, and what the system is."""
+    """An upload whose file was sent to a presigned slot: where it goes (the slot's split), the key, the system."""
 
     dataset = serializers.SlugField(help_text="The dataset's slug, e.g. `bsard` (see `GET /api/v1/datasets/`).")
     split = serializers.SlugField(
         required=False, allow_blank=True, help_text="The split's name; default: the dataset's hidden test split."
     )
     upload_key = serializers.CharField(
-        max_length=300, help_text="The `upload_key` of the slot (`POST /api/v1/uploads/`) the file was PUT to.")
+        max_length=300, help_text="The `upload_key` of the slot (`POST /api/v1/uploads/`) the file was sent to.")
 
     class Meta(SubmissionMetadataInput.Meta):
         fields = ["dataset", "split", "upload_key", *METADATA_FIELDS]

@@ -28,7 +28,14 @@ from lexboard.converters import MAX_ID
 from submissions.errors import UploadRefused
 from submissions.models import Result, Submission
 from submissions.services import METADATA_FIELDS, submission_create, submission_update_metadata
-from submissions.services.presigned import FILE_NAME, NoObjectStorage, slot_release, upload_slot, uploaded_file
+from submissions.services.presigned import (
+    FILE_NAME,
+    SLOT_SECONDS,
+    NoObjectStorage,
+    direct_upload_limits,
+    slot_submission_create,
+    upload_slot,
+)
 from submissions.throttling import UploadRateThrottle
 
 from .contract import refuse_unknown_query_parameters
@@ -184,19 +191,22 @@ class SubmissionListCreate(JsonView):
         )
 
 
-def _create(request, *, split: Split, upload, values: dict, key: str = "") -> Response:
-    """An upload of either kind (a multipart file, a presigned object's key): the service, then the 202."""
+def _create(request, *, split: Split, upload=None, values: dict, key: str = "") -> Response:
+    """An upload of either kind (a multipart file, a presigned slot's key): the service, then the 202."""
     metadata = {name: values[name] for name in METADATA_FIELDS if name in values}
     # Private first: a sanity check must not land on the public board unasked.
     visibility_defaulted = "visibility" not in metadata
     if visibility_defaulted:
         metadata["visibility"] = Submission.Visibility.PRIVATE
     try:
-        submission = submission_create(user=request.user, split=split, upload=upload, metadata=metadata)
+        if key:  # the slot is spent by this call, and its object deleted, whatever the outcome (presigned.py)
+            submission = slot_submission_create(user=request.user, split=split, key=key, metadata=metadata)
+        else:
+            submission = submission_create(user=request.user, split=split, upload=upload, metadata=metadata)
+    except NoObjectStorage as exc:
+        raise ApiError(str(exc), status_code=status.HTTP_409_CONFLICT) from None
     except UploadRefused as exc:
         return refusal_response(exc, request)
-    if key:
-        slot_release(key=key)  # the submission holds its own copy now
     url = request.build_absolute_uri(reverse("api:submission", args=[submission.pk]))
     body = {
         "id": submission.pk,
@@ -271,29 +281,32 @@ class SubmissionDetail(JsonView):
 
 
 class SubmissionFromUpload(JsonView):
-    """An upload whose file went to object storage first (a presigned PUT): the same checks, storage and scoring."""
+    """An upload whose file went to object storage first (a presigned POST): the same checks, storage and scoring.
+
+    Not throttled again: the slot was counted as the upload (``UploadSlotCreate``), and a slot makes at most one
+    submission."""
 
     permission_classes = [permissions.IsAuthenticated]
     parser_classes = [JSONParser]
-    throttle_scope = "upload"
-
-    def get_throttles(self):
-        return [UploadRateThrottle()]
 
     @extend_schema(
         operation_id="submission_create_from_upload",
-        summary="Upload a run already PUT to object storage",
-        description=("For a run too large to send through the site: `POST /api/v1/uploads/` gives a presigned "
-                     "address, the file is PUT there, and this names its `upload_key` with the fields an upload "
-                     "takes. A site without object storage answers 409."),
+        summary="Upload a run already sent to object storage",
+        description=("For a run too large to send through the site: `POST /api/v1/uploads/` gives a slot, the file "
+                     "is POSTed to its `upload_url` with its `upload_fields`, and this names its `upload_key` with "
+                     "the dataset and split the slot was given for and the fields an upload takes. A slot makes at "
+                     "most one submission: once named here its file is read and removed, whether the run is taken "
+                     "or refused (a second naming answers 409). A site without object storage answers 409."),
         request=SubmissionFromUploadInput,
         responses={
             202: SubmissionCreatedSerializer,
             **error_responses(
-                403, e400="The key is not yours or holds no file, or the file or a field was refused.",
+                403, e400=("The key is not yours, was given for another split or holds no file yet, or the file "
+                           "(over the size limit, named) or a field was refused."),
                 e401="No valid token.", e404="No such dataset or split.",
-                e409="This site keeps runs on its own disk, or the split takes no runs now.",
-                e429="Too many uploads, or the split's quota is reached (`retry_at`, `Retry-After`).",
+                e409=("This site keeps runs on its own disk, the split takes no runs now, or the slot is spent "
+                      "(it made a submission already, its file was refused, or it expired)."),
+                e429="The split's quota is reached (`retry_at`, `Retry-After`).",
             ),
         },
         examples=[OpenApiExample("Accepted", response_only=True, status_codes=["202"], value={
@@ -306,55 +319,100 @@ class SubmissionFromUpload(JsonView):
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
         split = _split_or_error(values.pop("dataset"), values.pop("split", "") or None, user=request.user)
-        key = values.pop("upload_key")
-        try:
-            upload = uploaded_file(user=request.user, key=key)
-        except NoObjectStorage as exc:
-            raise ApiError(str(exc), status_code=status.HTTP_409_CONFLICT) from None
-        except UploadRefused as exc:
-            raise ApiError(exc.message, details=exc.details) from None
-        return _create(request, split=split, upload=upload, values=values, key=key)
+        return _create(request, split=split, values=values, key=values.pop("upload_key"))
 
 
 class UploadSlotInput(StrictInput):
+    dataset = serializers.SlugField(help_text="The dataset's slug, e.g. `bsard` (see `GET /api/v1/datasets/`).")
+    split = serializers.SlugField(
+        required=False, allow_blank=True, help_text="The split's name; default: the dataset's hidden test split.")
     file_name = serializers.RegexField(
         FILE_NAME.pattern, max_length=100,
         help_text="The run's file name, e.g. `bm25.trec.gz` (letters, digits, `.`, `_`, `-`).")
 
 
 class UploadSlotCreate(JsonView):
-    """A presigned address in object storage for a run too large to send through the site (S3 sites only)."""
+    """A presigned POST in object storage for a run too large to send through the site (S3 sites only)."""
 
     permission_classes = [permissions.IsAuthenticated]
     parser_classes = [JSONParser]
+    throttle_scope = "upload"
+
+    def get_throttles(self):
+        # A slot is an upload: counted per account and per network, as every upload path (throttling.py).
+        return [UploadRateThrottle()] if self.request.method == "POST" else []
+
+    @extend_schema(
+        operation_id="upload_slot_limits",
+        summary="Whether this site takes runs straight into object storage, and how large",
+        description="Stores and counts nothing. A site without object storage answers 409.",
+        responses={200: inline_serializer("UploadSlotLimits", {
+            "max_bytes": serializers.IntegerField(help_text="The largest file a slot takes."),
+            "slot_seconds": serializers.IntegerField(help_text="How long a slot's upload address is valid."),
+            "open_slots": serializers.IntegerField(
+                help_text="Slots one account may hold whose address is still valid, used or not (0: any)."),
+        }), **error_responses(e401="No valid token.", e409="This site keeps runs on its own disk.")},
+        examples=[OpenApiExample("Limits", response_only=True, status_codes=["200"],
+                                 value={"max_bytes": 209715200, "slot_seconds": 3600, "open_slots": 3})],
+        tags=["submissions"],
+    )
+    def get(self, request):
+        try:
+            return Response(direct_upload_limits())
+        except NoObjectStorage as exc:
+            raise ApiError(str(exc), status_code=status.HTTP_409_CONFLICT) from None
 
     @extend_schema(
         operation_id="upload_slot_create",
-        summary="Get a presigned upload address (large runs)",
-        description=("Where the site keeps runs in S3-compatible storage: `PUT` the file to `upload_url` within the "
-                     "hour (any HTTP client; the body is the file), then `POST /api/v1/submissions/from-upload` "
-                     "with its `upload_key`. The run gets the same checks and limits as any upload. "
+        summary="Get a presigned upload slot (large runs)",
+        description=(f"Where the site keeps runs in S3-compatible storage: given only where an upload to the split "
+                     f"would be taken now (the same account, terms, shared-task and quota checks, answered the same "
+                     f"way), and counted as an upload. `POST` the file to `upload_url` within {SLOT_SECONDS // 60} "
+                     "minutes as a multipart form: every `upload_fields` entry as a field, then the file as the last "
+                     "field, `file`; the storage refuses a file larger than `max_bytes`. Then "
+                     "`POST /api/v1/submissions/from-upload` with its `upload_key`. The run gets the same checks "
+                     "and limits as any upload. An account holds a few slots at a time, used or not, until their hour "
+                     "is over (429 past them). "
                      "A site without object storage answers 409: send the file in the upload's body."),
         request=UploadSlotInput,
         responses={201: inline_serializer("UploadSlot", {
-            "upload_url": serializers.URLField(help_text="PUT the file here (presigned, valid for an hour)."),
+            "upload_url": serializers.URLField(help_text="POST the form here (presigned, valid for an hour)."),
+            "upload_fields": serializers.DictField(
+                child=serializers.CharField(),
+                help_text="The form's fields, sent as they are before the file (the signed policy among them)."),
             "upload_key": serializers.CharField(help_text="Send this as upload_key with the upload."),
+            "max_bytes": serializers.IntegerField(help_text="The largest file the storage takes for this slot."),
             "expires_at": serializers.DateTimeField(),
-        }), **error_responses(400, e401="No valid token.", e409="This site keeps runs on its own disk.")},
+        }), **error_responses(400, 403, e401="No valid token.", e404="No such dataset or split.",
+                              e409="This site keeps runs on its own disk, or the split takes no runs now.",
+                              e429=("Too many uploads, the split's quota is reached, or too many slots whose "
+                                    "hour is not over (`retry_at`, `Retry-After`)."))},
         examples=[OpenApiExample("A slot", response_only=True, status_codes=["201"], value={
-            "upload_url": "https://bucket.s3.example/private/incoming/7/3f2a…/bm25.trec.gz?X-Amz-Signature=…",
+            "upload_url": "https://bucket.s3.example/",
+            "upload_fields": {"key": "private/incoming/7/3f2a…/bm25.trec.gz", "policy": "eyJleHBpcmF0aW9uIjog…",
+                              "x-amz-algorithm": "AWS4-HMAC-SHA256", "x-amz-credential": "…",
+                              "x-amz-date": "20260105T100000Z", "x-amz-signature": "…"},
             "upload_key": "incoming/7/3f2a9c0e4b8d1a7f3e6c5b4a39281706/bm25.trec.gz",
+            "max_bytes": 209715200,
             "expires_at": "2026-01-05T11:00:00Z"})],
         tags=["submissions"],
     )
     def post(self, request):
         data = UploadSlotInput(data=request.data)
         data.is_valid(raise_exception=True)
+        values = data.validated_data
         try:
-            slot = upload_slot(user=request.user, file_name=data.validated_data["file_name"])
+            # Without object storage there is nothing to check the split for: the 409 comes first.
+            direct_upload_limits()
         except NoObjectStorage as exc:
             raise ApiError(str(exc), status_code=status.HTTP_409_CONFLICT) from None
-        return Response({"upload_url": slot.url, "upload_key": slot.key, "expires_at": slot.expires_at},
+        split = _split_or_error(values["dataset"], values.get("split", "") or None, user=request.user)
+        try:
+            slot = upload_slot(user=request.user, split=split, file_name=values["file_name"])
+        except UploadRefused as exc:
+            return refusal_response(exc, request)
+        return Response({"upload_url": slot.url, "upload_fields": slot.fields, "upload_key": slot.key,
+                         "max_bytes": slot.max_bytes, "expires_at": slot.expires_at},
                         status=status.HTTP_201_CREATED)
 
 

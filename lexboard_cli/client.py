@@ -234,13 +234,23 @@ class Client:
 
     def submit_direct(self, *, dataset: str, run: str, system_name: str, split: str | None = None,
                       **metadata: Any) -> dict:
-        """Upload a run straight to the site's object storage (a presigned PUT), then name it: for runs larger
-        than the proxy's body limit. A site without object storage answers 409."""
+        """Upload a run straight to the site's object storage (a presigned POST), then name it: for runs larger
+        than the proxy's body limit. A site without object storage answers 409.
+
+        The site gives a slot only where it would take an upload now (and counts it as one); its signed policy
+        takes one file of at most ``max_bytes``, which is checked here first. A slot makes one submission:
+        refused, it is spent, and the next try asks for a new one."""
         if not os.path.isfile(run):
             raise ClientError(f"--run {run!r}: no such file")
+        limits = self.direct_limits()
+        size = os.path.getsize(run)
+        if size > int(limits["max_bytes"]):
+            raise ClientError(f"--run {run!r} is {size:,} bytes; this site takes at most {int(limits['max_bytes']):,} "
+                              "bytes a run, direct or not: compress it with gzip, or keep at most the dataset's "
+                              "depth of documents per query.")
         name = re.sub(r"[^A-Za-z0-9._-]", "_", os.path.basename(run)).lstrip("._-")[:100] or "run.trec"
-        slot = self.upload_slot(name)
-        self.put_file(slot["upload_url"], run)
+        slot = self.upload_slot(name, dataset=dataset, split=split)
+        self.post_file(slot["upload_url"], slot["upload_fields"], run)
         fields: dict[str, Any] = {"dataset": dataset, "system_name": system_name, "upload_key": slot["upload_key"]}
         if split:
             fields["split"] = split
@@ -251,29 +261,37 @@ class Client:
             raise ClientError(f"{self.base} did not accept the upload (no submission id in its answer)")
         return created
 
-    def upload_slot(self, file_name: str) -> dict:
-        """A presigned address for one large run (``upload_url``, ``upload_key``); 409 without object storage."""
-        body = json.dumps({"file_name": file_name}).encode()
-        return self.request("POST", "uploads/", data=body, headers={"Content-Type": "application/json"})
+    def direct_limits(self) -> dict:
+        """What a presigned upload takes here (``max_bytes``, ``slot_seconds``); 409 without object storage.
+        Asking stores and counts nothing."""
+        return self.request("GET", "uploads/")
 
-    def put_file(self, url: str, path: str) -> None:
-        """PUT a file's bytes to a presigned address, streamed, as ``curl --upload-file`` does."""
-        size = os.path.getsize(path)
-        # No content type: urllib would otherwise call the body a form, and the signature covers no such header.
-        headers = {"Content-Type": "", "Content-Length": str(size), "User-Agent": USER_AGENT}
-        with open(path, "rb") as fh:
-            req = urllib.request.Request(url, data=fh, headers=headers, method="PUT")
-            try:
-                with urllib.request.urlopen(req, timeout=max(self.timeout, 600.0)) as resp:
-                    resp.read()
-            except urllib.error.HTTPError as exc:
-                text = exc.read().decode("utf-8", "replace")
-                found = re.search(r"<Message>(.*?)</Message>", text, re.S)
-                raise ClientError(f"the object storage refused the file: {found.group(1) if found else exc.reason}",
-                                  status=exc.code) from None
-            except urllib.error.URLError as exc:
-                raise ClientError(f"cannot reach the object storage ({urllib.parse.urlsplit(url).netloc}): "
-                                  f"{exc.reason}") from None
+    def upload_slot(self, file_name: str, *, dataset: str, split: str | None = None) -> dict:
+        """A presigned slot for one large run to a split (``upload_url``, ``upload_fields``, ``upload_key``,
+        ``max_bytes``): refused as an upload to that split would be; 409 without object storage."""
+        fields = {"file_name": file_name, "dataset": dataset}
+        if split:
+            fields["split"] = split
+        return self.request("POST", "uploads/", data=json.dumps(fields).encode(),
+                            headers={"Content-Type": "application/json"})
+
+    def post_file(self, url: str, fields: dict[str, str], path: str) -> None:
+        """POST a file to a presigned address as S3's browser form does: the signed fields, then the file last
+        (``file``), streamed. The storage refuses a file its policy does not sign (larger than the slot's bound)."""
+        ctype, length, body = encode_multipart(fields, {"file": path})
+        headers = {"Content-Type": ctype, "Content-Length": str(length), "User-Agent": USER_AGENT}
+        req = urllib.request.Request(url, data=body, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(req, timeout=max(self.timeout, 600.0)) as resp:
+                resp.read()
+        except urllib.error.HTTPError as exc:
+            text = exc.read().decode("utf-8", "replace")
+            found = re.search(r"<Message>(.*?)</Message>", text, re.S)
+            raise ClientError(f"the object storage refused the file: {found.group(1) if found else exc.reason}",
+                              status=exc.code) from None
+        except urllib.error.URLError as exc:
+            raise ClientError(f"cannot reach the object storage ({urllib.parse.urlsplit(url).netloc}): "
+                              f"{exc.reason}") from None
 
     def submit_image(self, *, dataset: str, system_name: str, archive: str | None = None,
                      reference: str | None = None, split: str | None = None, **metadata: Any) -> dict:
@@ -763,10 +781,9 @@ def _image_command(client: Client, args, out, err) -> tuple[int | None, int | No
 
 
 def _too_large(client: Client, args, exc: ClientError) -> ClientError:
-    """A 413 to an upload: whether ``--direct`` would take it here (asking the site for a slot tells)."""
+    """A 413 to an upload: whether ``--direct`` would take it here (asking the site's limits tells; no slot)."""
     try:
-        client.upload_slot(re.sub(r"[^A-Za-z0-9._-]", "_", os.path.basename(args.run)).lstrip("._-")[:100]
-                           or "run.trec")
+        client.direct_limits()
     except ClientError as probe:
         if probe.status == 409:
             hint = ("This site has no object storage for large runs (so --direct cannot help): compress the run "

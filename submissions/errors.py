@@ -41,6 +41,11 @@ class SplitClosed(UploadRefused):
     """The split takes no runs now (closed by a curator, or its judgments not published yet): a state, not a bad file."""
 
 
+class SlotSpent(UploadRefused):
+    """A presigned upload slot that can make no submission now: it made one already, its file was refused, it
+    expired, or another request is completing it (``submissions/services/presigned.py``)."""
+
+
 class AccountRefused(UploadRefused):
     """The split's account policy (verified e-mail, curator approval) does not let this account upload yet."""
 

@@ -533,3 +533,36 @@ class LadderBest(models.Model):
 
     def __str__(self) -> str:
         return f"best of user {self.user_id} on {self.split_id} (qrels {self.qrels_version_id})"
+
+
+class UploadSlot(models.Model):
+    """One presigned upload address (``submissions/services/presigned.py``): minted for one account and one split
+    after the upload checks, used by at most one submission, its object removed once it is used, refused or expired.
+
+    ``state`` moves by conditional UPDATEs only: ``open`` → ``claimed`` (one completion reads the object; a second
+    one finds the slot no longer open) → ``used`` or ``refused``; ``open`` → ``expired`` by the sweep. The
+    one-to-one ``submission`` is the second guard: a slot never names two submissions.
+    """
+
+    class State(models.TextChoices):
+        OPEN = "open"
+        CLAIMED = "claimed"
+        USED = "used"
+        REFUSED = "refused"
+        EXPIRED = "expired"
+
+    key = models.CharField(max_length=300, unique=True)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="upload_slots")
+    split = models.ForeignKey("leaderboard.Split", on_delete=models.CASCADE, related_name="upload_slots")
+    max_bytes = models.PositiveBigIntegerField(help_text="The largest object the slot's signed policy takes.")
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField(db_index=True, help_text="The signed policy's expiry: no upload starts after.")
+    state = models.CharField(max_length=8, choices=State.choices, default=State.OPEN, db_index=True)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    submission = models.OneToOneField(Submission, null=True, blank=True, on_delete=models.SET_NULL,
+                                      related_name="upload_slot")
+    message = models.CharField(max_length=500, blank=True, help_text="Why the slot's upload was refused.")
+    object_removed_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"upload slot {self.key} ({self.state})"

@@ -16,6 +16,7 @@ from celery import Task, shared_task
 from django.db import InterfaceError, OperationalError
 
 from .services import submission_rescore_on, submission_score, submissions_sweep
+from .services.presigned import slots_sweep
 from .services.queue import RESCORE_TASK, SCORE_TASK, SWEEP_TASK
 
 #: Scoring tasks are acknowledged after they ran, redelivered when their worker
@@ -55,3 +56,12 @@ def sweep_submissions() -> dict:
     No retry: beat sends the next sweep within ``LEXBOARD_SWEEP_INTERVAL`` anyway.
     """
     return submissions_sweep()
+
+
+@shared_task(name="submissions.sweep_upload_slots", ignore_result=True)
+def sweep_upload_slots() -> dict:
+    """Expire presigned upload slots never used and delete the incoming objects no open slot owns (Celery beat).
+
+    No retry: beat sends the next sweep within ``LEXBOARD_SWEEP_INTERVAL`` anyway.
+    """
+    return slots_sweep()

@@ -311,6 +311,10 @@ LEXBOARD_UPLOAD_RATE = env_str("LEXBOARD_UPLOAD_RATE", "30/h")
 # Uploads per client network (an IPv6 /64, an IPv4 address) whoever is logged in: accounts made by one person
 # share it. A lab behind one address shares it too: raise it for a busy lab's network (0/h: no limit).
 LEXBOARD_UPLOAD_NETWORK_RATE = env_str("LEXBOARD_UPLOAD_NETWORK_RATE", "100/h")
+# Presigned upload slots (object storage, submissions/services/presigned.py) one account may hold whose address
+# is still valid, used or not: with LEXBOARD_MAX_UPLOAD_BYTES, what one account can keep in the bucket's incoming/
+# at a time (0: no limit).
+LEXBOARD_UPLOAD_OPEN_SLOTS = env_int("LEXBOARD_UPLOAD_OPEN_SLOTS", 3)
 # The release ledger of hidden splits (submissions/services/ledger.py): curators are e-mailed when one participant
 # or team, or the whole split, is released more bits than this in a day (a split may set its own, in the admin).
 LEXBOARD_LEDGER_IDENTITY_BITS = env_int("LEXBOARD_LEDGER_IDENTITY_BITS", 20)
@@ -400,6 +404,7 @@ CELERY_TASK_ROUTES = {
     "evaluation.tasks.sweep_submissions": {"queue": LEXBOARD_SWEEP_QUEUE},
     "sandbox.run_image": {"queue": LEXBOARD_SANDBOX_QUEUE},
     "sandbox.sweep": {"queue": LEXBOARD_SWEEP_QUEUE},
+    "submissions.sweep_upload_slots": {"queue": LEXBOARD_SWEEP_QUEUE},
 }
 CELERY_BEAT_SCHEDULE = {
     # Re-send lost sandbox runs, give up runs whose worker died twice, collect unused images (sandbox/tasks.py).
@@ -412,6 +417,13 @@ CELERY_BEAT_SCHEDULE = {
         "task": "evaluation.tasks.sweep_submissions",  # the registered name (submissions/tasks.py)
         "schedule": float(LEXBOARD_SWEEP_INTERVAL),
         # Sweeps beat sent while the sweep worker was down are dropped, not run in a burst.
+        "options": {"queue": LEXBOARD_SWEEP_QUEUE, "expires": float(LEXBOARD_SWEEP_INTERVAL)},
+    },
+    # Presigned upload slots (submissions/services/presigned.py): expire the unused, delete every object under the
+    # bucket's incoming/ that no open slot owns.
+    "sweep-upload-slots": {
+        "task": "submissions.sweep_upload_slots",  # submissions/tasks.py
+        "schedule": float(LEXBOARD_SWEEP_INTERVAL),
         "options": {"queue": LEXBOARD_SWEEP_QUEUE, "expires": float(LEXBOARD_SWEEP_INTERVAL)},
     },
     # Shared tasks (docs/operations.md): publish the private board of phases that closed (idempotent),

@@ -598,14 +598,18 @@ def _check_rules(*, user, split: Split) -> None:
             raise SplitClosed(refusal, [{"line": None, "reason": refusal}])
 
 
-def upload_precheck(*, user, split: Split) -> None:
+def upload_precheck(*, user, split: Split, run_file: bool = False) -> None:
     """The checks of ``submission_create`` that need no file: open split, account policy, shared task, quota.
 
-    For uploads whose run is made later (an image the sandbox runs): refused
-    before the image is stored, with the message the run would get.
+    For uploads whose run is made later (an image the sandbox runs) or sent
+    later (a presigned upload slot, ``run_file=True``: the rules on a person's
+    run files, ``UPLOAD_RULES``, too): refused before the image is stored or
+    the slot given, with the message the run would get.
     """
     split = Split.objects.select_related("dataset").get(pk=split.pk)
     _check_accepts(split)
+    if run_file:
+        _check_rules(user=user, split=split)
     _check_account(user=user, split=split)
     task_place(user=user, split=split)
     _check_quota(user=user, split=split)

@@ -373,7 +373,8 @@ ACCESS: dict[str, Callable[[World], list[tuple[str, Expect]]]] = {
         (reverse("api:submission_per_query", args=[w.sub("private")]), {A: 404, O: 403, X: 404, S: 403})],
     "api:submission_withdraw": lambda w: [(reverse("api:submission_withdraw", args=[w.sub("public")]),
                                            {A: 401, O: 405, X: 405, S: 405})],
-    "api:upload_slots": lambda w: [(reverse("api:upload_slots"), {A: 401, O: 405, X: 405, S: 405})],
+    # GET: whether the site takes runs straight into object storage (409 here: no S3); a slot is a POST.
+    "api:upload_slots": lambda w: [(reverse("api:upload_slots"), {A: 401, O: 409, X: 409, S: 409})],
     "api:submissions_from_upload": lambda w: [(reverse("api:submissions_from_upload"),
                                                {A: 401, O: 405, X: 405, S: 405})],
     # The sandbox through the API: a run is its participant's and staff's (404 for anyone else, as on its page);

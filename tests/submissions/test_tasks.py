@@ -47,10 +47,12 @@ def test_the_registered_task_names_are_the_wire_format_and_do_not_change(setting
         # The sandbox (sandbox/tasks.py): an image run on the sandbox queue, its sweep.
         "sandbox.run_image",
         "sandbox.sweep",
+        # Presigned upload slots: the sweep of the bucket's incoming/ (submissions/services/presigned.py).
+        "submissions.sweep_upload_slots",
     }
     assert {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()} == {
         "evaluation.tasks.sweep_submissions", "sharedtasks.notices_tick", "boards.reveal_closed_phases",
-        "sandbox.sweep"}
+        "sandbox.sweep", "submissions.sweep_upload_slots"}
     assert {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()} <= ours
 
 
