@@ -43,6 +43,9 @@ class MergePreview:
     left_out: list[Pair] = field(default_factory=list)
     conflict_rule: str = "pool"
     disagreement_rule: str = "leave_out"
+    #: Judgments this merge adds or regrades across the dataset's relevance threshold: what a hidden split's
+    #: minimum batch counts (``catalogue.services.qrels_batch_check``; non-relevant judgments move no board).
+    relevance_changed: int = 0
 
     @property
     def n_judgments(self) -> int:
@@ -50,8 +53,8 @@ class MergePreview:
 
     @property
     def changed(self) -> int:
-        """Judgments this merge adds or regrades: what a hidden split's minimum batch counts."""
-        return self.added + sum(1 for c in self.conflicts if c["kept"] != c["current"])
+        """What a hidden split's minimum batch counts: judgments whose grade crosses the relevance threshold."""
+        return self.relevance_changed
 
     @property
     def changes_anything(self) -> bool:
@@ -68,16 +71,19 @@ def pool_qrels_preview(*, pool: Pool, conflict_rule: str = "pool", disagreement_
     grades, left_out = final_grades(pool, rule=disagreement_rule)
     preview = MergePreview(base=base, merged=merged, left_out=left_out, conflict_rule=conflict_rule,
                            disagreement_rule=disagreement_rule)
+    threshold = split.dataset.relevance_threshold
     for (qid, docid), grade in grades.items():
         current = merged.get(qid, {}).get(docid)
         if current is None or current < 0:  # absent, or trec_eval's "pooled, not judged"
             merged.setdefault(qid, {})[docid] = grade
             preview.added += 1
+            preview.relevance_changed += grade >= threshold
         elif current == grade:
             preview.same += 1
         else:
             kept = grade if conflict_rule == "pool" else current
             merged[qid][docid] = kept
+            preview.relevance_changed += (kept >= threshold) != (current >= threshold)
             preview.conflicts.append({"qid": qid, "docid": docid, "current": current, "pool": grade, "kept": kept})
     return preview
 

@@ -51,9 +51,10 @@ class Phase(models.Model):
                                  help_text="Dates are shown in this time zone (and in UTC)")
     daily_cap = models.PositiveIntegerField(default=5, help_text="Runs per team in any 24 hours (0 = no limit)")
     total_cap = models.PositiveIntegerField(default=30, help_text="Runs per team over the phase (0 = no limit)")
-    max_final_runs = models.PositiveIntegerField(default=3, validators=[MinValueValidator(1)],
-                                                 help_text="Runs a team may mark final (the private board ranks "
-                                                           "each team by its best final run)")
+    # At most 5 (``submissions.services.finals.FINAL_RUNS_CAP``): the board's row is the best of them.
+    max_final_runs = models.PositiveIntegerField(default=3, validators=[MinValueValidator(1), MaxValueValidator(5)],
+                                                 help_text="Runs a team may mark final, 1 to 5 (the private board "
+                                                           "ranks each team by its best final run)")
     public_share = models.FloatField(
         default=0.5, validators=[MinValueValidator(0.05), MaxValueValidator(0.95)],
         help_text="Share of the split's topics scored on the public board during the phase (the rest: the "
@@ -72,7 +73,13 @@ class Phase(models.Model):
         return f"{self.title} ({self.split})"
 
     def save(self, *args, **kwargs) -> None:
-        """Saved, and the split's cached pages made stale: the dataset page shows the task's timeline."""
+        """Saved, and the split's cached pages made stale: the dataset page shows the task's timeline.
+
+        A new phase on a split whose scores are not per topic is refused whatever made it (the admin's form says it
+        first, through :meth:`clean`; a shell, an import or a service land here): its private board would be empty.
+        """
+        if self._state.adding and self.split_id and (refusal := self.task_refusal(self.split)):
+            raise ValidationError({"split": refusal})
         super().save(*args, **kwargs)
         Split(pk=self.split_id).bump_cache_version()
 
@@ -149,12 +156,27 @@ class Phase(models.Model):
                                           f"{before['public_share']} and {before['seed']}).")
         if self.split_id and not self.split.hidden:
             errors["split"] = "A shared task runs on a hidden split: mark the split hidden first."
-        elif self.split_id and self.split.dataset.task != "retrieval":
-            # Macro-F1 is not a mean over topics: a public part could not be scored apart from the private one.
-            errors["split"] = ("A shared task's public and private parts need per-topic scores: choose a split of a "
-                               "retrieval dataset (classification and NER scores are corpus-level).")
+        elif self.split_id and (refusal := self.task_refusal(self.split)):
+            errors["split"] = refusal
         if errors:
             raise ValidationError(errors)
+
+    @staticmethod
+    def task_refusal(split: Split) -> str | None:
+        """Why no shared task runs on ``split``'s dataset (None when one may): its scores must be means over topics.
+
+        Macro-F1 (classification, NER) is not a mean over examples: the stored result has no per-example values to
+        cut, so no public part could be scored apart from the private one, and the private board at the reveal
+        would be empty (#37). The admin's form, :meth:`save` and the reveal say this.
+        """
+        task = split.dataset.task
+        if task == "retrieval":
+            return None
+        return (f"A shared task's public and private parts need per-topic scores, and {split.dataset.name} is a "
+                f"{split.dataset.get_task_display().lower()} dataset scored by macro-F1 over the whole split (no "
+                "per-example values to cut into a public and a private part: its private board would be empty). "
+                "Choose a split of a retrieval dataset, or run the task as an ordinary hidden split with the Ladder "
+                "(classification and NER scores are corpus-level).")
 
     def closing_soon(self, now: datetime | None = None) -> bool:
         now = now or timezone.now()

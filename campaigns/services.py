@@ -1,4 +1,4 @@
-"""Writes of shared tasks: teams (create, join by link, invite by e-mail, accept, leave) and reminders.
+"""Writes of shared tasks: a phase (checked like the admin's form), teams (create, join, invite, accept, leave), reminders.
 
 A user is in at most one team per phase (a database constraint, checked here
 first for a readable refusal). Teams are made and joined until the close; the
@@ -8,6 +8,7 @@ runs a member sent stay the team's when they leave.
 from __future__ import annotations
 
 from allauth.account.models import EmailAddress
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -15,6 +16,22 @@ from .errors import TaskRefused
 from .models import Invitation, Membership, Phase, Team
 from .notifications import absolute, notify
 from .selectors import team_members, team_of
+
+
+def phase_create(*, split, title: str, opens_at, closes_at, **options) -> Phase:
+    """A new phase on ``split``, checked as the admin's form checks it (``Phase.clean``: a hidden split of a
+    retrieval dataset, dates in order); raises ``TaskRefused`` with the reason, nothing stored.
+
+    Not the admin's partition of runs already stored on the split (``leaderboard.admin.tasks`` cuts them).
+    """
+    phase = Phase(split=split, title=title, opens_at=opens_at, closes_at=closes_at, **options)
+    try:
+        phase.full_clean()
+    except ValidationError as exc:
+        raise TaskRefused(" ".join(message for messages in exc.message_dict.values() for message in messages)) from None
+    phase.fix_partition(list(split.topics.values_list("qid", flat=True)))
+    phase.save()
+    return phase
 
 
 def _check_can_join(*, phase: Phase, user) -> None:

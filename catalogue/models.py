@@ -10,6 +10,7 @@ import gzip
 import hashlib
 import io
 import json
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -535,6 +536,49 @@ class QrelsVersion(models.Model):
         """How many judgments differ between ``other`` and this version: added, removed or regraded."""
         mine, theirs = self.judgment_items(), other.judgment_items()
         return sum(1 for key in mine.keys() | theirs.keys() if mine.get(key) != theirs.get(key))
+
+    def relevance_changes_from(self, other: QrelsVersion, *, threshold: int) -> RelevanceChanges:
+        """What moves a board between ``other`` and this version (the batch rule, ``catalogue.services``).
+
+        Qrels: a judgment whose grade crosses ``threshold`` (absent counts as not relevant), and the topics
+        those touch; a relevant document regraded above the threshold is counted apart (graded measures read
+        it). A judgment added, removed or regraded below the threshold moves no measure and is not counted:
+        padding a version with non-relevant judgments makes no batch (#37). A classification gold: every
+        changed example is a label change, and each example its own "topic".
+        """
+        mine, theirs = self.judgment_items(), other.judgment_items()
+        crossed: set[tuple[str, ...]] = set()
+        regraded = 0
+        for key in mine.keys() | theirs.keys():
+            new, old = mine.get(key), theirs.get(key)
+            if new == old:
+                continue
+            if len(key) == 1:  # a classification gold's example
+                crossed.add(key)
+                continue
+            new_rel = new is not None and float(new) >= threshold
+            old_rel = old is not None and float(old) >= threshold
+            if new_rel != old_rel:
+                crossed.add(key)
+            elif new_rel:
+                regraded += 1
+        return RelevanceChanges(crossed=len(crossed), topics=len({key[0] for key in crossed}),
+                                regraded_relevant=regraded)
+
+
+@dataclass(frozen=True)
+class RelevanceChanges:
+    """Between two judgments versions: judgments crossing the relevance threshold, the topics they touch, and
+    relevant documents regraded (still relevant)."""
+
+    crossed: int
+    topics: int
+    regraded_relevant: int = 0
+
+    @property
+    def moves_nothing(self) -> bool:
+        """No measure can move: only judgments below the threshold changed."""
+        return self.crossed == 0 and self.regraded_relevant == 0
 
 
 class ReportedResult(models.Model):

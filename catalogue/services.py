@@ -92,24 +92,36 @@ def qrels_version_add(
 
 
 class SmallJudgmentChange(Exception):
-    """A new judgments version of a hidden split changes fewer judgments than the split's minimum batch.
+    """A new judgments version of a hidden split changes the relevance of too few judgments, or of too few topics.
 
-    Raised before anything is written; ``str(err)`` names the count, the minimum and the two ways on.
+    Raised before anything is written; ``str(err)`` names the counts, the minimums and the two ways on.
+    ``changed`` counts judgments whose grade crosses the relevance threshold (what moves the board), not every
+    judgment added: non-relevant judgments move nothing and make no batch (#37).
     """
 
     def __init__(self, *, split: Split, version: QrelsVersion, current: QrelsVersion, changed: int, minimum: int,
-                 override: str) -> None:
+                 override: str, topics: int = 0, min_topics: int = 0, padding: int = 0) -> None:
         self.split, self.version, self.current = split, version, current
         self.changed, self.minimum = changed, minimum
+        self.topics, self.min_topics, self.padding = topics, min_topics, padding
         s = "" if changed == 1 else "s"
+        ts = "" if topics == 1 else "s"
+        beside = (f" ({padding} more judgment{'' if padding == 1 else 's'} below the relevance threshold or "
+                  "regraded move nothing on the board and are not counted)") if padding else ""
         super().__init__(
             f"{split}: v{version.version} changes {changed} judgment{s} against the current v{current.version} "
-            f"(added, removed or regraded); this hidden split publishes at least {minimum} changed judgments at "
-            "once, because the public board before and after a small change tells anyone with runs on it which "
-            "way each changed judgment went. Gather more judgments into the version (another pool, more topics) "
+            f"(a grade crossing the relevance threshold, on {topics} topic{ts}){beside}; this hidden split publishes "
+            f"at least {minimum} such changes on at least {min_topics} topics at once, because the public board "
+            "before and after a small change tells anyone with runs on it which way each changed judgment went. "
+            "Gather more judgments into the version (another pool, more topics) "
             f"and publish that, or publish it as a small change with {override} (recorded on the version and "
             "shown in the qrels history)."
         )
+
+
+#: A batch touches at least this many topics (or the split's minimum, when that is smaller): K changes on one
+#: topic move a run built on that topic by their net effect, the direction of the topic's change (docs/security.md).
+BATCH_MIN_TOPICS = 5
 
 
 #: How a caller that says nothing about it tells a curator to publish a small change anyway.
@@ -121,7 +133,11 @@ def qrels_batch_check(*, split: Split, version: QrelsVersion, current_id: int | 
     """Refuse making ``version`` current on a hidden split when it changes too few judgments; returns the count.
 
     The one home of the batching rule (``Split.min_judgment_batch``, for hidden splits only): every path that
-    publishes judgments (the admin, imports, pools, the direct switch) comes here before writing. The split's
+    publishes judgments (the admin, imports, pools, the direct switch) comes here before writing. It counts what
+    moves the board (``QrelsVersion.relevance_changes_from``): judgments whose grade crosses the dataset's
+    relevance threshold, at least ``min_judgment_batch`` of them on at least :data:`BATCH_MIN_TOPICS` topics;
+    judgments added or regraded below the threshold are not counted (1 relevant and 19 non-relevant judgments
+    are one change, not a batch of 20: #37), and a version that changes only those moves nothing and passes. The split's
     first version (nothing to compare with) and the current one again pass. A curator's
     ``small_change_reason`` lets a small version through (a wrong judgment fixed quickly): it is recorded
     on the version with who gave it. Raises :class:`SmallJudgmentChange` otherwise.
@@ -130,13 +146,17 @@ def qrels_batch_check(*, split: Split, version: QrelsVersion, current_id: int | 
     if minimum <= 0 or current_id is None or current_id == version.pk:
         return 0
     current = QrelsVersion.objects.get(pk=current_id)
-    changed = version.judgments_changed_from(current)
-    if changed >= minimum:
+    moved = version.relevance_changes_from(current, threshold=split.dataset.relevance_threshold)
+    if moved.moves_nothing:  # judgments below the threshold only: no measure, no board moves
+        return 0
+    changed, min_topics = moved.crossed, min(BATCH_MIN_TOPICS, minimum)
+    if changed >= minimum and moved.topics >= min_topics:
         return changed
     reason = small_change_reason.strip()
     if not reason:
         raise SmallJudgmentChange(split=split, version=version, current=current, changed=changed, minimum=minimum,
-                                  override=override)
+                                  override=override, topics=moved.topics, min_topics=min_topics,
+                                  padding=version.judgments_changed_from(current) - changed)
     QrelsVersion.objects.filter(pk=version.pk).update(small_change_reason=reason[:300], small_change_by=user)
     version.small_change_reason, version.small_change_by = reason[:300], user
     return changed

@@ -156,7 +156,8 @@ def latex_escape(text: str) -> str:
     return _LATEX_RE.sub(lambda m: _LATEX_SPECIALS[m.group()], str(text))
 
 
-def to_latex(rows: Sequence[LeaderboardRow], *, dataset: Dataset, split: Split, measures: list[str]) -> str:
+def to_latex(rows: Sequence[LeaderboardRow], *, dataset: Dataset, split: Split, measures: list[str],
+             caption: str | None = None, fmt_value=None) -> str:
     """A booktabs table ready for a paper.
 
     The best value of each column is bold (every row sharing it); values are
@@ -164,13 +165,13 @@ def to_latex(rows: Sequence[LeaderboardRow], *, dataset: Dataset, split: Split, 
     paper carry a dagger and a footnote says they were not scored here.
     """
     rows = public_only(rows)
-    fmt = _cell_format(split)
+    fmt = (lambda row, value: fmt_value(value)) if fmt_value is not None else _cell_format(split)
     provenance = states_provenance([r.to_dict() for r in rows])
     best = {}
     for m in measures:
         # Compare what the reader sees, so two values printed alike are both bold.
         best[m] = max((fmt(r, r.scores[m]) for r in rows if r.scores.get(m) is not None), key=float, default=None)
-    caption = _caption(rows, dataset=dataset, split=split)
+    caption = caption if caption is not None else _caption(rows, dataset=dataset, split=split)
     has_reported = any(r.kind == "reported" for r in rows)
     lines = [
         f"% {latex_escape(dataset.name)}, split {latex_escape(split.name)}: exported from Lexboard.",

@@ -3,13 +3,14 @@
 At the close (the ``boards.reveal_closed_phases`` beat task, or a curator
 from the admin), :func:`phase_reveal` in one transaction:
 
-1. ranks each team by its best final run (``submissions.services.finals``)
-   on the **private** topics (the ``private`` :class:`~submissions.models.ResultPart`
+1. ranks each team by its best final run (``submissions.services.finals``: the runs it marked final, at most
+   five, else its latest runs the Ladder released) on the **private** topics (the ``private`` :class:`~submissions.models.ResultPart`
    of the current qrels), with the living board's significance markers and
    tiers (:func:`leaderboard.significance.compute_significance`) on the private
    per-query values;
 2. stores it as a :class:`~campaigns.models.PrivateBoard` whose rows hold
-   every shown value, so later qrels versions never change it;
+   every shown value (on a hidden split the primary measure only, on the private part's grid), so later qrels
+   versions never change it, and writes one ledger entry per team row (kind ``reveal``);
 3. marks the phase revealed and puts the full-topic values back into the
    split's results (``submissions.services.partition.split_unpartition``):
    the living board goes on on all topics, with the runs sent after the task
@@ -43,6 +44,7 @@ from evaluation.ladder import round_score
 from submissions import disclosure
 from submissions.models import Result, ResultPart, Submission
 from submissions.services.finals import team_final_runs, team_task_runs
+from submissions.services.ledger import reveal_record
 from submissions.services.partition import parts_of
 from submissions.services.unpartition import split_unpartition
 
@@ -104,6 +106,7 @@ def private_board_rows(*, phase: Phase, version_id: int | None = None) -> tuple[
     if version_id is None:
         return [], "", 0, ["no published judgments"]
     candidates: list[tuple[LeaderboardRow, np.ndarray | None]] = []
+    shown_measures = set(disclosure.released_measures(split))
     for team in phase.teams.order_by("name"):
         finals, marked = team_final_runs(team=team, phase=phase)
         parts = _private_part([s.pk for s in finals], version_id, phase=phase)
@@ -127,7 +130,10 @@ def private_board_rows(*, phase: Phase, version_id: int | None = None) -> tuple[
             owner=f"team {team.name}", family=best.get_family_display(),
             paper_url=best.paper_url if shown else "", code_url=best.code_url if shown else "",
             date=best.created_at.date(),
-            scores={m: (float(v) if v is not None else None) for m, v in part.scores.items()},  # shown: below
+            # A hidden split's board shows the primary measure only (``disclosure.released_measures``): a second
+            # mean over the same private topics is a second equation on their per-query values (#37).
+            scores={m: (float(v) if v is not None else None) for m, v in part.scores.items()
+                    if m in shown_measures},  # on the grid: below
             team=team.name, family_key=best.family, params=best.params if shown else "",
             participant=f"team:{team.pk}", extra={"final_runs": len(finals), "marked": marked, "public": shown},
         )
@@ -144,8 +150,10 @@ def private_board_rows(*, phase: Phase, version_id: int | None = None) -> tuple[
         notes.append(f"the private part has fewer than {disclosure.HIDDEN_GROUP_FLOOR} evaluated topics: "
                      "no scores are shown")
         return [], "", small, notes
-    rows = rank_on_grid([r for r, _ in candidates], measure=measure,
-                        step=disclosure.grid_step(split, n_topics=small) if small is not None else None)
+    step = disclosure.grid_step(split, n_topics=small) if small is not None else None
+    rows = rank_on_grid([r for r, _ in candidates], measure=measure, step=step)
+    for row in rows:
+        row.extra.update(grid=step, n_private=small)  # what the reveal's ledger entries and the exports state
     vectors = {r.submission_id: v for r, v in candidates}
     entries: list[tuple[int, bool, np.ndarray]] = []
     for r in rows:
@@ -223,6 +231,9 @@ def phase_reveal(*, phase_id: int, force: bool = False, now=None) -> RevealOutco
         current = phase.split.current_qrels
         if current is None:
             return RevealOutcome(None, False, "The split has no published judgments: nothing to rank.")
+        if refusal := Phase.task_refusal(phase.split):
+            # A phase made before the rule, or a dataset whose task changed since: no empty board is published.
+            return RevealOutcome(None, False, f"No private board: {refusal}")
         rows, method, n_queries, notes = private_board_rows(phase=phase)
         if waiting:
             notes.append(f"{waiting} run(s) still being scored at the reveal were left out")
@@ -230,8 +241,9 @@ def phase_reveal(*, phase_id: int, force: bool = False, now=None) -> RevealOutco
             method = (method + " " if method else "") + "Notes: " + "; ".join(notes) + "."
         board = PrivateBoard.objects.create(
             phase=phase, published_at=now, qrels_version=current.version,
-            measure=phase.split.dataset.primary_measure, measures=list(phase.split.dataset.measures or []),
+            measure=phase.split.dataset.primary_measure, measures=disclosure.released_measures(phase.split),
             n_queries=private_topics(phase), rows=rows, method=method)
+        reveal_ledger(phase=phase, rows=rows)
         # The living board as it stood during the phase (public part), kept before it goes back to all topics.
         board_changing.send(sender=Phase, split=phase.split, reason="reveal",
                             note=f"The public board of the shared task \u201c{phase.title}\u201d at its reveal "
@@ -245,6 +257,24 @@ def phase_reveal(*, phase_id: int, force: bool = False, now=None) -> RevealOutco
                    context={"task": phase.title, "team": membership.team.name, "url": url})
     logger.info("private board of %s published: %s teams", phase, len(rows))
     return RevealOutcome(board, True, f"The private board of \u201c{phase.title}\u201d is published ({len(rows)} teams).")
+
+
+def reveal_ledger(*, phase: Phase, rows: list[dict]) -> int:
+    """Each value the private board releases, one ledger entry per team row (``ledger.reveal_record``, kind
+    ``reveal``): the private part's mean of the row's run, on the private part's grid. Returns how many."""
+    done = 0
+    for row in rows:
+        value = (row.get("scores") or {}).get(phase.split.dataset.primary_measure)
+        submission_id = row.get("submission_id")
+        submission = (Submission.objects.filter(pk=submission_id).select_related("entrant_team", "user").first()
+                      if submission_id is not None else None)
+        extra = row.get("extra") or {}
+        if value is None or submission is None or not extra.get("grid"):
+            continue
+        reveal_record(split=phase.split, submission=submission, n_topics=int(extra.get("n_private") or 0),
+                      step=float(extra["grid"]))
+        done += 1
+    return done
 
 
 def reveal_closed_phases(*, now=None) -> list[str]:

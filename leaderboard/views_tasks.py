@@ -74,6 +74,32 @@ def _board_rows(board: PrivateBoard, dataset) -> list[LeaderboardRow]:
     return _rows_of(board.rows)
 
 
+def board_measures(board: PrivateBoard, split) -> list[str]:
+    """The private board's columns: the measures its snapshot holds that the split releases (a hidden split: the
+    primary one; a snapshot published before #37 holds all of them, and shows the primary one only)."""
+    shown = set(disclosure.released_measures(split))
+    return [m for m in board.measures if m in shown]
+
+
+def board_grid(board: PrivateBoard) -> float | None:
+    """The step the board's values sit on (the private part's grid), as its rows state it; None when not stated."""
+    return next((float(g) for r in board.rows if (g := (r.get("extra") or {}).get("grid"))), None)
+
+
+def board_caption(board: PrivateBoard, phase: Phase, measures: list[str]) -> str:
+    """What the LaTeX caption says of the board's columns: true of them (the measures, the topics, the grid)."""
+    split = phase.split
+    caption = (f"Private board of {exports.latex_escape(phase.title)}: each team's best final run on the task's "
+               f"{board.n_queries} private topics (qrels v{board.qrels_version}), "
+               f"{exports.latex_escape(', '.join(measures))} in percent.")
+    if split.hidden:
+        grid = board_grid(board)
+        caption += (" Hidden split: the primary measure only"
+                    + (f", on a grid of {exports.latex_escape(disclosure.points(grid))} (the private topics' share)"
+                       if grid else "") + ".")
+    return caption + " Best value in bold."
+
+
 def _rows_of(stored: list[dict]) -> list[LeaderboardRow]:
     rows = []
     for data in stored:
@@ -112,8 +138,9 @@ def task(request: HttpRequest, phase_id: int) -> HttpResponse:
     board = PrivateBoard.objects.filter(phase=phase).first()
     if board is not None:
         rows = _board_rows(board, dataset)
-        context.update(board=board, board_rows=[
-            {"row": r, "cells": [dataset.format_value(r.scores.get(m)) for m in measures]} for r in rows])
+        shown = board_measures(board, phase.split)
+        context.update(board=board, board_measures=shown, board_rows=[
+            {"row": r, "cells": [dataset.format_value(r.scores.get(m)) for m in shown]} for r in rows])
         rescored = private_board_rescored(phase=phase, board=board)
         if rescored is not None:
             context.update(rescored=rescored, rescored_rows=[
@@ -154,20 +181,25 @@ def board_export(request: HttpRequest, phase_id: int, fmt: str) -> HttpResponse:
         raise Http404("The private board is published at the close of the task.")
     dataset, split = phase.split.dataset, phase.split
     rows = _board_rows(board, dataset)
-    measures = list(board.measures)
+    measures = board_measures(board, split)
     if fmt == "csv":
         body = exports.to_csv(rows, measures=measures)
     elif fmt == "json":
         payload = json.loads(exports.to_json(rows, dataset=dataset, split=split, measures=measures))
         payload.update(board="private", task=phase.title, published_at=board.published_at.isoformat(),
                        qrels_version=board.qrels_version, n_queries=board.n_queries, method=board.method,
-                       note="Scored on the task's private topics; a dated snapshot that later judgments do not change.")
+                       grid=board_grid(board) if split.hidden else None,
+                       note="Scored on the task's private topics; a dated snapshot that later judgments do not change."
+                            + (" Hidden split: the primary measure only, on the grid of the private topics (grid)."
+                               if split.hidden else ""))
         for entry, row in zip(payload["entries"], rows):
             entry["tier"] = row.extra.get("tier")
             entry["vs_leader"] = row.extra.get("leader_text")
         body = json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
     else:
-        body = exports.to_latex(rows, dataset=dataset, split=split, measures=measures).replace(
+        body = exports.to_latex(rows, dataset=dataset, split=split, measures=measures,
+                                caption=board_caption(board, phase, measures),
+                                fmt_value=exports.format_percent).replace(
             "% Requires", f"% Private board of {exports.latex_escape(phase.title)}, published "
                           f"{board.published_at:%Y-%m-%d} (qrels v{board.qrels_version}).\n% Requires", 1)
     response = HttpResponse(body, content_type=_TYPES[fmt])

@@ -48,7 +48,12 @@ class Release(models.Model):
     result's evaluated topics), summed over the released measures.
     """
 
+    class Kind(models.TextChoices):
+        RELEASE = "release", "a result released by the Ladder"
+        REVEAL = "reveal", "a team's row on a shared task's private board (its private part, at the reveal)"
+
     split = models.ForeignKey("leaderboard.Split", on_delete=models.CASCADE, related_name="releases")
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.RELEASE, db_index=True)
     # What was released stays in the ledger when a curator deletes the submission: the numbers were out.
     result = models.OneToOneField("submissions.Result", null=True, on_delete=models.SET_NULL,
                                   related_name="ledger_entry")

@@ -153,6 +153,9 @@ class Submission(models.Model):
     # sha256 of the decompressed content, to find the same run sent twice (blank when the
     # file was larger than the upload check's in-request budget).
     content_sha256 = models.CharField(max_length=64, blank=True, db_index=True)
+    # sha256 of a run's lines without their last column (the tag) and with single spaces: the same ranking sent
+    # again under another tag (a shared task's run re-sent after the close, #37). Blank as content_sha256 is.
+    ranking_sha256 = models.CharField(max_length=64, blank=True, db_index=True)
     # Larger than the upload check's in-request budget: the worker checks the rest of the file.
     checked_in_worker = models.BooleanField(default=False)
     # The Ladder's near-copy rule (submissions.services.ladder): per topic a digest of its top-k documents (or per

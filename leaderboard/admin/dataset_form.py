@@ -9,6 +9,8 @@ and refuses a primary measure that is not among the chosen ones in words.
 
 from __future__ import annotations
 
+from typing import cast
+
 from django import forms
 
 from catalogue.models import Dataset
@@ -65,12 +67,13 @@ class DatasetForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         stored = [str(n) for n in (self.instance.measures or [])] if self.instance.pk else []
         groups = measure_groups(stored=stored, languages=_languages(self.instance.language))
-        self.fields["measures"].choices = groups
+        cast("forms.ChoiceField", self.fields["measures"]).choices = groups
         offered = [n for _, choices in groups for n, _ in choices]
         extra = _names(self.data.get(self.add_prefix("other_measures"), "")) if self.is_bound else []
         primary = [self.instance.primary_measure] if self.instance.primary_measure else []
         names = list(dict.fromkeys([*stored, *offered, *extra, *primary]))
-        self.fields["primary_measure"].choices = [("", "– choose one of the measures –")] + [(n, n) for n in names]
+        cast("forms.ChoiceField", self.fields["primary_measure"]).choices = (
+            [("", "– choose one of the measures –")] + [(n, n) for n in names])
         self._stored, self._offered = stored, offered
 
     def clean(self):

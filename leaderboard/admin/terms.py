@@ -69,7 +69,7 @@ class DataTermsAdmin(admin.ModelAdmin):
             datasets = list(Dataset.objects.select_related("benchmark").order_by("benchmark__order", "order", "name"))
             if datasets:
                 for dataset in datasets:
-                    dataset.in_force = data_terms_in_force(dataset_id=dataset.pk)
+                    dataset.in_force = data_terms_in_force(dataset_id=dataset.pk)  # type: ignore[attr-defined]
                 context = {**self.admin_site.each_context(request), "opts": self.opts, "datasets": datasets,
                            "title": "Add data terms version: which dataset?"}
                 return render(request, "admin/leaderboard/dataterms/choose_dataset.html", context)

@@ -10,7 +10,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('leaderboard', '0015_split_judgment_batch'),
-        ('submissions', '0018_result_verified_by_every_task'),
+        ('submissions', '0019_ladder_verdicts_and_fingerprints'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -1,8 +1,8 @@
 """A shared task's final runs: which runs of a team the private board ranks.
 
 Each team marks up to ``Phase.max_final_runs`` of its runs as final before
-the close. A team that marks none is ranked on its latest N scored runs sent
-before the close (N = ``max_final_runs``). Runs sent after the close
+the close (never more than :data:`FINAL_RUNS_CAP`). A team that marks none is
+ranked on its latest N runs sent before the close that the Ladder released. Runs sent after the close
 (``after_task``), withdrawn runs and runs that are not scored are never final.
 """
 
@@ -26,17 +26,31 @@ def team_task_runs(*, team: Team, phase: Phase) -> QuerySet[Submission]:
                                      created_at__lt=phase.closes_at, withdrawn_at__isnull=True)
 
 
+#: The most final runs a team's row on the private board is picked from, whatever a phase sets: each is one more
+#: private-part mean the board's maximum is taken over (docs/security.md, "The private board").
+FINAL_RUNS_CAP = 5
+
+
+def final_runs_limit(phase: Phase) -> int:
+    """How many runs a team of ``phase`` may mark final: the phase's number, at most :data:`FINAL_RUNS_CAP`."""
+    return max(1, min(int(phase.max_final_runs), FINAL_RUNS_CAP))
+
+
 def team_final_runs(*, team: Team, phase: Phase) -> tuple[list[Submission], bool]:
     """(the runs the private board ranks for ``team``, whether the team marked them).
 
-    Marked final runs that are scored; when the team marked none, its latest
-    ``max_final_runs`` scored runs (the documented default).
+    Marked final runs that are scored (at most :func:`final_runs_limit`); when the team marked none, its latest
+    runs of that number **that the Ladder released** on the split's current judgments (a run it held back shows
+    no number during the task, and the board is no way around the Ladder: #37). On a split without the Ladder
+    every run is released.
     """
+    limit = final_runs_limit(phase)
     scored = team_task_runs(team=team, phase=phase).filter(status=Submission.Status.SCORED)
-    marked = list(scored.filter(final_run=True).order_by("-created_at", "-pk")[:phase.max_final_runs])
+    marked = list(scored.filter(final_run=True).order_by("-created_at", "-pk")[:limit])
     if marked:
         return marked, True
-    return list(scored.order_by("-created_at", "-pk")[:phase.max_final_runs]), False
+    released = scored.filter(results__released=True, results__qrels_version_id=phase.split.current_qrels_id)
+    return list(released.distinct().order_by("-created_at", "-pk")[:limit]), False
 
 
 def submission_mark_final(*, submission: Submission, user, final: bool, now: datetime | None = None) -> Submission:
@@ -56,7 +70,7 @@ def submission_mark_final(*, submission: Submission, user, final: bool, now: dat
         team = Team.objects.select_for_update(no_key=True).get(pk=submission.entrant_team_id)
         if final and not submission.final_run:
             marked = team_task_runs(team=team, phase=phase).filter(final_run=True).count()
-            if marked >= phase.max_final_runs:
+            if marked >= final_runs_limit(phase):
                 raise TaskRefused(f"Your team has marked {marked} runs final, the limit of this task: unmark one "
                                   "first.")
         Submission.objects.filter(pk=submission.pk).update(final_run=final)

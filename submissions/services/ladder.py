@@ -309,8 +309,13 @@ def ladder_judge(*, result: Result, submission: Submission, split: Split, again:
     if not split.uses_ladder or submission.is_baseline or not result.scores:
         message = BASELINE_EXEMPT if submission.is_baseline and split.uses_ladder else ""
         released = True
-        if result.scores and (held := release_hold(result=result, submission=submission, split=split,
-                                                   curator=curator)):
+        if result.scores and disclosure.hidden(split) and (twice := _shown_twice(submission=submission)):
+            # Exempt from the verdict, not from the partition: a baseline (or a run of a split without the Ladder)
+            # shown on a shared task's public part and on all topics gives its private-part mean (#37).
+            released, message = False, twice
+            ReleaseWait.objects.filter(result=result).delete()
+        elif result.scores and (held := release_hold(result=result, submission=submission, split=split,
+                                                     curator=curator)):
             released, message = False, held
         _store_release(result, split=split)
         Result.objects.filter(pk=result.pk).update(released=released, ladder_message=message, ladder_p=None,

@@ -197,6 +197,27 @@ def verdict_record(*, result: Result, submission: Submission, split: Split, outc
     return row
 
 
+def reveal_record(*, split: Split, submission: Submission, n_topics: int, step: float) -> Release | None:
+    """The ledger's row of one team's value on a shared task's private board (kind ``reveal``; idempotent).
+
+    The value is the private part's mean of the team's run, on the grid of ``step`` (the private part's
+    ``n_topics``): what the reveal releases beside the Ladder's releases. It is never an identity's first release
+    (the budget of first releases is for new identities' runs), and it counts in the daily alerts.
+    """
+    if not disclosure.hidden(split):
+        return None
+    now = timezone.now()
+    row, created = Release.objects.get_or_create(
+        split=split, submission=submission, kind=Release.Kind.REVEAL, defaults={
+            "result": None, "identity": identity_of(submission), "identity_label": identity_label(submission),
+            "released_at": now, "day": _today(now), "first": False,
+            "measures": disclosure.released_measures(split),
+            "bits": release_bits(split=split, n_topics=n_topics, step=step)})
+    if created:
+        _alerts(split=split, row=row)
+    return row
+
+
 def _alerts(*, split: Split, row: Release) -> None:
     identity_limit, split_limit, _ = policy(split)
     today = Release.objects.filter(split=split, day=row.day)

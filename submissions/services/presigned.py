@@ -112,8 +112,8 @@ def upload_slot(*, user, split: Split, file_name: str) -> PresignedSlot:
         # slot's key takes a file again until its hour is over (deleted by the next sweep). With this cap, what one
         # account can have in incoming/ at any moment is LEXBOARD_UPLOAD_OPEN_SLOTS x LEXBOARD_MAX_UPLOAD_BYTES.
         live = UploadSlot.objects.filter(user=user, expires_at__gt=now)
-        if limit and live.count() >= limit:
-            oldest = live.order_by("expires_at").first()
+        oldest = live.order_by("expires_at").first()
+        if limit and oldest is not None and live.count() >= limit:
             message = (f"You hold {limit} upload slots whose address is still valid (used or not), the most one "
                        "account may hold: send a file to one not used yet and name its upload_key in "
                        "POST /api/v1/submissions/from-upload, or ask again when the oldest expires "

@@ -13,22 +13,25 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 import tempfile
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, BinaryIO, cast
 
 import numpy as np
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
 
 from accounts.policy import upload_refusal
 from accounts.terms import terms_pending
 from campaigns.models import Team
-from campaigns.selectors import UploadPlace
+from campaigns.selectors import UploadPlace, phase_of
 from catalogue.models import Dataset, Split, Topic
 from evaluation.errors import Problem, RunFormatError
 from evaluation.ladder import coverage_check
@@ -112,6 +115,8 @@ class InspectedUpload:
     decompressed_size: int
     #: sha256 of the decompressed content; blank when only part of it was read.
     content_sha256: str = ""
+    #: sha256 of a run's lines without their tag (the last column), spaces single; blank as ``content_sha256``.
+    ranking_sha256: str = ""
     #: the whole content was checked in the request (False: the worker checks the rest).
     complete: bool = True
     #: rows per query id (retrieval runs), over the part that was read.
@@ -121,6 +126,9 @@ class InspectedUpload:
 #: The gzip ratio is judged only past this much content (tiny files compress oddly).
 RATIO_GRACE_BYTES = 1024 * 1024
 _RAW_READ = 64 * 1024
+#: A run line's last column (the tag) with the blanks before it, and runs of blanks: what the ranking digest drops.
+_TAG_COLUMN = re.compile(rb"[ \t]+[^ \t\r\n]+[ \t]*\r?$", re.M)
+_BLANKS = re.compile(rb"[ \t]+")
 
 
 class _ContentStream:
@@ -143,6 +151,9 @@ class _ContentStream:
         self.consumed = 0
         self.produced = 0
         self.digest = hashlib.sha256()
+        # The run without its tags: the same ranking sent again under another tag (#37).
+        self.ranking = hashlib.sha256()
+        self._pending = b""
         self.head = bytearray()
         self.complete = True
         self.ended = False
@@ -215,6 +226,7 @@ class _ContentStream:
             raise _gzip_refusal(exc) from None
         if not out:
             self.ended = True
+            self._rank(b"", final=True)
             return b""
         len_before_cut = len(out)
         if self.produced + len(out) > self.budget:
@@ -230,9 +242,18 @@ class _ContentStream:
         if self.ended and self.inflater is not None:
             self._inflate_rest(self.produced + (len_before_cut - len(out)))
         self.digest.update(out)
+        self._rank(out, final=False)
         if len(self.head) < SNIFF_BYTES:
             self.head += out[: SNIFF_BYTES - len(self.head)]
         return out
+
+    def _rank(self, data: bytes, *, final: bool) -> None:
+        """Feed the ranking digest whole lines of ``data``, without their last column and with single blanks."""
+        data = self._pending + data
+        cut = len(data) if final else data.rfind(b"\n") + 1
+        self._pending = data[cut:]
+        if cut:
+            self.ranking.update(_BLANKS.sub(b" ", _TAG_COLUMN.sub(b"", data[:cut])))
 
 
 def _complete_lines(head: bytes, *, whole: bool) -> bytes:
@@ -379,7 +400,8 @@ def json_run_as_trec(*, upload: UploadedFile, dataset: Dataset) -> UploadedFile:
             out.close()
             return upload
         try:
-            stats = json_run_convert(_Prefixed(head, stream, too_large), out, path=name[:60],
+            stats = json_run_convert(cast("BinaryIO", _Prefixed(head, stream, too_large)), cast("BinaryIO", out),
+                                     path=name[:60],
                                      tag=stem.replace(" ", "_")[:60] or "json")
         except RunFormatError as exc:
             first = exc.problems[0].reason
@@ -445,6 +467,8 @@ def upload_inspect(*, upload: UploadedFile, dataset: Dataset) -> InspectedUpload
         compressed=compressed,
         decompressed_size=stream.inflated_total or stream.produced,
         content_sha256=stream.digest.hexdigest() if stream.complete else "",
+        ranking_sha256=(stream.ranking.hexdigest() if stream.complete and dataset.task == Dataset.Task.RETRIEVAL
+                        else ""),
         complete=stream.complete,
         docs_per_topic=docs_per_topic,
     )
@@ -528,12 +552,28 @@ def stored_run_refusal(*, submission: Submission, run: Run | bytes) -> UploadRef
 
 
 def _identical_entries(*, user, split: Split, inspected: InspectedUpload) -> Submission | None:
-    """Refuse content identical to one of the user's entries on the split; return another user's public twin."""
-    if inspected.content_sha256:
-        same = Submission.objects.filter(split=split, content_sha256=inspected.content_sha256)
-    else:
-        same = Submission.objects.filter(split=split, sha256=inspected.sha256)
-    same = same.filter(withdrawn_at__isnull=True).exclude(  # a hidden entry is still its owner's: not live_q
+    """Refuse content identical to one of the user's entries on the split; return another user's public twin.
+
+    Identical means the same bytes, or the same ranking under another tag (``ranking_sha256``). After a shared
+    task's close, a run of the task is refused to anyone, withdrawn or not: sent again (its tag changed, by a member
+    or by anyone holding the public file) it would be scored on all topics, and with its public-part value shown
+    during the task give its private-part mean by difference (#37). (The rule compared bytes, tag included, and
+    only the sender's own live entries: a new tag, another member, a withdrawn run, passed.)
+    """
+    digest = Q(content_sha256=inspected.content_sha256) if inspected.content_sha256 else Q(sha256=inspected.sha256)
+    if inspected.ranking_sha256:
+        digest |= Q(ranking_sha256=inspected.ranking_sha256)
+    twins = Submission.objects.filter(digest, split=split)
+    if (phase := phase_of(split_id=split.pk)) is not None and timezone.now() >= phase.closes_at:
+        task_run = twins.filter(entrant_team__isnull=False, after_task=False).order_by("created_at").first()
+        if task_run is not None:
+            raise UploadRefused(
+                f"This run ranks the same documents as #{task_run.pk}, a run of the shared task \u201c{phase.title}\u201d "
+                f"(whatever its tag): its score on the task's public topics was shown during the task, and on all "
+                "topics it would give its score on the private topics, which only the private board shows. A run of "
+                "the task is not scored again after the close; upload a new run.",
+                [{"line": None, "reason": f"same ranking as submission {task_run.pk} of the shared task"}])
+    same = twins.filter(withdrawn_at__isnull=True).exclude(  # a hidden entry is still its owner's: not live_q
         status=Submission.Status.FAILED, failure_kind=Submission.FailureKind.SERVICE
     )
     own = same.filter(user=user).order_by("created_at").first()
@@ -670,6 +710,7 @@ def submission_create(
         file_size=inspected.size,
         sha256=inspected.sha256,
         content_sha256=inspected.content_sha256,
+        ranking_sha256=inspected.ranking_sha256,
         checked_in_worker=not inspected.complete,
         duplicate_of=duplicate_of,
         coverage_exempt=coverage_exempt,

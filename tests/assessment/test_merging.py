@@ -95,12 +95,13 @@ def test_on_a_hidden_split_a_small_pool_is_refused_before_anything_is_stored_or_
     client.force_login(staff)
     url = reverse("assessment:make_qrels", args=[judged.pk])
     body = client.get(url).content.decode()
-    assert "3 judgments changed; this hidden split publishes at least 20 at once" in body
+    # Three judgments, two of them relevant: the batch counts relevance changes (#37).
+    assert "2 judgments changed across the relevance threshold" in body and "publishes at least 20 at once" in body
     assert "too few to publish" in body
     fields = {"conflict_rule": "pool", "disagreement_rule": "leave_out", "note": "three", "publish": "on",
               "confirm": "yes"}
     body = client.post(url, fields, follow=True).content.decode()
-    assert "changes 3 judgments against the current v1" in body and "at least 20" in body
+    assert "changes 2 judgments against the current v1" in body and "at least 20" in body
     assert "a reason for a small change (the field below)" in body
     assert QrelsVersion.objects.filter(split=test_split).count() == 1
     judged.refresh_from_db()
@@ -114,7 +115,7 @@ def test_on_a_hidden_split_a_small_pool_is_refused_before_anything_is_stored_or_
 
 def test_a_curator_publishes_a_small_pool_with_a_reason(judged, staff, test_split):
     Split.objects.filter(pk=test_split.pk).update(min_judgment_batch=20)
-    with pytest.raises(AssessmentError, match="changes 3 judgments"):
+    with pytest.raises(AssessmentError, match="changes 2 judgments"):
         pool_qrels_make(pool=judged, user=staff, note="three")
     version, rescored = pool_qrels_make(pool=judged, user=staff, note="three",
                                         small_change_reason="wrong grades reported by the task's participants")

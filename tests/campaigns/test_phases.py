@@ -298,3 +298,63 @@ def test_a_phase_stays_on_its_split(task_world, staff, client):
                            {**form, "split": other.pk})
     assert response.status_code == 200 and "A phase stays on its split" in response.content.decode()
     assert Phase.objects.get(pk=task_world.phase.pk).split_id == task_world.split.pk
+
+
+def _classification_split():
+    """A hidden split of a single-label classification dataset (macro-F1: no per-example values to cut)."""
+    from catalogue.models import Benchmark, Dataset, Split
+
+    bench = Benchmark.objects.create(slug="areas-task", name="Areas")
+    dataset = Dataset.objects.create(benchmark=bench, slug="areas-task-1", name="Legal areas", language="fr",
+                                     task=Dataset.Task.SINGLE,
+                                     measures=["macro-F1"], primary_measure="macro-F1")
+    return Split.objects.create(dataset=dataset, name="test", kind="test", hidden=True)
+
+
+def test_a_shared_task_on_a_classification_split_is_refused_with_its_reason_by_every_path(db, staff, client):
+    """#37 item 5: a shared task on a classification split revealed an empty private board (no per-example values
+    to cut). The admin's form said so already; a phase made another way (a shell, a script, the service) was stored
+    and its reveal published an empty board. Now every path refuses it with the reason."""
+    from campaigns.errors import TaskRefused
+    from campaigns.services import phase_create
+
+    split = _classification_split()
+    client.force_login(staff)
+    page = client.post(reverse("admin:sharedtasks_phase_add"), upcoming_phase_form(split, "Areas 2027")).content.decode()
+    assert "need per-topic scores" in page and "private board would be empty" in page
+    now = timezone.now()
+    with pytest.raises(TaskRefused, match="need per-topic scores.*private board would be empty"):
+        phase_create(split=split, title="Areas 2027", opens_at=now + timedelta(days=1), closes_at=now + timedelta(days=3))
+    with pytest.raises(ValidationError, match="need per-topic scores"):
+        Phase.objects.create(split=split, title="Areas 2027", opens_at=now + timedelta(days=1),
+                             closes_at=now + timedelta(days=3))
+    assert not Phase.objects.filter(split=split).exists()
+
+
+def test_the_service_creates_a_phase_on_a_hidden_retrieval_split(task_world):
+    from campaigns.services import phase_create
+    from catalogue.models import Split, Topic
+
+    fresh = Split.objects.create(dataset=task_world.dataset, name="test-2028", kind="test", hidden=True)
+    for qid in QIDS:
+        Topic.objects.create(split=fresh, qid=qid, text=f"Question {qid}?", category="civil")
+    now = timezone.now()
+    phase = phase_create(split=fresh, title="COLIEE 2028", opens_at=now + timedelta(days=1),
+                         closes_at=now + timedelta(days=3), public_share=0.5, seed=3)
+    assert phase.pk and len(phase.public_qids) == 4  # half of 9 topics, rounded to even
+
+
+def test_a_phase_whose_dataset_is_no_longer_retrieval_publishes_no_empty_private_board(task_world, alice):
+    """A phase stored before the rule (or a dataset whose task a curator changed since): the reveal says why and
+    publishes nothing, rather than an empty board."""
+    from campaigns.models import PrivateBoard
+    from catalogue.models import Dataset
+    from leaderboard.private_board import phase_reveal
+
+    upload(alice, task_world.split, ALICE_RANKS, "red")
+    close(task_world.phase)
+    Dataset.objects.filter(pk=task_world.dataset.pk).update(task="single")
+    outcome = phase_reveal(phase_id=task_world.phase.pk)
+    assert not outcome.created and "need per-topic scores" in outcome.message
+    assert not PrivateBoard.objects.exists()
+    assert Phase.objects.get(pk=task_world.phase.pk).revealed_at is None

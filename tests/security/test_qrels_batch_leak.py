@@ -47,7 +47,8 @@ def _one_change() -> dict[str, dict[str, int]]:
 
 
 def _batch(n: int) -> dict[str, dict[str, int]]:
-    """v1 with ``n`` changes mixed over the topics: added, removed and regraded judgments."""
+    """v1 with ``n`` relevance changes mixed over the topics: added, removed and regraded judgments (each crossing
+    the relevance threshold: a relevant document added, removed, or regraded to not relevant)."""
     qrels = _judgments()
     for k in range(n):
         i = k % analysis.N_TOPICS
@@ -57,7 +58,7 @@ def _batch(n: int) -> dict[str, dict[str, int]]:
         elif k % 3 == 1 and len(docs) > 1:
             docs.pop(sorted(docs)[-1])  # removed
         else:
-            docs[sorted(docs)[0]] = 2  # regraded
+            docs[sorted(docs)[0]] = 0  # regraded to not relevant
     return qrels
 
 
@@ -180,3 +181,59 @@ def test_the_command_refuses_a_small_change_and_takes_a_reason(board, tmp_path):
     split.refresh_from_db()
     staged = split.pending_qrels
     assert staged is not None and staged.small_change_reason == "an article id mistyped in the release"
+
+
+def _padded(relevant: int, non_relevant: int, *, topics: int = analysis.N_TOPICS) -> dict[str, dict[str, int]]:
+    """v1 plus ``relevant`` relevant judgments and ``non_relevant`` grade-0 ones, spread over ``topics`` topics."""
+    qrels = _judgments()
+    order = [15] + [i for i in range(analysis.N_TOPICS) if i != 15]
+    for k in range(relevant + non_relevant):
+        i = order[k % topics]
+        qrels[analysis.qid(i)][_outside(i, 1 + k // topics)] = 1 if k < relevant else 0
+    return qrels
+
+
+def test_padding_one_relevance_change_with_non_relevant_judgments_makes_no_batch(client, board):
+    """#37: a version of 1 relevant + 19 non-relevant judgments was published without a reason as a "batch of 20",
+    and the one relevance change was read off the board (each entry's move is that one judgment's effect). The rule
+    counts relevance changes (a grade crossing the threshold) and topics touched, not judgments."""
+    split, entries = board
+    before_page, v1 = _page(client), split.current_qrels
+    v2, _ = qrels_version_add(split=split, qrels=_padded(1, 19), note="pool: one relevant, 19 not")
+    assert v2.judgments_changed_from(v1) == 20  # what the rule counted before
+    with pytest.raises(SmallJudgmentChange) as refused:
+        qrels_version_publish_and_rescore(split=split, version=v2)
+    message = str(refused.value)
+    assert "changes 1 judgment against the current v1" in message and "on 1 topic" in message
+    assert "19 more judgments below the relevance threshold" in message
+    split.refresh_from_db()
+    assert split.current_qrels == v1 and split.pending_qrels is None
+    assert _page(client) == before_page, "the board moved on one relevance change"
+
+
+def test_a_batch_of_relevance_changes_on_too_few_topics_is_refused(board):
+    """K changes on one topic move a run built on that topic by the topic's net change: a batch spreads over
+    topics. Twenty relevant documents on two topics are refused; on twenty topics published."""
+    split, entries = board
+    v2, _ = qrels_version_add(split=split, qrels=_padded(20, 0, topics=2), note="two topics")
+    with pytest.raises(SmallJudgmentChange, match=r"changes 20 judgments .* on 2 topics"):
+        qrels_version_publish_and_rescore(split=split, version=v2)
+    v3, _ = qrels_version_add(split=split, qrels=_padded(20, 0), note="twenty topics")
+    qrels_version_publish_and_rescore(split=split, version=v3)
+    _rescore(split, v3, entries)
+    assert split.current_qrels == v3 and v3.small_change_reason == ""
+
+
+def _board_values(client) -> dict[str, dict]:
+    entries = client.get(reverse("api:leaderboard", args=["anal"]) + "?split=test").json()["entries"]
+    return {e["system"]: e["scores"] for e in entries}
+
+
+def test_a_version_of_non_relevant_judgments_only_moves_nothing_and_is_published(client, board):
+    split, entries = board
+    before = _board_values(client)
+    v2, _ = qrels_version_add(split=split, qrels=_padded(0, 7), note="seven judged not relevant")
+    qrels_version_publish_and_rescore(split=split, version=v2)
+    _rescore(split, v2, entries)
+    assert split.current_qrels == v2 and v2.small_change_reason == ""
+    assert _board_values(client) == before and len(before) == 3
