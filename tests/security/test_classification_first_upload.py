@@ -53,16 +53,21 @@ def test_a_crafted_first_file_reads_no_chosen_examples_labels(clf_dataset, alice
     assert not any(released.values()), f"a crafted first file was released: {released}"
 
 
-def test_a_first_file_is_compared_with_the_best_baseline(clf_dataset, alice, staff):
+def test_a_first_file_is_compared_with_the_best_baseline(clf_dataset, alice, bob, staff):
     test = clf_dataset.splits.get(name="test")
     baseline = _score(test, staff, {**GOLD, "t3": "civil"}, "baseline", is_baseline=True)  # right on 11 of 12
     fair = _score(test, alice, {**GOLD, "t3": "civil", "t8": "civil", "t12": "tax"}, "worse than the baseline")
-    assert not fair.released and "the best baseline (baseline)" in fair.ladder_message
-    # The reference's value is not named: the message is the verdict and then the rule (whose own numbers are
-    # the test's level and the grid's step), and the verdict holds no number at all.
+    # Two answers from the baseline's: a near-copy of it, which gets no verdict (evaluation.ladder.near_copy_of).
+    assert not fair.released and fair.ladder_message.startswith("No verdict: this run repeats the baseline baseline")
+    # The reference's value is not named: the only numbers are the runs' own counts (2 changed, 10 needed).
+    assert "%" not in fair.ladder_message and set(re.findall(r"\d+", fair.ladder_message)) <= {"2", "10"}
+    # Far from it, the first file is compared with the best baseline, which the message names with the rule.
+    far = _score(test, bob, {i: {"civil": "criminal", "criminal": "tax", "tax": "civil"}[g] for i, g in GOLD.items()},
+                 "far from the baseline")
+    assert not far.released and "the best baseline (baseline)" in far.ladder_message, far.ladder_message
     rule = disclosure.ladder_rule(test)
-    assert fair.ladder_message.endswith(f" {rule}"), fair.ladder_message
-    verdict = fair.ladder_message.removesuffix(f" {rule}")
+    assert far.ladder_message.endswith(f" {rule}"), far.ladder_message
+    verdict = far.ladder_message.removesuffix(f" {rule}")
     assert "%" not in verdict and not re.search(r"\d", verdict), verdict
     baseline.refresh_from_db()
     shown = disclosure.ladder_format(test, step=baseline.released_step)(baseline.released_score)

@@ -39,17 +39,19 @@ QRELS = {q: {f"rel-{q}": 1} for q in QIDS}
 PROBED = "q16"  # a private topic: is the document the attacker puts first for it relevant?
 
 
-def _run(found: set[str], tag: str) -> bytes:
-    """Ten documents per topic; the topic's relevant document first for the topics in ``found``."""
+def _run(found: set[str], tag: str, filler: int = 1) -> bytes:
+    """Ten documents per topic; the topic's relevant document first for the topics in ``found``. ``filler``: the
+    first of the ten non-relevant documents after it (another filler changes every topic's top documents, not
+    its value: a run the Ladder judges, not a near-copy of the first)."""
     lines = []
     for q in QIDS:
-        docs = ([f"rel-{q}"] if q in found else []) + [f"d{n}" for n in range(1, 11)]
+        docs = ([f"rel-{q}"] if q in found else []) + [f"d{n}" for n in range(filler, filler + 10)]
         lines += [f"{q} Q0 {d} {r} {20 - r} {tag}" for r, d in enumerate(docs[:10], start=1)]
     return ("\n".join(lines) + "\n").encode()
 
 
-def _upload(user, split, found: set[str], name: str) -> Submission:
-    sub = submission_create(user=user, split=split, upload=SimpleUploadedFile("run.txt", _run(found, name)),
+def _upload(user, split, found: set[str], name: str, filler: int = 1) -> Submission:
+    sub = submission_create(user=user, split=split, upload=SimpleUploadedFile("run.txt", _run(found, name, filler)),
                             metadata={"system_name": name, "visibility": "public"}, enqueue=False)
     return submission_score_now(sub.pk)
 
@@ -63,7 +65,7 @@ def _hidden_split(slug: str) -> Split:
     bench = Benchmark.objects.create(slug=slug, name=slug.title())
     dataset = Dataset.objects.create(benchmark=bench, slug=f"{slug}-t1", name=f"{slug.title()} 1", language="en",
                                      docid_example="d1", measures=["R@10"], primary_measure="R@10")
-    corpus_set(dataset=dataset, ids=[f"d{i}" for i in range(1, 11)] + [f"rel-{q}" for q in QIDS])
+    corpus_set(dataset=dataset, ids=[f"d{i}" for i in range(1, 21)] + [f"rel-{q}" for q in QIDS])
     split = Split.objects.create(dataset=dataset, name="test", kind="test", hidden=True, daily_limit=0,
                                  total_limit=0)
     assert split.uses_ladder
@@ -96,7 +98,7 @@ def test_runs_released_before_and_after_the_reveal_give_no_private_topics_value(
 
     base = set(PUBLIC[:5]) | set(PRIVATE[:5])
     a = _upload(alice, split, base, "a")
-    b = _upload(alice, split, base | set(PUBLIC[5:]) | {PROBED}, "b")  # five public improvements, one probe
+    b = _upload(alice, split, base | set(PUBLIC[5:]) | {PROBED}, "b", filler=11)  # five public improvements, a probe
     api = APIClient()
     api.force_authenticate(alice)
     before = {"a": _scores(api, a).get("R@10"), "b": _scores(api, b).get("R@10")}
@@ -129,7 +131,7 @@ def test_runs_released_before_a_phase_and_during_it_give_no_private_topics_value
 
     base = set(PUBLIC[:5]) | set(PRIVATE[:5])
     a = _upload(alice, split, base, "a")
-    b = _upload(alice, split, base | set(PUBLIC[5:]) | {PROBED}, "b")  # five public improvements, one probe
+    b = _upload(alice, split, base | set(PUBLIC[5:]) | {PROBED}, "b", filler=11)  # five public improvements, a probe
     api = APIClient()
     api.force_authenticate(alice)
     before = {"a": _scores(api, a).get("R@10"), "b": _scores(api, b).get("R@10")}
@@ -158,7 +160,7 @@ def test_a_private_part_of_fewer_than_five_topics_shows_no_value_on_the_private_
     bench = Benchmark.objects.create(slug="small", name="Small")
     dataset = Dataset.objects.create(benchmark=bench, slug="small-t1", name="Small 1", language="en",
                                      docid_example="d1", measures=["R@10"], primary_measure="R@10")
-    corpus_set(dataset=dataset, ids=[f"d{i}" for i in range(1, 11)] + [f"rel-{q}" for q in QIDS])
+    corpus_set(dataset=dataset, ids=[f"d{i}" for i in range(1, 21)] + [f"rel-{q}" for q in QIDS])
     split = Split.objects.create(dataset=dataset, name="test", kind="test", hidden=True, daily_limit=0,
                                  total_limit=0, ladder=False)
     for q in QIDS:
