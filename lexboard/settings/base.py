@@ -360,6 +360,9 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ALWAYS_EAGER = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+# What a task prints (the console e-mail backend's messages, make run's way of sending mail) goes to the worker's
+# stdout as the web's does, not through the logger "celery.redirected" at WARNING: a warning means something.
+CELERY_WORKER_REDIRECT_STDOUTS = False
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # The sweep has a queue of its own, consumed by a separate small worker
 # (scripts/run.sh, docker/compose.yml), so it still runs when the scoring
