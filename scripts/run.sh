@@ -57,7 +57,7 @@ trap cleanup EXIT
 # after its task and is started again: see docs/performance.md.
 for i in $(seq 1 "${LEXBOARD_WORKER_CONCURRENCY:-2}"); do
   scripts/supervise.sh "$VENV/bin/celery" -A lexboard worker --loglevel=INFO --pool=solo \
-    --hostname="worker$i@%h" &
+    -Q "${LEXBOARD_QUEUE:-lexboard}" --hostname="worker$i@%h" &
   pids+=($!)
 done
 # The sweep has a queue and a small worker of its own: it repairs the scoring
