@@ -41,6 +41,7 @@ case "$role" in
       --loglevel "${LOG_LEVEL:-INFO}" \
       --concurrency "${LEXBOARD_WORKER_CONCURRENCY:-2}" \
       --max-memory-per-child "${LEXBOARD_WORKER_MAX_MEMORY_KB:-1500000}" \
+      -Q "${LEXBOARD_QUEUE:-lexboard}" \
       --hostname "worker@%h" \
       "$@"
     ;;

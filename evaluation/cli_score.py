@@ -12,6 +12,7 @@ from typing import TextIO
 from ._process import tune_for_one_shot
 from .cli_output import print_scores
 from .corpus import CorpusIds
+from .errors import no_shared_queries_error
 from .fusion import combsum, rrf
 from .measures import parse_measures
 from .qrels import read_qrels
@@ -36,6 +37,8 @@ def score(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     measures = parse_measures(args.measures)
     qrels = read_qrels(args.qrels, threshold=args.threshold)
     run = read_run(args.run)
+    if set(run.qids).isdisjoint(qrels.qids):  # as trec_eval: no query with both results and judgments
+        raise no_shared_queries_error(args.run, len(run.qids), len(qrels.qids))
     corpus = _load_corpus(args.corpus)
     ev = evaluate(qrels, run, measures, depth=args.depth, corpus=corpus, score_precision=args.score_precision,
                   empty_queries=args.empty_queries)

@@ -164,6 +164,19 @@ def depth_cut_notice(n_cut: int, n_queries: int, depth: int) -> Notice:
                   "after sorting by score", n_cut)
 
 
+def no_shared_queries_error(path: str, n_run_queries: int, n_qrels_queries: int) -> RunFormatError:
+    """The refusal of a run that has no query of the qrels: nothing to score, whatever the averaged queries.
+
+    trec_eval stops there too ("No queries with both results and relevance info", exit 7) rather than print
+    means over no query. Said by both scorers (``cli_score.score`` and ``fastscore.score_plain``).
+    """
+    return RunFormatError(path, [Problem(None, (
+        f"none of the run's {counted(n_run_queries, 'query', 'queries')} is in the qrels "
+        f"({counted(n_qrels_queries, 'query', 'queries')}): nothing to score, under any --empty-queries "
+        "(trec_eval: \"No queries with both results and relevance info\"); is the run for these qrels, with "
+        "the query id in its first column?"))])
+
+
 class ProblemCollector:
     """Collects problems until ``MAX_PROBLEMS``, then raises.
 

@@ -24,6 +24,7 @@ from .errors import (
     empty_counted_notice,
     missing_queries_notice,
     no_relevant_notice,
+    no_shared_queries_error,
     ties_notice,
     unknown_queries_notice,
 )
@@ -103,7 +104,8 @@ def score_plain(*, run: str, qrels: str, measures: str, depth: int, threshold: i
     The values and means equal ``evaluate(read_qrels(qrels, threshold=threshold), read_run(run), measures,
     depth=depth, score_precision=score_precision, empty_queries=empty_queries)`` bit for bit, and the warnings
     are the ones ``python -m evaluation score`` gives for those files, in its words and order: the qrels'
-    ``no_relevant`` (under ``omit`` only), then the evaluation's.
+    ``no_relevant`` (under ``omit`` only), then the evaluation's. A run with no query of the qrels is refused
+    as the numpy path refuses it (``errors.no_shared_queries_error``, a ``RunFormatError``).
     """
     if _native is None or depth < 1:
         return None
@@ -129,6 +131,8 @@ def score_plain(*, run: str, qrels: str, measures: str, depth: int, threshold: i
     if not isinstance(found, tuple):
         return None
     qids, columns, means, counts = found
+    if not _count(counts, "shared"):  # as trec_eval: no query with both results and judgments is an error
+        raise no_shared_queries_error(run, _count(counts, "unknown"), _count(counts, "n_queries"))
     names = [name for name, _, _ in wanted]
     return PlainScores(names=names, qids=qids, per_query=dict(zip(names, columns, strict=True)),
                        means=dict(zip(names, means, strict=True)),

@@ -56,3 +56,9 @@ class Transport(filesystem.Transport):
     """kombu's filesystem transport with :class:`Channel`."""
 
     Channel = Channel
+
+    @property
+    def default_connection_params(self) -> dict[str, Any]:
+        """No host: the folders are the broker (kombu's virtual transports default to 'localhost', and every
+        connection made from ``filesystem://`` then logged "No hostname was supplied" as a warning)."""
+        return {"port": self.default_port}

@@ -20,6 +20,9 @@ TRANSPORT_ALIASES["filesystem"] = broker.TRANSPORT
 app = Celery("lexboard")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+# Every worker puts back in the queue, within seconds, what a dead worker was scoring (submissions/worker_steps.py);
+# by name: the step imports the models, loaded once the worker has set Django up.
+app.steps["worker"].add("submissions.worker_steps:ScoringRecovery")
 
 
 @task_postrun.connect

@@ -43,7 +43,10 @@ cleanup() {
   for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
 }
-trap cleanup INT TERM EXIT
+# Ctrl-C (or a TERM) is how this is meant to stop: every process is stopped warmly and the script exits 0, so
+# make prints no "Error 130/143". Any other end (a process that could not be started again) keeps its status.
+trap 'cleanup; echo "==> stopped"; exit 0' INT TERM
+trap cleanup EXIT
 
 # The workers and beat each run under scripts/supervise.sh, which starts them
 # again when they die (kill -9, out of memory): docs/operations.md, "A worker
@@ -54,7 +57,7 @@ trap cleanup INT TERM EXIT
 # after its task and is started again: see docs/performance.md.
 for i in $(seq 1 "${LEXBOARD_WORKER_CONCURRENCY:-2}"); do
   scripts/supervise.sh "$VENV/bin/celery" -A lexboard worker --loglevel=INFO --pool=solo \
-    --hostname="worker$i@%h" &
+    -Q "${LEXBOARD_QUEUE:-lexboard}" --hostname="worker$i@%h" &
   pids+=($!)
 done
 # The sweep has a queue and a small worker of its own: it repairs the scoring

@@ -172,14 +172,18 @@ def process_children(pid: int) -> list[int]:
 def start_worker(
     *, database: str, queue: str, data_dir: Path, log_path: Path, pool: str = "solo", concurrency: int = 1,
     extra_env: dict | None = None, queues: list[str] | None = None, supervised: bool = False,
-    beat: bool = False, cwd: Path | None = None,
+    beat: bool = False, cwd: Path | None = None, with_beat: bool = False,
 ) -> WorkerProcess:
     """Start ``celery -A lexboard worker`` (or ``beat``) and wait until it says it is ready.
 
     ``queues`` are the queues it consumes (default: ``queue``); ``supervised``
     runs it under ``scripts/supervise.sh`` as ``make run`` does, which starts
     it again when it dies; ``cwd`` runs the code of another tree (a scratch
-    copy with a fault put in on purpose) instead of this one.
+    copy with a fault put in on purpose) instead of this one; ``with_beat``
+    starts the worker as Celery's docs do, ``celery -A lexboard worker -B``:
+    its default pool and concurrency, no ``-Q`` (the queues the settings
+    declare), beat inside it (only a hostname, and a schedule file of the
+    test's own, added).
     """
     from django.conf import settings
 
@@ -204,6 +208,12 @@ def start_worker(
             "--schedule", str(log_path.with_suffix(".schedule")),
         ]
         ready = b"beat: Starting..."
+    elif with_beat:
+        command = [
+            sys.executable, "-m", "celery", "-A", "lexboard", "worker", "-B", "--loglevel", "INFO",
+            "--hostname", hostname, "--schedule", str(log_path.with_suffix(".schedule")),
+        ]
+        ready = b" ready."
     else:
         command = [
             sys.executable, "-m", "celery", "-A", "lexboard", "worker",
@@ -224,7 +234,7 @@ def start_worker(
         process=process, log_path=log_path, queue=queue, hostname=hostname, _log=log,
         _start_kwargs={"database": database, "queue": queue, "data_dir": data_dir, "log_path": log_path,
                        "pool": pool, "concurrency": concurrency, "extra_env": extra_env, "queues": queues,
-                       "supervised": supervised, "beat": beat, "cwd": cwd},
+                       "supervised": supervised, "beat": beat, "cwd": cwd, "with_beat": with_beat},
     )
     deadline = time.monotonic() + READY_TIMEOUT
     while time.monotonic() < deadline:
@@ -394,7 +404,10 @@ def celery_worker_process(request, django_db_setup, django_db_blocker, private_d
     with django_db_blocker.unblock():
         url = database_url(connection.settings_dict)
     log_path = tmp_path_factory.mktemp("worker") / "worker.log"
-    worker = start_worker(database=url, queue=worker_queue, data_dir=private_data_dir, log_path=log_path)
+    # It outlives every test: its recovery of dead workers' submissions (submissions/worker_steps.py) would requeue
+    # rows a later test leaves in "scoring" on purpose. The workers a test starts itself recover (tests/ops).
+    worker = start_worker(database=url, queue=worker_queue, data_dir=private_data_dir, log_path=log_path,
+                          extra_env={"LEXBOARD_RECOVERY_INTERVAL": "0"})
     request.config.stash[SESSION_WORKER] = worker
     yield worker
     del request.config.stash[SESSION_WORKER]

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import dj_database_url
+from kombu import Exchange, Queue
 
 from lexboard.env import env_bool, env_int, env_list, env_path, env_rate, env_str
 from lexboard.release import code_digest
@@ -337,7 +338,12 @@ _BROKER_DIR = VAR_DIR / "broker"
 # handed to a second worker.
 LEXBOARD_SCORING_SOFT_LIMIT = env_int("LEXBOARD_SCORING_SOFT_LIMIT", 600)
 LEXBOARD_SCORING_HARD_LIMIT = env_int("LEXBOARD_SCORING_HARD_LIMIT", 660)
-LEXBOARD_HEARTBEAT_STALE_SECONDS = env_int("LEXBOARD_HEARTBEAT_STALE_SECONDS", 120)
+# A scoring attempt writes its heartbeat every stale/4 s (at most 5 s); one silent this long is dead, and every
+# worker of the deployment puts its submission back in the queue within LEXBOARD_RECOVERY_INTERVAL more
+# (submissions/worker_steps.py): a killed worker costs seconds, whoever runs the others and however they were
+# started (docs/operations.md, "A worker that heals").
+LEXBOARD_HEARTBEAT_STALE_SECONDS = env_int("LEXBOARD_HEARTBEAT_STALE_SECONDS", 10)
+LEXBOARD_RECOVERY_INTERVAL = env_int("LEXBOARD_RECOVERY_INTERVAL", 2)
 LEXBOARD_QUEUED_RESEND_SECONDS = env_int("LEXBOARD_QUEUED_RESEND_SECONDS", 300)
 LEXBOARD_SWEEP_INTERVAL = env_int("LEXBOARD_SWEEP_INTERVAL", 60)
 LEXBOARD_MAX_SCORING_ATTEMPTS = env_int("LEXBOARD_MAX_SCORING_ATTEMPTS", 3)
@@ -368,11 +374,20 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ALWAYS_EAGER = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+# What a task prints (the console e-mail backend's messages, make run's way of sending mail) goes to the worker's
+# stdout as the web's does, not through the logger "celery.redirected" at WARNING: a warning means something.
+CELERY_WORKER_REDIRECT_STDOUTS = False
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # The sweep has a queue of its own, consumed by a separate small worker
 # (scripts/run.sh, docker/compose.yml), so it still runs when the scoring
 # worker it repairs is dead or wedged (docs/operations.md).
 LEXBOARD_SWEEP_QUEUE = env_str("LEXBOARD_SWEEP_QUEUE", f"{CELERY_TASK_DEFAULT_QUEUE}-sweep")
+# What a worker started without -Q consumes (`celery -A lexboard worker -B`, as Celery's docs start one): the
+# scoring queue and the sweep's, so such a worker alone also runs the sweep, the reveal and the e-mails' retries
+# beat sends. make run's and compose's scoring workers name their queue (-Q), and the sweep has its own worker.
+CELERY_TASK_QUEUES = [
+    Queue(name, Exchange(name), routing_key=name) for name in (CELERY_TASK_DEFAULT_QUEUE, LEXBOARD_SWEEP_QUEUE)
+]
 # --- The sandbox: participants' images run by podman (docs/sandbox.md) ----------
 # Its own queue, served only by workers on hosts with podman and root (the `sandbox` service of
 # docker/compose.yml): a scoring worker never runs an image.

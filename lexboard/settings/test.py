@@ -27,7 +27,8 @@ if _XDIST and not TEST_ID.endswith(f"-{_XDIST}"):
 from .base import *  # noqa: E402,F401,F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+# A worker process started by a test may send through another backend (the console's, as make run's workers).
+EMAIL_BACKEND = os.environ.get("LEXBOARD_TEST_EMAIL_BACKEND") or "django.core.mail.backends.locmem.EmailBackend"
 # A worker process started by a test may write its e-mails to files the test reads (locmem is per process).
 if os.environ.get("LEXBOARD_TEST_EMAIL_DIR"):
     EMAIL_BACKEND = "django.core.mail.backends.filebased.EmailBackend"

@@ -90,13 +90,21 @@ class _Heartbeat(threading.Thread):
         self._stopped = threading.Event()
 
     def run(self) -> None:
+        failing = False
         try:
             while not self._stopped.wait(self.interval):
-                Submission.objects.filter(
-                    pk=self.submission_id, status=Submission.Status.SCORING, attempts=self.attempt
-                ).update(heartbeat_at=timezone.now(), progress=round(self.progress, 4))
-        except Exception:
-            logger.warning("heartbeat of submission %s stopped", self.submission_id, exc_info=True)
+                try:
+                    Submission.objects.filter(
+                        pk=self.submission_id, status=Submission.Status.SCORING, attempts=self.attempt
+                    ).update(heartbeat_at=timezone.now(), progress=round(self.progress, 4))
+                except Exception:  # the database away or locked a moment: the next beat tries again
+                    if not failing:
+                        logger.warning("heartbeat of submission %s failed; trying again", self.submission_id,
+                                       exc_info=True)
+                    failing = True
+                    connection.close()
+                else:
+                    failing = False
         finally:
             connection.close()
 

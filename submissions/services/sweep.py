@@ -52,13 +52,15 @@ def submissions_sweep(*, now=None) -> dict[str, int]:
       ``LEXBOARD_FILE_RETENTION_DAYS`` are removed, their rows kept
       (``files_remove_expired``).
 
-    So a submission whose worker was killed is scored again within about
-    stale + sweep interval seconds (3 minutes with the defaults).
+    The stale scoring rows are also recovered by every worker every
+    ``LEXBOARD_RECOVERY_INTERVAL`` seconds (``scoring_recover``, run by
+    ``submissions.worker_steps``), so a submission whose worker was killed is
+    queued again within about stale + that interval (12 s with the defaults),
+    without waiting for beat.
     """
     now = now or timezone.now()
     resend_before = now - timedelta(seconds=settings.LEXBOARD_QUEUED_RESEND_SECONDS)
     grace_before = now - timedelta(seconds=min(30, settings.LEXBOARD_QUEUED_RESEND_SECONDS))
-    stale_before = now - timedelta(seconds=settings.LEXBOARD_HEARTBEAT_STALE_SECONDS)
     counts = {"resent": 0, "requeued": 0, "failed": 0}
 
     lost = Submission.objects.filter(status=Submission.Status.QUEUED).filter(
@@ -68,31 +70,8 @@ def submissions_sweep(*, now=None) -> dict[str, int]:
         if submission_enqueue(submission_id=submission_id):
             counts["resent"] += 1
 
-    stale = Submission.objects.filter(status=Submission.Status.SCORING).filter(
-        Q(heartbeat_at__lt=stale_before) | Q(heartbeat_at__isnull=True, updated_at__lt=stale_before)
-    )
-    for submission_id in stale.values_list("pk", flat=True):
-        with transaction.atomic():
-            row = (
-                Submission.objects.select_for_update(no_key=True)
-                .filter(pk=submission_id, status=Submission.Status.SCORING)
-                .filter(Q(heartbeat_at__lt=stale_before) | Q(heartbeat_at__isnull=True))
-                .first()
-            )
-            if row is None:
-                continue
-            if row.attempts >= settings.LEXBOARD_MAX_SCORING_ATTEMPTS:
-                row.mark_failed(
-                    kind=Submission.FailureKind.SERVICE,
-                    message=(
-                        f"The worker scoring this submission stopped answering {row.attempts} times. "
-                        "This is our fault and does not count against your quota; you may resubmit."
-                    ),
-                )
-                counts["failed"] += 1
-            elif row.requeue(message="the worker scoring it went silent; queued again"):
-                enqueue_after_commit(row.pk)
-                counts["requeued"] += 1
+    recovered = scoring_recover(now=now)
+    counts["requeued"], counts["failed"] = recovered["requeued"], recovered["failed"]
 
     # Runs still waiting on splits whose judgments are now published (a publication that committed while
     # such an upload was being saved did not see it): queue them.
@@ -126,4 +105,45 @@ def submissions_sweep(*, now=None) -> dict[str, int]:
         counts["files_removed"] = removed
     if any(counts.values()):
         logger.info("sweep: %s", counts)
+    return counts
+
+
+def scoring_recover(*, now=None) -> dict[str, int]:
+    """Put back in the queue the submissions whose scoring attempt went silent; how many, and how many failed.
+
+    A row in ``scoring`` whose heartbeat is older than ``LEXBOARD_HEARTBEAT_STALE_SECONDS`` lost its worker
+    (killed, out of memory, its machine gone): it is requeued and sent, or failed with a service error once
+    ``LEXBOARD_MAX_SCORING_ATTEMPTS`` is reached. Called by the sweep and, every few seconds, by every worker
+    (``submissions.worker_steps.ScoringRecovery``). Safe to run anywhere at once: each row is re-read locked
+    (SQLite: a write transaction) and moved only if it is still stale, so of two callers one acts, and a live
+    attempt (its heartbeat moved) is never touched.
+    """
+    now = now or timezone.now()
+    stale_before = now - timedelta(seconds=settings.LEXBOARD_HEARTBEAT_STALE_SECONDS)
+    counts = {"requeued": 0, "failed": 0}
+    stale = Submission.objects.filter(status=Submission.Status.SCORING).filter(
+        Q(heartbeat_at__lt=stale_before) | Q(heartbeat_at__isnull=True, updated_at__lt=stale_before)
+    )
+    for submission_id in stale.values_list("pk", flat=True):
+        with transaction.atomic():
+            row = (
+                Submission.objects.select_for_update(no_key=True)
+                .filter(pk=submission_id, status=Submission.Status.SCORING)
+                .filter(Q(heartbeat_at__lt=stale_before) | Q(heartbeat_at__isnull=True))
+                .first()
+            )
+            if row is None:
+                continue
+            if row.attempts >= settings.LEXBOARD_MAX_SCORING_ATTEMPTS:
+                row.mark_failed(
+                    kind=Submission.FailureKind.SERVICE,
+                    message=(
+                        f"The worker scoring this submission stopped answering {row.attempts} times. "
+                        "This is our fault and does not count against your quota; you may resubmit."
+                    ),
+                )
+                counts["failed"] += 1
+            elif row.requeue(message="the worker scoring it went silent; queued again"):
+                enqueue_after_commit(row.pk)
+                counts["requeued"] += 1
     return counts

@@ -155,3 +155,21 @@ def test_score_refuses_a_json_run_in_the_sites_words(files, tmp_path):
     res = cli("score", "--qrels", str(files / "q.qrels"), "--run", str(path))
     assert res.returncode == 2 and "Traceback" not in res.stderr
     assert f"{path}:1: query 'q1', document 'd1': the score is a number of more than 64 characters" in res.stderr
+
+
+@pytest.mark.parametrize("how", ["file", "pipe"])  # a file goes to the compiled path (when built), a pipe to numpy's
+@pytest.mark.parametrize("empty", ["omit", "count", "trec_eval"])
+def test_a_run_sharing_no_query_with_the_qrels_is_refused_under_every_convention(files, empty, how):
+    # trec_eval: "No queries with both results and relevance info", exit 7; never means over no query.
+    run = "zz Q0 d1 1 2 a\nyy Q0 d3 1 1 a\n"
+    (files / "other.run").write_text(run)
+    args = ["score", "--qrels", str(files / "q.qrels"), "--empty-queries", empty]
+    if how == "file":
+        res = cli(*args, "--run", str(files / "other.run"))
+    else:
+        res = subprocess.run([sys.executable, "-m", "evaluation", *args, "--run", "/dev/stdin"], cwd=ROOT,
+                             input=run, capture_output=True, text=True, timeout=60)
+    where = str(files / "other.run") if how == "file" else "/dev/stdin"
+    assert res.returncode == 2 and res.stdout == "", res.stdout
+    assert res.stderr.startswith(f"{where}: none of the run's 2 queries is in the qrels (3 queries): nothing to "
+                                 "score"), res.stderr

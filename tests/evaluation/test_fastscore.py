@@ -19,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from evaluation import evaluate, fastscore, read_qrels, read_run
+from evaluation.errors import RunFormatError
 from evaluation.fastscore import FAMILY_CODES, available, plain_measures, score_plain
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -165,7 +166,7 @@ RUN = "q1 Q0 d1 1 2.5 t\nq1 Q0 d9 2 1.5 t\nq2 Q0 d3 1 1 t\n"
     ("six unknown queries", QRELS, RUN + "".join(f"u{i} Q0 d3 1 1 t\n" for i in range(6))),
     ("unknown queries first, with ties", QRELS, "u1 Q0 d1 1 1 t\nu1 Q0 d2 2 1 t\n" + RUN),
     ("missing query", QRELS, RUN.replace("q2 Q0 d3 1 1 t\n", "")),
-    ("only unknown queries", QRELS, "q7 Q0 d3 1 1 t\n"),
+    ("only a qrels query without a relevant document", QRELS + "q3 0 d1 0\n", "q3 Q0 d1 1 1 t\n"),
     ("qrels query without a relevant document", QRELS + "q3 0 d1 0\n", RUN + "q3 Q0 d1 1 1 t\n"),
     ("qrels query without a relevant document, not in the run", QRELS + "q3 0 d1 0\n", RUN),
     ("positive grades below the threshold", QRELS + "q3 0 d1 1\n", RUN + "q3 Q0 d1 1 1 t\n"),
@@ -179,6 +180,21 @@ def test_these_files_are_taken_with_the_numpy_paths_notices(tmp_path, name, qrel
         (tmp_path / file).write_bytes(text if isinstance(text, bytes) else text.encode())
     threshold = 2 if name == "positive grades below the threshold" else 1
     assert_same(tmp_path / "r", tmp_path / "q", empty=empty, threshold=threshold)
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+@pytest.mark.parametrize("empty", ["omit", "count", "trec_eval"])
+def test_a_run_with_no_query_of_the_qrels_is_refused_in_the_numpy_paths_words(tmp_path, empty, gzipped):
+    run = b"q7 Q0 d3 1 1 t\nq8 Q0 d1 1 1 t\n"
+    (tmp_path / "q").write_text(QRELS + "q3 0 d1 0\n")
+    (tmp_path / "r").write_bytes(gz(run) if gzipped else run)
+    with pytest.raises(RunFormatError) as fast:
+        fast_path(tmp_path / "r", tmp_path / "q", empty=empty)
+    assert "none of the run's 2 queries is in the qrels (3 queries)" in str(fast.value)
+    args = ["score", "--qrels", str(tmp_path / "q"), "--run", str(tmp_path / "r"), "--empty-queries", empty]
+    slow = subprocess.run([sys.executable, "-c", NUMPY_PATH_ONLY, *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60)
+    assert (slow.returncode, slow.stdout, slow.stderr) == (2, "", str(fast.value) + "\n")
 
 
 def test_rows_beyond_the_depth_are_cut_and_counted_as_the_numpy_path_does(tmp_path):
@@ -254,6 +270,14 @@ def test_it_hands_back_unknown_families(tmp_path):
 # ---------------------------------------------------------------- the command line
 
 
+#: ``python -m evaluation ARGS`` on the numpy path alone: the handler module the command falls back to, its
+#: refusals said as the command says them.
+NUMPY_PATH_ONLY = ("import sys; from evaluation.cli import _parser; from evaluation.cli_score import score; "
+                   "from evaluation.errors import InputError; a = _parser().parse_args(sys.argv[1:])\n"
+                   "try: sys.exit(score(a, sys.stdout, sys.stderr))\n"
+                   "except InputError as e: print(e, file=sys.stderr); sys.exit(2)")
+
+
 def run_cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-X", "importtime", "-m", "evaluation", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=60)
@@ -279,9 +303,8 @@ def test_the_command_prints_the_numpy_paths_bytes_without_numpy(tmp_path, extra,
     imported = {line.split("|")[-1].strip() for line in fast.stderr.splitlines() if line.startswith("import time:")}
     assert "numpy" not in imported and "evaluation._fastscore" in imported
     # The numpy path on the same files: the same handler module the command falls back to.
-    code = ("import sys; from evaluation.cli import _parser; from evaluation.cli_score import score; "
-            "a = _parser().parse_args(sys.argv[1:]); sys.exit(score(a, sys.stdout, sys.stderr))")
-    slow = subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    slow = subprocess.run([sys.executable, "-c", NUMPY_PATH_ONLY, *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60)
     fast_err = "\n".join(line for line in fast.stderr.splitlines() if not line.startswith("import time:"))
     assert (fast.returncode, fast.stdout, fast_err) == (slow.returncode, slow.stdout, slow.stderr.rstrip("\n"))
     if "--json" in extra:

@@ -1,0 +1,70 @@
+"""A step of every Celery worker: put back in the queue, within seconds, what a dead worker was scoring.
+
+A worker killed mid-task (``kill -9``, the out-of-memory killer, its machine gone) leaves its submission in
+``scoring``; its message is gone with it on the embedded ``filesystem://`` broker, and on Redis it comes back
+only after the visibility timeout (longer than the hard time limit: minutes). The row's heartbeat stops, so
+every other worker of the deployment — scoring, sweep or sandbox worker, however it was started, with or
+without beat — looks every ``LEXBOARD_RECOVERY_INTERVAL`` seconds for rows whose heartbeat is older than
+``LEXBOARD_HEARTBEAT_STALE_SECONDS`` and requeues them (``submissions.services.scoring_recover``, the sweep's
+own rule: each row re-read locked and moved only while still stale, so two workers never both requeue it and a
+live attempt is never touched). A worker started again after the kill does it too, once it is up.
+
+Registered on the Celery app by name (``lexboard/celery.py``); it runs on the worker's timer: the event loop's on
+Redis, a timer thread of its own on the filesystem broker, so a solo worker busy scoring still looks there. It
+logs only when it moved something, and once when the database is away (and once when it is back).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from celery import bootsteps
+from django.conf import settings
+from django.db import connection
+
+from .services import scoring_recover
+
+logger = logging.getLogger(__name__)
+
+
+class ScoringRecovery(bootsteps.StartStopStep):
+    """Every ``LEXBOARD_RECOVERY_INTERVAL`` seconds (0: never), ``scoring_recover()``."""
+
+    requires = ("celery.worker.components:Timer",)
+
+    def __init__(self, parent: Any, **kwargs: Any) -> None:
+        super().__init__(parent, **kwargs)
+        self.tref: Any = None
+        self.failing = False
+
+    def start(self, parent: Any) -> None:
+        interval = settings.LEXBOARD_RECOVERY_INTERVAL
+        if interval > 0:
+            self.tref = parent.timer.call_repeatedly(float(interval), self.recover, priority=10)
+
+    def stop(self, parent: Any) -> None:
+        if self.tref is not None:
+            self.tref.cancel()
+            self.tref = None
+
+    def recover(self) -> None:
+        """One look; never raises (the timer calls it again)."""
+        try:
+            counts = scoring_recover()
+        except Exception:  # the database away, a lock timeout: said once, tried again at the next tick
+            if not self.failing:
+                logger.warning("recovery of dead workers' submissions failed; trying again every %s s",
+                               settings.LEXBOARD_RECOVERY_INTERVAL, exc_info=True)
+            self.failing = True
+            connection.close()
+            return
+        finally:
+            if threading.current_thread() is not threading.main_thread():
+                connection.close()  # the timer's own thread (filesystem broker): no connection left to a fork
+        if self.failing:
+            logger.info("recovery of dead workers' submissions works again")
+            self.failing = False
+        if any(counts.values()):
+            logger.info("recovered dead workers' submissions: %s", counts)
