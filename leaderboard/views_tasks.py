@@ -92,7 +92,7 @@ def board_caption(board: PrivateBoard, phase: Phase, measures: list[str]) -> str
     caption = (f"Private board of {exports.latex_escape(phase.title)}: each team's best final run on the task's "
                f"{board.n_queries} private topics (qrels v{board.qrels_version}), "
                f"{exports.latex_escape(', '.join(measures))} in percent.")
-    if split.hidden:
+    if disclosure.hidden(split):
         grid = board_grid(board)
         caption += (" Hidden split: the primary measure only"
                     + (f", on a grid of {exports.latex_escape(disclosure.points(grid))} (the private topics' share)"
@@ -188,10 +188,10 @@ def board_export(request: HttpRequest, phase_id: int, fmt: str) -> HttpResponse:
         payload = json.loads(exports.to_json(rows, dataset=dataset, split=split, measures=measures))
         payload.update(board="private", task=phase.title, published_at=board.published_at.isoformat(),
                        qrels_version=board.qrels_version, n_queries=board.n_queries, method=board.method,
-                       grid=board_grid(board) if split.hidden else None,
+                       grid=board_grid(board) if disclosure.hidden(split) else None,
                        note="Scored on the task's private topics; a dated snapshot that later judgments do not change."
                             + (" Hidden split: the primary measure only, on the grid of the private topics (grid)."
-                               if split.hidden else ""))
+                               if disclosure.hidden(split) else ""))
         for entry, row in zip(payload["entries"], rows):
             entry["tier"] = row.extra.get("tier")
             entry["vs_leader"] = row.extra.get("leader_text")

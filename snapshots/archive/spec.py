@@ -117,6 +117,8 @@ EXCLUDED: dict[str, str] = {
     "accounts.ParticipantApproval": "who may upload is the new host's curators' decision; participants ask again",
     "snapshots.SnapshotEntryMap": "written by the import itself from the archive's snapshot-entries member",
     "snapshots.ArchiveImport": "the importing host's own record of an import",
+    "submissions.UploadSlot": "a signed address for one upload to this host's object storage, valid an hour; the "
+                              "submission it made travels as an entry",
     "accounts.TermsAcceptance": "who accepted a dataset's terms on this host: its own legal record, with e-mail "
                                 "addresses (its curators export it as CSV); participants accept again on the new host",
 }

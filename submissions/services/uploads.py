@@ -554,18 +554,20 @@ def stored_run_refusal(*, submission: Submission, run: Run | bytes) -> UploadRef
 def _identical_entries(*, user, split: Split, inspected: InspectedUpload) -> Submission | None:
     """Refuse content identical to one of the user's entries on the split; return another user's public twin.
 
-    Identical means the same bytes, or the same ranking under another tag (``ranking_sha256``). After a shared
-    task's close, a run of the task is refused to anyone, withdrawn or not: sent again (its tag changed, by a member
-    or by anyone holding the public file) it would be scored on all topics, and with its public-part value shown
-    during the task give its private-part mean by difference (#37). (The rule compared bytes, tag included, and
-    only the sender's own live entries: a new tag, another member, a withdrawn run, passed.)
+    Identical means the same bytes. After a shared task's close, a run of the task is refused to anyone,
+    withdrawn or not, when it has the same bytes or the same ranking under another tag (``ranking_sha256``): sent
+    again (its tag changed, by a member or by anyone holding the public file) it would be scored on all topics, and
+    with its public-part value shown during the task give its private-part mean by difference (#37). (The rule
+    compared bytes, tag included, and only the sender's own live entries: a new tag, another member, a withdrawn
+    run, passed.) A participant's own run under another tag is otherwise a new entry, as before: its scores are
+    its twin's, and on a hidden split the Ladder judges it a near-copy.
     """
     digest = Q(content_sha256=inspected.content_sha256) if inspected.content_sha256 else Q(sha256=inspected.sha256)
-    if inspected.ranking_sha256:
-        digest |= Q(ranking_sha256=inspected.ranking_sha256)
     twins = Submission.objects.filter(digest, split=split)
     if (phase := phase_of(split_id=split.pk)) is not None and timezone.now() >= phase.closes_at:
-        task_run = twins.filter(entrant_team__isnull=False, after_task=False).order_by("created_at").first()
+        ranking = digest | Q(ranking_sha256=inspected.ranking_sha256) if inspected.ranking_sha256 else digest
+        task_run = (Submission.objects.filter(ranking, split=split, entrant_team__isnull=False, after_task=False)
+                    .order_by("created_at").first())
         if task_run is not None:
             raise UploadRefused(
                 f"This run ranks the same documents as #{task_run.pk}, a run of the shared task \u201c{phase.title}\u201d "
