@@ -47,6 +47,10 @@ probes, three rounds per identity), decoded from the released primary measure
 alone, on 20 and 100 topics, with a first run compared with an empty run or
 with a best baseline (about 0.5 R@100): what the grid still lets through.
 
+The verdict-probe attack (tests/security/test_verdict_probe.py): a baseline's ranking, four known relevant
+documents, one guess; before the near-copy rule, after it, and after it with the rule escaped (value-neutral
+changes on enough other topics), on 20 and 100 topics.
+
 And the board's cost of the grid: how many adjacent entries of a board tie at
 its step — the demo's baselines on its 100-topic test split (1 point), BSARD's
 reported results (222 topics: 0.5 points) and a simulated crowded 222-topic
@@ -69,7 +73,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from demo.baselines import baseline_runs  # noqa: E402
 from demo.generator import generate  # noqa: E402
-from evaluation.ladder import ladder_step, on_grid, round_score, step_for  # noqa: E402
+from evaluation.ladder import (  # noqa: E402
+    ladder_step,
+    near_copy_needed,
+    near_copy_of,
+    on_grid,
+    round_score,
+    step_for,
+    topk_fingerprints,
+)
 from evaluation.qrels import read_qrels  # noqa: E402
 from evaluation.runs import read_run  # noqa: E402
 from evaluation.scoring import evaluate, recall_curve  # noqa: E402
@@ -102,6 +114,7 @@ class Split:
                 ranking.insert(int(rng.integers(1, 30)), d)  # never first: moving it up shows
             self.run[q] = ranking[:DEPTH]
         self.qrels = read_qrels(("\n".join(lines) + "\n").encode())
+        self.qrels_pairs = {(line.split()[0], line.split()[2]) for line in lines}
 
     def score(self, run: dict[str, list[str]]):
         text = "".join(f"{q} Q0 {d} {i + 1} {DEPTH - i} x\n" for q, docs in run.items() for i, d in enumerate(docs))
@@ -265,6 +278,67 @@ def count_probe_attack(split: Split, *, identities: int, probes: int, baseline: 
             "per_released_run": round(sum(recovered) / released, 2) if released else 0.0, "step": step}
 
 
+def verdict_probe_attack(split: Split, *, identities: int, probes: int = 5, near_copy: bool, escape: bool = False,
+                         seed: int = 7) -> dict:
+    """The verdict as a channel (tests/security/test_verdict_probe.py): the baseline's ranking (here: the
+    attacker's retriever without its relevant documents, what BM25 misses), four relevant documents the attacker
+    knows on four topics, one guessed document on a fifth; "released" reads relevant, "not a significant
+    improvement" not. Each identity reads answers until its first release (after it the best has moved and the
+    next verdicts no longer turn on one guess). ``near_copy``: the site's rule (``evaluation.ladder.
+    near_copy_of``) against the baseline and the identity's released runs. ``escape``: the attacker knows the
+    rule and swaps the last document of enough other topics for an unjudged one, so that the run changes the
+    top documents of the topics the rule asks for while their values stay the same.
+    """
+    rng = np.random.default_rng(seed)
+    step = step_for(len(split.qids))
+    judged = {q: {d for d in split.docs if (q, d) in split.qrels_pairs} for q in split.qids}
+    spare = [d for d in split.docs]
+    baseline = {}
+    for q in split.qids:
+        kept = [d for d in split.run[q] if d not in split.relevant[q]]
+        baseline[q] = (kept + [d for d in spare if d not in kept and d not in judged[q]])[:DEPTH]
+    base_vector = split.vector(split.score(baseline))
+    known_topics = split.qids[:4]
+    known = {q: sorted(split.relevant[q])[0] for q in known_topics}
+    targets = split.qids[4:]
+    needed = near_copy_needed(len(split.qids))
+    per_identity, runs, answered = [], 0, 0
+    for n in range(identities):
+        best, first = base_vector, True
+        references = {"baseline": topk_fingerprints(baseline, DEPTH)}
+        right = wrong = 0
+        for k in range(probes):
+            target = targets[(n * probes + k) % len(targets)]
+            relevant = bool(rng.random() < 0.5)
+            guess = (sorted(split.relevant[target])[0] if relevant else
+                     sorted(judged[target] - split.relevant[target] - set(baseline[target]))[0])
+            run = {q: list(docs) for q, docs in baseline.items()}
+            for q, d in known.items():
+                run[q] = run[q][:DEPTH - 1] + [d]
+            run[target] = run[target][:DEPTH - 1] + [guess]
+            if escape:
+                others = [q for q in split.qids if q not in known and q != target][: max(0, needed - 5)]
+                for q in others:
+                    fresh = next(d for d in spare if d not in run[q] and d not in judged[q])
+                    run[q] = run[q][:DEPTH - 1] + [fresh]
+            runs += 1
+            fingerprint = topk_fingerprints(run, DEPTH)
+            if near_copy and near_copy_of(new=fingerprint, references=references, units=split.qids) is not None:
+                continue  # no verdict: nothing to read
+            new = split.vector(split.score(run))
+            decision = ladder_step(best=best, new=new, grid=lambda v: on_grid(v, step),
+                                   start_name="the best baseline" if first else "")
+            answered += 1
+            right += decision.released == relevant
+            wrong += decision.released != relevant
+            if decision.released:
+                break  # the best moved: this identity's next verdicts no longer read one guess
+        per_identity.append(right - wrong)
+    return {"identities": identities, "probes_per_identity": probes, "runs": runs, "verdicts": answered,
+            "recovered_per_identity": per_identity, "max_per_identity": max(per_identity),
+            "total": int(sum(per_identity)), "verdicts_needed_changed_topics": needed}
+
+
 def adjacent_ties(values: list[float], step: float) -> dict:
     """How many adjacent entries of a board (sorted by value) become ties when shown on ``step``."""
     ordered = sorted(values, reverse=True)
@@ -303,9 +377,11 @@ def main() -> int:
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--lattice-identities", type=int, default=5)
     parser.add_argument("--count-identities", type=int, default=50, help="identities of the count-probe attack")
+    parser.add_argument("--verdict-identities", type=int, default=20, help="identities of the verdict-probe attack")
     args = parser.parse_args()
     if args.smoke:
         args.topics, args.quota, args.identities, args.count_identities = 10, 20, [5], 5
+        args.verdict_identities = 3
     started = time.perf_counter()
     split = Split(topics=args.topics)
     results = {"topics": args.topics, "quota": args.quota, "before": before(split),
@@ -329,6 +405,14 @@ def main() -> int:
             counting[name] = count_probe_attack(target, identities=args.count_identities, probes=probes,
                                                 baseline=baseline)
     results["count_probe"] = counting
+    verdicts = {}
+    for topics in (20, 100):
+        target = Split(topics=topics)
+        for name, near_copy, escape in (("before", False, False), ("after", True, False),
+                                        ("after_escape", True, True)):
+            verdicts[f"verdict_{topics}_topics_{name}"] = verdict_probe_attack(
+                target, identities=args.verdict_identities, near_copy=near_copy, escape=escape)
+    results["verdict_probe"] = verdicts
     results["board_cost"] = board_cost()
     results["seconds"] = round(time.perf_counter() - started, 1)
     out = BASE_DIR / "var" / "bench-results" / "attack.json"
@@ -348,6 +432,9 @@ def main() -> int:
         print(f"{name:34s} {r['released_runs']:3d} of {r['runs']} runs released, judgments recovered: {r['total']} "
               f"({r['max_per_identity']} at most per identity, {r['wrong']} wrong), {r['per_released_run']} per "
               "released run")
+    for name, r in verdicts.items():
+        print(f"{name:32s} {r['runs']:3d} runs, {r['verdicts']:3d} verdicts, judgments recovered (right - wrong) per "
+              f"identity: at most {r['max_per_identity']}, {r['total']} in all ({r['identities']} identities)")
     for name, r in results["board_cost"].items():
         print(f"{name:22s} {r['entries']:3d} entries, {r['topics']} topics, step {r['step_points']} points: "
               f"{r['adjacent_ties_after']} of {r['adjacent_distinct_before']} distinct adjacent pairs tie")
