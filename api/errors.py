@@ -102,9 +102,14 @@ def measure_or_404(dataset, measure: str, *, parameter: str) -> str:
 
 
 def _detail(item: Any) -> dict[str, Any]:
-    """Normalise a problem (a dict, a ``Problem`` of the metric core, or text) to ``{"line", "reason"}``."""
+    """Normalise a problem (a dict, a ``Problem`` of the metric core, or text) to ``{"line", "reason"}``; a kind of
+    problem found on several lines of a run keeps its first ``lines`` and their ``count``."""
     if isinstance(item, dict):
-        return {"line": item.get("line"), "reason": str(item.get("reason", ""))}
+        out = {"line": item.get("line"), "reason": str(item.get("reason", ""))}
+        if "count" in item:
+            out["lines"] = [int(n) for n in item.get("lines") or []]
+            out["count"] = int(item["count"])
+        return out
     line = getattr(item, "line", None)
     reason = getattr(item, "reason", None)
     if reason is not None:

@@ -45,6 +45,12 @@ ErrorSerializer = inline_serializer(
                             allow_null=True, help_text="Line of the uploaded file, when the problem has one."
                         ),
                         "reason": serializers.CharField(),
+                        "lines": serializers.ListField(
+                            child=serializers.IntegerField(), required=False,
+                            help_text="A problem found on several lines of a run (problems are grouped by kind): the "
+                                      "first lines with it; `line` and `reason` are the first one's."),
+                        "count": serializers.IntegerField(
+                            required=False, help_text="How many lines have this kind of problem."),
                     },
                     many=True,
                 ),

@@ -93,6 +93,9 @@ class SubmissionListQuery(serializers.Serializer):
         required=False, help_text="Your own submissions (the only list there is): `1`, `true` or absent."
     )
     dataset = serializers.SlugField(required=False, help_text="Only this dataset's (slug); an unknown one is a 404.")
+    split = serializers.SlugField(
+        required=False, help_text="Only this split's (its name, e.g. `dev`); with `dataset`, a split the dataset "
+                                  "lacks is a 404.")
     status = serializers.ChoiceField(choices=Submission.Status.choices, required=False)
     limit = serializers.IntegerField(
         required=False, min_value=1, max_value=SubmissionPagination.max_limit,
@@ -164,7 +167,7 @@ class SubmissionListCreate(JsonView):
                     "results": SubmissionSerializer(many=True),
                 },
             ),
-            **error_responses(400, e401="No valid token.", e404="No such dataset."),
+            **error_responses(400, e401="No valid token.", e404="No such dataset, or no such split of it."),
         },
         examples=[
             OpenApiExample(
@@ -179,9 +182,14 @@ class SubmissionListCreate(JsonView):
         query = SubmissionListQuery(data=request.query_params.dict())
         query.is_valid(raise_exception=True)  # an unknown status or a negative limit is a 400, not an empty list
         qs = _submissions().filter(user=request.user).order_by("-created_at", "-pk")
-        if query.validated_data.get("dataset"):
+        if query.validated_data.get("dataset") and query.validated_data.get("split"):
+            qs = qs.filter(split=_split_or_error(query.validated_data["dataset"], query.validated_data["split"],
+                                                 user=request.user))
+        elif query.validated_data.get("dataset"):
             dataset = _dataset_or_error(query.validated_data["dataset"], user=request.user)
             qs = qs.filter(split__dataset=dataset)
+        elif query.validated_data.get("split"):
+            qs = qs.filter(split__name=query.validated_data["split"])
         if query.validated_data.get("status"):
             qs = qs.filter(status=query.validated_data["status"])
         paginator = SubmissionPagination()

@@ -2,7 +2,7 @@
 
 Gives a participant the leaderboard's own numbers and warnings before a
 submission is spent. Exit status 0 on success, 2 on invalid input (reasons
-on stderr, one ``file:line: reason`` per line), 3 when ``score --verify``
+on stderr, one ``file:line: reason`` per kind of problem, with how many lines have it), 3 when ``score --verify``
 finds the two implementations disagreeing.
 
 This module only parses the arguments: each command's handler is imported
@@ -49,7 +49,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
         status: int = args.handler(args, out, err)
         return status
     except InputError as exc:
-        print(str(exc), file=err)
+        print(exc.grouped(), file=err)
         return EXIT_INVALID
     except (ValueError, OSError) as exc:
         print(f"error: {exc}", file=err)

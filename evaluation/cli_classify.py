@@ -31,7 +31,7 @@ def run_classify(args: argparse.Namespace, *, stdout: TextIO | None = None, stde
     try:
         result = score_files(args.gold, args.pred, task=args.task, labels=labels)
     except InputError as exc:
-        print(str(exc), file=stderr)
+        print(exc.grouped(), file=stderr)
         return EXIT_INVALID
     if args.json:
         json.dump(result.to_dict(), stdout, indent=2)

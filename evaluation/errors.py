@@ -11,11 +11,20 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import NoReturn
+    from typing import Any, NoReturn
 
 #: Parsing stops after this many problems: enough to show a pattern, few
-#: enough to read.
+#: enough to read. It is also how many problems an error keeps one by one, and
+#: how many different rules (kinds of problem) it tells apart.
 MAX_PROBLEMS = 20
+
+#: The run readers keep counting problems of the kinds already seen up to this
+#: many lines, so that a refusal says how many lines share a problem ("all
+#: 5,000 lines: …") in bounded time and memory (a count per rule).
+MAX_COUNTED_PROBLEMS = 10_000
+
+#: A group of problems keeps this many of its line numbers.
+GROUP_LINES = 10
 
 
 class _Record:
@@ -46,27 +55,113 @@ class _Record:
 
 
 class Problem(_Record):
-    """One reason to refuse a file; ``line`` is 1-based, None for the whole file."""
+    """One reason to refuse a file; ``line`` is 1-based, None for the whole file.
 
-    __slots__ = ("line", "reason")
+    ``rule`` is what the problem has in common with others of its kind, without the line's text or token
+    ("the score is not a number; …"): problems are grouped by it (``ProblemGroup``). None: the reason itself.
+    """
+
+    __slots__ = ("line", "reason", "rule")
     line: int | None
     reason: str
+    rule: str | None
 
-    def __init__(self, line: int | None, reason: str) -> None:
+    def __init__(self, line: int | None, reason: str, rule: str | None = None) -> None:
         self.line = line
         self.reason = reason
+        self.rule = rule
+
+    @property
+    def key(self) -> str:
+        """What problems of the same kind share: the rule, or the reason when there is none."""
+        return self.rule if self.rule is not None else self.reason
+
+
+class ProblemGroup(_Record):
+    """The problems of one rule: the first one's ``reason``, the first ``GROUP_LINES`` line numbers, how many."""
+
+    __slots__ = ("rule", "reason", "lines", "count")
+    rule: str
+    reason: str
+    lines: tuple[int, ...]
+    count: int
+
+    def __init__(self, rule: str, reason: str, lines: tuple[int, ...], count: int) -> None:
+        self.rule = rule
+        self.reason = reason
+        self.lines = lines
+        self.count = count
+
+    @property
+    def line(self) -> int | None:
+        """The first line with this problem (None: the whole file)."""
+        return self.lines[0] if self.lines else None
+
+    def describe(self, *, n_lines: int | None = None, complete: bool = True, shown: int = 3) -> str:
+        """One line a person reads: "line 7: <reason>" for one problem, else "all 5,000 lines: <rule> (lines 1, 2,
+        3, …)" (or "1,200 of 5,000 lines", "at least 10,000 lines" when reading stopped before the end)."""
+        if self.count == 1:
+            return f"line {self.line}: {self.reason}" if self.line is not None else self.reason
+        if not complete:
+            how_many = f"at least {counted(self.count, 'line')}"
+        elif n_lines is not None and self.count == n_lines:
+            how_many = f"all {counted(self.count, 'line')}"
+        elif n_lines is not None and self.count < n_lines:
+            how_many = f"{self.count:,} of {counted(n_lines, 'line')}"
+        else:
+            how_many = counted(self.count, "line")
+        first = ", ".join(str(n) for n in self.lines[:shown])
+        more = ", …" if self.count > min(shown, len(self.lines)) else ""
+        where = f" (line{'s' if self.count > 1 else ''} {first}{more})" if self.lines else ""
+        return f"{how_many}: {self.rule}{where}"
+
+
+def group_problems(problems: list[Problem]) -> list[ProblemGroup]:
+    """The problems grouped by rule, in the order of each rule's first line (the whole file's first)."""
+    found: dict[str, list[Any]] = {}
+    for p in sorted(problems, key=lambda p: (p.line is not None, p.line or 0)):
+        g = found.setdefault(p.key, [p, [], 0])
+        g[2] += 1
+        if p.line is not None and len(g[1]) < GROUP_LINES:
+            g[1].append(p.line)
+    return [ProblemGroup(k, g[0].reason, tuple(g[1]), g[2]) for k, g in found.items()]
 
 
 class InputError(Exception):
     """A file that cannot be scored, with up to ``MAX_PROBLEMS`` problems.
 
-    ``str(err)`` gives one ``path:line: reason`` line per problem.
+    ``str(err)`` gives one ``path:line: reason`` line per problem; ``grouped()`` one line per kind of problem,
+    with how many lines have it. ``groups``: the problems by rule, counted beyond the ``problems`` kept (up to
+    the reader's bound); ``n_lines``: the file's lines when it was read to the end, else None; ``complete``:
+    False when reading stopped at the bound (each count is then at least that).
     """
 
-    def __init__(self, path: str, problems: list[Problem]):
+    def __init__(self, path: str, problems: list[Problem], *, groups: list[ProblemGroup] | None = None,
+                 n_lines: int | None = None, complete: bool = True):
         self.path = path
         self.problems = list(problems)
+        self.groups = list(groups) if groups is not None else group_problems(self.problems)
+        self.n_lines = n_lines
+        self.complete = complete
         super().__init__(self._format())
+
+    @property
+    def n_problem_lines(self) -> int:
+        """How many lines (or whole-file problems) were found wrong, as far as they were counted."""
+        return sum(g.count for g in self.groups)
+
+    def grouped(self) -> str:
+        """One line per kind of problem: ``path:line: reason`` for one, ``path:first: all 5,000 lines: rule (lines
+        1, 2, 3, …)`` for several; a last line when reading stopped before the end."""
+        lines = []
+        for g in self.groups:
+            where = f"{self.path}:{g.line}" if g.line is not None else self.path
+            text = g.reason if g.count == 1 else g.describe(n_lines=self.n_lines, complete=self.complete)
+            lines.append(f"{where}: {text}")
+        if not self.complete:
+            lines.append(f"{self.path}: stopped after {counted(self.n_problem_lines, 'problem')}; "
+                         "fix these and check the file again")
+        return "\n".join(lines)
 
     def _format(self) -> str:
         lines = []
@@ -178,9 +273,13 @@ def no_shared_queries_error(path: str, n_run_queries: int, n_qrels_queries: int)
 
 
 class ProblemCollector:
-    """Collects problems until ``MAX_PROBLEMS``, then raises.
+    """Collects problems until ``limit`` of them (or ``MAX_PROBLEMS`` different rules), then raises.
 
-    Used by the parsers so that one upload shows several bad lines at once.
+    Used by the parsers so that one upload shows several bad lines at once. It keeps the first
+    ``MAX_PROBLEMS`` problems one by one and counts every problem by rule (a few line numbers and a count
+    each), so a ``limit`` of ``MAX_COUNTED_PROBLEMS`` costs no more memory than 20. ``lines_read``: the lines
+    the reader has read so far, set by it (``_kernel.iter_chunks``); the error carries it when the file was read
+    to its end.
     """
 
     def __init__(self, path: str, error_class: type[InputError], *, limit: int = MAX_PROBLEMS):
@@ -188,22 +287,40 @@ class ProblemCollector:
         self.error_class = error_class
         self.limit = limit
         self.problems: list[Problem] = []
+        self.count = 0
+        self.lines_read: int | None = None
+        self._groups: dict[str, list[Any]] = {}  # rule -> [first problem, first lines, count]
 
-    def add(self, line: int | None, reason: str) -> None:
-        """Record a problem; raise once there are ``limit`` (enough to stop)."""
-        self.problems.append(Problem(line, reason))
-        if len(self.problems) >= self.limit:
-            self.raise_now()
+    def add(self, line: int | None, reason: str, rule: str | None = None) -> None:
+        """Record a problem; raise once there are ``limit`` (enough to stop), or ``MAX_PROBLEMS`` different rules."""
+        problem = Problem(line, reason, rule)
+        self.count += 1
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(problem)
+        group = self._groups.get(problem.key)
+        if group is None:
+            group = self._groups[problem.key] = [problem, [], 0]
+        group[2] += 1
+        if line is not None and len(group[1]) < GROUP_LINES:
+            group[1].append(line)
+        if self.count >= self.limit or len(self._groups) >= MAX_PROBLEMS:
+            self._raise(complete=False, at_end=False)  # enough to stop: the counts are lower bounds
 
     def raise_now(self) -> NoReturn:
-        """Raise the collected problems (sorted by line)."""
-        problems = sorted(self.problems, key=lambda p: (p.line is not None, p.line or 0))
-        raise self.error_class(self.path, problems)
+        """Raise the collected problems (sorted by line): a problem that stops the reading."""
+        self._raise(complete=True, at_end=False)
 
     def raise_if_any(self) -> None:
-        """Raise if any problem was recorded."""
+        """Raise if any problem was recorded: the reader is at the end of the file."""
         if self.problems:
-            self.raise_now()
+            self._raise(complete=True, at_end=True)
+
+    def _raise(self, *, complete: bool, at_end: bool) -> NoReturn:
+        problems = sorted(self.problems, key=lambda p: (p.line is not None, p.line or 0))
+        order = sorted(self._groups.items(), key=lambda kv: (kv[1][1] != [], min(kv[1][1], default=0)))
+        groups = [ProblemGroup(key, g[0].reason, tuple(sorted(g[1])), g[2]) for key, g in order]
+        raise self.error_class(self.path, problems, groups=groups, complete=complete,
+                               n_lines=self.lines_read if at_end else None)
 
     def __bool__(self) -> bool:
         return bool(self.problems)

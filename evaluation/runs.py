@@ -19,7 +19,7 @@ import numpy as np
 
 from . import _kernel as K
 from .conventions import DEFAULT_SCORE_PRECISION, ScorePrecision
-from .errors import Notice, Problem, ProblemCollector, RunFormatError, counted
+from .errors import MAX_COUNTED_PROBLEMS, Notice, Problem, ProblemCollector, RunFormatError, counted
 
 RUN_COLUMNS = "query id, Q0, document id, rank, score, run tag"
 _RANK_MESSAGE = ("the rank {token!r} is not a whole number; the rank column is read but not used "
@@ -117,7 +117,7 @@ def read_run(source: K.Source, *, name: str | None = None, max_lines: int | None
 
 
 def _read_run(stream: BinaryIO, display: str, max_lines: int | None, max_bytes: int | None) -> Run:
-    collector = ProblemCollector(display, RunFormatError)
+    collector = ProblemCollector(display, RunFormatError, limit=MAX_COUNTED_PROBLEMS)
     qid_codes: dict[str, int] = {}
     tags: dict[str, None] = {}
     size = K.size_hint(stream)
@@ -243,7 +243,8 @@ def _check_duplicates(run: Run, collector: ProblemCollector) -> None:
             collector.add(run.line_of(r),
                           f"document {run.docids(np.array([r]))[0]!r} appears twice for query "
                           f"{run.qids[q[r]]!r} (lines {run.line_of(first)} and {run.line_of(r)}); "
-                          "keep one row per (query, document)")
+                          "keep one row per (query, document)",
+                          "a document appears twice for a query; keep one row per (query, document)")
         else:
             seen[ident] = r
     collector.raise_if_any()
@@ -303,10 +304,11 @@ def scan_run(stream: BinaryIO, *, max_lines: int | None = None, max_bytes: int |
     (columns, UTF-8, scores, ranks, caps on lines and bytes), plus caps on the
     length of a data line, a query id and a document id. Not checked here: a
     (query, document) pair twice, which needs every row. Raises
-    ``RunFormatError`` with up to 20 ``line: reason`` problems; a file without
-    a data row (empty, only blank lines or only ``#`` comments) is one of them.
+    ``RunFormatError`` with up to 20 ``line: reason`` problems, and every problem counted by rule (up to
+    ``MAX_COUNTED_PROBLEMS``: ``InputError.groups``); a file without a data row (empty, only blank lines or only
+    ``#`` comments) is one of them.
     """
-    collector = ProblemCollector("<upload>", RunFormatError)
+    collector = ProblemCollector("<upload>", RunFormatError, limit=MAX_COUNTED_PROBLEMS)
     codes: dict[str, int] = {}
     counts = np.zeros(0, dtype=np.int64)
     n_rows = n_lines = 0
@@ -316,16 +318,19 @@ def scan_run(stream: BinaryIO, *, max_lines: int | None = None, max_bytes: int |
         n_lines = int(chunk.line_no[-1])
         if max_line_bytes is not None:
             width = chunk.ends[:, -1] - chunk.starts[:, 0]
-            for i in np.flatnonzero(width > max_line_bytes)[:5]:
+            for i in np.flatnonzero(width > max_line_bytes):
                 collector.add(int(chunk.line_no[i]), f"the line is {int(width[i]):,} bytes long; run lines have at "
-                                                     f"most {max_line_bytes:,} bytes ({RUN_COLUMNS})")
+                                                     f"most {max_line_bytes:,} bytes ({RUN_COLUMNS})",
+                              f"the line is longer than {max_line_bytes:,} bytes, the most a run line has "
+                              f"({RUN_COLUMNS})")
         for col, cap, label in caps:
             if cap is None:
                 continue
             length = chunk.lengths(col)
-            for i in np.flatnonzero(length > cap)[:5]:
+            for i in np.flatnonzero(length > cap):
                 collector.add(int(chunk.line_no[i]), f"the {label} {chunk.token(int(i), col)[:40]!r}… is "
-                                                     f"{int(length[i]):,} bytes long; a {label} has at most {cap} bytes")
+                                                     f"{int(length[i]):,} bytes long; a {label} has at most {cap} bytes",
+                              f"the {label} is longer than {cap} bytes, the most a {label} has")
         q = K.codes_for(chunk, 0, codes, collector, "query id")
         K.parse_scores(chunk, 4, collector)
         K.check_integers(chunk, 3, collector, _RANK_MESSAGE)

@@ -74,6 +74,8 @@ CHOICES = {
     "training_data": ("none", "train_split", "other_legal", "web_scale", "unknown"),
     "could_have_seen": ("no", "corpus", "test_questions", "both", "unknown"),
 }
+#: A submission's statuses (the server's ``Submission.Status``; the schema of ``GET /api/v1/submissions/`` lists them).
+SUBMISSION_STATUSES = ("queued", "scoring", "scored", "failed", "waiting")
 MODEL_HELP = ("a model the system uses and its licence, e.g. --model 'BAAI/bge-m3 MIT' (repeat it for each model; "
               "with set: the list given replaces the stored one)")
 
@@ -100,6 +102,10 @@ class ClientError(Exception):
 def _format_detail(detail: dict) -> str:
     line = detail.get("line")
     reason = detail.get("reason", "")
+    count, lines = detail.get("count") or 1, detail.get("lines") or []
+    if count > 1 and line is not None:  # one kind of problem on many lines: how many, the first, its reason
+        shown = ", ".join(str(n) for n in lines[:5]) + (", …" if count > len(lines[:5]) else "")
+        return f"  {count:,} lines ({shown}); line {line}: {reason}"
     return f"  line {line}: {reason}" if line is not None else f"  {reason}"
 
 
@@ -375,6 +381,23 @@ class Client:
                             data=json.dumps({"version": int(version)}).encode(),
                             headers={"Content-Type": "application/json"})
 
+    def submissions(self, *, dataset: str | None = None, split: str | None = None, status: str | None = None,
+                    page_size: int = 100) -> list[dict]:
+        """Your own submissions, newest first, every page of them; only a dataset's, a split's, in a status."""
+        query = {k: v for k, v in (("dataset", dataset), ("split", split), ("status", status)) if v}
+        found: list[dict] = []
+        while True:
+            params = urllib.parse.urlencode({**query, "limit": page_size, "offset": len(found)})
+            page = self.request("GET", f"submissions/?{params}")
+            found.extend(page.get("results") or [])
+            if not page.get("next") or not page.get("results"):
+                return found
+
+    def leaderboard(self, slug: str, *, split: str | None = None) -> dict:
+        """A split's public leaderboard as the API gives it (no token needed)."""
+        params = f"?{urllib.parse.urlencode({'split': split})}" if split else ""
+        return self.request("GET", f"datasets/{urllib.parse.quote(slug)}/leaderboard{params}")
+
     def tasks(self, slug: str) -> list:
         """A dataset's shared tasks: phases, dates, caps, and your team in each."""
         return self.request("GET", f"datasets/{urllib.parse.quote(slug)}/tasks")  # type: ignore[return-value]
@@ -518,6 +541,53 @@ def format_dataset(body: dict) -> str:
         needs = "; entries must state their provenance" if split.get("requires_provenance") else ""
         lines.append(f"  split {split.get('name')} ({'hidden' if split.get('hidden') else 'public'} labels): "
                      f"{quota}{needs}")
+    return "\n".join(lines)
+
+
+def format_submissions(found: list[dict]) -> str:
+    """Your submissions, one line each: id, dataset/split, status, name, visibility, the first score or the reason."""
+    if not found:
+        return "no submission (with these filters)"
+    lines = []
+    for info in found:
+        scores = info.get("scores") or {}
+        if info.get("status") == "scored" and scores:
+            name, value = next(iter(scores.items()))
+            decimals = _grid_decimals(info.get("grid"))
+            outcome = f"{name} {'–' if value is None else f'{100 * value:.{decimals}f}'}"
+        elif info.get("status") == "failed":
+            outcome = ((info.get("error") or {}).get("message") or "no reason given")[:100]
+        else:
+            outcome = ""
+        withdrawn = ", withdrawn" if info.get("withdrawn") else ""
+        lines.append(f"{info.get('id'):>6}  {info.get('dataset')}/{info.get('split')}  {info.get('status')}  "
+                     f"{info.get('system_name')!r} ({info.get('visibility')}{withdrawn})"
+                     + (f"  {outcome}" if outcome else ""))
+    return "\n".join(lines)
+
+
+def format_leaderboard(body: dict) -> str:
+    """A leaderboard in percent, as the site shows it: rank, system, owner, then every measure."""
+    measures = body.get("measures") or []
+    decimals = _grid_decimals(body.get("grid"))
+    entries = body.get("entries") or []
+    head = (f"leaderboard {body.get('dataset')}/{body.get('split')} "
+            f"({'hidden' if body.get('hidden') else 'public'} labels), sorted by {body.get('sort')}, percent")
+    if not entries:
+        return f"{head}\nno entry yet"
+    width = max(len("system"), *(len(str(e.get("system") or "")) for e in entries))
+    owner_width = max(len("owner"), *(len(str(e.get("owner") or "")) for e in entries))
+    cells = [f"{'rank':>4}", f"{'system':<{width}}", f"{'owner':<{owner_width}}", *(f"{m:>9}" for m in measures)]
+    lines = [head, "  ".join(cells)]
+    for entry in entries:
+        values = entry.get("scores") or {}
+        row = [f"{entry.get('rank') if entry.get('rank') is not None else '–':>4}",
+               f"{entry.get('system') or '':<{width}}", f"{entry.get('owner') or '':<{owner_width}}",
+               *(f"{100 * values[m]:>9.{decimals}f}" if values.get(m) is not None else f"{'–':>9}"
+                 for m in measures)]
+        lines.append("  ".join(row))
+    if isinstance(body.get("grid"), (int, float)):
+        lines.append(f"(hidden split: values on a grid of {100 * body['grid']:g} points)")
     return "\n".join(lines)
 
 
@@ -667,6 +737,15 @@ def build_parser() -> argparse.ArgumentParser:
                              help="a dataset's measures and splits, with your uploads left on each")
     dataset.add_argument("slug", metavar="DATASET", help="dataset slug, e.g. bsard")
 
+    listing = sub.add_parser("list", parents=[common], help="your submissions, newest first")
+    listing.add_argument("--dataset", help="only this dataset's (slug)")
+    listing.add_argument("--split", help="only this split's (its name, e.g. dev)")
+    listing.add_argument("--status", choices=SUBMISSION_STATUSES, help="only those in this status")
+
+    board = sub.add_parser("leaderboard", parents=[common], help="a split's public leaderboard (no token needed)")
+    board.add_argument("slug", metavar="DATASET", help="dataset slug, e.g. bsard")
+    board.add_argument("--split", help="split name (default: the dataset's hidden test split)")
+
     tasks = sub.add_parser("tasks", parents=[common], help="a dataset's shared tasks and your team in each")
     tasks.add_argument("slug", metavar="DATASET", help="dataset slug, e.g. coliee-t3")
     return parser
@@ -708,7 +787,8 @@ def _in_client_terms(text: str) -> str:
 
 
 def _simple_command(client: Client, args, out) -> int:
-    """per-query, set, withdraw, dataset, tasks: one request, its answer printed."""
+    """per-query, set, withdraw, list, leaderboard, dataset, tasks: a request (list: a page at a time), its answer
+    printed."""
     if args.command == "per-query":
         body = client.per_query(args.id)
         print(json.dumps(body) if args.json else format_per_query(body), file=out)
@@ -723,6 +803,12 @@ def _simple_command(client: Client, args, out) -> int:
         info = client.withdraw(args.id)
         print(json.dumps(info) if args.json else f"submission {info.get('id')} withdrawn: it is on no board any more",
               file=out)
+    elif args.command == "list":
+        found = client.submissions(dataset=args.dataset, split=args.split, status=args.status)
+        print(json.dumps(found) if args.json else format_submissions(found), file=out)
+    elif args.command == "leaderboard":
+        body = client.leaderboard(args.slug, split=args.split)
+        print(json.dumps(body) if args.json else format_leaderboard(body), file=out)
     elif args.command == "dataset":
         body = client.dataset(args.slug)
         print(json.dumps(body) if args.json else format_dataset(body), file=out)
@@ -812,9 +898,10 @@ def main(argv: list[str] | None = None, *, out=None, err=None) -> int:
     if not args.url:
         print("error: --url is required (or set LEXBOARD_URL)", file=err)
         return EXIT_ERROR
-    if args.command in ("submit", "set", "withdraw", "submit-image", "image-status", "image-cancel") \
+    if args.command in ("submit", "set", "withdraw", "submit-image", "image-status", "image-cancel", "list") \
             and not args.token:
-        what = "to upload" if args.command.startswith("submit") else f"for {args.command}"
+        what = ("to upload" if args.command.startswith("submit") else "to list your submissions"
+                if args.command == "list" else f"for {args.command}")
         print(f"error: --token is required {what} (or set LEXBOARD_TOKEN); create one on your profile page", file=err)
         return EXIT_ERROR
 

@@ -45,7 +45,8 @@ def _split_for_upload(dataset_slug: str, split_name: str | None) -> Split:
 
 
 def _refusal_to_form(form, exc: UploadRefused) -> None:
-    """The refusal as form errors: the message, then one line per problem (line + reason); a problem of a field
+    """The refusal as form errors: the message, then one line per kind of problem (its lines and how many, the first
+    one's line and reason); a problem of a field
     (``training_data: say what …``) beside that field."""
     form.add_error(None, exc.message)
     for detail in exc.details[:20]:
@@ -55,7 +56,13 @@ def _refusal_to_form(form, exc: UploadRefused) -> None:
         if rest and name in form.fields and name != "run":
             form.add_error(name, rest)
         elif reason and reason != exc.message:
-            form.add_error("run" if "run" in form.fields else None, f"line {line}: {reason}" if line else reason)
+            count, lines = detail.get("count") or 1, detail.get("lines") or []
+            if count > 1:  # a kind of problem on many lines: how many, the first of them, the first one's reason
+                shown = ", ".join(str(n) for n in lines[:5]) + (", …" if count > len(lines[:5]) else "")
+                text = f"{count:,} lines ({shown}); line {line}: {reason}"
+            else:
+                text = f"line {line}: {reason}" if line else reason
+            form.add_error("run" if "run" in form.fields else None, text)
 
 
 def _upload_context(split: Split, user) -> dict:

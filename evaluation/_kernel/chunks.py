@@ -171,6 +171,7 @@ def iter_chunks(
         chunk, nlines = _tokenize(buf, b, ncols, columns_help, base_line, collector, trailing_text)
         del b
         base_line += nlines
+        collector.lines_read = base_line
         if max_lines is not None and base_line > max_lines:
             collector.add(max_lines + 1, f"the file has more than {max_lines:,} lines, the limit for this dataset")
             collector.raise_now()
@@ -240,17 +241,20 @@ def _tokenize(buf: bytearray, b: np.ndarray, ncols: int, columns_help: str, base
         cr_only[np.searchsorted(nl, cr, side="right") - 1] = True
         wrong |= cr_only & (counts > ncols)
     bad = np.flatnonzero(data & wrong)
-    for i in bad[:25]:
+    for i in bad:  # every one, for the counts: the collector stops at its bound
         found = int(counts[i])
         line = _line_text(buf, nl, int(i))
         hint = _COLUMN_HINTS.get((ncols, found), "")
+        expected = f"expected {ncols} columns ({columns_help}) separated by spaces or tabs"
+        rule = f"{expected}, found {found}{hint}"
         if found < ncols and ("," in line or ";" in line):
             hint = " (it looks comma- or semicolon-separated; use spaces or tabs)"
+            rule = f"comma- or semicolon-separated — use spaces or tabs between the {ncols} columns ({columns_help})"
         if cr_only[i]:
             hint = " (the lines end with CR alone, so the file reads as one line; save it with LF or CRLF line ends)"
+            rule = f"{expected}{hint}"
         collector.add(base_line + int(i) + 1,
-                      f"expected {ncols} columns ({columns_help}) separated by spaces or tabs, "
-                      f"found {found}{hint}: {line!r}")
+                      f"{expected}, found {found}{hint}: {line!r}", rule)
     good = np.flatnonzero(data & ~wrong)
     if len(good) == 0:
         return None, nlines

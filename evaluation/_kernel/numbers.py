@@ -272,15 +272,18 @@ def parse_scores(chunk: Chunk, col: int, collector: ProblemCollector, label: str
         except ValueError:
             hint = ("; write decimals with a dot (0.5, not 0,5)" if "," in token
                     else "; write a plain decimal number such as 14.2 or -0.5")
-            collector.add(int(chunk.line_no[i]), f"the {label} {said} is not a number{hint}")
+            collector.add(int(chunk.line_no[i]), f"the {label} {said} is not a number{hint}",
+                          f"the {label} is not a number{hint}")
             v = 0.0
         else:
             if v != v:
-                collector.add(int(chunk.line_no[i]), f"the {label} {said} is NaN; every row needs a finite number")
+                collector.add(int(chunk.line_no[i]), f"the {label} {said} is NaN; every row needs a finite number",
+                              f"the {label} is NaN; every row needs a finite number")
                 v = 0.0
             elif v in (float("inf"), float("-inf")):
                 what = "is infinite" if "inf" in token.lower() else "overflows a double-precision number"
-                collector.add(int(chunk.line_no[i]), f"the {label} {said} {what}; use a finite number")
+                collector.add(int(chunk.line_no[i]), f"the {label} {said} {what}; use a finite number",
+                              f"the {label} {what}; use a finite number")
                 v = 0.0
         values[i] = v
     parsed: np.ndarray = values
@@ -310,4 +313,5 @@ def check_integers(chunk: Chunk, col: int, collector: ProblemCollector, message:
                 raise ValueError
             int(token)
         except ValueError:
-            collector.add(int(chunk.line_no[i]), message.format(token=TokenShown(token)))
+            collector.add(int(chunk.line_no[i]), message.format(token=TokenShown(token)),
+                          message.replace(" {token!r}", ""))

@@ -43,9 +43,10 @@ def column_words(chunk: Chunk, col: int, collector: ProblemCollector | None = No
     longest = int(L.max()) if len(L) else 1
     if longest > MAX_ID_BYTES:
         if collector is not None:
-            for i in np.flatnonzero(L > MAX_ID_BYTES)[:20]:
-                collector.add(int(chunk.line_no[i]), f"the {label} is {int(L[i]):,} bytes long; identifiers "
-                                                     f"have at most {MAX_ID_BYTES} bytes")
+            for row in np.flatnonzero(L > MAX_ID_BYTES).tolist():
+                collector.add(int(chunk.line_no[row]), f"the {label} is {int(L[row]):,} bytes long; identifiers "
+                                                     f"have at most {MAX_ID_BYTES} bytes",
+                              f"the {label} is longer than {MAX_ID_BYTES} bytes, the most an identifier has")
         L = np.minimum(L, MAX_ID_BYTES)
         longest = MAX_ID_BYTES
     nw = max(1, (longest + 7) // 8)

@@ -33,7 +33,7 @@ from accounts.terms import terms_pending
 from campaigns.models import Team
 from campaigns.selectors import UploadPlace, phase_of
 from catalogue.models import Dataset, Split, Topic
-from evaluation.errors import Problem, RunFormatError
+from evaluation.errors import InputError, Problem, RunFormatError, counted
 from evaluation.ladder import coverage_check
 from evaluation.run_json import SHAPE as JSON_RUN_SHAPE, json_run_convert, looks_like_json_run
 from evaluation.runs import Run, RunScan, scan_run
@@ -90,6 +90,40 @@ def _human_bytes(n: float) -> str:
 
 def problems_to_details(problems: list[Problem]) -> list[dict]:
     return [{"line": p.line, "reason": p.reason} for p in problems]
+
+
+def groups_to_details(exc: InputError) -> list[dict]:
+    """One entry per kind of problem: ``line`` and ``reason`` of its first line (as each problem had them before
+    they were grouped), the first ``lines`` with it and their ``count``."""
+    return [{"line": g.line, "reason": g.reason, "lines": list(g.lines), "count": g.count} for g in exc.groups]
+
+
+#: A refusal's message names this many kinds of problem; the details list them all.
+MESSAGE_GROUPS = 3
+
+
+def grouped_message(exc: InputError, *, what: str = "The run", fix: str) -> str:
+    """A few lines whatever the file: "The run has a problem on all 5,000 lines: comma- or semicolon-separated — use
+    spaces or tabs … (lines 1, 2, 3, …)", or the first kinds of problem and how many more; then ``fix``."""
+    groups = exc.groups
+    n_lines = exc.n_lines if len(groups) == 1 else None  # several: "of N lines" once, in the head
+    described = [g.describe(n_lines=n_lines, complete=exc.complete) for g in groups[:MESSAGE_GROUPS]]
+    if len(groups) == 1:
+        head = f"{what} has a problem on {described[0]}" if groups[0].count > 1 or groups[0].line is not None \
+            else f"{what} has a problem: {described[0]}"
+    else:
+        n = exc.n_problem_lines
+        if not exc.complete:
+            on = f"at least {counted(n, 'line')}"
+        elif exc.n_lines:
+            on = f"{n:,} of {counted(exc.n_lines, 'line')}"
+        else:
+            on = counted(n, "line")
+        more = len(groups) - len(described)
+        rest = f"; and {counted(more, 'other kind')} (listed below)" if more else ""
+        head = f"{what} has {len(groups)} kinds of problem on {on}: " + "; ".join(described) + rest
+    stopped = " Checking stopped there." if not exc.complete else ""
+    return f"{head.rstrip('.')}.{stopped} {fix}"
 
 # --- the cheap checks ------------------------------------------------------------
 #
@@ -336,12 +370,10 @@ def run_scan(stream) -> RunScan:
             max_docid_bytes=settings.LEXBOARD_MAX_DOCID_BYTES,
         )
     except RunFormatError as exc:
-        problems = sorted(exc.problems, key=lambda p: (p.line is not None, p.line or 0))
-        count = f"{len(problems)} problems" if len(problems) > 1 else "a problem"
         raise UploadRefused(
-            f"The run has {count} (listed with their line numbers). Fix them and upload again; "
-            "a run has one line per document: qid Q0 docid rank score tag.",
-            problems_to_details(problems),
+            grouped_message(exc, fix="Fix the file and upload it again; a run has one line per document: "
+                                     "qid Q0 docid rank score tag."),
+            groups_to_details(exc),
         ) from None
 
 

@@ -6,6 +6,7 @@ real Celery worker process for ``--wait`` (marked e2e).
 """
 
 import io
+import json
 import re
 import shutil
 import subprocess
@@ -21,7 +22,7 @@ from accounts.models import ApiToken, TermsAcceptance
 from catalogue.services import data_terms_publish
 from lexboard_cli import client as lexclient
 from submissions.models import Submission
-from submissions.services import submission_create
+from submissions.services import submission_create, submission_score_now
 
 from .conftest import PERFECT, WEAK, run_bytes
 
@@ -293,3 +294,60 @@ def test_it_exits_non_zero_on_every_refusal(live_server, tiny_dataset, alice_tok
     code, _, err = run_client(*argv)
     assert code == 2 and "same content" in err
     assert Submission.objects.count() == 1
+
+
+def _make(user, split_name, dataset, ranking, name, *, visibility="private", score=True):
+    split = dataset.splits.get(name=split_name)
+    upload = SimpleUploadedFile("run.txt", run_bytes(ranking))
+    submission = submission_create(user=user, split=split, upload=upload,
+                                   metadata={"system_name": name, "visibility": visibility}, enqueue=False)
+    return submission_score_now(submission.pk) if score else submission
+
+
+@pytest.mark.django_db(transaction=True)
+def test_list_prints_ones_own_submissions_filtered_by_dataset_split_and_status(
+        live_server, tiny_dataset, alice, bob, alice_token):
+    scored_dev = _make(alice, "dev", tiny_dataset, PERFECT, "BM25 dev")
+    queued_dev = _make(alice, "dev", tiny_dataset, WEAK, "Weak dev", score=False)
+    queued_test = _make(alice, "test", tiny_dataset, WEAK, "Weak test", score=False)
+    _make(bob, "dev", tiny_dataset, PERFECT, "Bob's", visibility="public")
+    base = ("--url", live_server.url, "--token", alice_token)
+
+    code, out, _ = run_client("list", *base)
+    assert code == 0, out
+    ids = [int(line.split()[0]) for line in out.splitlines()]
+    assert ids == [queued_test.pk, queued_dev.pk, scored_dev.pk]  # newest first, never bob's
+    assert re.search(rf"^\s*{scored_dev.pk}  tiny/dev  scored  'BM25 dev' \(private\)  \S+ \d+\.\d\d$", out, re.M), out
+
+    code, out, _ = run_client("list", *base, "--dataset", "tiny", "--split", "dev", "--status", "queued")
+    assert code == 0 and [int(line.split()[0]) for line in out.splitlines()] == [queued_dev.pk], out
+    code, out, _ = run_client("list", *base, "--split", "test", "--json")
+    assert code == 0 and [s["id"] for s in json.loads(out)] == [queued_test.pk]
+    code, out, _ = run_client("list", *base, "--status", "failed")
+    assert code == 0 and "no submission" in out
+
+    code, _, err = run_client("list", *base, "--dataset", "tiny", "--split", "nosuch")
+    assert code == 2 and "404" in err
+    code, _, err = run_client("list", "--url", live_server.url)
+    assert code == 2 and "--token is required to list your submissions" in err
+
+
+@pytest.mark.django_db(transaction=True)
+def test_leaderboard_prints_the_public_board_without_a_token(live_server, tiny_dataset, alice, bob):
+    _make(alice, "dev", tiny_dataset, WEAK, "Weak", visibility="public")
+    _make(bob, "dev", tiny_dataset, PERFECT, "Perfect", visibility="public")
+    _make(bob, "dev", tiny_dataset, {**PERFECT, "q2": ["d3", "d7"]}, "Hidden away")  # private: not on the board
+
+    code, out, err = run_client("leaderboard", "tiny", "--split", "dev", "--url", live_server.url)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith("leaderboard tiny/dev (public labels), sorted by ")
+    systems = [line.split()[1] for line in lines[2:]]
+    assert systems.index("Perfect") < systems.index("Weak") and "Hidden" not in out
+    assert re.search(r"^\s+1  Perfect\s+bob\s+\d+\.\d\d", out, re.M), out
+
+    code, out, _ = run_client("leaderboard", "tiny", "--split", "dev", "--url", live_server.url, "--json")
+    body = json.loads(out)
+    assert code == 0 and body["split"] == "dev" and [e["system"] for e in body["entries"]][:1] == ["Perfect"]
+    code, _, err = run_client("leaderboard", "nosuch", "--url", live_server.url)
+    assert code == 2 and "404" in err

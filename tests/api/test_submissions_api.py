@@ -68,6 +68,38 @@ def test_it_refuses_a_bad_file_with_line_details(api, tiny_dataset):
     assert not Submission.objects.exists()
 
 
+def test_it_groups_one_reason_of_5000_comma_separated_lines(api, tiny_dataset):
+    content = "".join(f"q{i % 3 + 1},Q0,d{i},{i // 3 + 1},{1 - i / 10000},sys\n" for i in range(5000)).encode()
+    response = upload(api, content)
+    assert response.status_code == 400
+    error = assert_error_shape(response.json())
+    assert len(error["details"]) == 1, error["details"][:3]
+    detail = error["details"][0]
+    assert (detail["count"], detail["line"], detail["lines"][:3]) == (5000, 1, [1, 2, 3])
+    assert "q1,Q0,d0" in detail["reason"]  # the first line's own reason, as before
+    message = error["message"]
+    assert "all 5,000 lines: comma- or semicolon-separated — use spaces or tabs" in message, message
+    assert "(lines 1, 2, 3, …)" in message and len(message) < 400, message
+    assert not Submission.objects.exists()
+
+
+def test_it_gives_one_entry_per_kind_of_problem(api, tiny_dataset):
+    rows = []
+    for i in range(300):
+        if i % 3 == 0:
+            rows.append(f"q1,Q0,d{i},1,0.5,sys")
+        elif i % 3 == 1:
+            rows.append(f"q2 Q0 d{i} 1 x{i} sys")
+        else:
+            rows.append(f"q3 Q0 d{i} {i} 0.5 sys")
+    response = upload(api, ("\n".join(rows) + "\n").encode())
+    assert response.status_code == 400
+    error = assert_error_shape(response.json())
+    assert [(d["count"], d["lines"][:2]) for d in error["details"]] == [(100, [1, 4]), (100, [2, 5])]
+    assert "'x1'" in error["details"][1]["reason"]  # the first bad score's own words
+    assert "2 kinds of problem on 200 of 300 lines" in error["message"], error["message"]
+
+
 def test_it_refuses_a_wrong_docid_scheme_naming_the_datasets(api, tiny_dataset):
     response = upload(api, run_bytes({"q1": ["CivC::11", "CivC::12"], "q2": ["CivC::13"]}))
     assert response.status_code == 400

@@ -57,6 +57,22 @@ def test_it_exits_2_with_line_numbers_on_invalid_input(files):
     assert [line.split(":")[1] for line in res.stderr.splitlines()] == ["2", "3"]
 
 
+def test_it_groups_the_lines_that_share_a_problem(files):
+    rows = []
+    for i in range(3000):
+        rows.append(f"q1,Q0,d{i},1,0.5,a" if i % 2 == 0 else f"q1 Q0 d{i} 1 x{i} a")
+    (files / "many.run").write_text("\n".join(rows) + "\n")
+    res = cli("score", "--qrels", str(files / "q.qrels"), "--run", str(files / "many.run"))
+    assert res.returncode == 2 and res.stdout == ""
+    run = files / "many.run"
+    assert res.stderr.splitlines() == [
+        f"{run}:1: 1,500 of 3,000 lines: comma- or semicolon-separated — use spaces or tabs between the 6 columns "
+        "(query id, Q0, document id, rank, score, run tag) (lines 1, 3, 5, …)",
+        f"{run}:2: 1,500 of 3,000 lines: the score is not a number; write a plain decimal number such as 14.2 or "
+        "-0.5 (lines 2, 4, 6, …)",
+    ]
+
+
 def test_it_exits_2_on_an_unknown_measure(files):
     res = cli("score", "--qrels", str(files / "q.qrels"), "--run", str(files / "a.run"), "--measures", "F1")
     assert res.returncode == 2 and "unknown measure 'F1'" in res.stderr

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.test import Client
 from django.urls import reverse
@@ -72,6 +74,19 @@ def test_a_refused_file_is_shown_as_a_form_error_with_line_and_reason(client, al
     assert response.status_code == 400
     body = response.content.decode()
     assert "line 9" in body
+    assert not Submission.objects.exists()
+
+
+def test_the_form_lists_a_problem_of_many_lines_once_with_its_lines_and_count(client, alice, test_split):
+    client.force_login(alice)
+    run = "".join(f"q{i % 3 + 1},Q0,d{i},1,0.5,sys\n" for i in range(2000))
+    response = client.post(upload_url(test_split), form_data(run))
+    assert response.status_code == 400
+    body = response.content.decode()
+    fixes = re.search(r'<ul class="refusal-lines">(.*?)</ul>', body, re.S).group(1)
+    assert fixes.count("<li>") == 1, fixes  # one line of "What to fix", not one per line of the file
+    assert "all 2,000 lines: comma- or semicolon-separated — use spaces or tabs" in body
+    assert "2,000 lines (1, 2, 3, 4, 5, …); line 1: expected 6 columns" in body
     assert not Submission.objects.exists()
 
 
