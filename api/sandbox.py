@@ -20,7 +20,7 @@ from rest_framework.response import Response
 
 from sandbox.forms import IMAGE_FIELDS, ImageUploadForm
 from sandbox.models import SandboxRun
-from sandbox.selectors import run_queue_place
+from sandbox.selectors import run_queue_place, sandbox_worker_refusal, sandbox_worker_silence
 from sandbox.services import image_size_refusal, image_submission_create, sandbox_run_cancel
 from submissions.errors import UploadRefused
 from submissions.models import Submission
@@ -95,6 +95,9 @@ class SandboxRunSerializer(serializers.Serializer):
     outcome = serializers.CharField(help_text="The sandbox's word on how the image ended (docs/sandbox.md's table): "
                                               "ok, timeout, oom, pids, network, failed, no_run, … ; empty while queued.")
     message = serializers.CharField(help_text="What happened and what to do, for a person.")
+    no_worker = serializers.CharField(help_text=(
+        "For a queued run where no sandbox worker has answered for a while: that nothing runs it now, and for how "
+        "long none answered, in words; empty while a sandbox worker answers (or once the run left the queue)."))
     cancel_requested = serializers.BooleanField()
     digest = serializers.CharField(help_text="The image's digest: podman's image id (its config's digest) once a "
                                              "worker loaded it (known at once for a registry image), the archive's "
@@ -130,6 +133,7 @@ def run_body(request, run: SandboxRun) -> dict:
                                              "text": place.describe()},
         "outcome": run.outcome,
         "message": run.message,
+        "no_worker": sandbox_worker_silence(run),
         "cancel_requested": run.cancel_requested,
         "digest": run.image.digest,
         "reference": run.image.reference,
@@ -161,7 +165,7 @@ _EXAMPLE = {
     "system_name": "BM25 (image)", "status": "queued",
     "queue": {"position": 2, "ahead": 1, "estimate_seconds": 95.0,
               "text": "2 in the sandbox queue (1 ahead, about 2 min)"},
-    "outcome": "", "message": "", "cancel_requested": False, "digest": "sha256:3f2a…", "reference": "",
+    "outcome": "", "message": "", "no_worker": "", "cancel_requested": False, "digest": "sha256:3f2a…", "reference": "",
     "archive_sha256": "3f2a…",
     "archive_bytes": 51380224, "limits": {"memory_mb": 2048, "cpus": 1.0, "pids": 256, "wall_seconds": 1800,
                                           "output_mb": 512, "tmp_mb": 512},
@@ -205,6 +209,8 @@ class SandboxRunCreate(JsonView):
                 e404="No such dataset or split.",
                 e409="The split takes no runs now (closed, or its judgments not published yet).",
                 e429="Too many uploads, or the split's quota is reached (`retry_at`, `Retry-After`).",
+                e503="This site runs no sandbox worker now (none answered lately): an image would wait for ever, "
+                     "so none is taken; nothing was stored. Or the database is away.",
             ),
         },
         examples=[OpenApiExample("Queued", response_only=True, status_codes=["202"], value=_EXAMPLE)],
@@ -217,6 +223,9 @@ class SandboxRunCreate(JsonView):
             declared = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
             declared = 0
+        # Before the body is read too: where no sandbox worker runs, an image would wait for ever.
+        if refusal := sandbox_worker_refusal():
+            raise ApiError(refusal, status_code=status.HTTP_503_SERVICE_UNAVAILABLE)
         if refusal := image_size_refusal(declared - MULTIPART_OVERHEAD):
             raise ApiError(refusal, details=[{"line": None, "reason": f"archive: {refusal}"}],
                            status_code=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)

@@ -23,6 +23,9 @@ app.autodiscover_tasks()
 # Every worker puts back in the queue, within seconds, what a dead worker was scoring (submissions/worker_steps.py);
 # by name: the step imports the models, loaded once the worker has set Django up.
 app.steps["worker"].add("submissions.worker_steps:ScoringRecovery")
+# A worker consuming the sandbox queue writes its heartbeat, so the site knows whether an image would run
+# (sandbox/worker_steps.py).
+app.steps["worker"].add("sandbox.worker_steps:SandboxWorkerBeat")
 
 
 @task_postrun.connect

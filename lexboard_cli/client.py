@@ -337,7 +337,8 @@ class Client:
         last = None
         while True:
             info = self.image_status(run_id)
-            state = (info.get("status"), (info.get("queue") or {}).get("position"), info.get("cancel_requested"))
+            state = (info.get("status"), (info.get("queue") or {}).get("position"), info.get("cancel_requested"),
+                     bool(info.get("no_worker")))
             if on_change is not None and state != last:
                 on_change(info)
             last = state
@@ -613,6 +614,8 @@ def format_image(info: dict) -> str:
     elif info.get("cancel_requested") and info.get("status") == "running":
         head += ", stopping (cancel requested)"
     lines = [head]
+    if info.get("no_worker"):  # a queued run nothing runs now: said plainly
+        lines.append(f"WARNING: {info['no_worker']}")
     if info.get("message"):
         lines.append(f"{'outcome ' + info['outcome'] + ': ' if info.get('outcome') else ''}{info['message']}")
     lines.append(f"image: {info.get('digest')} ({_bytes(info.get('archive_bytes'))}"
@@ -838,6 +841,8 @@ def _image_command(client: Client, args, out, err) -> tuple[int | None, int | No
             print(json.dumps(created), file=out)
         place = (created.get("queue") or {}).get("text") or created.get("status")
         print(f"accepted: sandbox run {run_id} is {place}: {created.get('url')}", file=err)
+        if created.get("no_worker"):
+            print(f"WARNING: {created['no_worker']}", file=err)
         if not args.wait:
             return EXIT_OK, None
     else:
@@ -850,6 +855,8 @@ def _image_command(client: Client, args, out, err) -> tuple[int | None, int | No
     def progress(info: dict) -> None:
         where = (info.get("queue") or {}).get("text")
         print(f"  {info.get('status')}{': ' + where if where else ''}", file=err)
+        if info.get("no_worker"):
+            print(f"  WARNING: {info['no_worker']}", file=err)
 
     started = time.monotonic()
     info = client.wait_image(run_id, timeout=args.timeout, on_change=progress)

@@ -201,3 +201,16 @@ class SandboxRun(models.Model):
     @staticmethod
     def new_name() -> str:
         return secrets.token_hex(6)
+
+
+class SandboxWorker(models.Model):
+    """A sandbox worker's heartbeat: each worker consuming the sandbox queue writes ``seen_at`` every few seconds
+    (``sandbox.worker_steps.SandboxWorkerBeat``), so the site knows, before an upload, whether an image would run
+    (``sandbox.selectors.sandbox_worker_alive``)."""
+
+    hostname = models.CharField(max_length=200, unique=True)
+    seen_at = models.DateTimeField(db_index=True)
+    started_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"sandbox worker {self.hostname} (seen {self.seen_at:%Y-%m-%d %H:%M:%S})"

@@ -4,10 +4,20 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db.models import Max
+from django.utils import timezone
 
 from submissions.models import Submission
 
-from .models import SandboxRun
+from .models import SandboxRun, SandboxWorker
+
+#: What the image form and the API answer, before the upload, where no sandbox worker runs.
+NO_SANDBOX_WORKER = ("This site runs no sandbox worker now: images would wait in the queue until one starts, so "
+                     "none is taken. Upload a run file instead, or try again later (the site's operators start "
+                     "one as docs/sandbox.md says; make run starts one on a host with podman, as root).")
 
 
 @dataclass(frozen=True)
@@ -52,3 +62,38 @@ def reproduced_submission_ids(*, split_id: int) -> set[int]:
     """The entries of a split whose run the platform made (the board's mark and filter)."""
     return set(SandboxRun.objects.filter(split_id=split_id, status=SandboxRun.Status.RAN, rerun_of__isnull=True,
                                          submission__isnull=False).values_list("submission_id", flat=True))
+
+
+def sandbox_worker_last_seen() -> datetime | None:
+    """When a sandbox worker last said it is alive: its heartbeat row, or a running run's heartbeat."""
+    seen = [SandboxWorker.objects.aggregate(at=Max("seen_at"))["at"],
+            SandboxRun.objects.filter(status=SandboxRun.Status.RUNNING).aggregate(at=Max("heartbeat_at"))["at"]]
+    known = [at for at in seen if at is not None]
+    return max(known) if known else None
+
+
+def sandbox_worker_alive() -> bool:
+    """Whether a sandbox worker answered within ``LEXBOARD_SANDBOX_WORKER_STALE_SECONDS`` (always, when 0)."""
+    stale = settings.LEXBOARD_SANDBOX_WORKER_STALE_SECONDS
+    if stale <= 0:
+        return True
+    seen = sandbox_worker_last_seen()
+    return seen is not None and seen >= timezone.now() - timedelta(seconds=stale)
+
+
+def sandbox_worker_refusal() -> str | None:
+    """The image form's and the API's refusal where no sandbox worker runs; None where one does."""
+    return None if sandbox_worker_alive() else NO_SANDBOX_WORKER
+
+
+def sandbox_worker_silence(run: SandboxRun) -> str:
+    """For a queued run: that no sandbox worker has answered for N seconds, in words; empty while one answers."""
+    if run.status != SandboxRun.Status.QUEUED or sandbox_worker_alive():
+        return ""
+    seen = sandbox_worker_last_seen()
+    if seen is None:
+        return ("No sandbox worker has ever answered on this site: this run waits in the queue until one starts "
+                "(nothing runs it now). Cancel it, or ask the site's operators.")
+    seconds = max(0, round((timezone.now() - seen).total_seconds()))
+    return (f"No sandbox worker has answered for {seconds} s: this run waits in the queue until one starts "
+            "again (nothing runs it now). Cancel it, or ask the site's operators.")

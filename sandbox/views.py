@@ -15,7 +15,7 @@ from submissions.throttling import upload_check
 
 from .forms import ImageUploadForm
 from .models import SandboxRun
-from .selectors import run_queue_place
+from .selectors import run_queue_place, sandbox_worker_refusal, sandbox_worker_silence
 from .services import image_submission_create, sandbox_run_cancel, split_policy
 
 
@@ -23,6 +23,13 @@ from .services import image_submission_create, sandbox_run_cancel, split_policy
 def upload(request: HttpRequest, split_id: int) -> HttpResponse:
     split = get_object_or_404(Split.objects.select_related("dataset"), pk=split_id)
     policy = split_policy(split)
+    # Said before the upload, and refused if sent anyway: an image would wait for ever where no worker runs it.
+    no_worker = sandbox_worker_refusal()
+    if no_worker is not None:
+        form = ImageUploadForm()  # a post is not read: the page's alert says why nothing was taken
+        return render(request, "sandbox/upload.html", {
+            "split": split, "dataset": split.dataset, "policy": policy, "form": form, "no_worker": no_worker,
+            "registry": settings.LEXBOARD_SANDBOX_REGISTRY.strip()}, status=503 if request.method == "POST" else 200)
     form = ImageUploadForm(request.POST or None, request.FILES or None)
     status = 200
     if request.method == "POST":
@@ -58,6 +65,7 @@ def _own_run(request: HttpRequest, run_id: int) -> SandboxRun:
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     run = _own_run(request, run_id)
     return render(request, "sandbox/run.html", {"run": run, "place": run_queue_place(run=run),
+                                                "silence": sandbox_worker_silence(run),
                                                 "limits": run.limits, "split": run.split})
 
 

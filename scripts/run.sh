@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install, migrate, load the demo, create a local admin, then run gunicorn, the
-# Celery workers (scoring and sweep) and Celery beat in the foreground. Ctrl-C stops them all.
+# Celery workers (scoring, sweep and, where podman runs as root, the sandbox's)
+# and Celery beat in the foreground. Ctrl-C stops them all.
 # Safe to run again: every step is idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -67,6 +68,19 @@ scripts/supervise.sh "$VENV/bin/celery" -A lexboard worker --loglevel=INFO --poo
 pids+=($!)
 scripts/supervise.sh "$VENV/bin/celery" -A lexboard beat --loglevel=INFO &
 pids+=($!)
+# The sandbox worker runs participants' container images (docs/sandbox.md): only where podman is installed and
+# this runs as root. scripts/sandbox-worker.sh does what docker/entrypoint.sh's sandbox role does (a SECRET_KEY of
+# its own, the leftovers of a killed worker removed first). Elsewhere the site refuses images before the upload.
+sandbox=0
+if [ "${LEXBOARD_SANDBOX_WORKER:-1}" = 0 ]; then
+  echo "==> no sandbox worker: LEXBOARD_SANDBOX_WORKER=0 (the image form and the API refuse images)"
+elif sandbox_reason="$("$PY" manage.py sandbox_ready --check 2>&1)"; then
+  VENV="$VENV" scripts/supervise.sh scripts/sandbox-worker.sh &
+  pids+=($!)
+  sandbox=1
+else
+  echo "==> no sandbox worker: ${sandbox_reason:-the sandbox cannot run here} (the image form and the API refuse images)"
+fi
 # Threads give keep-alive, overlap database waits and outlast slow clients
 # (scripts/gunicorn.conf.py, docs/performance.md).
 "$VENV/bin/gunicorn" lexboard.wsgi:application --config scripts/gunicorn.conf.py --bind "127.0.0.1:$PORT" &
@@ -75,5 +89,10 @@ pids+=($!)
 # Announced only once it can score: a worker on the scoring queue answers and the web answers /healthz.
 echo "==> waiting for the workers and the web server to answer"
 "$PY" manage.py workers_ready --timeout "${LEXBOARD_READY_TIMEOUT:-300}" --web "http://127.0.0.1:$PORT/healthz"
-echo "==> Lexboard is at http://127.0.0.1:$PORT  (Ctrl-C stops web, worker and beat)"
+if [ "$sandbox" = 1 ]; then
+  # Its first heartbeat: from then on the image form takes images (not fatal: the site scores runs without it).
+  "$PY" manage.py sandbox_ready --timeout "${LEXBOARD_READY_TIMEOUT:-300}" \
+    || echo "==> the sandbox worker has not answered: images are refused until it does (see its lines above)"
+fi
+echo "==> Lexboard is at http://127.0.0.1:$PORT  (Ctrl-C stops web, workers and beat)"
 wait -n "${pids[@]}"

@@ -410,6 +410,12 @@ LEXBOARD_SANDBOX_REGISTRY_INSECURE = env_bool("LEXBOARD_SANDBOX_REGISTRY_INSECUR
 LEXBOARD_SANDBOX_UID_BASE = env_int("LEXBOARD_SANDBOX_UID_BASE", 1_000_000_000)
 # A run whose worker has not said it is alive for this long is taken over by the redelivered message.
 LEXBOARD_SANDBOX_HEARTBEAT_STALE_SECONDS = env_int("LEXBOARD_SANDBOX_HEARTBEAT_STALE_SECONDS", 120)
+# Every worker consuming the sandbox queue writes a heartbeat row every LEXBOARD_SANDBOX_WORKER_BEAT_SECONDS
+# (sandbox/worker_steps.py); with none newer than LEXBOARD_SANDBOX_WORKER_STALE_SECONDS the site runs no sandbox
+# worker now: the image form and the API refuse an image before the upload, and a queued run's page and the client
+# say no worker has answered (0: never checked, as under the test settings, whose tests start workers per test).
+LEXBOARD_SANDBOX_WORKER_BEAT_SECONDS = env_int("LEXBOARD_SANDBOX_WORKER_BEAT_SECONDS", 5)
+LEXBOARD_SANDBOX_WORKER_STALE_SECONDS = env_int("LEXBOARD_SANDBOX_WORKER_STALE_SECONDS", 30)
 # Images no entry needs (never ran to a run, or their runs withdrawn) are removed after this many days.
 LEXBOARD_SANDBOX_IMAGE_KEEP_DAYS = env_int("LEXBOARD_SANDBOX_IMAGE_KEEP_DAYS", 30)
 # The sweep re-runs one reproduced entry at a time whose last check is older than this many days (0: only

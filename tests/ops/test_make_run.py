@@ -42,7 +42,10 @@ def _env(tmp_path: Path, port: int) -> dict[str, str]:
         "DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL", "DJANGO_SETTINGS_MODULE", "LEXBOARD_QUEUE",
         "LEXBOARD_SITE_URL", "PORT"}}
     env.update(PORT=str(port), VENV=str(_venv(tmp_path)), LEXBOARD_VAR_DIR=str(tmp_path / "var"),
-               LEXBOARD_WORKER_CONCURRENCY="1", PYTHONUNBUFFERED="1")
+               LEXBOARD_WORKER_CONCURRENCY="1", PYTHONUNBUFFERED="1",
+               # No sandbox worker: its start-up clean-up would remove other tests' containers from the host's
+               # sandbox store (tests/sandbox/test_make_run.py starts one, on a store of its own).
+               LEXBOARD_SANDBOX_WORKER="0")
     return env
 
 
