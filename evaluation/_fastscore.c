@@ -428,6 +428,11 @@ typedef struct {
     int *fam, *k;
     double *values;      /* [measure][sorted query position], every qrels query */
     int *sorted_pos;     /* original query index -> sorted position */
+    /* details (the worker's stored vectors, ``scoring.Evaluation``), per original query index, when asked */
+    int details;
+    int *shown10, *judged10, *rel_start, *rel_n;
+    int *relpool;        /* the ranks of the relevant documents found, query after query */
+    size_t relpool_n, relpool_cap;
 } Ctx;
 
 /* The per-query values of one query from its judged hits in rank order: kernels.py's arithmetic (a query
@@ -478,6 +483,27 @@ static void query_values(Ctx *c, int q, const int *hr, const int *hg, int nh, in
     }
 }
 
+/* The details of one query (``scoring.evaluate``'s judged_at_10 and rel_ranks): its rows shown in the top 10
+ * (within the depth), its judged rows among them, the ranks of its relevant hits. 0 when out of memory. */
+static int query_details(Ctx *c, int q, size_t nr, int depth, const int *hr, const int *hg, int nh, int threshold)
+{
+    int top = depth < 10 ? depth : 10, judged = 0, rel = 0;
+    c->shown10[q] = nr < (size_t)top ? (int)nr : top;
+    for (int h = 0; h < nh; h++) { judged += hr[h] <= 10; rel += hg[h] >= threshold; }
+    c->judged10[q] = judged;
+    if (c->relpool_n + (size_t)rel > c->relpool_cap) {
+        size_t grown = 2 * c->relpool_cap + (size_t)rel + 1024;
+        int *pool = realloc(c->relpool, grown * sizeof(int));
+        if (!pool) return 0;
+        c->relpool = pool;
+        c->relpool_cap = grown;
+    }
+    c->rel_start[q] = (int)c->relpool_n;
+    c->rel_n[q] = rel;
+    for (int h = 0; h < nh; h++) if (hg[h] >= threshold) c->relpool[c->relpool_n++] = hr[h];
+    return 1;
+}
+
 /* Which qrels queries are averaged (``conventions.EMPTY_QUERIES``): those with a relevant document (omit),
  * all of them (count: trec_eval -c), or those the run has (trec_eval). */
 enum { E_OMIT = 0, E_COUNT, E_TREC_EVAL };
@@ -515,6 +541,7 @@ typedef struct {
     uint8_t *all_len;
     uint32_t *all_doc, *perm;
     int *all_q, *first_order, *app_slot;
+    int *shown10, *judged10, *rel_start, *rel_n;  /* the details' (Ctx), when asked */
 } Mem;
 
 static void release(Mem *m)
@@ -525,6 +552,7 @@ static void release(Mem *m)
     free(m->arena); free(m->doc_at); free(m->uslots); free(m->evaluated);
     free(m->all_cmp); free(m->all_cmpf); free(m->all_len); free(m->all_doc); free(m->all_q); free(m->first_order); free(m->app_slot); free(m->perm);
     free(m->begin);
+    free(m->shown10); free(m->judged10); free(m->rel_start); free(m->rel_n);
     if (m->unknown) for (int i = 0; i < MAX_UNKNOWN && m->unknown[i]; i++) free(m->unknown[i]);
     free(m->unknown);
     if (m->run_file) fclose(m->run_file);
@@ -576,7 +604,7 @@ static int rows_reserve(Mem *M, size_t *cap, size_t *dup_size, size_t need)
 
 /* One query's rows (M->rows, their docids at M->arena + M->doc_at), in file order: order them, check them
  * (0 when a docid comes twice: the numpy path names the lines), count their ties and depth cut, and score them
- * when the qrels know the query (q >= 0). */
+ * when the qrels know the query (q >= 0), with its details when asked (-1: out of memory). */
 static int finish_query(Mem *M, Ctx *c, const JTable *jt, int q, size_t nr, int depth, int threshold, Counts *out)
 {
     for (size_t i = 0; i < nr; i++) M->rows[i].doc.p = M->arena + M->doc_at[i];
@@ -611,6 +639,7 @@ static int finish_query(Mem *M, Ctx *c, const JTable *jt, int q, size_t nr, int 
     out->tie_queries += had_tie;
     if (nr > (size_t)depth) { out->n_cut += (long)(nr - (size_t)depth); out->n_over++; }
     if (q >= 0) query_values(c, q, M->hr, M->hg, nh, threshold);
+    if (q >= 0 && c->details && !query_details(c, q, nr, depth, M->hr, M->hg, nh, threshold)) return -1;
     return 1;
 }
 
@@ -689,6 +718,13 @@ static int run_score(Mem *M, Input run, Input qrels, int depth, int threshold, i
     M->values = calloc((size_t)c->nm * (size_t)nq, sizeof(double));
     if (!M->values) { free(pool); return -1; }
     c->values = M->values;
+    if (c->details) {  /* zero for a qrels query the run lacks */
+        c->shown10 = M->shown10 = calloc((size_t)nq, sizeof(int));
+        c->judged10 = M->judged10 = calloc((size_t)nq, sizeof(int));
+        c->rel_start = M->rel_start = calloc((size_t)nq, sizeof(int));
+        c->rel_n = M->rel_n = calloc((size_t)nq, sizeof(int));
+        if (!M->shown10 || !M->judged10 || !M->rel_start || !M->rel_n) { free(pool); return -1; }
+    }
 
     /* the run, read line by line; a query's docids are copied into the arena until it is scored */
     int result = 0;
@@ -732,7 +768,10 @@ static int run_score(Mem *M, Input run, Input qrels, int depth, int threshold, i
             if (t[0].len > MAX_ID_BYTES || t[2].len > MAX_ID_BYTES) goto done;
         }
         if (grouped && (!line || !tok_eq(t[0], cur))) {
-            if (in_query && !finish_query(M, c, &jt, cur_q, nr, depth, threshold, out)) goto done;
+            if (in_query) {
+                int fin = finish_query(M, c, &jt, cur_q, nr, depth, threshold, out);
+                if (fin != 1) { result = fin; goto done; }
+            }
             if (!line) break;
             int inserted;
             cur_q = qtable_get(&qt, t[0], -1, &inserted);
@@ -844,7 +883,8 @@ static int run_score(Mem *M, Input run, Input qrels, int depth, int threshold, i
                 M->doc_at[nr] = M->all_doc[r];
             }
             int slot = M->app_slot[a];
-            if (!finish_query(M, c, &jt, slot < nq ? slot : -1, nr, depth, threshold, out)) goto done;
+            int fin = finish_query(M, c, &jt, slot < nq ? slot : -1, nr, depth, threshold, out);
+            if (fin != 1) { result = fin; goto done; }
         }
     }
     /* the averaged queries, in sorted order, and what the notices count */
@@ -895,12 +935,43 @@ static int get_input(PyObject *o, Input *in, int is_run)
     return 1;
 }
 
+/* The details of the averaged queries (`evaluated`: their sorted positions), as the bytes of arrays in machine
+ * order: (n_relevant int64, first_relevant_rank int64, judged_at_10 float64, rel_ranks int32, rel_offsets int64);
+ * ``scoring.evaluate``'s arithmetic (judged_at_10: judged / shown, 0 when nothing is shown). */
+static PyObject *query_details_out(const Ctx *c, const int *evaluated, int ne)
+{
+    int *orig = malloc(((size_t)c->nq + 1) * sizeof(int));
+    int64_t *n_rel = malloc(((size_t)ne + 1) * sizeof(int64_t)), *first = malloc(((size_t)ne + 1) * sizeof(int64_t));
+    int64_t *offsets = malloc(((size_t)ne + 1) * sizeof(int64_t));
+    double *judged = malloc(((size_t)ne + 1) * sizeof(double));
+    int32_t *ranks = malloc((c->relpool_n + 1) * sizeof(int32_t));
+    PyObject *out = NULL;
+    if (!orig || !n_rel || !first || !offsets || !judged || !ranks) { PyErr_NoMemory(); goto end; }
+    for (int q = 0; q < c->nq; q++) orig[c->sorted_pos[q]] = q;
+    size_t at = 0;
+    offsets[0] = 0;
+    for (int i = 0; i < ne; i++) {
+        int q = orig[evaluated[i]];
+        n_rel[i] = c->n_rel[q];
+        first[i] = c->rel_n[q] ? c->relpool[c->rel_start[q]] : 0;
+        judged[i] = c->shown10[q] > 0 ? (double)c->judged10[q] / (double)c->shown10[q] : 0.0;
+        for (int j = 0; j < c->rel_n[q]; j++) ranks[at++] = c->relpool[c->rel_start[q] + j];
+        offsets[i + 1] = (int64_t)at;
+    }
+    out = Py_BuildValue("(y#y#y#y#y#)", (const char *)n_rel, (Py_ssize_t)ne * 8, (const char *)first,
+                        (Py_ssize_t)ne * 8, (const char *)judged, (Py_ssize_t)ne * 8, (const char *)ranks,
+                        (Py_ssize_t)at * 4, (const char *)offsets, (Py_ssize_t)(ne + 1) * 8);
+end:
+    free(orig); free(n_rel); free(first); free(offsets); free(judged); free(ranks);
+    return out;
+}
+
 static PyObject *fast_score(PyObject *self, PyObject *args)
 {
     PyObject *run_arg, *qrels_arg, *measures;
-    int depth, threshold, single, empty_mode, grouped = 1;
-    if (!PyArg_ParseTuple(args, "OOOiipi|p", &run_arg, &qrels_arg, &measures, &depth, &threshold, &single,
-                          &empty_mode, &grouped))
+    int depth, threshold, single, empty_mode, grouped = 1, details = 0;
+    if (!PyArg_ParseTuple(args, "OOOiipi|pp", &run_arg, &qrels_arg, &measures, &depth, &threshold, &single,
+                          &empty_mode, &grouped, &details))
         return NULL;
     Input run = { NULL, NULL, 0, NULL }, qrels = { NULL, NULL, 0, NULL };
     if (!get_input(run_arg, &run, 1) || !get_input(qrels_arg, &qrels, 0)) return NULL;
@@ -915,6 +986,7 @@ static PyObject *fast_score(PyObject *self, PyObject *args)
     memset(&M, 0, sizeof M);
     Ctx c;
     memset(&c, 0, sizeof c);
+    c.details = details;
     c.nm = (int)PySequence_Fast_GET_SIZE(seq);
     M.fam = malloc(((size_t)c.nm + 1) * sizeof(int));
     M.k = malloc(((size_t)c.nm + 1) * sizeof(int));
@@ -939,10 +1011,17 @@ static PyObject *fast_score(PyObject *self, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     ok = run_score(&M, run, qrels, depth, threshold, single, empty_mode, grouped, &c, &n);
     Py_END_ALLOW_THREADS
+    if (ok != 1) free(c.relpool);
     if (ok == -2) { release(&M); return NULL; }  /* the feed's exception */
     if (ok < 0) { release(&M); return PyErr_NoMemory(); }
     if (ok == 0) { release(&M); Py_RETURN_NONE; }
     if (ok == 2) { release(&M); return PyUnicode_FromString("ungrouped"); }  /* call again with grouped false */
+    PyObject *extra = NULL;
+    if (details) {
+        extra = query_details_out(&c, M.evaluated, n.n_evaluated);
+        free(c.relpool);
+        if (!extra) { release(&M); return NULL; }
+    }
     int ne = n.n_evaluated, shown = n.n_unknown < SHOWN_UNKNOWN ? n.n_unknown : SHOWN_UNKNOWN;
     double *column = malloc(((size_t)ne + 1) * sizeof(double));
     PyObject *qids = PyList_New(ne), *per_query = PyList_New(c.nm), *means = PyList_New(c.nm);
@@ -975,6 +1054,13 @@ static PyObject *fast_score(PyObject *self, PyObject *args)
     }
     free(column);
     release(&M);
+    if (extra)
+        return Py_BuildValue("(NNN{s:l,s:l,s:l,s:i,s:i,s:i,s:i,s:N,s:i,s:l,s:l,s:i}N)", qids, per_query, means,
+                             "tie_groups", n.tie_groups, "tie_queries", n.tie_queries, "n_lines", n.n_lines,
+                             "n_queries", c.nq, "no_relevant", n.n_no_relevant, "empty_evaluated",
+                             n.n_empty_evaluated, "missing", n.n_missing, "unknown_shown", unknown, "unknown",
+                             n.n_unknown, "cut_rows", n.n_cut, "cut_queries", n.n_over, "shared", n.n_shared,
+                             extra);
     return Py_BuildValue("(NNN{s:l,s:l,s:l,s:i,s:i,s:i,s:i,s:N,s:i,s:l,s:l,s:i})", qids, per_query, means,
                          "tie_groups", n.tie_groups, "tie_queries", n.tie_queries, "n_lines", n.n_lines,
                          "n_queries", c.nq, "no_relevant", n.n_no_relevant, "empty_evaluated", n.n_empty_evaluated,
@@ -982,6 +1068,7 @@ static PyObject *fast_score(PyObject *self, PyObject *args)
                          "cut_rows", n.n_cut, "cut_queries", n.n_over, "shared", n.n_shared);
 fail:
     free(column);
+    Py_XDECREF(extra);
     Py_XDECREF(qids); Py_XDECREF(per_query); Py_XDECREF(means); Py_XDECREF(unknown);
     release(&M);
     return NULL;

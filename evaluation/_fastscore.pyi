@@ -3,5 +3,9 @@
 from collections.abc import Callable, Sequence
 
 def score(run: str | Callable[[int], bytes | None], qrels: str | bytes, measures: Sequence[tuple[int, int]],
-          depth: int, threshold: int, float32: bool, empty_queries: int, grouped: bool = True, /,
-          ) -> tuple[list[str], list[list[float]], list[float], dict[str, int | list[str]]] | str | None: ...
+          depth: int, threshold: int, float32: bool, empty_queries: int, grouped: bool = True,
+          details: bool = False, /,
+          ) -> (tuple[list[str], list[list[float]], list[float], dict[str, int | list[str]]]
+                | tuple[list[str], list[list[float]], list[float], dict[str, int | list[str]],
+                        tuple[bytes, bytes, bytes, bytes, bytes]]
+                | str | None): ...

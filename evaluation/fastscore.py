@@ -39,7 +39,8 @@ except ImportError:  # not installed (requirements.txt pins it): the standard li
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time (~3 ms of the command's start)
-    from typing import BinaryIO
+    from collections.abc import Callable
+    from typing import IO, BinaryIO
 
 try:
     from . import _fastscore as _native
@@ -128,9 +129,9 @@ def score_plain(*, run: str, qrels: str, measures: str, depth: int, threshold: i
                 break
     except (OSError, UnicodeEncodeError, ValueError):  # unreadable, or a path the C library cannot take (a NUL)
         return None
-    if not isinstance(found, tuple):
+    if not isinstance(found, tuple) or len(found) != 4:  # (without its details)
         return None
-    qids, columns, means, counts = found
+    qids, columns, means, counts = found[:4]
     if not _count(counts, "shared"):  # as trec_eval: no query with both results and judgments is an error
         raise no_shared_queries_error(run, _count(counts, "unknown"), _count(counts, "n_queries"))
     names = [name for name, _, _ in wanted]
@@ -139,6 +140,88 @@ def score_plain(*, run: str, qrels: str, measures: str, depth: int, threshold: i
                        warnings=_notices(counts, n_evaluated=len(qids), threshold=threshold, depth=depth,
                                          empty_queries=empty_queries),
                        n_lines=_count(counts, "n_lines"))
+
+
+class StoredScores:
+    """What the fast path computed for the worker (``score_stored``): the raw result of ``_fastscore.score``
+    with its details, ``evaluation.fastevaluate`` makes an ``Evaluation`` of it."""
+
+    def __init__(self, *, names: list[str], qids: list[str], columns: list[list[float]], means: list[float],
+                 counts: dict[str, int | list[str]], details: tuple[bytes, bytes, bytes, bytes, bytes],
+                 warnings: list[Notice]) -> None:
+        self.names = names
+        self.qids = qids
+        self.columns = columns
+        self.means = means
+        self.counts = counts
+        self.details = details
+        self.warnings = warnings
+
+
+def score_stored(*, open_run: Callable[[], IO[bytes]], qrels: bytes, measures: list[str], depth: int,
+                 threshold: int, score_precision: ScorePrecision, empty_queries: EmptyQueries,
+                 max_lines: int | None = None, max_bytes: int | None = None) -> StoredScores | None:
+    """The worker's fast path: a stored run (``open_run`` opens it afresh, plain or gzip) on a qrels version's
+    bytes; None whenever the numpy path must read it, so that it says what it says.
+
+    Handed back besides what ``score_plain`` hands back: measure names not in the fast path's own spelling, a
+    run over ``max_lines`` lines or ``max_bytes`` bytes (uncompressed; the numpy path refuses it in its words),
+    and a run sharing no query with the qrels (the worker's numpy path scores it as it always has). The
+    warnings are ``scoring.evaluate``'s (the qrels' ``no_relevant`` notice is the command line's, not stored).
+    """
+    if _native is None or depth < 1:
+        return None
+    wanted = plain_measures(",".join(measures))
+    if wanted is None or [name for name, _, _ in wanted] != measures:
+        return None
+    codes = [(code, k) for _, code, k in wanted]
+    try:
+        found = None
+        for grouped in (True, False):  # a run not grouped by query is read a second time, every row kept
+            with open_run() as fh:
+                feed = Capped(fh, max_bytes)
+                found = _native.score(feed, qrels, codes, depth, threshold, score_precision == "float32",
+                                      EMPTY_QUERIES.index(empty_queries), grouped, True)
+            if found != "ungrouped":
+                break
+    except (OSError, ValueError):
+        return None
+    if not isinstance(found, tuple) or len(found) != 5:
+        return None
+    qids, columns, means, counts, details = found[0], found[1], found[2], found[3], found[4]
+    if not _count(counts, "shared") or (max_lines is not None and _count(counts, "n_lines") > max_lines):
+        return None
+    warnings = [n for n in _notices(counts, n_evaluated=len(qids), threshold=threshold, depth=depth,
+                                    empty_queries=empty_queries) if n.code != "no_relevant"]
+    return StoredScores(names=measures, qids=qids, columns=columns, means=means, counts=counts, details=details,
+                        warnings=warnings)
+
+
+class Capped:
+    """The feed of a stored run's stream: its bytes, inflated when it is gzip (``Inflate``), None (hand back) past
+    ``max_bytes`` uncompressed bytes or when the stream cannot seek back over its first two bytes."""
+
+    def __init__(self, fh: IO[bytes], max_bytes: int | None) -> None:
+        self.fh = fh
+        self.max_bytes = max_bytes
+        self.total = 0
+        self.source: Callable[[int], bytes | None] | None = None
+
+    def __call__(self, room: int) -> bytes | None:
+        if self.source is None:
+            head = self.fh.read(2)
+            try:
+                self.fh.seek(0)
+            except (OSError, ValueError, AttributeError):
+                return None
+            self.source = Inflate(self.fh) if head == GZIP_MAGIC else self.fh.read  # type: ignore[arg-type]
+        piece = self.source(room)
+        if piece is None:
+            return None
+        self.total += len(piece)
+        if self.max_bytes is not None and self.total > self.max_bytes:
+            return None
+        return piece
 
 
 #: A gzip file's first bytes (``_kernel.sources.open_source`` looks at the same two).
@@ -216,4 +299,5 @@ def _count(counts: dict[str, int | list[str]], key: str) -> int:
     return value if isinstance(value, int) else 0
 
 
-__all__ = ["FAMILY_CODES", "NDCG_MAX_K", "PlainScores", "available", "plain_measures", "score_plain"]
+__all__ = ["FAMILY_CODES", "NDCG_MAX_K", "PlainScores", "StoredScores", "available", "plain_measures", "score_plain",
+           "score_stored"]

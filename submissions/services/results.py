@@ -22,10 +22,11 @@ from catalogue.models import Corpus, Dataset, QrelsVersion, Split
 from evaluation import conventions
 from evaluation.corpus import CorpusIds
 from evaluation.errors import InputError, QrelsFormatError
-from evaluation.measures import parse_measure
-from evaluation.qrels import read_qrels
+from evaluation.fastevaluate import evaluate_stored
+from evaluation.measures import Measure, parse_measure
+from evaluation.qrels import Qrels, read_qrels
 from evaluation.reference import read_plain_qrels
-from evaluation.runs import read_run
+from evaluation.runs import Run, read_run
 from evaluation.scoring import Evaluation, evaluate, recall_curve
 from evaluation.verify import Disagreement, verify
 from evaluation.verify_classification import verify_predictions
@@ -108,6 +109,36 @@ def read_stored_run(submission: Submission):
         )
 
 
+class LazyRun:
+    """A stored run the numpy path's reader parses only when asked (``parsed``): the first entry's fast path
+    reads the stored file itself (:func:`first_entry`), and most runs are never parsed in Python at all."""
+
+    def __init__(self, load: Callable[[], Run]):
+        self._load = load
+        self._run: Run | None = None
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the numpy path's reader has read it."""
+        return self._run is not None
+
+    def parsed(self) -> Run:
+        if self._run is None:
+            self._run = self._load()
+        return self._run
+
+
+def read_stored_run_lazily(submission: Submission):
+    """What the worker scores: a retrieval run as a :class:`LazyRun` (parsed only if the numpy path scores it);
+    else what :func:`read_stored_run` reads (prediction files, and runs whose whole-file query checks were left
+    to the worker, ``checked_in_worker``: those checks read the parsed run). A fusion's run is written first."""
+    if submission.fusion_params and not submission.run_file:
+        fused_run_ensure(submission=submission)
+    if submission.split.dataset.task != Dataset.Task.RETRIEVAL or submission.checked_in_worker:
+        return read_stored_run(submission)
+    return LazyRun(lambda: read_stored_run(submission))
+
+
 def _read_stored_predictions(submission: Submission) -> bytes:
 
     with open_run(submission) as fh:
@@ -161,19 +192,16 @@ def result_compute(*, dataset: Dataset, version: QrelsVersion, run, source: Call
         return _result_compute_for_task(dataset=dataset, version=version, data=run, source=source, name="predictions",
                                         hidden=hidden, min_group=min_group_size(split) if split else HIDDEN_GROUP_FLOOR)
     started = time.monotonic()
-    qrels = _qrels_cached(version.pk, version.sha256, dataset.relevance_threshold)
     measures = [parse_measure(name) for name in dataset.measures]
     corpus = corpus_ids_for(dataset=dataset)
-    evaluation = evaluate(
-        qrels,
-        run,
-        measures,
-        depth=dataset.depth,
-        corpus=corpus,
-        docid_example=dataset.docid_example or None,
-        progress=progress,
+    evaluation = first_entry(
+        run=run, source=source,
+        qrels_text=lambda: _stored_gold_cached(version.pk, version.sha256),
+        qrels=lambda: _qrels_cached(version.pk, version.sha256, dataset.relevance_threshold),
+        measures=measures, depth=dataset.depth, threshold=dataset.relevance_threshold,
         score_precision=conventions.score_precision(dataset.score_precision),
         empty_queries=conventions.empty_queries(dataset.empty_queries),
+        corpus=corpus, docid_example=dataset.docid_example or None, progress=progress,
     )
     verified_by = _double_entry(_plain_qrels_cached(version.pk, version.sha256), source, evaluation, dataset=dataset,
                                 version=version, corpus=corpus)
@@ -195,6 +223,37 @@ def result_compute(*, dataset: Dataset, version: QrelsVersion, run, source: Call
         verified_by=verified_by,
         parts=parts,
     )
+
+
+def first_entry(*, run: Run | LazyRun, source: Callable[[], IO[bytes]], qrels_text: Callable[[], bytes],
+                qrels: Callable[[], Qrels], measures: list[Measure], depth: int, threshold: int,
+                score_precision: conventions.ScorePrecision, empty_queries: conventions.EmptyQueries,
+                corpus: CorpusIds | None = None, docid_example: str | None = None,
+                progress: Callable[..., None] | None = None) -> Evaluation:
+    """The first implementation's scores of a retrieval run: the compiled fast path when it takes the run, else
+    the numpy path; the same ``Evaluation`` bit for bit either way (per-query vectors included).
+
+    The fast path (``evaluation.fastevaluate``, what ``python -m evaluation score`` takes) is offered a run not
+    parsed yet (``LazyRun``: the worker's own uploads) on a dataset without a corpus (the command line with
+    ``--corpus`` takes the numpy path too); it reads the stored file (``source``) and the version's stored
+    judgments (``qrels_text``) itself, within the same caps as the numpy path's reader (``LEXBOARD_MAX_RUN_LINES``,
+    ``LEXBOARD_MAX_DECOMPRESSED_BYTES``). Anything it hands back (a refusal to say, a notice it does not count, a
+    measure it does not compute, a deep nDCG cutoff) is parsed and scored by the numpy path, which says it.
+    The double entry (:func:`_double_entry`) does not depend on which path computed ``Evaluation``.
+    """
+    if isinstance(run, LazyRun):
+        if corpus is None:
+            fast = evaluate_stored(open_run=source, qrels=qrels_text(), measures=measures, depth=depth,
+                                   threshold=threshold, score_precision=score_precision,
+                                   empty_queries=empty_queries, max_lines=settings.LEXBOARD_MAX_RUN_LINES,
+                                   max_bytes=settings.LEXBOARD_MAX_DECOMPRESSED_BYTES)
+            if fast is not None:
+                if progress is not None:
+                    progress(1.0)
+                return fast
+        run = run.parsed()
+    return evaluate(qrels(), run, measures, depth=depth, corpus=corpus, docid_example=docid_example,
+                    progress=progress, score_precision=score_precision, empty_queries=empty_queries)
 
 
 def _double_entry(qrels: dict[str, dict[str, int]], source: Callable[[], IO[bytes]], evaluation: Evaluation, *,
@@ -319,7 +378,8 @@ def _plain_qrels_cached(version_id: int, sha256: str) -> dict[str, dict[str, int
 
 @lru_cache(maxsize=8)
 def _stored_gold_cached(version_id: int, sha256: str) -> bytes:
-    """A classification version's gold file as stored, for the second implementation to read itself."""
+    """A version's file as stored: a classification version's gold, for the second implementation to read
+    itself; a retrieval version's qrels, for the first entry's fast path (:func:`first_entry`)."""
 
     version = QrelsVersion.objects.only("qrels_gz").get(pk=version_id)
     return gzip.decompress(bytes(version.qrels_gz))

@@ -51,10 +51,11 @@ from .queue import enqueue_after_commit, send_rescoring_after_commit
 from .rescoring import bump_caches_after_commit, split_finish_rescoring, split_lock
 from .results import (
     ComputedResult,
+    LazyRun,
     ScoresDisagree,
     failure_marker,
     input_error_message,
-    read_stored_run,
+    read_stored_run_lazily,
     result_compute,
     result_store,
     stored_run_opener,
@@ -277,8 +278,9 @@ def _score_claimed(submission: Submission, attempt: int, heartbeat: _Heartbeat,
 
     pending = split.pending_qrels if split.pending_qrels_id not in (None, version.pk) else None
     share = 0.6 if pending is None else 0.3
-    run = read_stored_run(submission)
-    refusal = stored_run_refusal(submission=submission, run=run)
+    # A retrieval run is parsed only if the numpy path scores it (results.first_entry).
+    run = read_stored_run_lazily(submission)
+    refusal = None if isinstance(run, LazyRun) else stored_run_refusal(submission=submission, run=run)
     if refusal is not None:  # a file larger than the upload check's in-request budget
         _fail(submission.pk, attempt, kind=Submission.FailureKind.INPUT, message=refusal.message,
               details=refusal.details)

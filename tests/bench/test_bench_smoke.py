@@ -99,3 +99,11 @@ def test_the_json_run_bench_measures_both_conversions():
     results = json.loads((ROOT / "var" / "bench-results" / "json_run-smoke.json").read_text())
     now, before = results["rows"]
     assert now["trec_bytes"] == before["trec_bytes"] > 0
+
+
+def test_the_first_entry_bench_compares_the_worker_with_the_command_line():
+    out = run_bench("bench_first_entry.py").stdout
+    assert "| plain |" in out and "| gzipped |" in out
+    results = json.loads((ROOT / "var" / "bench-results" / "first_entry-smoke.json").read_text())
+    assert set(results) == {"plain", "gzipped"}
+    assert all(row["ratio_fast"] > 0 and len(row["cli_cpu_s"]) == 3 for row in results.values())

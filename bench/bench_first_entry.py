@@ -1,0 +1,123 @@
+"""The worker's first entry (scoring, before its double entry) against the command line, on the same file.
+
+    .venv/bin/python bench/bench_first_entry.py [--repeat 9] [--smoke]
+
+A synthetic BSARD-scale run (222 topics x 1,000 rows, 22,633 documents, 1-5 relevant per topic) and its qrels are
+written to a temporary folder, plain and gzipped. Per round, interleaved and paired, it measures the CPU time of
+
+* ``python -m evaluation score --qrels Q --run R --measures M`` (the command's compiled fast path), a child
+  process: its user + system time (``resource.getrusage(RUSAGE_CHILDREN)`` before and after), start-up included;
+* the worker's first entry, ``submissions.services.results.first_entry`` on a ``LazyRun`` of the stored file (what
+  ``result_compute`` calls, no corpus: the fast path), in this process (``time.process_time``);
+* the same entry on the numpy path (the compiled module switched off: the run parsed by ``read_run``, then
+  ``evaluate``), which is what the worker did before;
+* ``per_query_pack`` of the result (what the worker stores besides the means), for reference.
+
+Prints the medians and the ratios (worker / command line, medians of the per-round ratios) and writes them to
+``var/bench-results/first_entry.json``. The double entry (``verify``) is not part of the first entry; it is
+``bench_double_entry.py``'s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lexboard.settings")
+
+import django  # noqa: E402
+
+django.setup()
+
+from bench.bench_double_entry import bsard_like  # noqa: E402
+from bench.common import MACHINE_NOTE, gzipped, markdown_table  # noqa: E402
+from evaluation import fastscore  # noqa: E402
+from evaluation.measures import parse_measures  # noqa: E402
+from evaluation.qrels import read_qrels  # noqa: E402
+from evaluation.runs import read_run  # noqa: E402
+from submissions.services.results import LazyRun, first_entry, per_query_pack  # noqa: E402
+
+MEASURES = "R@100,R@200,R@500,MAP@100,MRR@100,nDCG@10,nDCG@100,P@10"
+RESULTS = ROOT / "var" / "bench-results"
+
+
+def cli_cpu(qrels: Path, run: Path) -> float:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run([sys.executable, "-m", "evaluation", "score", "--qrels", str(qrels), "--run", str(run),
+                    "--measures", MEASURES], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def worker_cpu(qrels_text: bytes, run: Path, *, fast: bool):
+    measures = parse_measures(MEASURES)
+    native = fastscore._native
+    if not fast:
+        fastscore._native = None  # type: ignore[assignment]
+    try:
+        lazy = LazyRun(lambda: read_run(str(run)))
+        start = time.process_time()
+        evaluation = first_entry(run=lazy, source=lambda: open(run, "rb"), qrels_text=lambda: qrels_text,
+                                 qrels=lambda: read_qrels(qrels_text), measures=measures, depth=1000, threshold=1,
+                                 score_precision="float32", empty_queries="omit")
+        scored = time.process_time() - start
+        per_query_pack(evaluation, [m.name for m in measures])
+        packed = time.process_time() - start - scored
+    finally:
+        fastscore._native = native
+    assert lazy.loaded is not fast, "the fast path did not take the run" if fast else "numpy did not read it"
+    return scored, packed, evaluation
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=9)
+    parser.add_argument("--smoke", action="store_true", help="3 rounds (the tests' mode)")
+    args = parser.parse_args(argv)
+    repeat = 3 if args.smoke else args.repeat
+    if not fastscore.available():
+        print("evaluation/_fastscore is not built (make native)", file=sys.stderr)
+        return 2
+    qrels_text, run_text = bsard_like()
+    rows, out = [], {}
+    with tempfile.TemporaryDirectory(prefix="lexboard-first-entry-") as folder:
+        qrels = Path(folder) / "qrels.txt"
+        qrels.write_bytes(qrels_text)
+        for kind, data in (("plain", run_text), ("gzipped", gzipped(run_text))):
+            run = Path(folder) / f"run-{kind}"
+            run.write_bytes(data)
+            cli, fast, slow, pack, ratio, before = [], [], [], [], [], []
+            cli_cpu(qrels, run)  # warm the page cache and the command's imports once
+            for _ in range(repeat):
+                c = cli_cpu(qrels, run)
+                f, p, ev_fast = worker_cpu(qrels_text, run, fast=True)
+                s, _, ev_slow = worker_cpu(qrels_text, run, fast=False)
+                assert ev_fast.means == ev_slow.means
+                cli.append(c), fast.append(f), slow.append(s), pack.append(p)
+                ratio.append(f / c), before.append(s / c)
+            med = statistics.median
+            out[kind] = {"cli_cpu_s": cli, "worker_fast_cpu_s": fast, "worker_numpy_cpu_s": slow, "pack_cpu_s": pack,
+                         "ratio_fast": med(ratio), "ratio_numpy": med(before)}
+            rows.append([kind, f"{med(cli) * 1000:.0f}", f"{med(fast) * 1000:.0f}", f"{med(ratio):.2f}x",
+                         f"{med(slow) * 1000:.0f}", f"{med(before):.2f}x", f"{med(pack) * 1000:.0f}"])
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / ("first_entry-smoke.json" if args.smoke else "first_entry.json")).write_text(json.dumps(out, indent=2))
+    print(f"The worker's first entry against `python -m evaluation score`, BSARD scale 222 x 1,000, 8 measures "
+          f"({MACHINE_NOTE}; CPU ms, medians of {repeat} paired rounds)\n")
+    print(markdown_table(["run file", "command line", "worker, fast path", "worker / command",
+                          "worker, numpy path (before)", "numpy / command", "per_query_pack"], rows))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
