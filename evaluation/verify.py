@@ -20,13 +20,20 @@ that shares none of its code:
 Every family has both (``measures.Family`` cannot be declared without them),
 so every measure the site stores is checked.
 
-Values must agree per query within ``tolerance`` (1e-9); the first
-disagreement (query, measure, both values) is returned, never raised, so the
-caller decides (a worker fails the scoring as the service's fault).
+Values must agree per query within ``tolerance`` (1e-9); then every mean to
+be stored is recomputed from the second implementation's own per-query values
+(over the queries *it* found evaluated under the averaging convention, a query
+the run lacks at 0 where the convention says so) and compared within the same
+tolerance, and so is every shared-task part's mean (``Part``: the same values
+over the part's topics). The first disagreement (query, measure, both values;
+``"(mean)"`` or ``"(mean of the public part)"`` as the query for a mean) is
+returned, never raised, so the caller decides (a worker fails the scoring as
+the service's fault).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -72,28 +79,56 @@ class Disagreement:
     reference: float
 
     def __str__(self) -> str:
-        return (f"query {self.qid!r}, {self.measure}: the core gives {self.core!r}, "
+        where = self.qid if self.qid.startswith("(") else f"query {self.qid!r}"  # "(mean)": not a query
+        return (f"{where}, {self.measure}: the core gives {self.core!r}, "
                 f"the second implementation {self.reference!r}")
 
 
 @dataclass(frozen=True)
+class Part:
+    """A part of the topics whose means are stored too (a shared task's public or private topics, or all).
+
+    ``contains`` says whether a query is in the part (the partition itself, not anything computed from the
+    core's values); ``means`` and ``n_queries`` are the values to be stored for it.
+    """
+
+    name: str
+    contains: Callable[[str], bool]
+    means: Mapping[str, float]
+    n_queries: int
+
+
+@dataclass(frozen=True)
 class Verification:
-    """Outcome of a double-entry check: which second implementation, how many values, the first disagreement."""
+    """Outcome of a double-entry check: which second implementation, what it checked, the first disagreement.
+
+    ``measures``: the measures whose per-query values were compared; ``means``: whether the stored means were
+    recomputed too; ``parts``: the parts whose means were recomputed.
+    """
 
     method: str  # "pytrec_eval" or "plain"
     n_values: int
     disagreement: Disagreement | None
+    measures: tuple[str, ...] = ()
+    means: bool = False
+    parts: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
-        """True when every per-query value agreed."""
+        """True when every per-query value, every mean and every part's mean agreed."""
         return self.disagreement is None
+
+    def record(self, **more: object) -> dict[str, object]:
+        """What was checked, as ``Result.verified_by`` stores it (``more``: e.g. ``source="json"``)."""
+        return {"method": self.method, "measures": list(self.measures), "per_query_values": self.n_values,
+                "means": self.means, "parts": list(self.parts), **more}
 
 
 def verify(qrels: QrelsInput, run: RunInput, evaluation: Evaluation, *, depth: int = 1000,
            threshold: int | None = None, score_precision: ScorePrecision = DEFAULT_SCORE_PRECISION,
            empty_queries: EmptyQueries = DEFAULT_EMPTY_QUERIES, corpus: CorpusIds | None = None,
-           tolerance: float = TOLERANCE, method: str | None = None) -> Verification:
+           tolerance: float = TOLERANCE, method: str | None = None, means: Mapping[str, float] | None = None,
+           parts: Sequence[Part] = ()) -> Verification:
     """Recompute ``evaluation``'s per-query values independently and compare them.
 
     ``qrels`` and ``run`` are the core's parsed objects, ``{qid: {docid: value}}``
@@ -103,6 +138,11 @@ def verify(qrels: QrelsInput, run: RunInput, evaluation: Evaluation, *, depth: i
     with; ``threshold`` defaults to the ``Qrels`` object's (else 1).
     ``method`` forces "pytrec_eval" or "plain"; by default pytrec_eval for
     float32, the plain implementation for float64.
+
+    ``means``: the means to be stored (default ``evaluation.means``), each
+    recomputed from the second implementation's per-query values; ``parts``:
+    the parts of the topics whose means are stored too, recomputed likewise
+    over each part's queries.
     """
     score_precision = check_score_precision(score_precision)
     empty_queries = check_empty_queries(empty_queries)
@@ -139,8 +179,50 @@ def verify(qrels: QrelsInput, run: RunInput, evaluation: Evaluation, *, depth: i
     missing = {q: plain_qrels[q] for q in wanted if q not in expected}  # queries the run lacks: no rows
     if missing and empty_queries != "trec_eval":
         expected.update(second(missing, {}))
-    return Verification(method, len(evaluation.qids) * len(measures),
-                        compare(evaluation, expected, tolerance=tolerance))
+    stored = evaluation.means if means is None else means
+    disagreement = (compare(evaluation, expected, tolerance=tolerance)
+                    or compare_means(stored, expected, [m.name for m in measures], tolerance=tolerance)
+                    or compare_parts(parts, expected, [m.name for m in measures], tolerance=tolerance))
+    return Verification(method, len(evaluation.qids) * len(measures), disagreement,
+                        measures=tuple(m.name for m in measures), means=True, parts=tuple(p.name for p in parts))
+
+
+def mean_of(expected: Mapping[str, Mapping[str, float]], measure: str,
+            queries: Sequence[str] | None = None) -> float:
+    """The mean of ``measure`` over ``queries`` (default: every query of ``expected``), 0 over no query.
+
+    ``expected`` holds exactly the queries the convention averages (``reference.evaluated_queries``, with a
+    query the run lacks at 0 where it is averaged), so this is the convention's mean. ``math.fsum``: exact.
+    """
+    qs = list(expected) if queries is None else queries
+    return math.fsum(expected[q][measure] for q in qs) / len(qs) if qs else 0.0
+
+
+def compare_means(stored: Mapping[str, float], expected: Mapping[str, Mapping[str, float]], measures: Sequence[str],
+                  *, tolerance: float = TOLERANCE, where: str = "(mean)",
+                  queries: Sequence[str] | None = None) -> Disagreement | None:
+    """The first stored mean that differs from the mean of the second implementation's values, or a mean missing."""
+    for name in measures:
+        want = mean_of(expected, name, queries)
+        got = stored.get(name)
+        if got is None or not (abs(float(got) - want) <= tolerance):  # also catches NaN
+            return Disagreement(where, name if got is not None else f"{name} (no mean stored)",
+                                0.0 if got is None else float(got), want)
+    return None
+
+
+def compare_parts(parts: Sequence[Part], expected: Mapping[str, Mapping[str, float]], measures: Sequence[str], *,
+                  tolerance: float = TOLERANCE) -> Disagreement | None:
+    """The first part whose stored count of evaluated queries or mean differs from the second implementation's."""
+    for part in parts:
+        queries = [q for q in sorted(expected) if part.contains(q)]
+        where = f"(mean of the {part.name} part)"
+        if part.n_queries != len(queries):
+            return Disagreement(where, "evaluated queries", float(part.n_queries), float(len(queries)))
+        found = compare_means(part.means, expected, measures, tolerance=tolerance, where=where, queries=queries)
+        if found is not None:
+            return found
+    return None
 
 
 def compare(evaluation: Evaluation, expected: Mapping[str, Mapping[str, float]], *,
@@ -309,4 +391,5 @@ def _unjudge_outside(docs: dict[str, float], judged: Mapping[str, int],
     return renamed
 
 
-__all__ = ["Disagreement", "Verification", "TOLERANCE", "compare", "verify"]
+__all__ = ["Disagreement", "Part", "Verification", "TOLERANCE", "compare", "compare_means", "compare_parts", "mean_of",
+           "verify"]

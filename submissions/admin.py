@@ -34,6 +34,29 @@ class ScoresDisagreeFilter(admin.SimpleListFilter):
         return queryset
 
 
+class VerifiedByFilter(admin.SimpleListFilter):
+    """Results by the second implementation that checked them, and whether it checked the means too."""
+
+    title = "verified by"
+    parameter_name = "verified"
+
+    def lookups(self, request, model_admin):
+        return [("pytrec_eval", "pytrec_eval"), ("plain", "plain"), ("means", "means checked"),
+                ("per_query_only", "per-query values only (before the means were checked)"), ("none", "not verified")]
+
+    def queryset(self, request, queryset):
+        value = self.value()
+        if value in ("pytrec_eval", "plain"):
+            return queryset.filter(verified_by__method=value)
+        if value == "means":
+            return queryset.filter(verified_by__means=True)
+        if value == "per_query_only":
+            return queryset.filter(verified_by__means=False)
+        if value == "none":
+            return queryset.filter(verified_by={})
+        return queryset
+
+
 class StatusEventInline(admin.TabularInline):
     model = StatusEvent
     extra = 0
@@ -91,7 +114,7 @@ class SubmissionAdmin(ChangedFieldsOnlyAdmin):
     filter_horizontal = ("fusion_of",)
     readonly_fields = (
         "status", "failure_kind", "error", "disagreement", "warnings", "progress", "attempts", "heartbeat_at", "enqueued_at",
-        "scoring_started_at", "scored_at", "created_at", "updated_at", "run_file", "original_name", "file_size",
+        "scoring_started_at", "scored_at", "created_at", "updated_at", "run_file", "json_file", "original_name", "file_size",
         "sha256", "file_removed_at", "content_sha256",
     )
     exclude = ("scores_disagree",)  # shown, read-only, as "disagreement"
@@ -113,7 +136,9 @@ class SubmissionAdmin(ChangedFieldsOnlyAdmin):
         if not d:
             return "–"
         second = "pytrec_eval" if d.get("method") == "pytrec_eval" else "the plain reference implementation"
-        return (f"scores disagree on qrels v{d.get('qrels_version')}: first differing query {d.get('qid')!r}, "
+        qid = str(d.get("qid", ""))
+        where = qid if qid.startswith("(") else f"query {qid!r}"  # "(mean)", "(mean of the public part)": no query
+        return (f"scores disagree on qrels v{d.get('qrels_version')}: first differing {where}, "
                 f"{d.get('measure')}: the core gives {d.get('core')!r}, {second} {d.get('reference')!r}")
 
     @admin.action(description="Rescore the selected submissions (scored or failed ones)")
@@ -151,7 +176,7 @@ class SubmissionAdmin(ChangedFieldsOnlyAdmin):
 class ResultAdmin(admin.ModelAdmin):
     list_display = ("id", "submission", "qrels_version", "primary_score", "released", "ladder_p", "n_queries",
                     "verified_by", "duration_seconds", "created_at")
-    list_filter = ("released", "qrels_version__split", "verified_by")
+    list_filter = ("released", "qrels_version__split", VerifiedByFilter)
     list_select_related = ("submission", "qrels_version__split__dataset")
     raw_id_fields = ("submission",)
     # The per-query blob is derived from hidden labels and is binary: never shown.

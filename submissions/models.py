@@ -51,6 +51,11 @@ def run_upload_to(instance: Submission, filename: str) -> str:
     return f"runs/{stamp}/{secrets.token_hex(8)}-{filename[-80:]}"
 
 
+def json_upload_to(instance: Submission, filename: str) -> str:
+    stamp = timezone.now().strftime("%Y/%m/%d")
+    return f"runs/json/{stamp}/{secrets.token_hex(8)}-{filename[-80:]}"
+
+
 #: Visibilities a leaderboard shows (a private entry is its owner's alone; baselines are shown whatever theirs).
 SHOWN_VISIBILITIES = ("public", "anonymous")
 
@@ -144,6 +149,9 @@ class Submission(models.Model):
 
     # The file, kept whatever happens to the scoring.
     run_file = models.FileField(storage=private_storage, upload_to=run_upload_to, max_length=300)
+    # A JSON run's bytes as uploaded ({qid: {docid: score}}, gzipped or not): ``run_file`` holds the TREC run it was
+    # converted to on arrival; the double entry reads this one with its own reader (evaluation/reference_json.py).
+    json_file = models.FileField(storage=private_storage, upload_to=json_upload_to, max_length=300, blank=True)
     original_name = models.CharField(max_length=300, blank=True)
     file_size = models.BigIntegerField(default=0)
     sha256 = models.CharField(max_length=64, blank=True)
@@ -452,11 +460,14 @@ class Result(models.Model):
     per_query = models.BinaryField(default=b"")
     warnings = models.JSONField(default=list, blank=True)
     duration_seconds = models.FloatField(default=0.0)
-    verified_by = models.CharField(
-        max_length=16, blank=True, default="",
-        help_text="The second implementation whose values agreed with the core's: pytrec_eval or plain "
-                  "(every task; empty on the trace of a rescoring that could not be done, and on classification "
-                  "results stored before December 2026, when their double entry began)",
+    verified_by = models.JSONField(
+        default=dict, blank=True,
+        help_text="What the second implementation checked and agreed with: {method: pytrec_eval or plain, measures, "
+                  "per_query_values, means (every stored mean recomputed), parts (a shared task's parts whose means "
+                  "were recomputed), source (trec, json: the uploaded JSON read again, predictions)}; docs/metrics.md. "
+                  "Empty on the trace of a rescoring that could not be done, and on classification results stored "
+                  "before December 2026; {method} alone (means: false) on results stored before the means were "
+                  "checked",
     )
     created_at = models.DateTimeField(auto_now_add=True)
     # The Ladder (hidden splits, docs/security.md): a result not released shows no number of its own

@@ -20,20 +20,23 @@ pytest_plugins = ["tests.fixtures_worker", "tests.fixtures_site"]
 def run_storage_at(location: Path):
     """Store uploaded runs under ``location`` for the duration.
 
-    The run_file field binds its storage when the model is defined, so the
-    field's storage is swapped rather than the setting.
+    The run_file and json_file fields bind their storage when the model is
+    defined, so the fields' storage is swapped rather than the setting.
     """
     from django.core.files.storage import FileSystemStorage
 
     from submissions.models import Submission
 
-    field = Submission._meta.get_field("run_file")
-    saved = field.storage
-    field.storage = FileSystemStorage(location=str(location), base_url=None)
+    fields = [Submission._meta.get_field(name) for name in ("run_file", "json_file")]  # the JSON a run came from
+    saved = [field.storage for field in fields]
+    storage = FileSystemStorage(location=str(location), base_url=None)
+    for field in fields:
+        field.storage = storage
     try:
         yield location
     finally:
-        field.storage = saved
+        for field, before in zip(fields, saved, strict=True):
+            field.storage = before
 
 
 @pytest.fixture

@@ -35,6 +35,7 @@ from .results import (
     read_stored_run,
     result_compute,
     result_store,
+    stored_json_opener,
     stored_run_opener,
 )
 
@@ -248,7 +249,8 @@ def submission_rescore_on(*, submission_id: int, qrels_version_id: int) -> str:
     else:
         try:
             computed = result_compute(dataset=split.dataset, version=version, run=read_stored_run(submission),
-                                      source=stored_run_opener(submission))
+                                      source=stored_run_opener(submission),
+                                      json_source=stored_json_opener(submission))
         except (OperationalError, InterfaceError):
             raise
         except ScoresDisagree as exc:  # the double entry failed: a failure marker, and the curators' flag

@@ -26,9 +26,10 @@ from evaluation.fastevaluate import evaluate_stored
 from evaluation.measures import Measure, parse_measure
 from evaluation.qrels import Qrels, read_qrels
 from evaluation.reference import read_plain_qrels
+from evaluation.reference_json import JsonRunRefused, read_json_run
 from evaluation.runs import Run, read_run
 from evaluation.scoring import Evaluation, evaluate, recall_curve
-from evaluation.verify import Disagreement, verify
+from evaluation.verify import Disagreement, Part, verify
 from evaluation.verify_classification import verify_predictions
 
 from ..disclosure import HIDDEN_GROUP_FLOOR, min_group_size
@@ -56,7 +57,10 @@ class ComputedResult:
     warnings: list[dict]
     duration_seconds: float
     failed: bool = False
-    verified_by: str = ""  # the second implementation that agreed: "pytrec_eval" or "plain" (every task)
+    #: What the second implementation checked and agreed with (every task): ``Verification.record``, e.g.
+    #: {"method": "pytrec_eval", "measures": [...], "per_query_values": n, "means": true, "parts": [...],
+    #: "source": "trec" | "json" | "predictions"}; empty when nothing was checked (never stored then).
+    verified_by: dict = dataclasses.field(default_factory=dict)
     #: While a shared task partitions the split: {part: (scores, primary, n_queries, per_query)} (.partition).
     parts: dict = dataclasses.field(default_factory=dict)
 
@@ -170,12 +174,13 @@ def _result_compute_for_task(*, dataset: Dataset, version: QrelsVersion, data: b
         per_query=task.per_query,
         warnings=task.warnings,
         duration_seconds=time.monotonic() - started,
-        verified_by=check.method,
+        verified_by={"method": check.method, "measures": sorted(task.scores), "source": "predictions"},
     )
 
 
 def result_compute(*, dataset: Dataset, version: QrelsVersion, run, source: Callable[[], IO[bytes]],
-                   progress: Callable[..., None] | None = None) -> ComputedResult:
+                   progress: Callable[..., None] | None = None,
+                   json_source: Callable[[], IO[bytes]] | None = None) -> ComputedResult:
     """Score a parsed run on one qrels version with the dataset's measures, depth and corpus.
 
     The one path for first scoring and rescoring, so a result on a new
@@ -183,7 +188,9 @@ def result_compute(*, dataset: Dataset, version: QrelsVersion, run, source: Call
     without its ``qrels_gz`` blob: qrels are parsed once per version and
     content hash (:func:`_qrels_cached`). ``source`` opens the stored file
     ``run`` was read from (:func:`stored_run_opener`): the double entry reads
-    it again with its own reader.
+    it again with its own reader. ``json_source`` opens the JSON the
+    participant uploaded when ``run`` was converted from one
+    (:func:`stored_json_opener`): the double entry reads that instead.
     """
 
     if dataset.task != Dataset.Task.RETRIEVAL:  # ``run`` is a prediction file's bytes (``read_stored_run``)
@@ -203,8 +210,6 @@ def result_compute(*, dataset: Dataset, version: QrelsVersion, run, source: Call
         empty_queries=conventions.empty_queries(dataset.empty_queries),
         corpus=corpus, docid_example=dataset.docid_example or None, progress=progress,
     )
-    verified_by = _double_entry(_plain_qrels_cached(version.pk, version.sha256), source, evaluation, dataset=dataset,
-                                version=version, corpus=corpus)
     names = [m.name for m in measures]
     scores = {name: float(evaluation.means[name]) for name in names}
     per_query = per_query_pack(evaluation, names)
@@ -212,6 +217,9 @@ def result_compute(*, dataset: Dataset, version: QrelsVersion, run, source: Call
     public = phase_partition(split_id=version.split_id)
     parts = {} if public is None else parts_of(per_query=per_query, scores=scores,
                                                primary_measure=dataset.primary_measure, public=public)
+    verified_by = _double_entry(_plain_qrels_cached(version.pk, version.sha256), source, evaluation, dataset=dataset,
+                                version=version, corpus=corpus, scores=scores,
+                                parts=_parts_to_check(parts, public), json_source=json_source)
     return ComputedResult(
         version_id=version.pk,
         scores=scores,
@@ -256,25 +264,49 @@ def first_entry(*, run: Run | LazyRun, source: Callable[[], IO[bytes]], qrels_te
                     progress=progress, score_precision=score_precision, empty_queries=empty_queries)
 
 
+def _parts_to_check(parts: dict, public: frozenset[str] | None) -> list[Part]:
+    """The parts about to be stored, each with its topics as the partition says (not as ``parts_of`` cut them)."""
+    if not parts or public is None:
+        return []
+    topics = {"public": public.__contains__, "private": lambda q: q not in public, "full": lambda q: True}
+    return [Part(name, topics[name], part_scores, n) for name, (part_scores, _primary, n, _blob) in parts.items()]
+
+
 def _double_entry(qrels: dict[str, dict[str, int]], source: Callable[[], IO[bytes]], evaluation: Evaluation, *,
-                  dataset: Dataset, version: QrelsVersion, corpus: CorpusIds | None) -> str:
-    """Recompute every per-query value with the second implementation; its name, or ScoresDisagree.
+                  dataset: Dataset, version: QrelsVersion, corpus: CorpusIds | None, scores: dict[str, float],
+                  parts: list[Part], json_source: Callable[[], IO[bytes]] | None = None) -> dict:
+    """Recompute every per-query value, every mean and every part's mean; what was checked, or ScoresDisagree.
 
     The second implementation reads the stored run file itself (``source``),
     with its own reader, order and depth cut, and the judgments as its own
     reader read them (``qrels``, :func:`_plain_qrels_cached`): a fault in the
-    core's parsing is caught as surely as one in its measures.
+    core's parsing is caught as surely as one in its measures. A run uploaded
+    as JSON is read from the uploaded JSON (``json_source``) by a reader of its
+    own (``evaluation.reference_json``), so a fault in the conversion is caught
+    too; a JSON file that reader refuses is a disagreement.
 
-    Every measure is checked: each family declares its second implementation
-    (``evaluation.measures.Family``).
+    The means to be stored (``scores``) and the parts' means (``parts``) are
+    recomputed from the second implementation's own per-query values under the
+    dataset's averaging convention. Every measure is checked: each family
+    declares its second implementation (``evaluation.measures.Family``).
     """
-    check = verify(qrels, source, evaluation, depth=dataset.depth,
+    method = "pytrec_eval" if dataset.score_precision == "float32" else "plain"
+    run_input: Callable[[], IO[bytes]] | dict[str, dict[str, float]] = source
+    if json_source is not None:
+        try:
+            run_input = read_json_run(json_source)
+        except JsonRunRefused as exc:
+            logger.error("the double entry's JSON reader refuses a file the converter accepted: %s", exc)
+            raise ScoresDisagree(Disagreement("(the uploaded JSON)", "reading the run", 1.0, 0.0), method,
+                                 version) from None
+    check = verify(qrels, run_input, evaluation, depth=dataset.depth,
                    threshold=dataset.relevance_threshold,
                    score_precision=conventions.score_precision(dataset.score_precision),
-                   empty_queries=conventions.empty_queries(dataset.empty_queries), corpus=corpus)
+                   empty_queries=conventions.empty_queries(dataset.empty_queries), corpus=corpus,
+                   means=scores, parts=parts)
     if check.disagreement is not None:
         raise ScoresDisagree(check.disagreement, check.method, version)
-    return check.method
+    return check.record(source="json" if json_source is not None else "trec")
 
 
 def result_store(*, submission: Submission, computed: ComputedResult) -> Result:
@@ -405,6 +437,14 @@ def corpus_ids_for(*, dataset: Dataset):
 def stored_run_opener(submission: Submission) -> Callable[[], IO[bytes]]:
     """A function opening the submission's stored file afresh (a new binary stream from its storage) per call."""
     storage, name = submission.run_file.storage, submission.run_file.name
+    return lambda: storage.open(name, "rb")
+
+
+def stored_json_opener(submission: Submission) -> Callable[[], IO[bytes]] | None:
+    """A function opening the JSON the run was converted from (``Submission.json_file``), or None: not a JSON upload."""
+    if not submission.json_file:
+        return None
+    storage, name = submission.json_file.storage, submission.json_file.name
     return lambda: storage.open(name, "rb")
 
 

@@ -58,6 +58,7 @@ from .results import (
     read_stored_run_lazily,
     result_compute,
     result_store,
+    stored_json_opener,
     stored_run_opener,
 )
 from .uploads import problems_to_details, stored_run_refusal
@@ -288,6 +289,7 @@ def _score_claimed(submission: Submission, attempt: int, heartbeat: _Heartbeat,
     report(0.3)
     current = result_compute(
         dataset=dataset, version=version, run=run, source=stored_run_opener(submission),
+        json_source=stored_json_opener(submission),
         progress=lambda f, *rest: report(0.3 + share * float(f)),
     )
     computed = [dataclasses.replace(current, duration_seconds=time.monotonic() - started)]
@@ -297,6 +299,7 @@ def _score_claimed(submission: Submission, attempt: int, heartbeat: _Heartbeat,
         try:
             computed.append(result_compute(
                 dataset=dataset, version=pending, run=run, source=stored_run_opener(submission),
+                json_source=stored_json_opener(submission),
                 progress=lambda f, *rest: report(0.6 + 0.3 * float(f)),
             ))
         except (OperationalError, InterfaceError):

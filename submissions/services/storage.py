@@ -99,17 +99,19 @@ def files_remove_expired(*, now=None) -> int:
         .filter(Q(withdrawn_at__lt=before) | (input_failed & Q(last_failed__lt=before)))
     )
     removed = 0
-    for pk, name in expired.values_list("pk", "run_file"):
+    for pk, name, json_name in expired.values_list("pk", "run_file", "json_file"):
         marked = Submission.objects.filter(pk=pk, file_removed_at__isnull=True, status__in=final).update(
             file_removed_at=now
         )
         if not marked:
             continue
-        if name:
+        for stored in (name, json_name):  # the run, and the JSON it was converted from (the same storage)
+            if not stored:
+                continue
             try:
-                Submission._meta.get_field("run_file").storage.delete(name)
+                Submission._meta.get_field("run_file").storage.delete(stored)
             except OSError:
-                logger.warning("could not remove the file %s of submission %s", name, pk, exc_info=True)
+                logger.warning("could not remove the file %s of submission %s", stored, pk, exc_info=True)
         removed += 1
     if removed:
         logger.info("removed the files of %s withdrawn or failed submissions (retention %s days)", removed, days)

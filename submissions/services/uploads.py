@@ -404,6 +404,8 @@ def json_run_as_trec(*, upload: UploadedFile, dataset: Dataset) -> UploadedFile:
 
     Converted on arrival, so the stored file, the checks, the scoring and the
     downloads are those of any run; any other upload is returned as it is.
+    ``submission_create`` keeps the uploaded JSON too (``Submission.json_file``):
+    the double entry reads it with a reader of its own.
     The JSON is read as a stream (``evaluation.run_json``: depth, number,
     string and key rules checked while reading, one query's documents in
     memory) within the size, gzip-ratio and scan caps of every upload, and the
@@ -728,7 +730,9 @@ def submission_create(
         _check_quota(user=user, split=split)  # early, to spare a long check of a file that cannot be taken
         if refusal := storage_refusal(user=user, incoming_bytes=upload.size or 0):  # storage.py: bytes stored
             raise QuotaExceeded(refusal, [{"line": None, "reason": refusal}])
-    upload = json_run_as_trec(upload=upload, dataset=split.dataset)
+    converted = json_run_as_trec(upload=upload, dataset=split.dataset)
+    json_upload = upload if converted is not upload else None  # kept: the double entry reads the JSON itself
+    upload = converted
     inspected = upload_inspect(upload=upload, dataset=split.dataset)
     _check_queries(split=split, docs_per_topic=inspected.docs_per_topic, complete=inspected.complete,
                    coverage_exempt=coverage_exempt)
@@ -757,6 +761,14 @@ def submission_create(
     # the row is not saved.
     submission.run_file.save(original_name, upload, save=False)
     stored_name = submission.run_file.name
+    if json_upload is not None:
+        json_name = (getattr(json_upload, "name", "") or "run.json").replace("\\", "/").rsplit("/", 1)[-1][:200]
+        try:
+            json_upload.seek(0)
+            submission.json_file.save(json_name, json_upload, save=False)
+        except BaseException:
+            submission.run_file.storage.delete(stored_name)
+            raise
     try:
         with transaction.atomic():
             lock_uploader(user)
@@ -775,6 +787,8 @@ def submission_create(
                 transaction.on_commit(lambda: submission_enqueue(submission_id=submission_id))
     except BaseException:
         submission.run_file.storage.delete(stored_name)
+        if submission.json_file:
+            submission.json_file.storage.delete(submission.json_file.name)
         raise
     logger.info("submission %s created for %s by user %s", submission.pk, split, user.pk)
     return submission

@@ -139,8 +139,8 @@ def test_an_mteb_or_ranx_json_run_is_scored_as_the_trec_run_it_stands_for(api, a
     import gzip
 
     data = _json_run(WEAK)
-    upload = SimpleUploadedFile("predictions.json.gz" if gzipped else "predictions.json",
-                                gzip.compress(data) if gzipped else data)
+    sent = gzip.compress(data) if gzipped else data
+    upload = SimpleUploadedFile("predictions.json.gz" if gzipped else "predictions.json", sent)
     response = api.post("/api/v1/submissions/", {"dataset": "tiny", "split": "dev", "system_name": "mteb",
                                                  "run_file": upload}, format="multipart")
     assert response.status_code == 202, response.content
@@ -148,6 +148,10 @@ def test_an_mteb_or_ranx_json_run_is_scored_as_the_trec_run_it_stands_for(api, a
     from_trec = scored(alice, tiny_dataset.splits.get(name="dev"), WEAK)
     assert from_json.results.get().scores == from_trec.results.get().scores
     assert from_json.run_file.open("rb").read().startswith(b"q1 Q0 d9 1 99.0 predictions\n")
+    # The uploaded JSON is kept as sent, and the double entry read it (not the converted run) with its own reader.
+    assert from_json.json_file.open("rb").read() == sent
+    assert from_json.results.get().verified_by["source"] == "json"
+    assert from_trec.results.get().verified_by["source"] == "trec" and not from_trec.json_file
 
 
 def test_a_json_run_with_problems_is_refused_naming_the_keys(api, tiny_dataset):

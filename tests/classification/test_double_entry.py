@@ -93,7 +93,7 @@ def test_every_task_stores_only_scores_a_second_implementation_agreed_with(reque
     sub = services.submission_score_now(sub.pk)
     assert sub.status == Submission.Status.SCORED, sub.error
     result = sub.results.get()
-    assert result.verified_by == ("plain" if task != Dataset.Task.RETRIEVAL else "pytrec_eval")
+    assert result.verified_by["method"] == ("plain" if task != Dataset.Task.RETRIEVAL else "pytrec_eval")
     assert result.scores
 
 

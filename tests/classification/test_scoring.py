@@ -136,7 +136,7 @@ def test_the_submission_page_of_a_scored_prediction_file_renders(test_split, ali
 def test_the_submission_page_says_a_second_implementation_checked_the_scores(clf_dataset, alice, client):
     train = clf_dataset.splits.get(name="train")
     sub = score(train, alice, predictions({i: label for i, (label, _) in TRAIN_GOLD.items()}))
-    assert sub.results.get().verified_by == "plain"
+    assert sub.results.get().verified_by["method"] == "plain"
     client.force_login(alice)
     text = client.get(reverse("participants:detail", args=[sub.pk])).content.decode()
     assert "Verified by a second implementation of macro-F1: it read this prediction file and the gold itself" in text

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from evaluation import CorpusIds, Qrels, Run, evaluate, parse_measures, read_qrels, read_run
 from evaluation.measures import FAMILIES
 from evaluation.reference import as_float32, ranked, read_plain_qrels, read_plain_run
-from evaluation.verify import Disagreement, verify
+from evaluation.verify import Disagreement, Part, verify
 
 from .conftest import ROOT
 
@@ -210,3 +210,65 @@ def test_every_family_has_a_kernel_a_plain_loop_and_a_trec_eval_twin_and_each_ch
     for method in ("pytrec_eval", "plain"):
         assert verify(qrels, run_text, ev, method=method).ok
         assert verify(qrels, run_text, tampered, method=method).disagreement.measure == measure[0].name
+
+
+# ---------------------------------------------------------------- the means, recomputed by the second implementation
+
+
+def _means_and_values(empty: str) -> tuple[Qrels, Run, object]:
+    qrels_text = b"q1 0 a 1\nq1 0 b 2\nq2 0 a 1\nq3 0 z 0\nq4 0 x 1\nq5 0 y 1\n"
+    run_text = b"q1 Q0 b 1 3.0 t\nq1 Q0 c 2 2.0 t\nq1 Q0 a 3 1.0 t\nq2 Q0 b 1 1.0 t\nq2 Q0 a 2 0.5 t\nq3 Q0 z 1 1 t\n" \
+               b"q5 Q0 y 1 1 t\n"  # q4 not in the run
+    qrels, run = read_qrels(qrels_text), read_run(run_text)
+    return qrels, run, evaluate(qrels, run, MEASURES, empty_queries=empty)
+
+
+@pytest.mark.parametrize("empty", ["omit", "count", "trec_eval"])
+@pytest.mark.parametrize("method", ["pytrec_eval", "plain"])
+def test_every_mean_is_recomputed_from_the_second_implementations_own_values(empty, method):
+    qrels, run, ev = _means_and_values(empty)
+    check = verify(qrels, run, ev, empty_queries=empty, method=method)
+    assert check.ok and check.means and check.measures == tuple(m.name for m in MEASURES)
+    n = len(ev.qids)  # omit 4 (q3 left out, q4 at 0), count 5, trec_eval 4 (q4 not averaged, q3 is)
+    assert n == {"omit": 4, "count": 5, "trec_eval": 4}[empty]
+    wrong = {**ev.means, "R@5": float(ev.per_query["R@5"].sum()) / (n + 1)}  # sum/(n+1)
+    found = verify(qrels, run, ev, empty_queries=empty, method=method, means=wrong).disagreement
+    assert (found.qid, found.measure, found.core) == ("(mean)", "R@5", wrong["R@5"])
+    assert found.reference == pytest.approx(ev.means["R@5"], abs=1e-15)
+    dropped = {**ev.means, "MRR@10": float(ev.per_query["MRR@10"][:-1].mean())}  # one query left out of the mean
+    found = verify(qrels, run, ev, empty_queries=empty, method=method, means=dropped).disagreement
+    assert (found.qid, found.measure) == ("(mean)", "MRR@10")
+    assert "(mean), MRR@10: the core gives" in str(found)
+    # A mean the evaluation holds but the caller stores differently is what is checked: the stored one.
+    assert verify(qrels, run, dataclasses.replace(ev, means=wrong), empty_queries=empty, method=method).disagreement
+
+
+def test_a_mean_missing_from_what_is_stored_is_a_disagreement():
+    qrels, run, ev = _means_and_values("omit")
+    means = {k: v for k, v in ev.means.items() if k != "bpref"}
+    assert verify(qrels, run, ev, means=means).disagreement.measure == "bpref (no mean stored)"
+
+
+def test_a_parts_mean_is_recomputed_over_the_parts_topics():
+    qrels, run, ev = _means_and_values("count")
+    public = {"q1", "q4"}
+    values = ev.per_query_dict()
+
+    def part(name, inside, mask=None):
+        qs = [q for q in ev.qids if inside(q)]
+        use = qs if mask is None else [q for q in ev.qids if mask(q)]
+        return Part(name, inside, {m.name: float(np.mean([values[q][m.name] for q in use])) for m in MEASURES},
+                    len(qs))
+
+    right = [part("public", public.__contains__), part("private", lambda q: q not in public),
+             part("full", lambda q: True)]
+    check = verify(qrels, run, ev, empty_queries="count", parts=right)
+    assert check.ok and check.parts == ("public", "private", "full")
+    assert check.record(source="trec")["parts"] == ["public", "private", "full"]
+    # The private part's means computed on the public topics (its count right).
+    wrong = [right[0], part("private", lambda q: q not in public, mask=public.__contains__), right[2]]
+    found = verify(qrels, run, ev, empty_queries="count", parts=wrong).disagreement
+    assert found.qid == "(mean of the private part)" and found.measure in {m.name for m in MEASURES}
+    miscounted = [dataclasses.replace(right[0], n_queries=3)]
+    found = verify(qrels, run, ev, empty_queries="count", parts=miscounted).disagreement
+    assert found == Disagreement("(mean of the public part)", "evaluated queries", 3.0, 2.0)

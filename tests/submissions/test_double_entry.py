@@ -42,15 +42,17 @@ def test_a_stored_result_says_which_second_implementation_agreed(client, alice, 
     services.submission_score(submission.pk)
 
     assert Submission.objects.get(pk=submission.pk).status == Submission.Status.SCORED
-    assert Result.objects.get(submission=submission).verified_by == method
+    assert Result.objects.get(submission=submission).verified_by["method"] == method
     client.force_login(alice)
     page = client.get(reverse("participants:detail", args=[submission.pk])).content.decode()
     assert shown in page
     # The number it states is what was checked: every stored measure on every evaluated topic.
     result = Result.objects.get(submission=submission)
     n = len(result.scores)
-    assert (f"recomputed all {n * result.n_queries} per-query values ({n} measures × {result.n_queries} topics); "
-            "each equalled the metric core's within 10<sup>-9</sup>") in page
+    assert (f"recomputed all {n * result.n_queries} per-query values ({n} measures × {result.n_queries} topics), "
+            "then every stored mean from its own values; each equalled the metric core's within 10<sup>-9</sup>") in page
+    assert result.verified_by == {"method": method, "measures": list(result.scores), "means": True, "parts": [],
+                                  "per_query_values": n * result.n_queries, "source": "trec"}
 
 
 def test_the_worker_scores_with_the_dataset_empty_query_convention(alice, test_split):
@@ -63,7 +65,7 @@ def test_the_worker_scores_with_the_dataset_empty_query_convention(alice, test_s
     omit, count = Result.objects.get(submission=omitted), Result.objects.get(submission=counted)
     assert (omit.n_queries, count.n_queries) == (3, 4)
     assert count.scores["R@10"] == pytest.approx(omit.scores["R@10"] * 3 / 4)
-    assert count.verified_by == "pytrec_eval"
+    assert count.verified_by["method"] == "pytrec_eval"
 
 
 @pytest.fixture
@@ -130,7 +132,7 @@ def test_the_incomplete_judgment_measures_are_stored_verified(alice, test_split)
     services.submission_score(submission.pk)
 
     result = Result.objects.get(submission=submission)
-    assert set(result.scores) == set(INCOMPLETE_JUDGMENT_MEASURES) and result.verified_by == "pytrec_eval"
+    assert set(result.scores) == set(INCOMPLETE_JUDGMENT_MEASURES) and result.verified_by["method"] == "pytrec_eval"
 
 
 @pytest.mark.parametrize("family", ["bpref", "MAP'", "nDCG'"])
