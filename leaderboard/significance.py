@@ -478,7 +478,7 @@ def power_context(*, split: Split | None, board: PublicBoard | None = None) -> d
         return {"power": None}
     dataset = split.dataset
     smallest, needed = analysis.min_detectable, analysis.topics_needed
-    step = disclosure.grid_step(split)
+    step = disclosure.rounding_step(split)
     if step is not None:
         # Coarse on a hidden split (docs/metrics.md): the released values' grid, topics to 2 significant digits.
         assert smallest is not None  # leaderboard_power needs two topics or more
