@@ -104,6 +104,19 @@ def test_a_board_with_no_evaluated_topics_states_no_grid(client, card_board):
     assert disclosure.rounding_step(split) == 1.0
 
 
+@pytest.mark.parametrize("slug", ["bsard", "greekbarretrieval", "lextreme"])
+def test_the_flagship_cards_boards_state_no_grid_before_their_judgments(client, db, slug):
+    """The finding itself: on a fresh site the cards' boards said "Entries scored here: ±50 points"."""
+    from catalogue.cards import cards_load
+
+    cards_load()
+    Dataset.objects.filter(slug=slug).update(is_published=True)
+    page = _get(client, "leaderboard:dataset", slug)
+    assert "±" not in page and "points: hidden split" not in page
+    assert json.loads(_get(client, "leaderboard:export", slug, "json"))["grid"] is None
+    assert "±" not in _get(client, "leaderboard:home")
+
+
 def test_the_json_docs_say_grid_is_null_before_the_split_has_evaluated_topics():
     text = (ROOT / "docs" / "metrics.md").read_text()
     assert "`grid` is null" in text
