@@ -302,7 +302,8 @@ class LeaderboardView(JsonView):
                 "primary_measure": dataset.primary_measure,
                 "sort": resolve_sort(dataset, sort),
                 # Scores are fractions (0..1); the site shows them in percent. A hidden split's entries sit on
-                # its grid (``grid``, a fraction; null on a public split).
+                # its grid (``grid``, a fraction; null on a public split and on a hidden one with no evaluated
+                # topic yet, which has no value to state one for).
                 "scale": "fraction",
                 "scores_are": disclosure.SCORES_ARE,
                 "grid": disclosure.grid_step(split),

@@ -18,6 +18,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.urls import reverse
 
+from evaluation.ladder import percent_text
 from evaluation.measures import is_macro_f1_name, parse_measure
 
 from .page_generation import page_generation_bump
@@ -52,10 +53,9 @@ class Benchmark(models.Model):
 
 
 def format_percent(value: float | None) -> str:
-    """A fraction (0..1) as percent with two decimals ("51.33"); "–" when missing."""
-    if value is None:
-        return "–"
-    return f"{100 * value:.2f}"
+    """A fraction (0..1) as percent with two decimals ("51.33"); "–" when missing (``evaluation.ladder.percent_text``
+    at full precision: a hidden split's values go through ``submissions.disclosure.formatter``)."""
+    return percent_text(value)
 
 
 class Dataset(models.Model):

@@ -118,6 +118,32 @@ def on_grid(value: float, step: float) -> float:
     return round(math.floor(float(value) / step + 0.5) * step, decimals)
 
 
+#: Decimals of a percentage at full precision (a public split): what every page, export and the client print.
+PERCENT_DECIMALS = 2
+
+
+def grid_decimals(step: float | None) -> int:
+    """Decimals a percentage on ``step`` (a fraction: 0.01 is whole points) needs; :data:`PERCENT_DECIMALS` at full
+    precision (``step`` None). As many as the step's points have: 0 for 1, 2 or 5 points, 1 for 0.5, 2 for 0.25."""
+    if step is None:
+        return PERCENT_DECIMALS
+    points = 100 * step
+    return next((d for d in range(6) if abs(round(points, d) - points) < 1e-9), PERCENT_DECIMALS)
+
+
+def percent_text(value: float | None, step: float | None = None) -> str:
+    """A score (a fraction) as the site prints it, the one formatting of a score: in percent, on ``step``'s grid
+    with its decimals ("84" on a 1-point grid, "84.5" on a 0.5 grid), two decimals at full precision ("51.33");
+    an en dash when missing. Pages, home cards, CSV and LaTeX exports call it (through
+    ``catalogue.models.format_percent`` and ``submissions.disclosure.formatter``); the client
+    (``lexboard_cli.client.percent_text``, standard library only) has a twin tested against it."""
+    if value is None:
+        return "–"
+    if step is None:
+        return f"{100 * float(value):.{PERCENT_DECIMALS}f}"
+    return f"{100 * on_grid(value, step):.{grid_decimals(step)}f}"
+
+
 def round_score(value: float, decimals: int = DECIMALS) -> float:
     """A score as displayed (a fraction rounded to ``decimals``): what the pages and the API release."""
     return round(float(value), decimals)

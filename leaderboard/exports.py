@@ -12,14 +12,18 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from catalogue.models import Dataset, Split, format_percent
+from catalogue.models import Dataset, Split
 from evaluation.csv_cells import csv_rows
 from submissions import disclosure
 from submissions.provenance import SEEN_SHORT, TRAINING_SHORT
 
-from .selectors import LeaderboardRow
+from .selectors import LeaderboardRow, cell_format
 
 FIELDS = ["rank", "kind", "system", "owner", "team", "family", "date", "paper_url", "code_url", "source"]
+#: The CSV's last column, the unit of its score cells (every row: the CSV has no comment line a reader would
+#: take for its header); the JSON names its own (``scores_are``), the LaTeX caption says "in percent".
+UNIT_COLUMN = "unit"
+UNIT = "percent points"
 #: Provenance columns of the CSV (after ``FIELDS``), as the owner stated it; blank for reported rows.
 PROVENANCE_COLUMNS = ["training_data", "could_have_seen", "models", "disclosed", "training_data_note"]
 
@@ -85,26 +89,29 @@ LATEX_PROVENANCE_NOTE = (
 
 
 def _cell_format(split: Split | None):
-    """How an entry's value is written: the split's grid for entries scored here, papers' numbers as printed."""
-    scored = disclosure.formatter(split) if split is not None else format_percent
-    return lambda row, value: (format_percent if row.kind == "reported" else scored)(value)
+    """How an entry's value is written: the split's grid for entries scored here, papers' numbers as printed (the
+    board's own :func:`leaderboard.selectors.cell_format`)."""
+    return cell_format(split)
 
 
-def to_csv(rows: Sequence[LeaderboardRow], *, measures: list[str], split: Split | None = None) -> str:
-    """One line per entry; scores in percent as the pages show them (empty when missing).
+def to_csv(rows: Sequence[LeaderboardRow], *, measures: list[str], split: Split | None = None,
+           fmt_value=None) -> str:
+    """One line per entry; scores in percent as the pages show them (empty when missing), the last column
+    (:data:`UNIT_COLUMN`) naming the unit.
 
-    Two decimals, or on a hidden split the precision of its grid (``submissions.disclosure``).
+    Two decimals, or on a hidden split the precision of its grid (``submissions.disclosure``); ``fmt_value``: a
+    board's own formatting of every value (the private board's grid).
 
     Written by :func:`evaluation.csv_cells.csv_rows`, the one CSV writer: every cell quoted, and no text cell
     (a participant's system or team name) read as a formula, at its start or after a separator.
     """
-    lines = [FIELDS + PROVENANCE_COLUMNS + measures]
-    fmt = _cell_format(split)
+    lines = [FIELDS + PROVENANCE_COLUMNS + measures + [UNIT_COLUMN]]
+    fmt = (lambda row, value: fmt_value(value)) if fmt_value is not None else _cell_format(split)
     for row in public_only(rows):
         values = [getattr(row, f) for f in FIELDS]
         values = ["" if v is None else (v.isoformat() if hasattr(v, "isoformat") else v) for v in values]
         scores = ["" if row.scores.get(m) is None else fmt(row, row.scores[m]) for m in measures]
-        lines.append(values + provenance_cells(row.to_dict()) + scores)
+        lines.append(values + provenance_cells(row.to_dict()) + scores + [UNIT])
     return csv_rows(lines)
 
 
@@ -171,7 +178,7 @@ def to_latex(rows: Sequence[LeaderboardRow], *, dataset: Dataset, split: Split, 
     for m in measures:
         # Compare what the reader sees, so two values printed alike are both bold.
         best[m] = max((fmt(r, r.scores[m]) for r in rows if r.scores.get(m) is not None), key=float, default=None)
-    caption = caption if caption is not None else _caption(rows, dataset=dataset, split=split)
+    caption = caption if caption is not None else _caption(rows, dataset=dataset, split=split, measures=measures)
     has_reported = any(r.kind == "reported" for r in rows)
     lines = [
         f"% {latex_escape(dataset.name)}, split {latex_escape(split.name)}: exported from Lexboard.",
@@ -218,12 +225,22 @@ def _label(text: str) -> str:
     return re.sub(r"[^a-zA-Z0-9-]", "-", text)
 
 
-def _caption(rows: Sequence[LeaderboardRow], *, dataset: Dataset, split: Split) -> str:
+def hidden_caption(*, primary: str, measures: Sequence[str], note: str) -> str:
+    """What a hidden split's LaTeX caption says of its entries scored here, true of the columns ``measures``: the
+    one measure they show, that the other columns hold none of theirs ("--"), and the grid ``note`` (none before
+    the split has evaluated topics)."""
+    others = [m for m in measures if m != primary]
+    text = (f" Entries scored here (a hidden split) show {latex_escape(primary)} only, the primary measure"
+            + (f"; {latex_escape(', '.join(others))}: -- for them" if others else ""))
+    return text + (f"; {latex_escape(note)}." if note else ".")
+
+
+def _caption(rows: Sequence[LeaderboardRow], *, dataset: Dataset, split: Split, measures: Sequence[str]) -> str:
     caption = f"Results on {latex_escape(dataset.name)} ({latex_escape(split.name)} split), in percent."
     caption += " Best value per column in bold."
-    note = disclosure.grid_note(split)
-    if note:
-        caption += f" Entries scored here: {latex_escape(note)} (a hidden split shows its primary measure only)."
+    if disclosure.hidden(split):
+        caption += hidden_caption(primary=dataset.primary_measure, measures=measures,
+                                  note=disclosure.grid_note(split))
     if any(r.kind == "baseline" for r in rows):
         caption += " Baselines were scored by Lexboard like any entry."
     return caption

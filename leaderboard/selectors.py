@@ -511,6 +511,15 @@ def progress_points(rows: list[LeaderboardRow], *, measure: str) -> tuple[list[P
 # --- pages ----------------------------------------------------------------------
 
 
+def cell_format(split: Split | None):
+    """How a board row's value is printed, on every surface (page, home card, CSV, LaTeX): entries scored here by
+    :func:`submissions.disclosure.formatter` (a hidden split's grid), papers' reported numbers at full precision;
+    both by the one formatting, ``evaluation.ladder.percent_text``."""
+    scored = disclosure.formatter(split)
+    full = disclosure.formatter(None)
+    return lambda row, value: (full if row.kind == "reported" else scored)(value)
+
+
 @dataclass
 class DatasetSummary:
     """A dataset as the home page lists it."""
@@ -520,6 +529,7 @@ class DatasetSummary:
     best: LeaderboardRow | None
     n_entries: int  # scored entries and baselines (reported rows not counted)
     n_reported: int
+    best_text: str = "–"  # the best row's primary value as its board prints it (:func:`cell_format`)
 
 
 @dataclass
@@ -542,7 +552,9 @@ def dataset_summary(dataset: Dataset) -> DatasetSummary:
         best = next((r for r in scored if r.rank is not None), None) or next(
             (r for r in reported if r.scores.get(dataset.primary_measure) is not None), None
         )
-    return DatasetSummary(dataset=dataset, split=split, best=best, n_entries=n_entries, n_reported=n_reported)
+    best_text = (cell_format(split)(best, best.scores.get(dataset.primary_measure)) if best is not None else "–")
+    return DatasetSummary(dataset=dataset, split=split, best=best, n_entries=n_entries, n_reported=n_reported,
+                          best_text=best_text)
 
 
 def home_datasets(*, user=None) -> list[BenchmarkSummary]:

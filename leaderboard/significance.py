@@ -478,7 +478,7 @@ def power_context(*, split: Split | None, board: PublicBoard | None = None) -> d
         return {"power": None}
     dataset = split.dataset
     smallest, needed = analysis.min_detectable, analysis.topics_needed
-    step = disclosure.grid_step(split)
+    step = disclosure.rounding_step(split)
     if step is not None:
         # Coarse on a hidden split (docs/metrics.md): the released values' grid, topics to 2 significant digits.
         assert smallest is not None  # leaderboard_power needs two topics or more
@@ -492,10 +492,16 @@ def power_context(*, split: Split | None, board: PublicBoard | None = None) -> d
                                                  partitioned=partition_in_use(split_id=split.pk)),
         "measure": dataset.primary_measure,
         "from_baselines": step is not None,
-        "min_detectable": dataset.format_value(smallest) + " points",  # every page shows percent
+        # In percent as every page prints it: two decimals, on a hidden split its grid's ("8 points", not "8.00").
+        "min_detectable": _points_text(disclosure.formatter(split)(smallest)),
         "needed": [(f"{round(100 * d):g} point{'s' if round(100 * d) != 1 else ''}", f"{n:,}")
                    for d, n in needed.items()],
     }}
+
+
+def _points_text(text: str) -> str:
+    """A printed percentage as a difference in points ("8.02 points", "1 point")."""
+    return f"{text} point{'' if text == '1' else 's'}"
 
 
 def _two_digits(n: int) -> int:

@@ -20,10 +20,10 @@ from typing import Any
 
 from catalogue.models import Benchmark, Dataset, Split
 from evaluation.aggregate import LOWER_IS_BETTER, aggregate_table, harmonic_mean
-from submissions import disclosure
+from evaluation.ladder import percent_text
 from submissions.models import Submission
 
-from .selectors import LeaderboardRow, leaderboard_rows
+from .selectors import LeaderboardRow, cell_format, leaderboard_rows
 
 #: Measures of a dataset that already holds LEXTREME's two reported aggregates (the LEXTREME card).
 LEXTREME_PARTS = {"dataset aggregate": "dataset_aggregate", "language aggregate": "language_aggregate"}
@@ -161,15 +161,14 @@ def suite_table(*, benchmark: Benchmark, partial: bool = False) -> SuiteTable:
         aggregates = aggregate_table(table, method=method, cells=[c.key for c in columns], partial=partial)
 
     pct = bool(columns)  # every score is shown in percent (Dataset.format_value; a hidden split's on its grid)
-    formats = {c.key: (disclosure.formatter(c.split) if c.split is not None else c.dataset.format_value)
-               for c in columns}
+    formats = {c.key: cell_format(c.split) for c in columns}  # as the dataset's board prints each row
     out_rows: list[SuiteRow] = []
     for i, entry in enumerate(systems.values()):
         row = entry["row"]
         cells = []
         for c in columns:
             value, sub_id = entry["cells"].get(c.key, (None, None))
-            cells.append(SuiteCell(value=value, display=formats[c.key](value), submission_id=sub_id))
+            cells.append(SuiteCell(value=value, display=formats[c.key](row, value), submission_id=sub_id))
         agg = aggregates.get(str(i))
         value = agg.value if agg else None
         parts = dict(agg.parts) if agg else {}
@@ -236,7 +235,7 @@ def _format(value: float | None, method: str, percent: bool) -> str:
         return "–"
     if method == Benchmark.Aggregate.MEAN_RANK:
         return f"{value:.2f}"
-    return f"{100 * value:.2f}" if percent else f"{value:.4f}"
+    return percent_text(value) if percent else f"{value:.4f}"
 
 
 def _rank(rows: list[SuiteRow], *, lower_is_better: bool) -> None:

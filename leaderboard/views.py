@@ -41,6 +41,7 @@ from .selectors import (
     TRAINING_CHOICES,
     LeaderboardFilters,
     benchmark_for_page,
+    cell_format,
     dataset_page_cache_key,
     filter_rows,
     home_datasets,
@@ -104,10 +105,9 @@ def _format_cells(dataset, rows, *, sort: str, split=None) -> None:
     ]
     names = list(dataset.measures or [])
     # A hidden split's entries at the precision of its grid; papers' reported numbers as printed.
-    scored = disclosure.formatter(split) if split is not None else dataset.format_value
+    fmt = cell_format(split)
     for row in rows:
-        fmt = dataset.format_value if row.kind == "reported" else scored
-        row.cells = [(css, fmt(row.scores.get(m))) for css, m in zip(classes, names, strict=True)]
+        row.cells = [(css, fmt(row, row.scores.get(m))) for css, m in zip(classes, names, strict=True)]
 
 
 def _filter_choices(filters: LeaderboardFilters) -> dict:
@@ -131,19 +131,18 @@ def _progress(dataset, split, rows) -> dict | None:
     if not points:
         return None
     values = [100 * p.value for p in points]
-    fmt = disclosure.formatter(split)  # entries scored here as the board shows them (a hidden split's grid)
+    fmt = cell_format(split)  # each value as the board prints it (a hidden split's grid; papers' as printed)
+    shown = [(p, fmt(p, p.value)) for p in points]
     top = min(100.0, max(10.0, math.ceil(max(values) / 10) * 10))
     svg = progress_chart(
         [(p.when, 100 * p.value, f"{p.system} ({p.label}, {'reported' if p.kind == 'reported' else 'scored here'})")
          for p in points],
         title=f"Best {measure} over time on {dataset.name}, {split.name} split",
         desc=(f"A step line of the best {measure} (percent) reached so far: "
-              + "; ".join(f"{p.label} {p.system} {(dataset.format_value if p.kind == 'reported' else fmt)(p.value)}"
-                          for p in points) + "."),
-        x_label="year", y_label=f"best {measure} (%)", y_range=(0.0, float(top)),
+              + "; ".join(f"{p.label} {p.system} {text}" for p, text in shown) + "."),
+        x_label="year", y_label=f"best {measure} (%)", y_range=(0.0, float(top)), texts=[text for _, text in shown],
     )
-    # The list under the chart, each value as the board prints it (a hidden split's grid; papers' as printed).
-    shown = [(p, (dataset.format_value if p.kind == "reported" else fmt)(p.value)) for p in points]
+    # The list under the chart: ``shown``.
     return {"svg": svg, "points": shown, "undated": undated, "measure": measure}
 
 

@@ -86,6 +86,14 @@ def board_grid(board: PrivateBoard) -> float | None:
     return next((float(g) for r in board.rows if (g := (r.get("extra") or {}).get("grid"))), None)
 
 
+def board_format(board: PrivateBoard, split):
+    """How the private board's values are printed, on its page, CSV and LaTeX alike: on the grid its rows state (the
+    private topics' share) on a hidden split, at full precision on a public one (``evaluation.ladder.percent_text``)."""
+    if not disclosure.hidden(split):
+        return disclosure.formatter(None)
+    return disclosure.formatter(split, step=board_grid(board))
+
+
 def board_caption(board: PrivateBoard, phase: Phase, measures: list[str]) -> str:
     """What the LaTeX caption says of the board's columns: true of them (the measures, the topics, the grid)."""
     split = phase.split
@@ -139,8 +147,9 @@ def task(request: HttpRequest, phase_id: int) -> HttpResponse:
     if board is not None:
         rows = _board_rows(board, dataset)
         shown = board_measures(board, phase.split)
+        show = board_format(board, phase.split)
         context.update(board=board, board_measures=shown, board_rows=[
-            {"row": r, "cells": [dataset.format_value(r.scores.get(m)) for m in shown]} for r in rows])
+            {"row": r, "cells": [show(r.scores.get(m)) for m in shown]} for r in rows])
         rescored = private_board_rescored(phase=phase, board=board)
         if rescored is not None:
             context.update(rescored=rescored, rescored_rows=[
@@ -182,8 +191,9 @@ def board_export(request: HttpRequest, phase_id: int, fmt: str) -> HttpResponse:
     dataset, split = phase.split.dataset, phase.split
     rows = _board_rows(board, dataset)
     measures = board_measures(board, split)
+    show = board_format(board, split)
     if fmt == "csv":
-        body = exports.to_csv(rows, measures=measures)
+        body = exports.to_csv(rows, measures=measures, fmt_value=show)
     elif fmt == "json":
         payload = json.loads(exports.to_json(rows, dataset=dataset, split=split, measures=measures))
         payload.update(board="private", task=phase.title, published_at=board.published_at.isoformat(),
@@ -199,7 +209,7 @@ def board_export(request: HttpRequest, phase_id: int, fmt: str) -> HttpResponse:
     else:
         body = exports.to_latex(rows, dataset=dataset, split=split, measures=measures,
                                 caption=board_caption(board, phase, measures),
-                                fmt_value=exports.format_percent).replace(
+                                fmt_value=show).replace(
             "% Requires", f"% Private board of {exports.latex_escape(phase.title)}, published "
                           f"{board.published_at:%Y-%m-%d} (qrels v{board.qrels_version}).\n% Requires", 1)
     response = HttpResponse(body, content_type=_TYPES[fmt])

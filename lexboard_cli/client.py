@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import mimetypes
 import os
 import re
@@ -454,11 +455,26 @@ def _http_error(exc: urllib.error.HTTPError) -> ClientError:
 
 
 def _grid_decimals(grid: object) -> int:
-    """Decimals of a percentage on a hidden split's grid (a fraction: 0.01 is whole points, 0.0025 is 0.25)."""
-    if not isinstance(grid, (int, float)) or grid <= 0:
+    """Decimals of a percentage on a hidden split's grid (a fraction: 0.01 is whole points, 0.0025 is 0.25); 2
+    at full precision. The site's ``evaluation.ladder.grid_decimals`` (this file imports nothing of the project;
+    tests/pages/test_one_grid_one_print.py checks the two agree)."""
+    if not isinstance(grid, (int, float)) or isinstance(grid, bool) or grid <= 0:
         return 2
     points = 100 * grid
-    return next((d for d in range(3) if abs(round(points, d) - points) < 1e-9), 2)
+    return next((d for d in range(6) if abs(round(points, d) - points) < 1e-9), 2)
+
+
+def percent_text(value: object, grid: object = None) -> str:
+    """A score (a fraction) as the site prints it: in percent, on a hidden split's ``grid`` with its decimals ("84",
+    "84.5"), two decimals at full precision ("51.33"); an en dash when missing. The twin of the site's one
+    formatting, ``evaluation.ladder.percent_text``."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return "–"
+    if not isinstance(grid, (int, float)) or isinstance(grid, bool) or grid <= 0:
+        return f"{100 * float(value):.2f}"
+    decimals = max(0, -math.floor(math.log10(grid)) + 1)
+    on_grid = round(math.floor(float(value) / grid + 0.5) * grid, decimals)
+    return f"{100 * on_grid:.{_grid_decimals(grid)}f}"
 
 
 def format_scores(info: dict) -> str:
@@ -473,12 +489,10 @@ def format_scores(info: dict) -> str:
         if info.get("released") is False:
             return "not released: " + (info.get("message") or "the Ladder held this run's scores back")
         return "(no scores)"
-    decimals = _grid_decimals(info.get("grid"))
     width = max(len("measure"), *(len(name) for name in scores))
     lines = [f"{'measure':<{width}}  percent", f"{'-' * width}  -------"]
     for name, value in scores.items():
-        shown = "–" if value is None else f"{100 * value:.{decimals}f}"
-        lines.append(f"{name:<{width}}  {shown}")
+        lines.append(f"{name:<{width}}  {percent_text(value, info.get('grid'))}")
     if isinstance(info.get("grid"), (int, float)):
         lines.append(f"(hidden split: values on a grid of {100 * info['grid']:g} points)")
     return "\n".join(lines)
@@ -516,7 +530,7 @@ def format_per_query(body: dict) -> str:
     lines = [f"submission {body.get('submission')} on {body.get('dataset')}/{body.get('split')}, per query (percent)",
              "  ".join([f"{'query':<{width}}", *(f"{m:>9}" for m in measures)])]
     for row in body.get("queries") or []:
-        cells = [f"{100 * row['values'][m]:>9.2f}" if row["values"].get(m) is not None else f"{'–':>9}"
+        cells = [f"{percent_text(row['values'].get(m)):>9}"
                  for m in measures]
         lines.append("  ".join([f"{row['qid']:<{width}}", *cells]))
     return "\n".join(lines)

@@ -199,7 +199,8 @@ def per_query_csv(*, split: Split, vectors: dict[str, np.ndarray], measures: lis
 def _cache_key(result, split: Split) -> str:
     # The group minimum too: a curator raising it (small categories were shown) bumps no split version.
     # v5: no intervals nor categories on hidden splits (an entry cached before would still hold them).
-    return split.cache_key("analysis:v6", result.pk, result.qrels_version_id, min_group_size(split))
+    # v7: the charts in percent (an entry cached before holds them drawn 0 to 1).
+    return split.cache_key("analysis:v7", result.pk, result.qrels_version_id, min_group_size(split))
 
 
 def _aggregates(*, split: Split, result, vectors: dict[str, np.ndarray], measures: list[str]) -> dict:
@@ -247,11 +248,13 @@ def _aggregates(*, split: Split, result, vectors: dict[str, np.ndarray], measure
         depth = len(vectors["recall_curve"])
         marks = ", ".join(f"R@{k} = {fmt(float(vectors['recall_curve'][k - 1]))}" for k in (10, 100, depth)
                           if k <= depth)
+        # In the site's unit, percent (the tables beside it): 0 to 100 on the y axis.
         recall_svg = plots.line_chart(
-            [plots.Series("mean R@k", points)],
-            title=f"Recall curve: mean R@k for k = 1 to {depth}",
-            desc=f"Mean recall over {len(qids)} queries as the cutoff k grows (logarithmic k axis). {marks}.",
-            x_label="cutoff k (log scale)", y_label="mean R@k", log_x=True,
+            [plots.Series("mean R@k", [(k, 100 * r) for k, r in points])],
+            title=f"Recall curve: mean R@k (percent) for k = 1 to {depth}",
+            desc=f"Mean recall in percent over {len(qids)} queries as the cutoff k grows (logarithmic k axis). "
+                 f"{marks}.",
+            x_label="cutoff k (log scale)", y_label="mean R@k (%)", log_x=True, y_range=(0.0, 100.0),
         )
     primary = dataset.primary_measure
     histogram_svg, histogram_counts = "", []
@@ -260,12 +263,14 @@ def _aggregates(*, split: Split, result, vectors: dict[str, np.ndarray], measure
         histogram_counts = [
             {"low": edges[i], "high": edges[i + 1], "count": c} for i, c in enumerate(counts)
         ]
+        percent_edges = [100 * e for e in edges]  # the site's unit on the x axis
         histogram_svg = plots.histogram(
-            counts, edges,
-            title=f"Distribution of per-query {primary}",
-            desc=f"Number of queries (of {len(qids)}) whose {primary} falls in each tenth of 0 to 1: "
-                 + ", ".join(f"{edges[i]:.1f}–{edges[i + 1]:.1f}: {c}" for i, c in enumerate(counts)) + ".",
-            x_label=f"{primary} of a query", y_label="queries",
+            counts, percent_edges,
+            title=f"Distribution of per-query {primary} (percent)",
+            desc=f"Number of queries (of {len(qids)}) whose {primary} falls in each tenth of 0 to 100 %: "
+                 + ", ".join(f"{percent_edges[i]:g}–{percent_edges[i + 1]:g}: {c}" for i, c in enumerate(counts))
+                 + ".",
+            x_label=f"{primary} of a query (%)", y_label="queries",
         )
     judged = vectors.get("judged_at_10") if disclosure.shows(split, "judged_at_k") else None
     data = {

@@ -276,16 +276,19 @@ def compare(*, submissions: list[Submission], measure: str | None = None,
                 pair["overlap"] = None
         if allowed:
             a, b = ref.vectors[focus], other.vectors[focus]
+            # In the site's unit, percent (the tables beside it): 0 to 100 on both axes.
             pair["scatter_svg"] = plots.scatter(
-                list(zip(np.asarray(a).tolist(), np.asarray(b).tolist(), strict=True)),
+                list(zip((100 * np.asarray(a, dtype=float)).tolist(), (100 * np.asarray(b, dtype=float)).tolist(),
+                         strict=True)),
                 labels=ref.qids,
                 title=f"Per-query {focus}: #{ref.submission.pk} against #{other.submission.pk}",
                 desc=(f"One dot per query ({len(ref.qids)}). Horizontal: {ref.submission.system_name} "
                       f"(#{ref.submission.pk}); vertical: {other.submission.system_name} (#{other.submission.pk}). "
                       f"Dots above the diagonal are queries where #{other.submission.pk} is better "
                       f"({stats[measures.index(focus)].losses if focus in measures else 0} of them)."),
-                x_label=f"{focus}, #{ref.submission.pk} {ref.submission.system_name[:30]}",
-                y_label=f"{focus}, #{other.submission.pk}",
+                x_label=f"{focus} (%), #{ref.submission.pk} {ref.submission.system_name[:30]}",
+                y_label=f"{focus} (%), #{other.submission.pk}", x_range=(0.0, 100.0), y_range=(0.0, 100.0),
+                decimals=2,
             )
         pairs.append(pair)
 

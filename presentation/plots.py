@@ -204,8 +204,10 @@ def histogram(counts: Sequence[int], edges: Sequence[float], *, title: str, desc
 
 def scatter(points: Sequence[tuple[float, float]], *, title: str, desc: str, x_label: str, y_label: str,
             labels: Sequence[str] | None = None, diagonal: bool = True,
-            x_range: tuple[float, float] = (0.0, 1.0), y_range: tuple[float, float] = (0.0, 1.0)) -> SafeString:
-    """One dot per item (e.g. per query: system A's value against B's), with the y = x diagonal."""
+            x_range: tuple[float, float] = (0.0, 1.0), y_range: tuple[float, float] = (0.0, 1.0),
+            decimals: int = 4) -> SafeString:
+    """One dot per item (e.g. per query: system A's value against B's), with the y = x diagonal; each dot's
+    ``<title>`` gives its two values to ``decimals`` places (2 for percent, as the tables print them)."""
     axes = _Axes(x_range, y_range)
     body = axes.grid(_linear_ticks(*x_range), _linear_ticks(*y_range))
     if diagonal:
@@ -215,16 +217,18 @@ def scatter(points: Sequence[tuple[float, float]], *, title: str, desc: str, x_l
     for i, (x, y) in enumerate(points):
         tip = f"{labels[i]}: " if labels is not None and i < len(labels) else ""
         body.append(f'<circle class="series-0" cx="{axes.x(x):.1f}" cy="{axes.y(y):.1f}" r="3.5" fill="{PALETTE[0]}" '
-                    f'fill-opacity="0.55" stroke="{PALETTE[0]}"><title>{escape(tip)}{x:.4f}, {y:.4f}</title></circle>')
+                    f'fill-opacity="0.55" stroke="{PALETTE[0]}"><title>{escape(tip)}{x:.{decimals}f}, {y:.{decimals}f}</title></circle>')
     return _frame(title, desc, body, x_label=x_label, y_label=y_label, css_class="plot-scatter")
 
 
 def progress_chart(points: Sequence[tuple[float, float, str]], *, title: str, desc: str, x_label: str,
-                   y_label: str, y_range: tuple[float, float] = (0.0, 100.0)) -> SafeString:
+                   y_label: str, y_range: tuple[float, float] = (0.0, 100.0),
+                   texts: Sequence[str] | None = None) -> SafeString:
     """The state of the art over time: a step line through the record-setting points, one dot each.
 
     ``points`` are (x, y, label) with x a fractional year, sorted by x and rising in y; each dot's
-    ``<title>`` names the system (its label) and value. Year ticks on x.
+    ``<title>`` names the system (its label) and value: ``texts[i]`` as the page prints it (a hidden split's
+    grid), else ``y`` to two decimals. Year ticks on x.
     """
     xs = [x for x, _, _ in points]
     x_lo, x_hi = (math.floor(min(xs)), math.floor(max(xs)) + 1) if xs else (2020, 2021)
@@ -241,7 +245,9 @@ def progress_chart(points: Sequence[tuple[float, float, str]], *, title: str, de
         path.append(f"L{axes.right:.1f},{axes.y(points[-1][1]):.1f}")
         body.append(f'<path class="series-0" d="{" ".join(path)}" fill="none" stroke="{PALETTE[0]}" '
                     'stroke-width="2"/>')
-        for x, y, label in points:
+        for i, (x, y, label) in enumerate(points):
+            text = texts[i] if texts is not None and i < len(texts) else f"{y:.2f}"
             body.append(f'<circle class="series-1" cx="{axes.x(x):.1f}" cy="{axes.y(y):.1f}" r="4" '
-                        f'fill="{PALETTE[1]}" stroke="{PALETTE[1]}"><title>{escape(label)}: {y:.2f}</title></circle>')
+                        f'fill="{PALETTE[1]}" stroke="{PALETTE[1]}"><title>{escape(label)}: {escape(text)}</title>'
+                        '</circle>')
     return _frame(title, desc, body, x_label=x_label, y_label=y_label, css_class="plot-progress")

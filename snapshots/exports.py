@@ -16,6 +16,9 @@ from evaluation.csv_cells import csv_rows
 from leaderboard.exports import (
     LATEX_PROVENANCE_NOTE,
     PROVENANCE_COLUMNS,
+    UNIT,
+    UNIT_COLUMN,
+    hidden_caption,
     latex_escape,
     latex_provenance,
     provenance_cells,
@@ -44,11 +47,12 @@ def to_json(snapshot: Snapshot, *, url: str) -> str:
 def to_csv(snapshot: Snapshot) -> str:
     """One line per entry, the values as the board printed them (percent, a hidden split's grid)."""
     provenance = _has_provenance(snapshot)
-    lines: list[list[Any]] = [CSV_FIELDS + (PROVENANCE_COLUMNS if provenance else []) + list(snapshot.measures)]
+    lines: list[list[Any]] = [CSV_FIELDS + (PROVENANCE_COLUMNS if provenance else []) + list(snapshot.measures)
+                              + [UNIT_COLUMN]]
     for row in snapshot.rows:
         lines.append(["" if row.get(f) is None else row.get(f) for f in CSV_FIELDS]
                      + (provenance_cells(row) if provenance else [])
-                     + [row["cells"].get(m, "") for m in snapshot.measures])
+                     + [row["cells"].get(m, "") for m in snapshot.measures] + [UNIT])
     return csv_rows(lines)
 
 
@@ -66,9 +70,8 @@ def to_latex(snapshot: Snapshot) -> str:
     caption = (f"Results on {latex_escape(snapshot.dataset_name)} ({latex_escape(snapshot.split_name)} split), "
                f"in percent, Lexboard snapshot {latex_escape(snapshot.key)} (qrels version "
                f"{snapshot.qrels_version}). Best value per column in bold.")
-    if snapshot.grid_note:
-        caption += (f" Entries scored here: {latex_escape(snapshot.grid_note)} "
-                    "(a hidden split shows its primary measure only).")
+    if snapshot.grid_note:  # a hidden split's (stated since the split had evaluated topics)
+        caption += hidden_caption(primary=snapshot.primary_measure, measures=measures, note=snapshot.grid_note)
     lines = [
         f"% {latex_escape(snapshot.title)}: exported from Lexboard ({snapshot.taken_at:%Y-%m-%d %H:%M} UTC).",
         f"% sha256 of the snapshot: {snapshot.digest}",

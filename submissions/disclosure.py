@@ -31,7 +31,6 @@ Values are fractions (0..1) as stored; the site shows them in percent
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeGuard
@@ -42,9 +41,11 @@ from django.db.models import Max, Min
 from catalogue.models import Dataset, QrelsVersion, Split
 from evaluation.ladder import (
     MEASURE_RANGE as MEASURE_RANGE,  # the skeleton's names, kept for its callers
+    grid_decimals,
     macro_f1_step,
     nice_step as nice_step,
     on_grid,
+    percent_text,
     step_for,
 )
 
@@ -111,7 +112,10 @@ LADDER_DOCS = "/docs/metrics/#ladder"
 
 
 def grid_step(split: Split, measure: str | None = None, *, n_topics: int | None = None) -> float | None:
-    """The step a released value of ``measure`` sits on: None (full precision) on a public split.
+    """The step a released value of ``measure`` sits on, as the board, the exports and the API state it: None
+    (full precision) on a public split, and None on a hidden split with no evaluated topic yet (no judgments: a
+    card's board before its qrels), which has no value to show and so no grid to state ("±50 points" would be
+    one topic's share of no topic).
 
     ``n_topics`` is the N of a released scope of its own (a compare page's topics, the private part); by
     default the split's step: the coarsest step its results on the current judgments were released on
@@ -119,6 +123,19 @@ def grid_step(split: Split, measure: str | None = None, *, n_topics: int | None 
     Every measure of a retrieval or classification dataset ranges over 0..1, so ``measure`` changes nothing
     today; it is part of the signature for a measure of another range.
     """
+    if not split.hidden:
+        return None
+    if n_topics is not None:
+        return step_for(n_topics)
+    if evaluated_topics(split) == 0:
+        return None
+    return split_step(split)
+
+
+def rounding_step(split: Split, *, n_topics: int | None = None) -> float | None:
+    """The step a hidden split's values are put on before they are printed: :func:`grid_step`, and on a split with
+    no evaluated topic (no grid stated) still the coarsest one, the whole range, so that no value is ever printed
+    finer than its split releases. None on a public split."""
     if not split.hidden:
         return None
     if n_topics is not None:
@@ -234,7 +251,7 @@ def scores_shown(scores: Mapping[str, Any] | None, *, split: Split, n_topics: in
 
 def released_value(value: float, *, split: Split, n_topics: int | None = None) -> float:
     """One value as a split releases it: on the grid of a hidden split, as stored on a public one."""
-    step = grid_step(split, n_topics=n_topics)
+    step = rounding_step(split, n_topics=n_topics)
     return float(value) if step is None else on_grid(value, step)
 
 
@@ -284,30 +301,27 @@ def released_primary(result: Result | ResultPart | None, *, split: Split) -> flo
 # --- how a released value reads ---------------------------------------------------------------------
 
 
-def decimals_of(step: float | None) -> int:
-    """Decimals a percent value on ``step`` needs (2 at full precision)."""
-    if step is None:
-        return 2
-    return max(0, -math.floor(math.log10(100 * step) + 1e-9))
+#: Decimals a percent value on ``step`` needs (2 at full precision): ``evaluation.ladder.grid_decimals``.
+decimals_of = grid_decimals
 
 
 def format_released(value: float | None, *, split: Split, n_topics: int | None = None) -> str:
-    """A released fraction in percent at the precision its split stands for ("82", "82.5", "51.33"); "–" if none."""
-    if value is None:
-        return "–"
-    step = grid_step(split, n_topics=n_topics)
-    if step is None:
-        return f"{100 * float(value):.2f}"
-    return f"{100 * on_grid(value, step):.{decimals_of(step)}f}"
+    """A released fraction in percent at the precision its split stands for ("82", "82.5", "51.33"); "–" if none.
+
+    The one formatting, :func:`evaluation.ladder.percent_text`, on the split's step (:func:`rounding_step`).
+    """
+    return percent_text(value, rounding_step(split, n_topics=n_topics))
 
 
-def formatter(split: Split) -> Callable[[float | None], str]:
-    """``format_released`` for one split, its step looked up once: what a table of the split's values calls."""
-    step = grid_step(split)
-    if step is None:
-        return split.dataset.format_value
-    decimals = decimals_of(step)
-    return lambda value: "–" if value is None else f"{100 * on_grid(value, step):.{decimals}f}"
+def formatter(split: Split | None, *, step: float | None = None) -> Callable[[float | None], str]:
+    """``format_released`` for one split, its step looked up once: what a table of the split's values calls.
+
+    ``step``: a board's own stated grid (the private board's, its private topics' share) instead of the split's.
+    No split (a suite's reported-only column): full precision.
+    """
+    if step is None and split is not None:
+        step = rounding_step(split)
+    return lambda value: percent_text(value, step)
 
 
 def points(step: float) -> str:
@@ -406,11 +420,8 @@ def ladder_format(split: Split, *, step: float | None = None) -> Callable[[float
     """A value in a Ladder message, in the site's unit: "R@100 82 %" on a whole-point grid (``step``: the
     judged result's, by default the split's)."""
     measure = split.dataset.primary_measure
-    if step is None:
-        show = formatter(split)
-        return lambda value: f"{measure} {show(value)} %"
-    decimals = decimals_of(step)
-    return lambda value: f"{measure} {100 * on_grid(value, step):.{decimals}f} %"
+    show = formatter(split, step=step)
+    return lambda value: f"{measure} {show(value)} %"
 
 
 def ladder_rule(split: Split) -> str:

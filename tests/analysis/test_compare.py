@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from django.urls import reverse
@@ -102,6 +104,11 @@ def test_the_compare_page_on_a_dev_split_shows_the_scatter_and_categories(client
     assert response.status_code == 200
     html = response.content.decode()
     assert "plot-scatter" in html and qid(0) in html
+    # In the site's unit (#38): the axes run 0 to 100, as the tables beside them, and say so.
+    scatter = re.search(r'<svg\b[^>]*plot-scatter.*?</svg>', html, flags=re.S).group(0)
+    ticks = re.findall(r'class="plot-tick"[^>]*>([^<]+)<', scatter)
+    assert "100" in ticks and not [t for t in ticks if "." in t], ticks
+    assert "R@10 (%)" in scatter and re.search(r"<title>[^<]*: \d+\.\d\d, \d+\.\d\d</title>", scatter)
     assert "difference by category" in html and "Top-10 overlap" in html
     assert "over the 6 comparisons on this page" in html  # 2 pairs × 3 measures, Holm over all
 

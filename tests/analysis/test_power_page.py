@@ -68,7 +68,9 @@ def test_a_hidden_split_shows_coarser_figures_from_its_baselines(client, scored,
 
     step = disclosure.grid_step(split)
     shown = max(step, disclosure.on_grid(analysis.min_detectable, step))
-    assert f"is <strong>{100 * shown:.2f} points</strong>" in html and "2 baselines" in html
+    # Printed on the grid as every value of the split (#38: "8.00 points" on a 1-point grid).
+    text = disclosure.format_released(shown, split=split)
+    assert "." not in text and f"is <strong>{text} point" in html and "2 baselines" in html
     n1 = analysis.topics_needed[0.01]
     scale = 10 ** max(len(str(n1)) - 2, 0)
     assert f"Detecting 1 point needs <strong>{int(round(n1 / scale) * scale):,}</strong> topics" in html

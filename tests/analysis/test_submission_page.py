@@ -97,3 +97,19 @@ def test_the_hidden_splits_leaderboard_shows_markers_but_no_query(client, scored
     html = client.get(analysis_dataset.get_absolute_url() + "?split=test").content.decode()
     assert "Bonferroni over the 1 marker and 1 tier comparison together" in html
     assert "secretq" not in html and "Secret question" not in html
+
+
+def _ticks(svg: str) -> list[str]:
+    return re.findall(r'class="plot-tick"[^>]*>([^<]+)<', svg)
+
+
+def test_the_run_pages_charts_are_in_the_sites_unit_percent(client, scored, alice):
+    """#38: the recall curve and the histogram ran 0–1 beside tables in percent; they are drawn 0 to 100."""
+    sub = scored("dev", alice, "shifted")
+    html = client.get(sub.get_absolute_url()).content.decode()
+    recall, histogram = svgs(html)
+    assert "mean R@k (%)" in recall and _ticks(recall)[-1] == "100" and "1" not in _ticks(recall)[:6]
+    assert [t for t in _ticks(recall) if "." in t] == []  # no 0.2, 0.4 …
+    assert "(%)" in histogram
+    assert {"0", "50", "100"} <= set(_ticks(histogram)) and "0.5" not in _ticks(histogram)
+    assert "each tenth of 0 to 100 %" in histogram and "90–100:" in histogram

@@ -214,12 +214,37 @@ def test_the_snapshot_exports_as_csv_json_and_latex(task_world, closed_task, cli
     assert client.get(url("csv")).status_code == 404  # nothing before the reveal
     phase_reveal(phase_id=task_world.phase.pk)
     csv = client.get(url("csv")).content.decode()
-    assert csv.splitlines()[1].startswith('"1","scored","red best private"') and "100.00" in csv
+    assert csv.splitlines()[1].startswith('"1","scored","red best private"')
     data = json.loads(client.get(url("json")).content)
     assert data["board"] == "private" and data["entries"][0]["team"] == "Red" and data["entries"][0]["tier"] == 1
     assert data["qrels_version"] == 1 and data["published_at"]
     tex = client.get(url("tex")).content.decode()
     assert "Private board of COLIEE 2027 Task 3" in tex and "\\toprule" in tex
+
+
+def test_the_private_board_prints_its_grid_values_alike_and_its_captions_are_true(task_world, closed_task, client):
+    """#38: the private board printed "100.00" on its page, CSV and LaTeX for values on a 20-point grid (5 private
+    topics), where every other surface prints "100"; its CSV named no unit."""
+    import csv as csv_module
+    import io
+    import re
+
+    phase_reveal(phase_id=task_world.phase.pk)
+    url = lambda fmt: reverse("leaderboard:board_export", args=[task_world.phase.pk, fmt])  # noqa: E731
+    data = json.loads(client.get(url("json")).content)
+    assert data["grid"] == 0.2 and data["scale"] == "fraction" and data["measures"] == ["R@10"]
+    assert [e["scores"]["R@10"] for e in data["entries"]] == [1.0, 0.2]
+    rows = list(csv_module.DictReader(io.StringIO(client.get(url("csv")).content.decode())))
+    assert [(r["R@10"], r["unit"]) for r in rows] == [("100", "percent points"), ("20", "percent points")]
+    tex = client.get(url("tex")).content.decode()
+    assert "red best private & \\textbf{100} \\\\" in tex and "blue only & 20 \\\\" in tex
+    caption = re.search(r"\\caption\{(.*)\}\n", tex).group(1)
+    head = next(line for line in tex.splitlines() if line.startswith("System &"))
+    assert head == "System & R@10 \\\\"  # the one column the caption names
+    assert "R@10 in percent" in caption and "the primary measure only, on a grid of 20 points" in caption
+    page = client.get(reverse("leaderboard:task", args=[task_world.phase.pk])).content.decode()
+    board = page.split("Private board", 1)[1]
+    assert ">100<" in board and ">20<" in board and "100.00" not in board
 
 
 def test_the_reveal_tells_every_member_once(task_world, closed_task, settings):

@@ -150,6 +150,12 @@ def test_a_snapshot_of_a_hidden_split_holds_no_digit_the_board_did_not_show(hidd
         assert not found, (name, found)
     assert "per_query" not in surfaces["json"] and "p_value" not in surfaces["json"]
     assert ">50<" in board_page  # the page showed the grid's values the snapshot holds
+    # Each export names its unit, and the caption is true of its columns (#38): the entries' one measure, the grid.
+    assert {r["unit"] for r in csv_rows} == {"percent points"} and data["scores_are"] == board_json["scores_are"]
+    caption = re.search(r"\\caption\{(.*)\}\n", surfaces["tex"]).group(1)
+    head = next(line for line in surfaces["tex"].splitlines() if line.startswith("System &"))
+    assert head == "System & R@10 \\\\" and "in percent" in caption
+    assert "show R@10 only, the primary measure; ±25 points: hidden split." in caption
 
 
 def test_across_new_judgments_a_hidden_splits_diff_sets_no_entrys_values_then_beside_now(hidden_board, hidden_test,

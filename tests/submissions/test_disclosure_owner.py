@@ -53,7 +53,6 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("catalogue/importers/report.py", "line", "hidden"): "an import's report to the curator",
     ("catalogue/importers/store.py", "dataset_import", "hidden"): "an import creates the split; its report",
     ("catalogue/models.py", "default_split", "hidden"): "which split uploads go to by default",
-    ("catalogue/models.py", "format_percent", "format"): "the public splits' format (disclosure.formatter uses it)",
     ("catalogue/models.py", "requires_verified_email", "hidden"): "who may upload",
     ("catalogue/models.py", "uses_ladder", "hidden"): "the Ladder's decision",
     ("catalogue/models.py", "judgment_batch_minimum", "hidden"): "the smallest batch of new judgments a hidden "
@@ -68,8 +67,10 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("catalogue/models.py", "cache_key", "hidden"): "the one cache key of split-derived values (never shown)",
     ("participants/analysis.py", "recall_curve_points", "round"): "cutoffs of a curve drawn on public splits only",
     ("participants/analysis.py", "value_histogram", "round"): "bin edges of a histogram drawn on public splits only",
-    ("lexboard_cli/client.py", "format_per_query", "format"): "the client prints what the API released",
     ("lexboard_cli/client.py", "_grid_decimals", "round"): "the decimals of the grid the API named",
+    ("lexboard_cli/client.py", "percent_text", "round"): "the client puts what the API released on the grid the "
+                                                         "API named (evaluation.ladder.percent_text's twin)",
+    ("lexboard_cli/client.py", "percent_text", "format"): "the client prints what the API released, as the site does",
     ("lexboard_cli/client.py", "wait", "round"): "a progress fraction",
     ("api/sandbox.py", "run_body", "round"): "a sandbox queue's estimate in seconds",
     ("lexboard_cli/client.py", "_bytes", "format"): "a file's size",
