@@ -19,6 +19,8 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
+from .models import SandboxWorker
+
 logger = logging.getLogger(__name__)
 
 
@@ -29,8 +31,6 @@ def consumes_sandbox_queue(app: Any) -> bool:
 
 def beat(hostname: str, *, started_at: Any) -> None:
     """Write this worker's heartbeat row (one UPSERT)."""
-    from .models import SandboxWorker
-
     SandboxWorker.objects.update_or_create(hostname=hostname[:200],
                                            defaults={"seen_at": timezone.now(), "started_at": started_at})
 
