@@ -122,7 +122,7 @@ class Verification:
 
     def record(self, **more: object) -> dict[str, object]:
         """What was checked, as ``Result.verified_by`` stores it (``more``: e.g. ``source="json"``)."""
-        return {"method": self.method, "measures": list(self.measures), "per_query_values": self.n_values,
+        return {"method": self.method, "measures": list(self.measures), "values_compared": self.n_values,
                 "means": self.means, "parts": list(self.parts), **more}
 
 

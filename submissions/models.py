@@ -463,7 +463,7 @@ class Result(models.Model):
     verified_by = models.JSONField(
         default=dict, blank=True,
         help_text="What the second implementation checked and agreed with: {method: pytrec_eval or plain, measures, "
-                  "per_query_values, means (every stored mean recomputed), parts (a shared task's parts whose means "
+                  "values_compared, means (every stored mean recomputed), parts (a shared task's parts whose means "
                   "were recomputed), source (trec, json: the uploaded JSON read again, predictions)}; docs/metrics.md. "
                   "Empty on the trace of a rescoring that could not be done, and on classification results stored "
                   "before December 2026; {method} alone (means: false) on results stored before the means were "

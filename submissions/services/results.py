@@ -58,7 +58,7 @@ class ComputedResult:
     duration_seconds: float
     failed: bool = False
     #: What the second implementation checked and agreed with (every task): ``Verification.record``, e.g.
-    #: {"method": "pytrec_eval", "measures": [...], "per_query_values": n, "means": true, "parts": [...],
+    #: {"method": "pytrec_eval", "measures": [...], "values_compared": n, "means": true, "parts": [...],
     #: "source": "trec" | "json" | "predictions"}; empty when nothing was checked (never stored then).
     verified_by: dict = dataclasses.field(default_factory=dict)
     #: While a shared task partitions the split: {part: (scores, primary, n_queries, per_query)} (.partition).

@@ -155,7 +155,7 @@ def test_the_private_boards_exports_hold_the_primary_measure_with_captions_true_
     assert phase_reveal(phase_id=phase.pk).created
     url = lambda fmt: reverse("leaderboard:board_export", args=[phase.pk, fmt])  # noqa: E731
     csv = client.get(url("csv")).content.decode().splitlines()
-    assert csv[0].endswith('"R@10"') and "MRR@10" not in csv[0] and "nDCG@10" not in csv[0]
+    assert csv[0].endswith('"R@10","unit"') and "MRR@10" not in csv[0] and "nDCG@10" not in csv[0]
     data = json.loads(client.get(url("json")).content)
     assert data["measures"] == ["R@10"] and all(set(e["scores"]) == {"R@10"} for e in data["entries"])
     assert data["grid"] == pytest.approx(0.1), "the JSON's grid is the private part's (10 topics), not the split's"

@@ -25,6 +25,7 @@ SCORE_WORDS = re.compile(r"score|mean|value|p_|diff", re.I)
 #: (file, function, kind) → why it is not a released number of a hidden split, or not a display decision.
 ALLOWED: dict[tuple[str, str, str], str] = {
     ("assessment/judging.py", "progress_per_assessor", "round"): "assessors' seconds of work",
+    ("sandbox/selectors.py", "sandbox_worker_silence", "round"): "seconds since a sandbox worker last answered",
     ("assessment/judging.py", "seconds_since", "round"): "assessors' seconds of work",
     ("assessment/pools.py", "_statistics", "round"): "a pool's expected hours of judging",
     ("api/boards.py", "get", "hidden"): "states the split's flag itself",

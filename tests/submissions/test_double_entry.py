@@ -52,7 +52,7 @@ def test_a_stored_result_says_which_second_implementation_agreed(client, alice, 
     assert (f"recomputed all {n * result.n_queries} per-query values ({n} measures × {result.n_queries} topics), "
             "then every stored mean from its own values; each equalled the metric core's within 10<sup>-9</sup>") in page
     assert result.verified_by == {"method": method, "measures": list(result.scores), "means": True, "parts": [],
-                                  "per_query_values": n * result.n_queries, "source": "trec"}
+                                  "values_compared": n * result.n_queries, "source": "trec"}
 
 
 def test_the_worker_scores_with_the_dataset_empty_query_convention(alice, test_split):

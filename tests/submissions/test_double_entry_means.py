@@ -123,4 +123,4 @@ def test_the_same_json_run_converted_rightly_is_stored_as_checked_from_the_json(
     result = scored.results.get()
     assert result.scores["R@10"] == pytest.approx(R10)
     assert result.verified_by == {"method": "pytrec_eval", "measures": ["R@10", "MAP@10", "MRR@10", "nDCG@10"],
-                                  "per_query_values": 12, "means": True, "parts": [], "source": "json"}
+                                  "values_compared": 12, "means": True, "parts": [], "source": "json"}
