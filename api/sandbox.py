@@ -207,10 +207,11 @@ class SandboxRunCreate(JsonView):
                      "that takes no images, a site without a registry); the message says which.",
                 e403="The split's account policy: verify your e-mail address, or wait for a curator's approval.",
                 e404="No such dataset or split.",
-                e409="The split takes no runs now (closed, or its judgments not published yet).",
+                e409="The split takes no runs now (closed, or its judgments not published yet), or this site runs no "
+                     "sandbox worker now (none answered lately): an image would wait for ever, so none is taken; "
+                     "nothing was stored.",
                 e429="Too many uploads, or the split's quota is reached (`retry_at`, `Retry-After`).",
-                e503="This site runs no sandbox worker now (none answered lately): an image would wait for ever, "
-                     "so none is taken; nothing was stored. Or the database is away.",
+                e503="The database is away (`Retry-After`).",
             ),
         },
         examples=[OpenApiExample("Queued", response_only=True, status_codes=["202"], value=_EXAMPLE)],
@@ -225,7 +226,7 @@ class SandboxRunCreate(JsonView):
             declared = 0
         # Before the body is read too: where no sandbox worker runs, an image would wait for ever.
         if refusal := sandbox_worker_refusal():
-            raise ApiError(refusal, status_code=status.HTTP_503_SERVICE_UNAVAILABLE)
+            raise ApiError(refusal, status_code=status.HTTP_409_CONFLICT)  # the site's state, not an outage
         if refusal := image_size_refusal(declared - MULTIPART_OVERHEAD):
             raise ApiError(refusal, details=[{"line": None, "reason": f"archive: {refusal}"}],
                            status_code=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)

@@ -29,7 +29,7 @@ def upload(request: HttpRequest, split_id: int) -> HttpResponse:
         form = ImageUploadForm()  # a post is not read: the page's alert says why nothing was taken
         return render(request, "sandbox/upload.html", {
             "split": split, "dataset": split.dataset, "policy": policy, "form": form, "no_worker": no_worker,
-            "registry": settings.LEXBOARD_SANDBOX_REGISTRY.strip()}, status=503 if request.method == "POST" else 200)
+            "registry": settings.LEXBOARD_SANDBOX_REGISTRY.strip()}, status=409 if request.method == "POST" else 200)
     form = ImageUploadForm(request.POST or None, request.FILES or None)
     status = 200
     if request.method == "POST":

@@ -2,7 +2,7 @@
 
 Each sandbox worker writes a heartbeat row (``sandbox.worker_steps``); with none newer than
 ``LEXBOARD_SANDBOX_WORKER_STALE_SECONDS`` (set here as the shipped settings have it: the test settings turn the
-check off) the image form warns on the page and refuses a post, the API refuses the request with 503 before its
+check off) the image form warns on the page and refuses a post, the API refuses the request with 409 before its
 body is read, nothing is stored; a run queued earlier says, on its page, in the API and in the client, for how long
 no sandbox worker has answered. ``manage.py sandbox_ready --check`` (what make run asks before it starts a sandbox
 worker) names the reason on a host without podman. Before, an image was taken and waited for ever in silence.
@@ -49,9 +49,9 @@ def test_the_form_and_the_api_say_so_before_the_upload_and_store_nothing(client,
     assert page.status_code == 200 and SAYS in text.lower() and 'id="no-sandbox-worker"' in text
     assert 'class="button primary" disabled' in text  # the submit button is off before anything is chosen
     refused = post(client, dev, oci_archive())
-    assert refused.status_code == 503 and SAYS in refused.content.decode().lower()
+    assert refused.status_code == 409 and SAYS in refused.content.decode().lower()
     response = send(api, oci_archive())
-    assert response.status_code == 503 and error(response) == NO_SANDBOX_WORKER and SAYS in error(response).lower()
+    assert response.status_code == 409 and error(response) == NO_SANDBOX_WORKER and SAYS in error(response).lower()
     assert not SandboxRun.objects.exists() and not SoftwareImage.objects.exists()
     # A sandbox worker's heartbeat, fresh: the same form and API take the image.
     SandboxWorker.objects.create(hostname="sandbox@host", seen_at=timezone.now(), started_at=timezone.now())
