@@ -53,3 +53,9 @@ if CELERY_BROKER_URL.startswith("filesystem"):  # noqa: F405
 # The tests start sandbox workers per test, or none (the services run the task themselves): images are taken
 # whether or not a sandbox worker's heartbeat is fresh (tests/ops/test_make_run_sandbox.py sets it back).
 LEXBOARD_SANDBOX_WORKER_STALE_SECONDS = 0
+
+# Every test's client is 127.0.0.1, in-process and through the live gunicorn alike, and one cache holds the count:
+# the per-network upload limit (100 an hour) would be spent by the suite as a whole, not by the test at hand
+# (live security tests were refused with 429 once the suite passed it within one hour's window). The tests of that
+# limit set their own rate (tests/accounts/test_throttling.py, tests/sandbox/test_pages.py, the presigned tests).
+LEXBOARD_UPLOAD_NETWORK_RATE = os.environ.get("LEXBOARD_UPLOAD_NETWORK_RATE", "100000/h")
