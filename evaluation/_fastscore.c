@@ -30,7 +30,7 @@
  *   MAP=2 MRR=3 nDCG=4 RP=5 Success=6 (k unused by RP); empty_queries: 0 omit, 1 count, 2 trec_eval.
  *   Returns None, "ungrouped" (read it again with grouped false) or (qids, per_query, means, counts): the averaged qids sorted, one list of floats per measure,
  *   one mean per measure, and a dict of what the notices count (tie_groups, tie_queries, n_lines, n_queries,
- *   no_relevant, empty_evaluated, missing, unknown_shown, unknown, cut_rows, cut_queries, shared: the qrels
+ *   no_relevant, empty_evaluated, missing, unknown_shown, unknown, cut_rows, cut_queries, in_both: the qrels
  *   queries the run has rows for, which the wrapper refuses to be 0 as trec_eval does).
  */
 #define PY_SSIZE_T_CLEAN
@@ -517,7 +517,7 @@ enum { E_OMIT = 0, E_COUNT, E_TREC_EVAL };
 typedef struct {
     long tie_groups, tie_queries, n_lines, n_cut, n_over;
     int n_no_relevant, n_empty_evaluated, n_missing, n_unknown, n_evaluated;
-    int n_shared;        /* qrels queries the run has rows for, averaged or not (0: nothing to score) */
+    int n_in_both;        /* qrels queries the run has rows for, averaged or not (0: nothing to score) */
     int *evaluated;      /* sorted positions of the evaluated queries, ascending */
 } Counts;
 
@@ -894,7 +894,7 @@ static int run_score(Mem *M, Input run, Input qrels, int depth, int threshold, i
     for (int i = 0; i < nq; i++) {
         int q = orig[i], empty = M->n_rel[q] == 0, in_run = M->seen_q[q];
         out->n_no_relevant += empty;
-        out->n_shared += in_run;
+        out->n_in_both += in_run;
         int counted = empty_mode == E_COUNT || (empty_mode == E_OMIT ? !empty : in_run);
         if (!counted) continue;
         out->n_empty_evaluated += empty;
@@ -1059,13 +1059,13 @@ static PyObject *fast_score(PyObject *self, PyObject *args)
                              "tie_groups", n.tie_groups, "tie_queries", n.tie_queries, "n_lines", n.n_lines,
                              "n_queries", c.nq, "no_relevant", n.n_no_relevant, "empty_evaluated",
                              n.n_empty_evaluated, "missing", n.n_missing, "unknown_shown", unknown, "unknown",
-                             n.n_unknown, "cut_rows", n.n_cut, "cut_queries", n.n_over, "shared", n.n_shared,
+                             n.n_unknown, "cut_rows", n.n_cut, "cut_queries", n.n_over, "in_both", n.n_in_both,
                              extra);
     return Py_BuildValue("(NNN{s:l,s:l,s:l,s:i,s:i,s:i,s:i,s:N,s:i,s:l,s:l,s:i})", qids, per_query, means,
                          "tie_groups", n.tie_groups, "tie_queries", n.tie_queries, "n_lines", n.n_lines,
                          "n_queries", c.nq, "no_relevant", n.n_no_relevant, "empty_evaluated", n.n_empty_evaluated,
                          "missing", n.n_missing, "unknown_shown", unknown, "unknown", n.n_unknown,
-                         "cut_rows", n.n_cut, "cut_queries", n.n_over, "shared", n.n_shared);
+                         "cut_rows", n.n_cut, "cut_queries", n.n_over, "in_both", n.n_in_both);
 fail:
     free(column);
     Py_XDECREF(extra);

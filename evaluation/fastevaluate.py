@@ -34,8 +34,8 @@ def evaluate_stored(*, open_run: Callable[[], IO[bytes]], qrels: bytes, measures
         return None
     n_rel, first, judged10, ranks, offsets = found.details
     counts = found.counts
-    unknown, shared = counts["unknown"], counts["shared"]
-    assert isinstance(unknown, int) and isinstance(shared, int) and isinstance(counts["n_lines"], int)
+    unknown, in_both = counts["unknown"], counts["in_both"]
+    assert isinstance(unknown, int) and isinstance(in_both, int) and isinstance(counts["n_lines"], int)
     return Evaluation(
         qids=found.qids, measures=list(measures),
         means=dict(zip(found.names, found.means, strict=True)),
@@ -46,7 +46,7 @@ def evaluate_stored(*, open_run: Callable[[], IO[bytes]], qrels: bytes, measures
         judged_at_10=np.frombuffer(judged10, dtype=np.float64).copy(),
         rel_ranks=np.frombuffer(ranks, dtype=np.int32).copy(),
         rel_offsets=np.frombuffer(offsets, dtype=np.int64).copy(),
-        depth=depth, warnings=found.warnings, n_lines=counts["n_lines"], n_queries_in_run=shared + unknown,
+        depth=depth, warnings=found.warnings, n_lines=counts["n_lines"], n_queries_in_run=in_both + unknown,
     )
 
 

@@ -132,7 +132,7 @@ def score_plain(*, run: str, qrels: str, measures: str, depth: int, threshold: i
     if not isinstance(found, tuple) or len(found) != 4:  # (without its details)
         return None
     qids, columns, means, counts = found[:4]
-    if not _count(counts, "shared"):  # as trec_eval: no query with both results and judgments is an error
+    if not _count(counts, "in_both"):  # as trec_eval: no query with both results and judgments is an error
         raise no_shared_queries_error(run, _count(counts, "unknown"), _count(counts, "n_queries"))
     names = [name for name, _, _ in wanted]
     return PlainScores(names=names, qids=qids, per_query=dict(zip(names, columns, strict=True)),
@@ -189,7 +189,7 @@ def score_stored(*, open_run: Callable[[], IO[bytes]], qrels: bytes, measures: l
     if not isinstance(found, tuple) or len(found) != 5:
         return None
     qids, columns, means, counts, details = found[0], found[1], found[2], found[3], found[4]
-    if not _count(counts, "shared") or (max_lines is not None and _count(counts, "n_lines") > max_lines):
+    if not _count(counts, "in_both") or (max_lines is not None and _count(counts, "n_lines") > max_lines):
         return None
     warnings = [n for n in _notices(counts, n_evaluated=len(qids), threshold=threshold, depth=depth,
                                     empty_queries=empty_queries) if n.code != "no_relevant"]

@@ -2,7 +2,7 @@
 
 A clone on a new machine has nothing beside it, so no code, test, script,
 Makefile rule or CI step may name the shared folder beside the checkout
-(``../shared``); facts the tests check against live in the repository
+(the reference material the project was given); facts the tests check against live in the repository
 (tests/data/reference/README.md says where each came from).
 """
 
