@@ -8,7 +8,9 @@ written to a temporary folder, plain and gzipped. Per round, interleaved and pai
 * ``python -m evaluation score --qrels Q --run R --measures M`` (the command's compiled fast path), a child
   process: its user + system time (``resource.getrusage(RUSAGE_CHILDREN)`` before and after), start-up included;
 * the worker's first entry, ``submissions.services.results.first_entry`` on a ``LazyRun`` of the stored file (what
-  ``result_compute`` calls, no corpus: the fast path), in this process (``time.process_time``);
+  ``result_compute`` calls: the fast path), in this process (``time.process_time``), without a corpus and with
+  one of 22,633 ids (BSARD's and GreekBarRetrieval's datasets have one: every row within the depth is checked
+  against it);
 * the same entry on the numpy path (the compiled module switched off: the run parsed by ``read_run``, then
   ``evaluate``), which is what the worker did before;
 * ``per_query_pack`` of the result (what the worker stores besides the means), for reference.
@@ -42,6 +44,7 @@ django.setup()
 from bench.bench_double_entry import bsard_like  # noqa: E402
 from bench.common import MACHINE_NOTE, gzipped, markdown_table  # noqa: E402
 from evaluation import fastscore  # noqa: E402
+from evaluation.corpus import CorpusIds  # noqa: E402
 from evaluation.measures import parse_measures  # noqa: E402
 from evaluation.qrels import read_qrels  # noqa: E402
 from evaluation.runs import read_run  # noqa: E402
@@ -59,7 +62,7 @@ def cli_cpu(qrels: Path, run: Path) -> float:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def worker_cpu(qrels_text: bytes, run: Path, *, fast: bool):
+def worker_cpu(qrels_text: bytes, run: Path, *, fast: bool, corpus: CorpusIds | None = None):
     measures = parse_measures(MEASURES)
     native = fastscore._native
     if not fast:
@@ -69,7 +72,7 @@ def worker_cpu(qrels_text: bytes, run: Path, *, fast: bool):
         start = time.process_time()
         evaluation = first_entry(run=lazy, source=lambda: open(run, "rb"), qrels_text=lambda: qrels_text,
                                  qrels=lambda: read_qrels(qrels_text), measures=measures, depth=1000, threshold=1,
-                                 score_precision="float32", empty_queries="omit")
+                                 score_precision="float32", empty_queries="omit", corpus=corpus)
         scored = time.process_time() - start
         per_query_pack(evaluation, [m.name for m in measures])
         packed = time.process_time() - start - scored
@@ -93,15 +96,18 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="lexboard-first-entry-") as folder:
         qrels = Path(folder) / "qrels.txt"
         qrels.write_bytes(qrels_text)
-        for kind, data in (("plain", run_text), ("gzipped", gzipped(run_text))):
-            run = Path(folder) / f"run-{kind}"
+        bsard_corpus = CorpusIds.from_iterable(str(d) for d in range(1, 22_634))
+        for kind, data, corpus in (("plain", run_text, None), ("gzipped", gzipped(run_text), None),
+                                   ("plain, with a corpus of 22,633 ids (BSARD's docid rule)", run_text,
+                                    bsard_corpus)):
+            run = Path(folder) / f"run-{kind.split(',')[0]}"
             run.write_bytes(data)
             cli, fast, slow, pack, ratio, before = [], [], [], [], [], []
             cli_cpu(qrels, run)  # warm the page cache and the command's imports once
             for _ in range(repeat):
                 c = cli_cpu(qrels, run)
-                f, p, ev_fast = worker_cpu(qrels_text, run, fast=True)
-                s, _, ev_slow = worker_cpu(qrels_text, run, fast=False)
+                f, p, ev_fast = worker_cpu(qrels_text, run, fast=True, corpus=corpus)
+                s, _, ev_slow = worker_cpu(qrels_text, run, fast=False, corpus=corpus)
                 assert ev_fast.means == ev_slow.means
                 cli.append(c), fast.append(f), slow.append(s), pack.append(p)
                 ratio.append(f / c), before.append(s / c)

@@ -433,6 +433,9 @@ typedef struct {
     int *shown10, *judged10, *rel_start, *rel_n;
     int *relpool;        /* the ranks of the relevant documents found, query after query */
     size_t relpool_n, relpool_cap;
+    /* the dataset's corpus, when it has one: ``CorpusIds.keys`` (sorted ``_kernel.hash_words`` of its docids) */
+    const uint64_t *corpus;
+    size_t n_corpus;
 } Ctx;
 
 /* The per-query values of one query from its judged hits in rank order: kernels.py's arithmetic (a query
@@ -602,8 +605,43 @@ static int rows_reserve(Mem *M, size_t *cap, size_t *dup_size, size_t need)
     return 1;
 }
 
+/* ``_kernel.words``' fold of a docid (``hash_words``): its UTF-8 bytes as little-endian 8-byte words, zero
+ * padded; the first word mixed (``_mix_fast``), each later non-zero word i folded in with splitmix64. The same
+ * key the corpus was built with, so membership here is ``CorpusIds.contains_keys``' exactly. */
+static inline uint64_t splitmix64(uint64_t x)
+{
+    x ^= x >> 30; x *= 0xBF58476D1CE4E5B9ULL; x ^= x >> 27; x *= 0x94D049BB133111EBULL; x ^= x >> 31;
+    return x;
+}
+
+static uint64_t corpus_key(Tok doc)
+{
+    uint64_t h = 0;
+    for (int at = 0, i = 0; at < doc.len; at += 8, i++) {
+        uint64_t w = 0;
+        for (int j = 0; j < 8 && at + j < doc.len; j++) w |= (uint64_t)(unsigned char)doc.p[at + j] << (8 * j);
+        if (i == 0) { h = w ^ (w >> 32); h *= 0xD6E8FEB86659FD93ULL; h ^= h >> 29; }
+        else if (w) h = splitmix64(h ^ splitmix64(w ^ (uint64_t)i));
+    }
+    return h;
+}
+
+/* Whether a docid is in the corpus (a binary search of its sorted keys); true when there is no corpus. */
+static int in_corpus(const Ctx *c, Tok doc)
+{
+    if (!c->corpus) return 1;
+    uint64_t key = corpus_key(doc);
+    size_t lo = 0, hi = c->n_corpus;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->corpus[mid] < key) lo = mid + 1; else hi = mid;
+    }
+    return lo < c->n_corpus && c->corpus[lo] == key;
+}
+
 /* One query's rows (M->rows, their docids at M->arena + M->doc_at), in file order: order them, check them
- * (0 when a docid comes twice: the numpy path names the lines), count their ties and depth cut, and score them
+ * (0 when a docid comes twice, or one within the depth is outside the corpus: the numpy path names the lines
+ * and says what they count as), count their ties and depth cut, and score them
  * when the qrels know the query (q >= 0), with its details when asked (-1: out of memory). */
 static int finish_query(Mem *M, Ctx *c, const JTable *jt, int q, size_t nr, int depth, int threshold, Counts *out)
 {
@@ -631,6 +669,7 @@ static int finish_query(Mem *M, Ctx *c, const JTable *jt, int q, size_t nr, int 
             if (!in_tie && i <= (size_t)depth) { out->tie_groups++; had_tie = 1; }
             in_tie = 1;
         } else in_tie = 0;
+        if (i < (size_t)depth && !in_corpus(c, M->rows[i].doc)) return 0;
         if (q >= 0 && i < (size_t)depth) {
             const JEntry *e = jtable_find(jt, q, M->rows[i].doc, dh);
             if (e) { M->hr[nh] = (int)i + 1; M->hg[nh] = e->grade; nh++; }
@@ -968,10 +1007,10 @@ end:
 
 static PyObject *fast_score(PyObject *self, PyObject *args)
 {
-    PyObject *run_arg, *qrels_arg, *measures;
+    PyObject *run_arg, *qrels_arg, *measures, *corpus_arg = Py_None;
     int depth, threshold, single, empty_mode, grouped = 1, details = 0;
-    if (!PyArg_ParseTuple(args, "OOOiipi|pp", &run_arg, &qrels_arg, &measures, &depth, &threshold, &single,
-                          &empty_mode, &grouped, &details))
+    if (!PyArg_ParseTuple(args, "OOOiipi|ppO", &run_arg, &qrels_arg, &measures, &depth, &threshold, &single,
+                          &empty_mode, &grouped, &details, &corpus_arg))
         return NULL;
     Input run = { NULL, NULL, 0, NULL }, qrels = { NULL, NULL, 0, NULL };
     if (!get_input(run_arg, &run, 1) || !get_input(qrels_arg, &qrels, 0)) return NULL;
@@ -1005,12 +1044,24 @@ static PyObject *fast_score(PyObject *self, PyObject *args)
         c.fam[m] = fam; c.k[m] = k;
     }
     Py_DECREF(seq);
+    Py_buffer corpus = { 0 };
+    if (corpus_arg != Py_None) {  /* sorted uint64 keys, C-contiguous (``CorpusIds.keys``) */
+        if (PyObject_GetBuffer(corpus_arg, &corpus, PyBUF_C_CONTIGUOUS) < 0) { release(&M); return NULL; }
+        if (corpus.len % 8) {
+            PyBuffer_Release(&corpus); release(&M);
+            PyErr_SetString(PyExc_ValueError, "the corpus is its sorted uint64 keys");
+            return NULL;
+        }
+        c.corpus = corpus.buf;
+        c.n_corpus = (size_t)corpus.len / 8;
+    }
     Counts n;
     memset(&n, 0, sizeof n);
     int ok;
     Py_BEGIN_ALLOW_THREADS
     ok = run_score(&M, run, qrels, depth, threshold, single, empty_mode, grouped, &c, &n);
     Py_END_ALLOW_THREADS
+    if (corpus_arg != Py_None) PyBuffer_Release(&corpus);
     if (ok != 1) free(c.relpool);
     if (ok == -2) { release(&M); return NULL; }  /* the feed's exception */
     if (ok < 0) { release(&M); return PyErr_NoMemory(); }
@@ -1076,7 +1127,8 @@ fail:
 
 static PyMethodDef methods[] = {
     {"score", fast_score, METH_VARARGS,
-     "score(run, qrels, measures, depth, threshold, float32, empty_queries) -> None or "
+     "score(run, qrels, measures, depth, threshold, float32, empty_queries, grouped=True, details=False, "
+     "corpus=None) -> None or "
      "(qids, per_query, means, counts); see the module's source for the case it takes."},
     {NULL, NULL, 0, NULL},
 };

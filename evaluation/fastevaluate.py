@@ -17,6 +17,7 @@ from typing import IO
 import numpy as np
 
 from .conventions import EmptyQueries, ScorePrecision
+from .corpus import CorpusIds
 from .fastscore import score_stored
 from .measures import Measure
 from .scoring import Evaluation
@@ -24,12 +25,14 @@ from .scoring import Evaluation
 
 def evaluate_stored(*, open_run: Callable[[], IO[bytes]], qrels: bytes, measures: list[Measure], depth: int,
                     threshold: int, score_precision: ScorePrecision, empty_queries: EmptyQueries,
-                    max_lines: int | None = None, max_bytes: int | None = None) -> Evaluation | None:
-    """``evaluate(read_qrels(qrels, threshold=threshold), read_run(open_run()), measures, ...)`` without a corpus,
-    bit for bit, when the compiled scorer takes the files; None otherwise (``fastscore.score_stored``)."""
+                    max_lines: int | None = None, max_bytes: int | None = None,
+                    corpus: CorpusIds | None = None) -> Evaluation | None:
+    """``evaluate(read_qrels(qrels, threshold=threshold), read_run(open_run()), measures, corpus=corpus, ...)``
+    bit for bit, when the compiled scorer takes the files; None otherwise (``fastscore.score_stored``: a run
+    naming a document outside the corpus within the depth is handed back, the numpy path says what it counts)."""
     found = score_stored(open_run=open_run, qrels=qrels, measures=[m.name for m in measures], depth=depth,
                          threshold=threshold, score_precision=score_precision, empty_queries=empty_queries,
-                         max_lines=max_lines, max_bytes=max_bytes)
+                         max_lines=max_lines, max_bytes=max_bytes, corpus=corpus)
     if found is None:
         return None
     n_rel, first, judged10, ranks, offsets = found.details

@@ -42,6 +42,8 @@ if TYPE_CHECKING:  # typing is not imported at run time (~3 ms of the command's 
     from collections.abc import Callable
     from typing import IO, BinaryIO
 
+    from .corpus import CorpusIds  # the type only: the command's fast path imports no numpy (corpus.py does)
+
 try:
     from . import _fastscore as _native
 except ImportError:  # not built (make native): the numpy path scores everything
@@ -160,14 +162,17 @@ class StoredScores:
 
 def score_stored(*, open_run: Callable[[], IO[bytes]], qrels: bytes, measures: list[str], depth: int,
                  threshold: int, score_precision: ScorePrecision, empty_queries: EmptyQueries,
-                 max_lines: int | None = None, max_bytes: int | None = None) -> StoredScores | None:
+                 max_lines: int | None = None, max_bytes: int | None = None,
+                 corpus: CorpusIds | None = None) -> StoredScores | None:
     """The worker's fast path: a stored run (``open_run`` opens it afresh, plain or gzip) on a qrels version's
     bytes; None whenever the numpy path must read it, so that it says what it says.
 
     Handed back besides what ``score_plain`` hands back: measure names not in the fast path's own spelling, a
     run over ``max_lines`` lines or ``max_bytes`` bytes (uncompressed; the numpy path refuses it in its words),
-    and a run sharing no query with the qrels (the worker's numpy path scores it as it always has). The
-    warnings are ``scoring.evaluate``'s (the qrels' ``no_relevant`` notice is the command line's, not stored).
+    a run sharing no query with the qrels (the worker's numpy path scores it as it always has), and on a dataset
+    with a ``corpus`` a run naming a document outside it within the depth (the numpy path counts those rows as
+    non-relevant with a notice, or refuses the run when most are outside). The warnings are
+    ``scoring.evaluate``'s (the qrels' ``no_relevant`` notice is the command line's, not stored).
     """
     if _native is None or depth < 1:
         return None
@@ -181,7 +186,8 @@ def score_stored(*, open_run: Callable[[], IO[bytes]], qrels: bytes, measures: l
             with open_run() as fh:
                 feed = Capped(fh, max_bytes)
                 found = _native.score(feed, qrels, codes, depth, threshold, score_precision == "float32",
-                                      EMPTY_QUERIES.index(empty_queries), grouped, True)
+                                      EMPTY_QUERIES.index(empty_queries), grouped, True,
+                                      None if corpus is None else corpus.keys)
             if found != "ungrouped":
                 break
     except (OSError, ValueError):

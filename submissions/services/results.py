@@ -242,23 +242,22 @@ def first_entry(*, run: Run | LazyRun, source: Callable[[], IO[bytes]], qrels_te
     the numpy path; the same ``Evaluation`` bit for bit either way (per-query vectors included).
 
     The fast path (``evaluation.fastevaluate``, what ``python -m evaluation score`` takes) is offered a run not
-    parsed yet (``LazyRun``: the worker's own uploads) on a dataset without a corpus (the command line with
-    ``--corpus`` takes the numpy path too); it reads the stored file (``source``) and the version's stored
+    parsed yet (``LazyRun``: the worker's own uploads), with the dataset's corpus when it has one (BSARD's,
+    GreekBarRetrieval's: a run naming a document outside it is handed back); it reads the stored file (``source``) and the version's stored
     judgments (``qrels_text``) itself, within the same caps as the numpy path's reader (``LEXBOARD_MAX_RUN_LINES``,
     ``LEXBOARD_MAX_DECOMPRESSED_BYTES``). Anything it hands back (a refusal to say, a notice it does not count, a
     measure it does not compute, a deep nDCG cutoff) is parsed and scored by the numpy path, which says it.
     The double entry (:func:`_double_entry`) does not depend on which path computed ``Evaluation``.
     """
     if isinstance(run, LazyRun):
-        if corpus is None:
-            fast = evaluate_stored(open_run=source, qrels=qrels_text(), measures=measures, depth=depth,
-                                   threshold=threshold, score_precision=score_precision,
-                                   empty_queries=empty_queries, max_lines=settings.LEXBOARD_MAX_RUN_LINES,
-                                   max_bytes=settings.LEXBOARD_MAX_DECOMPRESSED_BYTES)
-            if fast is not None:
-                if progress is not None:
-                    progress(1.0)
-                return fast
+        fast = evaluate_stored(open_run=source, qrels=qrels_text(), measures=measures, depth=depth,
+                               threshold=threshold, score_precision=score_precision,
+                               empty_queries=empty_queries, max_lines=settings.LEXBOARD_MAX_RUN_LINES,
+                               max_bytes=settings.LEXBOARD_MAX_DECOMPRESSED_BYTES, corpus=corpus)
+        if fast is not None:
+            if progress is not None:
+                progress(1.0)
+            return fast
         run = run.parsed()
     return evaluate(qrels(), run, measures, depth=depth, corpus=corpus, docid_example=docid_example,
                     progress=progress, score_precision=score_precision, empty_queries=empty_queries)

@@ -12,19 +12,19 @@ import io
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from catalogue.models import Corpus, Dataset
 from evaluation import evaluate, fastscore, read_qrels, read_run
 from evaluation.corpus import CorpusIds
-from evaluation.errors import InputError
+from evaluation.errors import InputError, RunFormatError
 from evaluation.measures import parse_measures
 from submissions import services
 from submissions.models import Result, Submission
 from submissions.services import results
 from submissions.services.results import LazyRun, first_entry, per_query_pack
 
-from ..evaluation.test_fastscore import MEASURES, cases, gz
+from ..evaluation.test_fastscore import DOCS, MEASURES, cases, gz
 from .conftest import GOOD_RUN, METADATA, upload
 
 pytestmark = pytest.mark.skipif(not fastscore.available(), reason="evaluation/_fastscore is not built (make native)")
@@ -128,13 +128,96 @@ def test_at_the_caps_the_fast_path_still_takes_it(settings):
     assert not lazy.loaded
 
 
-def test_a_dataset_with_a_corpus_takes_the_numpy_path():
-    lazy = LazyRun(lambda: read_run(GOOD_RUN.encode()))
-    corpus = CorpusIds.read("\n".join(f"d{i}" for i in range(1, 21)).encode())
-    first_entry(run=lazy, source=lambda: io.BytesIO(GOOD_RUN.encode()), qrels_text=lambda: b"q1 0 d1 1\n",
-                qrels=lambda: read_qrels(b"q1 0 d1 1\n"), measures=parse_measures("R@10"), depth=1000, threshold=1,
-                score_precision="float32", empty_queries="omit", corpus=corpus)
-    assert lazy.loaded
+def corpus_of(docids) -> CorpusIds:
+    return CorpusIds.read(("\n".join(docids) + "\n").encode())
+
+
+def through_the_worker_with(corpus: CorpusIds, qrels: bytes, run: bytes, *, threshold: int, depth: int,
+                            precision: str, empty: str):
+    measures = parse_measures(MEASURES)
+    lazy = LazyRun(lambda: read_run(run))
+    try:
+        evaluation = first_entry(run=lazy, source=lambda: io.BytesIO(run), qrels_text=lambda: qrels,
+                                 qrels=lambda: read_qrels(qrels, threshold=threshold), measures=measures,
+                                 depth=depth, threshold=threshold, score_precision=precision,  # type: ignore[arg-type]
+                                 empty_queries=empty, corpus=corpus)  # type: ignore[arg-type]
+    except RunFormatError as refusal:
+        return refusal, lazy
+    return evaluation, lazy
+
+
+def numpy_path_with(corpus: CorpusIds, qrels: bytes, run: bytes, *, threshold: int, depth: int, precision: str,
+                    empty: str):
+    try:
+        return evaluate(read_qrels(qrels, threshold=threshold), read_run(run), MEASURES, depth=depth,
+                        score_precision=precision, empty_queries=empty, corpus=corpus)  # type: ignore[arg-type]
+    except RunFormatError as refusal:
+        return refusal
+
+
+@pytest.mark.slow  # > 2 s (docs/testing.md)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=cases(), left_out=st.sets(st.sampled_from(DOCS), max_size=4), extra=st.booleans())
+def test_the_random_cases_with_a_corpus_store_the_numpy_paths_bits(case, left_out, extra):
+    """A dataset with a corpus (BSARD, GreekBarRetrieval) on the fast path: the same bits as the numpy path with
+    the corpus, short and long, ASCII and UTF-8 docids; a run naming a document outside it within the depth is
+    handed back, and the numpy path says what those rows count as (or refuses the run)."""
+    qrels_text, run_text, threshold, depth, precision, empty, gzipped = case
+    qrels = qrels_text.encode()
+    run = gz(run_text.encode()) if gzipped == "run" else run_text.encode()
+    corpus = corpus_of([d for d in DOCS if d not in left_out] + (["not-in-any-run-0123456789"] if extra else []))
+    kw = {"threshold": threshold, "depth": depth, "precision": precision, "empty": empty}
+    fast, lazy = through_the_worker_with(corpus, qrels, run, **kw)
+    slow = numpy_path_with(corpus, qrels, run, **kw)
+    if isinstance(slow, RunFormatError):
+        assert isinstance(fast, RunFormatError) and fast.problems == slow.problems
+        return
+    assert not isinstance(fast, RunFormatError)
+    outside = any(w.code == "unknown_docids" for w in slow.warnings)
+    shared = not set(read_run(run).qids).isdisjoint(read_qrels(qrels, threshold=threshold).qids)
+    assert lazy.loaded is (outside or not shared)
+    names = [m.name for m in slow.measures]
+    assert fast.qids == slow.qids and fast.means == slow.means
+    assert [w.to_dict() for w in fast.warnings] == [w.to_dict() for w in slow.warnings]
+    assert_same_bits(unpack(per_query_pack(fast, names)), unpack(per_query_pack(slow, names)))
+
+
+QRELS_FOR_GOOD_RUN = b"q1 0 d1 2\nq1 0 d2 1\nq2 0 d3 1\nq3 0 d4 1\n"
+GOOD_DOCS = ["d1", "d2", "d3", "d4", "d8", "d9", "d10"]
+
+
+@pytest.mark.parametrize("name, docids, depth, taken", [
+    ("every document in the corpus", GOOD_DOCS + ["d20"], 1000, True),
+    ("one outside within the depth", [d for d in GOOD_DOCS if d != "d9"], 1000, False),
+    ("the one outside is past the depth", [d for d in GOOD_DOCS if d != "d3"], 2, True),
+    ("most outside: refused", ["d1"], 1000, False),
+])
+def test_a_dataset_with_a_corpus_takes_the_fast_path_when_every_document_is_in_it(name, docids, depth, taken):
+    kw = {"threshold": 1, "depth": depth, "precision": "float32", "empty": "omit"}
+    fast, lazy = through_the_worker_with(corpus_of(docids), QRELS_FOR_GOOD_RUN, GOOD_RUN.encode(), **kw)
+    slow = numpy_path_with(corpus_of(docids), QRELS_FOR_GOOD_RUN, GOOD_RUN.encode(), **kw)
+    assert lazy.loaded is not taken, name
+    if isinstance(slow, RunFormatError):
+        assert isinstance(fast, RunFormatError) and "corpus" in str(fast)
+    else:
+        assert not isinstance(fast, RunFormatError)
+        assert fast.means == slow.means and [w.code for w in fast.warnings] == [w.code for w in slow.warnings]
+
+
+def test_a_bsard_sized_corpus_keeps_a_bsard_run_on_the_fast_path():
+    lines, qrels = [], []
+    for q in range(222):
+        qrels += [f"{1000 + q} 0 {(q * 7 + j) % 22633} 1" for j in range(1 + q % 5)]
+        lines += [f"{1000 + q} Q0 {(q * 7 + r * 13) % 22633} {r + 1} {(1000 - r) / 7:.6f} bm25" for r in range(100)]
+    qrels_text, run = ("\n".join(qrels) + "\n").encode(), ("\n".join(lines) + "\n").encode()
+    corpus = corpus_of(str(i) for i in range(22633))
+    kw = {"threshold": 1, "depth": 100, "precision": "float32", "empty": "omit"}
+    fast, lazy = through_the_worker_with(corpus, qrels_text, run, **kw)
+    slow = numpy_path_with(corpus, qrels_text, run, **kw)
+    assert not lazy.loaded and not isinstance(fast, RunFormatError) and not isinstance(slow, RunFormatError)
+    assert fast.means == slow.means
+    names = [m.name for m in slow.measures]
+    assert_same_bits(unpack(per_query_pack(fast, names)), unpack(per_query_pack(slow, names)))
 
 
 # ---------------------------------------------------------------- the worker itself
@@ -142,9 +225,12 @@ def test_a_dataset_with_a_corpus_takes_the_numpy_path():
 
 @pytest.mark.parametrize("gzipped", [False, True])
 @pytest.mark.parametrize("empty", ["omit", "count"])
+@pytest.mark.parametrize("with_corpus", [True, False])
 def test_the_worker_stores_the_same_result_on_either_path_and_the_fast_one_never_calls_numpys(
-        alice, test_split, monkeypatch, gzipped, empty):
-    Corpus.objects.filter(dataset_id=test_split.dataset_id).delete()  # the fast path takes no corpus
+        alice, test_split, monkeypatch, gzipped, empty, with_corpus):
+    assert Corpus.objects.filter(dataset_id=test_split.dataset_id).exists()  # the split's dataset has a corpus
+    if not with_corpus:
+        Corpus.objects.filter(dataset_id=test_split.dataset_id).delete()
     Dataset.objects.filter(pk=test_split.dataset_id).update(empty_queries=empty)
     text = GOOD_RUN + "q1 Q0 d5 4 1.0 sys\nq9 Q0 d1 1 1.0 sys\n"  # a tie, and a query the split lacks
     data = gz(text.encode()) if gzipped else text.encode()
