@@ -1,14 +1,18 @@
 """End to end: a BSARD-scale run uploaded through the API until its scores are visible, with an idle worker.
 
     .venv/bin/python bench/bench_e2e.py                  # starts a fresh stack, 10 uploads one after the other
+    .venv/bin/python bench/bench_e2e.py --embedded       # the same on make run's SQLite and filesystem broker
     .venv/bin/python bench/bench_e2e.py --url http://127.0.0.1:8765 -n 10
 
 Each round: ``POST /api/v1/submissions/`` with the bench user's token (a run of
 222 queries × 1,000 documents, ids in the 22,633-document corpus), then
 ``GET /api/v1/submissions/<id>/`` every ``--poll`` seconds until its status is
 ``scored`` (the scores are in that answer). The next upload starts once the
-previous one is visible, so the worker is idle when each arrives. Target:
-median under 1.5 s.
+previous one is visible, so the worker is idle when each arrives. After each
+round the command line scores the same file (``python -m evaluation score``, a
+fresh process, wall time): the target is upload -> scored within 6x of it, for
+the API client and for the run page (which polls on its own schedule,
+``PAGE_POLL_MS``), on PostgreSQL + Redis and on the embedded default.
 
 The breakdown comes from the submission's own timestamps (one clock: the
 stack runs on this machine):
@@ -17,16 +21,22 @@ stack runs on this machine):
 * queue wait — ``scoring_started_at`` − ``created_at`` (commit, the broker, the worker's claim);
 * scoring — ``Result.duration_seconds`` (reading the run, evaluating, packing the per-query vectors);
 * storing — ``scored_at`` − ``scoring_started_at`` − scoring (the result row and the status, one transaction);
-* seen — the client's poll that saw ``scored`` − ``scored_at`` (half the poll interval on average).
+* seen — the client's poll that saw ``scored`` − ``scored_at`` (half the poll interval on average);
+* page — when the run page, opened as the upload is answered, would first show the score (its poll schedule);
+* command line — the same file scored by ``python -m evaluation score`` on this machine, its start included.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sqlite3
+import statistics
+import subprocess
 import sys
+import tempfile
 import time
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -48,22 +58,57 @@ from bench.common import (  # noqa: E402
 )
 
 
-def submission_timings(database: str, ids: list[int]) -> dict[int, dict]:
-    """The timestamps the stack recorded for ``ids`` (straight from the bench database)."""
-    import psycopg
-
+def submission_timings(database: str, ids: list[int], *, sqlite: Path | None = None) -> dict[int, dict]:
+    """The timestamps the stack recorded for ``ids`` (straight from the bench database: PostgreSQL, or the
+    embedded default's SQLite file)."""
     query = """
         SELECT s.id, s.created_at, s.enqueued_at, s.scoring_started_at, s.scored_at, r.duration_seconds
         FROM submissions_submission s LEFT JOIN submissions_result r ON r.submission_id = s.id
-        WHERE s.id = ANY(%s)
+        WHERE s.id IN ({})
     """
-    with psycopg.connect(f"{PG_URL}/{database}") as conn:
-        rows = conn.execute(query, (ids,)).fetchall()
+    if sqlite is not None:
+        with sqlite3.connect(sqlite) as conn:
+            found = conn.execute(query.format(",".join("?" * len(ids))), ids).fetchall()
+        utc = lambda text: datetime.fromisoformat(text).replace(tzinfo=UTC) if text else None  # noqa: E731
+        rows = [(r[0], *(utc(t) for t in r[1:5]), r[5]) for r in found]
+    else:
+        import psycopg
+
+        with psycopg.connect(f"{PG_URL}/{database}") as conn:
+            rows = conn.execute(query.format(",".join(["%s"] * len(ids))), ids).fetchall()
     return {
         row[0]: {"created_at": row[1], "enqueued_at": row[2], "scoring_started_at": row[3], "scored_at": row[4],
                  "duration_seconds": row[5]}
         for row in rows
     }
+
+
+# The run page's polling (static/js/status.js: the first poll, the growth of the delay, its ceiling; a test reads
+# them from the script): a participant watching the page sees the score at its first poll after scored_at.
+PAGE_POLL_MS = (150, 1.5, 1500)
+
+
+def page_seen_after(seconds: float) -> float:
+    """When a run page, opened as the upload is answered, first polls at or after ``seconds``."""
+    first, growth, ceiling = PAGE_POLL_MS
+    t, delay = 0.0, first / 1000
+    while t < seconds:
+        t += delay
+        delay = min(ceiling / 1000, delay * growth)
+    return t
+
+
+def cli_wall(state: dict, run: bytes, measures: list[str]) -> float:
+    """Wall seconds of ``python -m evaluation score`` on the same file and the split's judgments (the researcher's
+    own machine: its interpreter's start included, no corpus given)."""
+    with tempfile.NamedTemporaryFile(suffix=".txt") as fh:
+        fh.write(run)
+        fh.flush()
+        start = time.monotonic()
+        subprocess.run([sys.executable, "-m", "evaluation", "score", "--qrels", state["qrels_file"], "--run",
+                        fh.name, "--measures", ",".join(measures)], cwd=BASE_DIR, check=True,
+                       stdout=subprocess.DEVNULL)
+        return time.monotonic() - start
 
 
 def wait_scored(state: dict, submission_id: int, *, poll: float, timeout: float) -> tuple[dict, float]:
@@ -101,6 +146,8 @@ def breakdown(round_: dict, stamps: dict) -> dict:
         "scoring": scoring,
         "storing": scored - started - scoring,
         "seen": round_["t_seen"] - scored,
+        "page": round_["t_uploaded"] - round_["t0"] + page_seen_after(scored - round_["t_uploaded"]),
+        "cli": round_["cli"],
     }
 
 
@@ -134,28 +181,38 @@ def main(argv: list[str] | None = None) -> int:
         upload_run(state, runs[0], system_name="warm-up", filename=filename)  # imports, qrels and corpus caches
         time.sleep(2)
         rounds = []
+        cli_wall(state, runs[0], state["measures"])  # the command's imports into the page cache once
         for i in range(args.rounds):
             rounds.append(one_round(state, runs[i + 1], index=i, poll=args.poll, filename=filename))
+            rounds[-1]["cli"] = cli_wall(state, runs[i + 1], state["measures"])  # the same file, paired
             time.sleep(0.2)
-        stamps = submission_timings(args.db, [r["id"] for r in rounds])
+        sqlite = Path(state["var_dir"]) / "lexboard.sqlite3" if state.get("embedded") else None
+        stamps = submission_timings(args.db, [r["id"] for r in rounds], sqlite=sqlite)
     results = [breakdown(r, stamps[r["id"]]) for r in rounds]
 
-    parts = ["total", "upload", "queue_wait", "scoring", "storing", "seen"]
+    parts = ["total", "upload", "queue_wait", "scoring", "storing", "seen", "page", "cli"]
     rows = [[r["id"], *(f"{r[p]:.3f}" for p in parts)] for r in results]
     summary = {p: median([r[p] for r in results]) for p in parts}
     rows.append(["**median**", *(f"**{summary[p]:.3f}**" for p in parts)])
     rows.append(["max", *(f"{max(r[p] for r in results):.3f}" for p in parts)])
-    print(f"End to end, {args.queries} queries x {args.depth} ({len(run) / 1e6:.1f} MB"
-          f"{' gzip' if args.gzip else ' plain'}), idle worker, poll every {args.poll}s ({MACHINE_NOTE})\n")
-    print(markdown_table(["submission", "total s", "upload s", "queue wait s", "scoring s", "storing s", "seen s"],
-                         rows))
+    backend = "embedded default (SQLite, filesystem broker)" if state.get("embedded") else "PostgreSQL + Redis"
+    print(f"End to end on the {backend}, {args.queries} queries x {args.depth} ({len(run) / 1e6:.1f} MB"
+          f"{' gzip' if args.gzip else ' plain'}), idle worker, API client polling every {args.poll}s, the run "
+          f"page on its own schedule ({MACHINE_NOTE})\n")
+    print(markdown_table(["submission", "total s", "upload s", "queue wait s", "scoring s", "storing s", "seen s",
+                          "page s", "command line s"], rows))
     p90 = quantile([r["total"] for r in results], 0.9)
-    verdict = "met" if summary["total"] < 1.5 else "MISSED"
-    print(f"\nmedian {summary['total']:.2f} s, p90 {p90:.2f} s: target (median < 1.5 s) {verdict}")
+    ratios = {part: statistics.median(r[part] / r["cli"] for r in results) for part in ("total", "page")}
+    met = ratios["page"] <= 6 and ratios["total"] <= 6
+    print(f"\nmedian {summary['total']:.2f} s through the API (p90 {p90:.2f} s), {summary['page']:.2f} s on the run "
+          f"page; the command line on the same files {summary['cli']:.2f} s (wall, its start included)")
+    print(f"upload -> scored / command line, median of the paired ratios: API {ratios['total']:.1f}x, page "
+          f"{ratios['page']:.1f}x: target (<= 6x) {'met' if met else 'MISSED'}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"machine": MACHINE_NOTE, "rounds": results, "median": summary,
-                                    "lines": args.queries * args.depth, "bytes": len(run)}, indent=2))
-    return 0 if (summary["total"] < 1.5 or args.smoke) else 1
+    args.out.write_text(json.dumps({"machine": MACHINE_NOTE, "backend": backend, "rounds": results,
+                                    "median": summary, "ratios": ratios, "lines": args.queries * args.depth,
+                                    "bytes": len(run)}, indent=2))
+    return 0 if (met or args.smoke) else 1
 
 
 if __name__ == "__main__":

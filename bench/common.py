@@ -114,6 +114,9 @@ class Stack:
     cache_db: int = 13
     entries: int = 200
     fresh: bool = True
+    # The embedded default (`make run`'s): SQLite in var/<name>/, kombu's filesystem broker, the local-memory
+    # cache; no PostgreSQL or Redis.
+    embedded: bool = False
     extra_env: dict = field(default_factory=dict)
     gunicorn_args: list = field(default_factory=list)
     celery_args: list = field(default_factory=list)
@@ -141,16 +144,20 @@ class Stack:
             self.var_dir.mkdir(parents=True, exist_ok=True)
             secret_file.write_text(secrets.token_urlsafe(60))
         return {
-            **{k: v for k, v in os.environ.items() if not k.startswith(("LEXBOARD_", "DJANGO_"))},
+            **{k: v for k, v in os.environ.items()
+               if not k.startswith(("LEXBOARD_", "DJANGO_")) and k not in ("DATABASE_URL", "CELERY_BROKER_URL",
+                                                                          "CACHE_URL")},
             "DJANGO_SETTINGS_MODULE": "lexboard.settings.production",
             "DEBUG": "0",
             "SECRET_KEY": secret_file.read_text().strip(),
             "ALLOWED_HOSTS": "127.0.0.1,localhost",
             "SECURE_SSL_REDIRECT": "0",  # plain HTTP on loopback; TLS would end at a proxy
             "EMAIL_BACKEND": "django.core.mail.backends.console.EmailBackend",
-            "DATABASE_URL": f"{PG_URL}/{self.name}",
-            "CELERY_BROKER_URL": f"{REDIS_URL}/{self.broker_db}",
-            "CACHE_URL": f"{REDIS_URL}/{self.cache_db}",
+            **({} if self.embedded else {
+                "DATABASE_URL": f"{PG_URL}/{self.name}",
+                "CELERY_BROKER_URL": f"{REDIS_URL}/{self.broker_db}",
+                "CACHE_URL": f"{REDIS_URL}/{self.cache_db}",
+            }),
             "LEXBOARD_VAR_DIR": str(self.var_dir),
             "LEXBOARD_QUEUE": f"{self.name}-queue",
             "LEXBOARD_UPLOAD_RATE": "100000/h",  # the bench user uploads 100 runs at once
@@ -172,9 +179,10 @@ class Stack:
         t0 = time.monotonic()
         shutil.rmtree(self.var_dir, ignore_errors=True)
         self.var_dir.mkdir(parents=True)
-        recreate_database(self.name)
-        flush_redis_db(self.broker_db)
-        flush_redis_db(self.cache_db)
+        if not self.embedded:
+            recreate_database(self.name)
+            flush_redis_db(self.broker_db)
+            flush_redis_db(self.cache_db)
         self.manage("migrate", "--noinput")
         self.manage("collectstatic", "--noinput")
         self.manage("load_cards")
@@ -278,6 +286,8 @@ def stack_arguments(parser, *, celery_workers: int = 1, concurrency: int = 1) ->
     g.add_argument("--entries", type=int, default=200, help="Leaderboard entries to seed (default 200).")
     g.add_argument("--broker-db", type=int, default=12, help="Redis database of the broker (default 12).")
     g.add_argument("--cache-db", type=int, default=13, help="Redis database of the cache (default 13).")
+    g.add_argument("--embedded", action="store_true",
+                   help="The embedded default (make run's): SQLite, the filesystem broker, no Redis or PostgreSQL.")
 
 
 @contextmanager
@@ -292,10 +302,11 @@ def stack_from_args(args):
         return
     stack = Stack(name=args.db, port=args.port, web_workers=args.web_workers, web_threads=args.web_threads,
                   celery_workers=args.celery_workers, concurrency=args.concurrency, worker_nice=args.worker_nice,
-                  entries=args.entries,
-                  broker_db=args.broker_db, cache_db=args.cache_db)
+                  entries=args.entries, broker_db=args.broker_db, cache_db=args.cache_db,
+                  embedded=getattr(args, "embedded", False))
     with stack:
         state = stack.state()
+        state["embedded"], state["var_dir"] = stack.embedded, str(stack.var_dir)
         # The Celery worker processes (each the leader of its process group), for scripts that pause them.
         state["celery_pids"] = [proc.pid for proc in stack.processes if "celery" in proc.args]
         yield state

@@ -356,6 +356,9 @@ if CELERY_BROKER_URL.startswith("filesystem"):
         # Where fanout exchanges (remote control, pings) live; kombu's default is ./control.
         "control_folder": str(_BROKER_DIR / "control"),
         "store_processed": False,
+        # kombu's filesystem transport looks for messages once a second by default: half a second of every
+        # upload's wait on make run's site (a listing of one folder ten times a second costs nothing).
+        "polling_interval": 0.1,
     }
 else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": LEXBOARD_SCORING_HARD_LIMIT + 120}

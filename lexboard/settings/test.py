@@ -45,11 +45,6 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
 else:
     DATABASES["default"]["TEST"] = {"NAME": f"test_{DATABASES['default']['NAME']}_{TEST_ID}"}  # noqa: F405
 
-if CELERY_BROKER_URL.startswith("filesystem"):  # noqa: F405
-    # kombu's filesystem transport looks for messages once a second: tests (and the control replies their
-    # teardown waits for, tests/fixtures_worker.py) would wait most of that second each time.
-    CELERY_BROKER_TRANSPORT_OPTIONS["polling_interval"] = 0.1  # noqa: F405
-
 # The tests start sandbox workers per test, or none (the services run the task themselves): images are taken
 # whether or not a sandbox worker's heartbeat is fresh (tests/ops/test_make_run_sandbox.py sets it back).
 LEXBOARD_SANDBOX_WORKER_STALE_SECONDS = 0

@@ -1,5 +1,7 @@
-// Live status of a submission page: polls the status JSON every 1.5 s while
-// the submission is queued or scoring, updates the text and the progress bar,
+// Live status of a submission page: polls the status JSON while the
+// submission is queued or scoring (first after 150 ms, then each delay 1.5
+// times the last, at most 1.5 s: a run scored in half a second shows at once,
+// a long one costs a request every 1.5 s; bench/bench_e2e.py's PAGE_POLL_MS), updates the text and the progress bar,
 // and reloads the page once it is scored or failed (to show scores or errors).
 // No inline script: the URL comes from the data-status-url attribute.
 (function () {
@@ -12,7 +14,8 @@
   var text = box.querySelector("[data-status-text]");
   var bar = box.querySelector("[data-progress]");
   var hint = box.querySelector("[data-status-hint]");
-  var delay = 1500;
+  var FIRST = 150, GROWTH = 1.5, CEILING = 1500;
+  var delay = FIRST;
   var failures = 0;
 
   function show(data) {
@@ -39,12 +42,13 @@
         failures = 0;
         show(data);
         if (data.is_final) { window.location.reload(); return; }
+        delay = Math.min(CEILING, delay * GROWTH);
         window.setTimeout(poll, delay);
       })
       .catch(function () {
         // The site may be restarting: back off, but keep trying.
         failures += 1;
-        window.setTimeout(poll, Math.min(30000, delay * Math.pow(2, failures)));
+        window.setTimeout(poll, Math.min(30000, CEILING * Math.pow(2, failures)));
       });
   }
   window.setTimeout(poll, delay);

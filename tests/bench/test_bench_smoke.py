@@ -59,6 +59,20 @@ def test_the_end_to_end_bench_prints_its_breakdown(stack):
     assert len(results["rounds"]) == 2 and all(r["scoring"] > 0 for r in results["rounds"])
 
 
+def test_the_end_to_end_bench_runs_on_the_embedded_default_too(tmp_path):
+    """``--embedded``: make run's SQLite and filesystem broker, a stack of its own; the command line timed on the
+    same files beside it."""
+    name = f"lexboard_bench_smoke_embedded_{os.getpid()}"
+    try:
+        out = run_bench("bench_e2e.py", "--embedded", "--db", name, "--port", str(free_port())).stdout
+    finally:
+        shutil.rmtree(ROOT / "var" / name, ignore_errors=True)
+    assert "embedded default" in out and "command line s" in out
+    results = json.loads((ROOT / "var" / "bench-results" / "e2e-smoke.json").read_text())
+    assert results["backend"].startswith("embedded") and all(r["cli"] > 0 for r in results["rounds"])
+    assert results["ratios"]["page"] > 0
+
+
 def test_the_throughput_bench_scores_every_submission(stack):
     out = run_bench("bench_throughput.py", *stack_args(stack)).stdout
     assert "submissions per minute" in out and "no starvation" in out

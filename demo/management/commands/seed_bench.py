@@ -181,6 +181,10 @@ class Command(BaseCommand):
         else:
             self.stdout.write(key)
         if state_file:
+            # The judgments beside the state, for benches that time the command line on the same files.
+            qrels_file = state_file.with_name("qrels.txt")
+            qrels_file.write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items()))
+            state["qrels_file"] = str(qrels_file)
             state_file.write_text(json.dumps(state, indent=2) + "\n")
         self.stderr.write(f"seeded {SLUG}: {entries} entries x {len(MEASURES)} measures, {queries} queries, "
                           f"{corpus} documents")
