@@ -34,7 +34,7 @@ PlainRun = dict[str, dict[str, float]]
 TextSource = str | os.PathLike[str] | bytes | Callable[[], IO[bytes]]
 
 
-def _open_binary(path: TextSource) -> IO[bytes]:
+def _open_binary(path: TextSource) -> IO[bytes] | gzip.GzipFile:
     """A binary stream over a file or bytes, gunzipped by magic bytes (closing it closes what is under it)."""
     if isinstance(path, bytes):
         data = io.BytesIO(path)
@@ -44,7 +44,7 @@ def _open_binary(path: TextSource) -> IO[bytes]:
             magic = f.read(2)
         raw = path()
         if magic == b"\x1f\x8b":  # GzipFile does not close a file object it was given
-            return _ClosingGzip(fileobj=raw, mode="rb")
+            return _ClosingGzip(raw)
         return raw
     with open(path, "rb") as f:
         magic = f.read(2)
@@ -54,16 +54,18 @@ def _open_binary(path: TextSource) -> IO[bytes]:
 class _ClosingGzip(gzip.GzipFile):
     """A gzip stream that also closes the file object under it."""
 
+    def __init__(self, raw: IO[bytes]):
+        super().__init__(fileobj=raw, mode="rb")
+        self._raw = raw
+
     def close(self) -> None:
-        raw = self.fileobj
         try:
             super().close()
         finally:
-            if raw is not None:
-                raw.close()
+            self._raw.close()
 
 
-def _text_lines(stream: IO[bytes], block: int = 1 << 20) -> Iterator[str]:
+def _text_lines(stream: IO[bytes] | gzip.GzipFile, block: int = 1 << 20) -> Iterator[str]:
     """The stream's lines as text (UTF-8, a BOM dropped, lines ending at ``\\n`` only), a megabyte read at a time:
     a stored file's own per-line machinery (Django's ``File``) cost more than the lines themselves."""
     rest = b""
