@@ -1,4 +1,5 @@
-"""The README's shell blocks marked ``<!-- runnable -->`` run as written, in a fresh copy of the checkout.
+"""The README.md's shell blocks marked as run by this module's fresh-copy test run as written, in a fresh copy of
+the checkout.
 
 The copy holds the tracked files only (what a clone has) plus the project's
 virtualenv as ``.venv``; the blocks run in order with ``bash -e`` and no
@@ -22,15 +23,16 @@ import pytest
 from django.core.management import call_command
 
 from accounts.models import ApiToken
+from tests.doc_blocks import blocks_in
 
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-BLOCK = re.compile(r"<!-- runnable -->\s*\n```(?:sh|bash)\n(.*?)\n```", re.DOTALL)
+RUNNABLE = "tests/demo/test_readme.py::test_the_readme_runnable_blocks_run_in_a_fresh_copy"
 
 
 def runnable_blocks(text: str) -> list[str]:
-    return BLOCK.findall(text)
+    return [block.text for block in blocks_in(text, "README.md") if RUNNABLE in block.run_by]
 
 
 def test_the_marker_finds_the_blocks():
@@ -64,13 +66,11 @@ def test_the_readme_runnable_blocks_run_in_a_fresh_copy(tmp_path):
 def test_the_readme_token_command_works_on_a_fresh_install():
     """The README's ``create_api_token`` line runs as written once ``make run`` made its accounts (no user
     named in it may exist only on the author's machine)."""
-    lines = [line.split("#", 1)[0] for line in (ROOT / "README.md").read_text().splitlines()
-             if "manage.py create_api_token" in line]
+    lines = re.findall(r"manage\.py (create_api_token [^)#\n]*)", (ROOT / "README.md").read_text())
     assert lines
     call_command("ensure_local_admin", stdout=io.StringIO())  # what scripts/run.sh runs at every start
     for line in lines:
-        words = shlex.split(line)
-        args = words[words.index("manage.py") + 1:]
+        args = shlex.split(line)
         out = io.StringIO()
         call_command(*args, stdout=out, stderr=io.StringIO())
         assert out.getvalue().strip().startswith("lxb_")

@@ -1,5 +1,7 @@
 """``make run`` (scripts/run.sh) as a newcomer runs it, twice: the site is announced only once it can score, the
-second start keeps what a curator did in between, and Ctrl-C stops every process with exit 0.
+second start keeps what a curator did in between, and Ctrl-C stops every process with exit 0. While the first one
+serves, README.md's client block (a token, then ``lexboard_cli submit … --wait``) runs as written in a reader's
+folder holding the demo's exported files, with the free port in place of 8000.
 
 The embedded default in a temporary var/ (SQLite, the filesystem broker), one scoring worker, a free port. The
 project's virtualenv is reached through a folder of links with the runtime stamp set, so the script installs
@@ -17,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.doc_blocks import blocks_run_by, reader_folder, run_block
 from tests.ports import free_port
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -126,9 +129,22 @@ CURRENT = ("from catalogue.models import Split; "
            "print('current', Split.objects.get(dataset__slug='demo', name='test').current_qrels.version)")
 
 
-def test_make_run_serves_once_it_can_score_and_a_second_start_keeps_the_curators_work(tmp_path):
+def _readme_client_block(request, env: dict[str, str], port: int, reader: Path) -> str:
+    """README.md's client block against the running site; what it printed."""
+    (block,) = [b for b in blocks_run_by(request.node.nodeid) if "lexboard_cli submit" in b.text]
+    assert "http://127.0.0.1:8000" in block.text
+    block.text = block.text.replace("http://127.0.0.1:8000", f"http://127.0.0.1:{port}")
+    reader_env = {**reader_folder(reader, Path(env["VENV"])), "LEXBOARD_VAR_DIR": env["LEXBOARD_VAR_DIR"]}
+    # "the files above": the README's export of the demo (writes files, reads no database)
+    subprocess.run([".venv/bin/python", "manage.py", "load_demo", "--export", "demo-files", "--depth", "100"],
+                   cwd=reader, env=reader_env, check=True, capture_output=True, timeout=300)
+    return run_block(block, reader, reader_env, timeout=300)
+
+
+def test_make_run_serves_once_it_can_score_and_a_second_start_keeps_the_curators_work(request, tmp_path):
     port = free_port()
     env = _env(tmp_path, port)
+    assert any(block.text.startswith("make run") for block in blocks_run_by(request.node.nodeid))
     process = _start(env, tmp_path / "first.log")
     try:
         text = _wait_announced(process, tmp_path / "first.log")
@@ -137,6 +153,8 @@ def test_make_run_serves_once_it_can_score_and_a_second_start_keeps_the_curators
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=10) as response:
             assert response.status == 200
         assert "workers ready: worker1@" in _manage(env, "workers_ready", "--timeout", "10")
+        printed = _readme_client_block(request, env, port, tmp_path / "reader")
+        assert "scored" in printed, printed
     finally:
         stopped = _stop(process)
     # Ctrl-C is the way to stop it: every process stopped warmly, exit 0 (it was 130 or 143: make's "Error 143").
