@@ -176,7 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     _bound(args.memory, args.cpu, args.output)
     out = sys.stdout.buffer
     try:
-        stats = json_run_convert(_Input(sys.stdin.buffer, args.cut), out, path=args.path, tag=args.tag)
+        source: BinaryIO = _Input(sys.stdin.buffer, args.cut)  # type: ignore[assignment]  # read() is all it asks
+        stats = json_run_convert(source, out, path=args.path, tag=args.tag)
         out.flush()
     except RunFormatError as exc:
         _report({"problems": [[p.line, p.reason, p.rule] for p in exc.problems]})
