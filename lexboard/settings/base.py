@@ -306,6 +306,12 @@ LEXBOARD_MAX_GZIP_RATIO = env_int("LEXBOARD_MAX_GZIP_RATIO", 100)
 LEXBOARD_MAX_LINE_BYTES = env_int("LEXBOARD_MAX_LINE_BYTES", 1024)
 LEXBOARD_MAX_QID_BYTES = env_int("LEXBOARD_MAX_QID_BYTES", 100)
 LEXBOARD_MAX_DOCID_BYTES = env_int("LEXBOARD_MAX_DOCID_BYTES", 200)
+# A JSON run is converted to TREC by a child process (evaluation/run_json_child.py), not the web process: its
+# address space, CPU time and wall-clock time (the wall clock below gunicorn's 60 s timeout). The largest JSON
+# run read in a request (LEXBOARD_UPLOAD_SCAN_BYTES) takes about 12 s of CPU and 40 MiB (docs/performance.md).
+LEXBOARD_JSON_RUN_MEMORY_BYTES = env_int("LEXBOARD_JSON_RUN_MEMORY_BYTES", 256 * 1024 * 1024)
+LEXBOARD_JSON_RUN_CPU_SECONDS = env_int("LEXBOARD_JSON_RUN_CPU_SECONDS", 30)
+LEXBOARD_JSON_RUN_TIMEOUT_SECONDS = env_int("LEXBOARD_JSON_RUN_TIMEOUT_SECONDS", 45)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 LEXBOARD_UPLOAD_RATE = env_str("LEXBOARD_UPLOAD_RATE", "30/h")

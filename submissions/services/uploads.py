@@ -18,7 +18,7 @@ import tempfile
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, cast
+from typing import Any
 
 import numpy as np
 from django.conf import settings
@@ -35,7 +35,8 @@ from campaigns.selectors import UploadPlace, phase_of
 from catalogue.models import Dataset, Split, Topic
 from evaluation.errors import InputError, Problem, RunFormatError, counted
 from evaluation.ladder import coverage_check
-from evaluation.run_json import SHAPE as JSON_RUN_SHAPE, json_run_convert, looks_like_json_run
+from evaluation.run_json import SHAPE as JSON_RUN_SHAPE, looks_like_json_run
+from evaluation.run_json_child import ChildLimits, ContentCut, ConversionStopped, json_run_convert_in_child
 from evaluation.runs import Run, RunScan, scan_run
 
 from ..errors import AccountRefused, QuotaExceeded, SplitClosed, TermsRequired, UploadRefused
@@ -191,12 +192,16 @@ class _ContentStream:
     stream, setting ``complete = False``; a gzip file is then inflated to its
     end all the same, counting bytes only, so one past the decompressed cap is
     refused in the request. The sha256 of what was read and its first
-    ``SNIFF_BYTES`` are kept on the way.
+    ``SNIFF_BYTES`` are kept on the way; ``digests=False`` leaves out both
+    digests (a JSON run's content: its TREC run is digested once converted;
+    the ranking digest holds a line until its end, and a JSON run is often one
+    line: 15 s and 700 MiB for 20 MB, in the web process).
     """
 
-    def __init__(self, upload: UploadedFile, *, compressed: bool, budget: int):
+    def __init__(self, upload: UploadedFile, *, compressed: bool, budget: int, digests: bool = True):
         upload.seek(0)
         self.upload = upload
+        self.digests = digests
         self.inflater = zlib.decompressobj(31) if compressed else None
         self.budget = budget
         self.cap = settings.LEXBOARD_MAX_DECOMPRESSED_BYTES
@@ -279,7 +284,8 @@ class _ContentStream:
             raise _gzip_refusal(exc) from None
         if not out:
             self.ended = True
-            self._rank(b"", final=True)
+            if self.digests:
+                self._rank(b"", final=True)
             return b""
         len_before_cut = len(out)
         if self.produced + len(out) > self.budget:
@@ -294,8 +300,9 @@ class _ContentStream:
         self._check_size(self.produced)
         if self.ended and self.inflater is not None:
             self._inflate_rest(self.produced + (len_before_cut - len(out)))
-        self.digest.update(out)
-        self._rank(out, final=False)
+        if self.digests:
+            self.digest.update(out)
+            self._rank(out, final=False)
         if len(self.head) < SNIFF_BYTES:
             self.head += out[: SNIFF_BYTES - len(self.head)]
         return out
@@ -396,26 +403,41 @@ def run_scan(stream) -> RunScan:
         ) from None
 
 
-class _Prefixed:
-    """The bytes already read (``head``), then the rest of ``stream``: what the JSON reader reads."""
-
-    def __init__(self, head: bytes, stream: _ContentStream, too_large: Callable[[], UploadRefused]):
-        self.head = head
-        self.stream = stream
-        self.too_large = too_large
-
-    def read(self, n: int = -1) -> bytes:
-        if self.head:
-            out, self.head = self.head, b""
-            return out
-        out = self.stream.read(n)
-        if not self.stream.complete:  # past the request's budget: this JSON is not read whole
-            raise self.too_large()
-        return out
+#: The upload's content is copied for the JSON reader's child in pieces of this size (the reader's own reads).
+JSON_COPY_BYTES = 64 * 1024
 
 
-#: The converted TREC lines are kept in memory up to this size, then in a temporary file.
-JSON_SPOOL_BYTES = 4 * 1024 * 1024
+def json_child_limits() -> ChildLimits:
+    """The JSON reader's child's bounds (settings; the TREC run it writes is bounded as an upload is)."""
+    return ChildLimits(memory_bytes=settings.LEXBOARD_JSON_RUN_MEMORY_BYTES,
+                       cpu_seconds=settings.LEXBOARD_JSON_RUN_CPU_SECONDS,
+                       wall_seconds=settings.LEXBOARD_JSON_RUN_TIMEOUT_SECONDS,
+                       output_bytes=settings.LEXBOARD_MAX_UPLOAD_BYTES + 1)
+
+
+def _json_child_refusal(name: str, stopped: ConversionStopped, limits: ChildLimits) -> UploadRefused:
+    """A child stopped by a limit: what the limit is and what to do, never a 500."""
+    trec = "upload it as a TREC run (qid Q0 docid rank score tag per line), which is checked as a stream"
+    if stopped.limit == "memory":
+        message = (f"{name} is a JSON run whose conversion needs more than {_human_bytes(limits.memory_bytes)} "
+                   "of memory, the limit of the JSON reader (it holds one query's documents at once). Keep at most "
+                   f"the dataset's depth of documents per query, or {trec}.")
+    elif stopped.limit == "cpu":
+        message = (f"{name} is a JSON run whose conversion needs more than {limits.cpu_seconds} s of CPU time, the "
+                   f"limit of the JSON reader. Keep at most the dataset's depth of documents per query, or {trec}.")
+    elif stopped.limit == "time":
+        message = (f"{name} is a JSON run not converted within {limits.wall_seconds:g} s, the JSON reader's time "
+                   f"limit (the server is busy, or the run is very large). Upload it again later, or {trec}.")
+    elif stopped.limit == "output":
+        message = (f"{name} is a JSON run whose TREC run is larger than {_human_bytes(settings.LEXBOARD_MAX_UPLOAD_BYTES)}"
+                   ", the limit of a run (each line repeats its query id). Keep at most the dataset's depth of "
+                   "documents per query, or shorten the query ids.")
+    else:
+        logger.error("the JSON reader's child failed on %s: %s", name, stopped.detail)
+        message = (f"{name} could not be converted from JSON: the JSON reader stopped unexpectedly (the fault is "
+                   f"ours, and it is logged). Upload it again later, or {trec}.")
+    return UploadRefused(message, [{"line": None, "reason": f"JSON reader's {stopped.limit} limit"
+                                    if stopped.limit != "crash" else "JSON reader failed"}])
 
 
 def json_run_as_trec(*, upload: UploadedFile, dataset: Dataset) -> UploadedFile:
@@ -425,18 +447,21 @@ def json_run_as_trec(*, upload: UploadedFile, dataset: Dataset) -> UploadedFile:
     downloads are those of any run; any other upload is returned as it is.
     ``submission_create`` keeps the uploaded JSON too (``Submission.json_file``):
     the double entry reads it with a reader of its own.
-    The JSON is read as a stream (``evaluation.run_json``: depth, number,
-    string and key rules checked while reading, one query's documents in
-    memory) within the size, gzip-ratio and scan caps of every upload, and the
-    TREC lines are written to a spooled temporary file; a problem names the
-    query and document keys, or the line of a syntax error.
+    The content (inflated, within the size, gzip-ratio and scan caps of every
+    upload) is copied to a temporary file and converted by a child process
+    with its own bounds (``evaluation.run_json_child``: memory, CPU time, wall
+    clock, output size; no secret in its environment), which reads it as a
+    stream (``evaluation.run_json``: depth, number, string and key rules
+    checked while reading, one query's documents in memory) and writes the
+    TREC lines to another temporary file; a problem names the query and
+    document keys, or the line of a syntax error; a limit reached is named.
     """
     size = upload.size or 0
     if dataset.task != Dataset.Task.RETRIEVAL or not size or size > settings.LEXBOARD_MAX_UPLOAD_BYTES:
         return upload  # upload_inspect says why an empty or oversized file is refused
     upload.seek(0)
     compressed = upload.read(2) == GZIP_MAGIC
-    stream = _ContentStream(upload, compressed=compressed, budget=settings.LEXBOARD_UPLOAD_SCAN_BYTES)
+    stream = _ContentStream(upload, compressed=compressed, budget=settings.LEXBOARD_UPLOAD_SCAN_BYTES, digests=False)
     name = (getattr(upload, "name", "") or "run.json").replace("\\", "/").rsplit("/", 1)[-1][:200]
 
     def too_large() -> UploadRefused:
@@ -446,16 +471,27 @@ def json_run_as_trec(*, upload: UploadedFile, dataset: Dataset) -> UploadedFile:
             "per line), which is checked as a stream.", [{"line": None, "reason": "JSON run too large"}])
 
     stem = name.removesuffix(".gz").removesuffix(".json")
-    out = tempfile.SpooledTemporaryFile(max_size=JSON_SPOOL_BYTES)
+    limits = json_child_limits()
+    src = tempfile.TemporaryFile()
+    out = tempfile.TemporaryFile()
     try:
         head = stream.read(SNIFF_BYTES)
         if not looks_like_json_run(head):
             out.close()
             return upload
+        src.write(head)
+        # What the reader would read in process: past the budget, the piece that crossed it is not given, and the
+        # child's reader reaching the end of what it has is "too large" (ContentCut), after any problem before it.
+        while stream.complete and (piece := stream.read(JSON_COPY_BYTES)) and stream.complete:
+            src.write(piece)
+        src.seek(0)
         try:
-            stats = json_run_convert(cast("BinaryIO", _Prefixed(head, stream, too_large)), cast("BinaryIO", out),
-                                     path=name[:60],
-                                     tag=stem.replace(" ", "_")[:60] or "json")
+            stats = json_run_convert_in_child(src, out, path=name[:60], tag=stem.replace(" ", "_")[:60] or "json",
+                                              limits=limits, cut=not stream.complete)
+        except ContentCut:
+            raise too_large() from None
+        except ConversionStopped as stopped:
+            raise _json_child_refusal(name[:60], stopped, limits) from None
         except RunFormatError as exc:
             first = exc.problems[0].reason
             more = len(exc.problems) - 1
@@ -468,6 +504,7 @@ def json_run_as_trec(*, upload: UploadedFile, dataset: Dataset) -> UploadedFile:
         out.close()
         raise
     finally:
+        src.close()
         upload.seek(0)
     out.seek(0)
     return UploadedFile(out, name=f"{stem}.trec", content_type="text/plain", size=stats.bytes)

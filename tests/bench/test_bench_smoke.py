@@ -107,12 +107,15 @@ def test_the_ledger_bench_times_the_crafted_shape_check():
     assert results["texts_read"] > 0 and results["shape_check_s"] >= 0
 
 
-def test_the_json_run_bench_measures_both_conversions():
+def test_the_json_run_bench_measures_both_conversions_and_the_child_apart():
     out = run_bench("bench_json_run.py").stdout
     assert "| now |" in out and "| before |" in out
     results = json.loads((ROOT / "var" / "bench-results" / "json_run-smoke.json").read_text())
     now, before = results["rows"]
     assert now["trec_bytes"] == before["trec_bytes"] > 0
+    # The conversion is the child's: its CPU and peak are its own, and the web process has no child before.
+    assert now["child_cpu_s"] > 0 and now["child_peak_rss_mib"] > 0
+    assert before["child_cpu_s"] == before["child_peak_rss_mib"] == 0
 
 
 def test_the_first_entry_bench_compares_the_worker_with_the_command_line():

@@ -15,7 +15,6 @@ these was stored as verified (the first: R@10 0.583 where 0.778 is right).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from datetime import timedelta
 
@@ -23,8 +22,8 @@ import pytest
 from django.utils import timezone
 
 from campaigns.models import Phase
+from evaluation import run_json_child
 from submissions import services
-from submissions.services import uploads as uploads_service
 from tests.waiting import wait_until_final
 
 from .conftest import GOOD_RUN, METADATA, upload
@@ -89,11 +88,8 @@ def test_a_json_run_converted_wrongly_is_caught_from_the_uploaded_json(transacti
     # The converter writes each document's rank where its score belongs: the core then ranks every query backwards.
     tree = tree_with_fault(tmp_path, "evaluation/run_json.py", 'f"{qid} Q0 {docid} {rank} {score!r} {tag}\\n"',
                            'f"{qid} Q0 {docid} {rank} {rank} {tag}\\n"')
-    spec = importlib.util.spec_from_file_location("evaluation.faulty_run_json", tree / "evaluation/run_json.py")
-    assert spec is not None and spec.loader is not None
-    faulty = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(faulty)
-    monkeypatch.setattr(uploads_service, "json_run_convert", faulty.json_run_convert)  # the upload's converter
+    # The upload's converter is a child process started in the folder it imports ``evaluation`` from: the faulty tree.
+    monkeypatch.setattr(run_json_child, "PACKAGE_ROOT", str(tree))
     ranking: dict[str, dict[str, float]] = {}
     for line in GOOD_RUN.splitlines():
         qid, _, docid, _, score, _ = line.split()
