@@ -211,7 +211,7 @@ class _ContentStream:
         self.digest = hashlib.sha256()
         # The run without its tags: the same ranking sent again under another tag (#37).
         self.ranking = hashlib.sha256()
-        self._pending = b""
+        self._pending: list[bytes] = []  # the pieces of a line not ended yet
         self.head = bytearray()
         self.complete = True
         self.ended = False
@@ -309,11 +309,14 @@ class _ContentStream:
 
     def _rank(self, data: bytes, *, final: bool) -> None:
         """Feed the ranking digest whole lines of ``data``, without their last column and with single blanks."""
-        data = self._pending + data
         cut = len(data) if final else data.rfind(b"\n") + 1
-        self._pending = data[cut:]
-        if cut:
-            self.ranking.update(ranking_text(data[:cut]))
+        if not cut and not final:  # no line ends here: kept as a piece (joined once, not copied at every read)
+            self._pending.append(data)
+            return
+        lines = b"".join([*self._pending, data[:cut]])
+        self._pending = [data[cut:]] if cut < len(data) else []
+        if lines:
+            self.ranking.update(ranking_text(lines))
 
 
 def _complete_lines(head: bytes, *, whole: bool) -> bytes:
