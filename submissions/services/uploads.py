@@ -181,8 +181,32 @@ def ranking_line(line: bytes) -> bytes:
 
 def ranking_text(lines: bytes) -> bytes:
     """Whole run lines as the ranking digest reads them: each without its tag, every run of blanks one space."""
+    canonical = _canonical_ranking_text(lines)
+    if canonical is not None:
+        return canonical
     out = b"\n".join(map(ranking_line, lines.split(b"\n")))
     return _BLANKS.sub(b" ", out) if b"\t" in out or b"  " in out else out
+
+
+def _canonical_ranking_text(lines: bytes) -> bytes | None:
+    """``ranking_text`` of lines written the usual way (single spaces between columns, none at a line's ends, no tab
+    or carriage return), where a line's tag is what follows its last space: cut at once for the whole block (a
+    line-by-line loop cost 0.2 s of the request on a 6.8 MB run); None for any other text."""
+    if (b"\t" in lines or b"\r" in lines or b"  " in lines or b" \n" in lines or b"\n " in lines
+            or lines.startswith(b" ") or lines.endswith(b" ")):
+        return None
+    data = np.frombuffer(lines, dtype=np.uint8)
+    newlines = np.flatnonzero(data == 0x0A)
+    ends = np.append(newlines, len(data))  # each line's end (exclusive), the last line's included
+    starts = np.concatenate(([0], newlines + 1))
+    spaces = np.flatnonzero(data == 0x20)
+    before = np.searchsorted(spaces, ends) - 1  # the last space before each line's end
+    last = spaces[np.maximum(before, 0)] if len(spaces) else np.zeros(len(ends), dtype=np.int64)
+    cut = (before >= 0) & (last >= starts)  # a line with no space keeps its only token
+    edges = np.zeros(len(data) + 1, dtype=np.int32)
+    edges[last[cut]] -= 1  # drop from the line's last space to its end (the ranges never overlap)
+    edges[ends[cut]] += 1
+    return data[np.cumsum(edges[:-1]) == 0].tobytes()
 
 
 class _ContentStream:

@@ -31,6 +31,14 @@ def test_the_text_is_the_regex_s_for_any_bytes(data):
     assert ranking_text(data) == by_the_regex(data)
 
 
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from([b" ", b"\n", b"a", b"Q0", b"1.5", b"\xc3\xa9", b"tag", b"\n\n"]),
+                max_size=40).map(b"".join))
+def test_the_text_of_usual_lines_is_the_regex_s(data):
+    """Single spaces and newlines only, the case cut for the whole block at once (and the rest for contrast)."""
+    assert ranking_text(data) == by_the_regex(data)
+
+
 def test_a_run_loses_its_tag_and_keeps_its_ranking():
     run = b"q1 Q0 d1 1 3.0 bm25\nq1\tQ0  d2 2 2.0 bm25 \r\nq2 Q0 d3 1 1.0 other\n"
     assert ranking_text(run) == b"q1 Q0 d1 1 3.0\nq1 Q0 d2 2 2.0\nq2 Q0 d3 1 1.0\n"
