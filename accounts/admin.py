@@ -8,6 +8,8 @@ from django.contrib import admin, messages
 from django.http import HttpResponse
 from django.utils import timezone
 
+from lexboard.admin_labels import NamedInputsAdmin
+
 from .models import ApiToken, ParticipantApproval, Profile, TermsAcceptance
 from .terms import acceptances_csv
 
@@ -54,7 +56,7 @@ class ProfileAdmin(admin.ModelAdmin):
 
 
 @admin.register(ApiToken)
-class ApiTokenAdmin(admin.ModelAdmin):
+class ApiTokenAdmin(NamedInputsAdmin, admin.ModelAdmin):  # revoked_at: date and time inputs
     list_display = ("name", "prefix", "user", "created_at", "last_used_at", "revoked_at")
     list_filter = ("revoked_at",)
     search_fields = ("name", "prefix", "user__username")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 
+from catalogue.models import Split
 from submissions.errors import UploadRefused
 
 from .models import SandboxRun, SoftwareImage, SplitSandbox
@@ -16,7 +17,13 @@ class SplitSandboxAdmin(admin.ModelAdmin):
     list_display = ("split", "accepts_images", "software_only", "memory_mb", "cpus", "pids", "wall_seconds",
                     "output_mb", "tmp_mb", "max_pending_per_participant")
     list_filter = ("accepts_images", "software_only")
-    autocomplete_fields = ("split",)
+    # A plain select of the splits (a site has tens): Django's autocomplete picker (select2) is an unnamed combobox
+    # with an unlabelled search box, and sets inline styles the site's CSP refuses (axe-core and the console, #38).
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "split":
+            kwargs["queryset"] = Split.objects.select_related("dataset").order_by("dataset__slug", "name")
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
 
 @admin.register(SandboxRun)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 
+from lexboard.admin_labels import NamedInputsAdmin
 from lexboard.admin_saves import ChangedFieldsOnlyAdmin
 
 from . import admin_ledger, services  # noqa: F401  (admin_ledger registers the release ledger's admin)
@@ -97,7 +98,7 @@ class CopiesPublicEntryFilter(admin.SimpleListFilter):
 
 
 @admin.register(Submission)
-class SubmissionAdmin(ChangedFieldsOnlyAdmin):
+class SubmissionAdmin(NamedInputsAdmin, ChangedFieldsOnlyAdmin):  # withdrawn_at: date and time inputs
     # The workers own the status, progress and attempts: a change saves what the curator changed.
     list_display = (
         "id", "system_name", "user", "split", "status", "failure_kind", "visibility", "is_baseline",
@@ -110,8 +111,9 @@ class SubmissionAdmin(ChangedFieldsOnlyAdmin):
     search_fields = ("system_name", "user__username", "user__email", "team", "sha256")
     list_select_related = ("user", "split__dataset")
     date_hierarchy = "created_at"
-    raw_id_fields = ("user", "replaces", "duplicate_of")
-    filter_horizontal = ("fusion_of",)
+    # A fusion's parts by id, like the other submissions it points to: Django's two-box picker (filter_horizontal)
+    # lists every submission of the site and its search boxes carry an aria-label no role allows (axe-core, #38).
+    raw_id_fields = ("user", "replaces", "duplicate_of", "fusion_of")
     readonly_fields = (
         "status", "failure_kind", "error", "disagreement", "warnings", "progress", "attempts", "heartbeat_at", "enqueued_at",
         "scoring_started_at", "scored_at", "created_at", "updated_at", "run_file", "json_file", "original_name", "file_size",

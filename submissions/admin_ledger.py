@@ -8,6 +8,8 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html
 
+from lexboard.admin_labels import NamedInputsAdmin
+
 from .models import LedgerAlert, Release, ReleasePolicy, ReleaseWait
 from .services.ladder import release_waits_judge
 
@@ -57,7 +59,7 @@ class ReleaseAdmin(admin.ModelAdmin):
 
 
 @admin.register(LedgerAlert)
-class LedgerAlertAdmin(admin.ModelAdmin):
+class LedgerAlertAdmin(NamedInputsAdmin, admin.ModelAdmin):  # acknowledged_at: date and time inputs
     list_display = ("day", "split", "scope", "who", "bits", "limit", "acknowledged_at", "ledger")
     list_filter = ("split", "scope", "day")
     readonly_fields = ("split", "scope", "identity", "identity_label", "day", "bits", "limit", "created_at")

@@ -13,6 +13,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 
 from campaigns.models import Phase, PrivateBoard
+from lexboard.admin_labels import NamedInputsAdmin
 from lexboard.text import count
 from submissions.selectors import partition_in_use, released_participant_runs
 from submissions.services.unpartition import split_partition
@@ -57,7 +58,7 @@ class PhaseForm(forms.ModelForm):
 
 
 @admin.register(Phase)
-class PhaseAdmin(admin.ModelAdmin):
+class PhaseAdmin(NamedInputsAdmin, admin.ModelAdmin):  # opens_at, closes_at: date and time inputs
     form = PhaseForm
     list_display = ("title", "split", "opens_at", "closes_at", "time_zone", "state_display", "n_teams",
                     "revealed_at")
