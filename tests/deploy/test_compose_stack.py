@@ -147,11 +147,17 @@ def test_a_worker_killed_while_scoring_a_large_run_gives_it_back_and_its_replace
     t0 = time.monotonic()
     submission_id = upload(client, tmp_path, large_run, "large-killed-mid-scoring")
     what = killed(watcher)
+    t_killed = time.monotonic()
     assert f"submission {submission_id} " in what, what
     lines = large_run.count(b"\n")
     say(f"large run ({len(large_run) // 1024} KiB, {lines} lines): {what}")
     rows = wait_scored(stack, [submission_id])
-    say(f"scored {time.monotonic() - t0:.0f}s after the upload, by the worker's replacement process")
+    recovered = time.monotonic() - t_killed
+    say(f"scored {time.monotonic() - t0:.0f}s after the upload, {recovered:.1f}s after the kill, by the worker's "
+        "replacement process")
+    # docs/operations.md, "A worker that heals": seconds, not the heartbeat's old 3 minutes (30 s on a quiet
+    # machine; the bound allows a loaded CI machine, as tests/ops/test_worker_recovers_in_seconds_chaos.py does)
+    assert recovered < 45, f"scored {recovered:.0f}s after the kill"
     assert [row[1:] for row in rows] == [["scored", 1, 1]], rows
     attempts = stack.python("import json; from submissions.models import Submission; "
                             f"s = Submission.objects.get(pk={submission_id}); "
