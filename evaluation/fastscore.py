@@ -17,6 +17,10 @@ from __future__ import annotations
 import os
 import zlib
 
+# ISA-L's inflate: the same stream API as zlib's, 2.3x its speed (a BSARD-sized gzip run: 11 ms, not 26); pinned in
+# requirements.txt and requirements-core.txt, imported plainly.
+from isal.isal_zlib import decompressobj as _decompressobj, error as _isal_error
+
 from .conventions import DEFAULT_EMPTY_QUERIES, EMPTY_QUERIES, EmptyQueries, ScorePrecision, split_measure_name
 from .errors import (
     Notice,
@@ -29,13 +33,8 @@ from .errors import (
     unknown_queries_notice,
 )
 
-try:  # ISA-L's inflate: the same stream API as zlib's, 2.3x its speed (a BSARD-sized gzip run: 11 ms, not 26)
-    from isal.isal_zlib import decompressobj as _decompressobj, error as _isal_error
-    # isal's stubs type its error class as an instance; it is a class (isal_zlib.error, a subclass of Exception).
-    INFLATE_ERRORS: tuple[type[Exception], ...] = (zlib.error, _isal_error)  # type: ignore[assignment]
-except ImportError:  # not installed (requirements.txt pins it): the standard library's, with the same interface
-    _decompressobj = zlib.decompressobj  # type: ignore[assignment]
-    INFLATE_ERRORS = (zlib.error,)
+# isal's stubs type its error class as an instance; it is a class (isal_zlib.error, a subclass of Exception).
+INFLATE_ERRORS: tuple[type[Exception], ...] = (zlib.error, _isal_error)  # type: ignore[assignment]
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time (~3 ms of the command's start)
