@@ -267,6 +267,11 @@ class SubmissionCreatedSerializer(serializers.Serializer):
     )
 
 
+#: A stored paper or code address as the API returns it: the address, or empty for none (not `format: uri`, which
+#: "" fails).
+_STORED_ADDRESS = {"type": "string", "maxLength": WEB_ADDRESS_MAX_LENGTH}
+
+
 class SubmissionSerializer(serializers.ModelSerializer):
     """A submission as its owner (or anyone, when public) sees it: status, aggregate scores, warnings."""
 
@@ -365,12 +370,12 @@ class SubmissionSerializer(serializers.ModelSerializer):
             return None
         return (obj.entrant_team.name if obj.entrant_team is not None else obj.team) or None
 
-    @extend_schema_field(serializers.URLField(allow_blank=True))
+    @extend_schema_field(_STORED_ADDRESS)
     def get_paper_url(self, obj: Submission) -> str:
         """The paper describing the system (empty when none, or for an anonymous entry seen by another)."""
         return obj.paper_url if self._names_its_authors(obj) else ""
 
-    @extend_schema_field(serializers.URLField(allow_blank=True))
+    @extend_schema_field(_STORED_ADDRESS)
     def get_code_url(self, obj: Submission) -> str:
         """The system's code (empty when none, or for an anonymous entry seen by another)."""
         return obj.code_url if self._names_its_authors(obj) else ""
