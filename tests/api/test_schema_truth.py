@@ -96,3 +96,12 @@ def test_an_operation_needs_a_token_exactly_when_the_schema_says_so(schema, clie
     assert {"dataset_list", "dataset_retrieve", "leaderboard_retrieve", "submission_retrieve",
             "submission_per_query", "compare"} <= public, sorted(public)
     assert {"submission_create", "submission_update", "submission_list", "submission_withdraw"} <= private
+
+
+@pytest.mark.parametrize("method", ["put", "trace", "delete"])
+def test_a_method_an_operation_lacks_is_a_405_with_or_without_a_token(client, tiny_dataset, method):
+    """Not a 401: no token makes an undeclared method work (the public reads say ``security: []``)."""
+    for url in ("/api/v1/submissions/42/", f"/api/v1/datasets/{tiny_dataset.slug}/", "/api/v1/submissions/"):
+        response = client.generic(method.upper(), url)
+        assert response.status_code == 405, (method, url, response.status_code, response.content[:200])
+        assert response.json()["error"]["message"], response.content
