@@ -188,3 +188,15 @@ def schema_closed_bodies(result: dict, generator, request, public) -> dict:
                 if component is not None and component.get("type") == "object":
                     component["additionalProperties"] = False
     return result
+
+
+def schema_public_reads(result: dict, generator, request, public) -> dict:
+    """Postprocessing hook: an operation anyone may call (drf-spectacular lists ``{}``, "no token", among its
+    security requirements) says ``security: []``, needing no token; a token, when sent, is still read (one's own
+    private runs, one's quota). A generated client then calls it without a key (openapi-python-client asks for an
+    authenticated client wherever the list is not empty), and the schema's reader sees at once what is public."""
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            if isinstance(operation, dict) and {} in operation.get("security", []):
+                operation["security"] = []
+    return result

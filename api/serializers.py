@@ -267,6 +267,11 @@ class SubmissionCreatedSerializer(serializers.Serializer):
     )
 
 
+#: A stored paper or code address as the API returns it: the address, or empty for none (not `format: uri`, which
+#: "" fails).
+_STORED_ADDRESS = {"type": "string", "maxLength": WEB_ADDRESS_MAX_LENGTH}
+
+
 class SubmissionSerializer(serializers.ModelSerializer):
     """A submission as its owner (or anyone, when public) sees it: status, aggregate scores, warnings."""
 
@@ -283,6 +288,8 @@ class SubmissionSerializer(serializers.ModelSerializer):
     warnings = serializers.SerializerMethodField()
     error = serializers.SerializerMethodField()
     team = serializers.SerializerMethodField()
+    paper_url = serializers.SerializerMethodField()
+    code_url = serializers.SerializerMethodField()
     withdrawn = serializers.SerializerMethodField()
     training_data = training_data_field(read_only=True)
     could_have_seen = could_have_seen_field(read_only=True)
@@ -302,6 +309,16 @@ class SubmissionSerializer(serializers.ModelSerializer):
             "split",
             "system_name",
             "visibility",
+            # What its owner says about the system (METADATA_FIELDS: what an upload sends and a PATCH changes).
+            "description",
+            "paper_url",
+            "code_url",
+            "family",
+            "params",
+            "latency_ms",
+            "llm_calls_per_query",
+            "llm_tokens_per_query",
+            "hardware",
             "qrels_version",
             "scores",
             "scores_are",
@@ -341,12 +358,27 @@ class SubmissionSerializer(serializers.ModelSerializer):
     def get_split(self, obj: Submission) -> str:
         return obj.split.name
 
+    def _names_its_authors(self, obj: Submission) -> bool:
+        """An anonymous entry's team and links would name its authors: shown to its owner and staff only."""
+        user = getattr(self.context.get("request"), "user", None)
+        return obj.visibility != Submission.Visibility.ANONYMOUS or obj.manageable_by(user)
+
     def get_team(self, obj: Submission) -> str | None:
-        """The shared task's team the run was entered for (null outside a shared task, or for an anonymous entry)."""
-        team = obj.entrant_team
-        if team is None or obj.visibility == Submission.Visibility.ANONYMOUS:
+        """As the board shows it: the shared task's team the run was entered for, else the team or affiliation its
+        owner gave (``team`` of an upload or a PATCH); null when none, or for an anonymous entry seen by another."""
+        if not self._names_its_authors(obj):
             return None
-        return team.name
+        return (obj.entrant_team.name if obj.entrant_team is not None else obj.team) or None
+
+    @extend_schema_field(_STORED_ADDRESS)
+    def get_paper_url(self, obj: Submission) -> str:
+        """The paper describing the system (empty when none, or for an anonymous entry seen by another)."""
+        return obj.paper_url if self._names_its_authors(obj) else ""
+
+    @extend_schema_field(_STORED_ADDRESS)
+    def get_code_url(self, obj: Submission) -> str:
+        """The system's code (empty when none, or for an anonymous entry seen by another)."""
+        return obj.code_url if self._names_its_authors(obj) else ""
 
     @extend_schema_field(ModelUsedSerializer(many=True))
     def get_models(self, obj: Submission) -> list[dict[str, str]]:

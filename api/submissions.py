@@ -15,7 +15,7 @@ from __future__ import annotations
 from django.db.models import Prefetch
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiExample, extend_schema, inline_serializer
-from rest_framework import permissions, serializers, status
+from rest_framework import exceptions, permissions, serializers, status
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.renderers import JSONRenderer
@@ -78,6 +78,11 @@ class JsonView(APIView):
     def initial(self, request, *args, **kwargs):
         # Before authentication and throttles: a misspelt parameter costs no upload of the day.
         refuse_unknown_query_parameters(request)
+        # A method the operation does not have is a 405 for anyone (DRF would check the permissions first: an
+        # anonymous TRACE or PUT of a public read was a 401, as if a token could make it work).
+        method = request.method.lower()
+        if method not in self.http_method_names or not hasattr(self, method):
+            raise exceptions.MethodNotAllowed(request.method)
         super().initial(request, *args, **kwargs)
 
 

@@ -501,6 +501,7 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "api.contract.schema_links",
         "api.contract.schema_closed_bodies",
+        "api.contract.schema_public_reads",
     ],
     "ENUM_NAME_OVERRIDES": {
         "SubmissionStatusEnum": "submissions.models.Submission.Status",

@@ -77,3 +77,31 @@ def test_every_operation_states_its_errors_in_the_one_shape_and_has_an_example(s
         assert any(examples), (method, path)
     upload = schema["paths"]["/api/v1/submissions/"]["post"]["responses"]
     assert {"400", "401", "403", "404", "413", "429", "503"} <= set(upload)
+
+
+def test_an_operation_needs_a_token_exactly_when_the_schema_says_so(schema, client, tiny_dataset):
+    """Public reads say ``security: []`` (a generated client calls them without a key); every other operation names
+    the token, and an anonymous call of it is a 401. Checked against the server, operation by operation."""
+    public, private = set(), set()
+    for method, path, op in _operations(schema):
+        url = path.replace("{slug}", tiny_dataset.slug).replace("{id}", "999999")
+        response = getattr(client, method)(url, content_type="application/json")
+        if op["security"] == []:
+            public.add(op["operationId"])
+            assert response.status_code != 401, (method, path, response.content[:300])
+        else:
+            private.add(op["operationId"])
+            assert op["security"] == [{"tokenAuth": []}], (method, path, op["security"])
+            assert response.status_code == 401, (method, path, response.status_code, response.content[:300])
+    assert {"dataset_list", "dataset_retrieve", "leaderboard_retrieve", "submission_retrieve",
+            "submission_per_query", "compare"} <= public, sorted(public)
+    assert {"submission_create", "submission_update", "submission_list", "submission_withdraw"} <= private
+
+
+@pytest.mark.parametrize("method", ["put", "trace", "delete"])
+def test_a_method_an_operation_lacks_is_a_405_with_or_without_a_token(client, tiny_dataset, method):
+    """Not a 401: no token makes an undeclared method work (the public reads say ``security: []``)."""
+    for url in ("/api/v1/submissions/42/", f"/api/v1/datasets/{tiny_dataset.slug}/", "/api/v1/submissions/"):
+        response = client.generic(method.upper(), url)
+        assert response.status_code == 405, (method, url, response.status_code, response.content[:200])
+        assert response.json()["error"]["message"], response.content
