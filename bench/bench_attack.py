@@ -99,7 +99,8 @@ BENCH_KEY = b"bench-attack: the site's secret key"
 
 
 def run_text(run: dict[str, list[str]]) -> bytes:
-    return "".join(f"{q} Q0 {d} {i + 1} {DEPTH - i} x\n" for q, docs in run.items() for i, d in enumerate(docs)).encode()
+    return "".join(f"{q} Q0 {d} {i + 1} {DEPTH - i} x\n"
+                   for q, docs in run.items() for i, d in enumerate(docs)).encode()
 
 
 def site_draw(text: bytes) -> float:
@@ -340,7 +341,7 @@ def verdict_probe_attack(split: Split, *, identities: int, probes: int = 5, near
             run[target] = run[target][:DEPTH - 1] + [guess]
             free = [q for q in split.qids if q not in known and q != target]
             if at_the_margin:  # net improved = the margin − 1 without the guess: its retriever on more topics
-                lifted = free[: max(0, int(margin_for(len(split.qids))) - 1 - len(known))]
+                lifted = free[: edge_lift(len(known))]
                 for q in lifted:
                     run[q] = list(split.run[q])
                 free = free[len(lifted):]
@@ -368,7 +369,17 @@ def verdict_probe_attack(split: Split, *, identities: int, probes: int = 5, near
     return {"identities": identities, "probes_per_identity": probes, "runs": runs, "verdicts": answered,
             "recovered_per_identity": per_identity, "max_per_identity": max(per_identity),
             "total": int(sum(per_identity)), "verdicts_needed_changed_topics": needed,
-            "margin": margin_for(len(split.qids)) if noisy else None}
+            "margin": (margin_for(len(known) + 1 + (edge_lift(len(known)) if at_the_margin else 0)) if noisy
+                       else None)}
+
+
+def edge_lift(known: int) -> int:
+    """How many more topics the attacker improves (its retriever's ranking) so that, with ``known`` improved ones,
+    ``net`` sits one below the margin without the guess: ``changed`` = net + 1 with the guess relevant."""
+    lift = 0
+    while known + lift < margin_for(known + lift + 1) - 1:
+        lift += 1
+    return lift
 
 
 def noisy_margin_channels(args: argparse.Namespace, split: Split) -> dict:
