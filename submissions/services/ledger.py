@@ -194,7 +194,8 @@ def verdict_record(*, result: Result, submission: Submission, split: Split, outc
         return None
     now = timezone.now()
     bits = VERDICT_BITS[Verdict.Outcome(outcome)]
-    noisy = {"mechanism": "", "epsilon": None, "net": None, "noise": None, "margin": None}
+    noisy: dict[str, str | float | None] = {"mechanism": "", "epsilon": None, "net": None, "noise": None,
+                                            "margin": None}
     if margin is not None and outcome != Verdict.Outcome.NEAR_COPY:
         bits = verdict_bits(margin.epsilon)
         noisy = {"mechanism": margin.mechanism, "epsilon": margin.epsilon, "net": margin.net, "noise": margin.noise,
