@@ -102,9 +102,13 @@ def test_a_known_run_plus_one_guess_reads_no_judgment(secret, person, django_use
 
 
 def test_the_probe_that_escapes_the_near_copy_rule_reads_at_most_one_judgment(secret, person, django_user_model):
-    """Ten topics changed (the near-copy rule's floor), five of them value-neutral: on main each verdict turned on
-    the guess again (p = 1/32 with it, 1/16 without), 5 judgments per identity. The noisy margin asks topics
-    improved − worsened (5 or 4 here) plus Laplace noise to reach 8: the verdict barely depends on the guess."""
+    """Ten topics changed (the near-copy rule's floor), five of them value-neutral: the sign-flip test's verdict
+    turns on the guess again (p = 1/32 with it, 1/16 without). Measured on main (c5b6bc9; this file fails there
+    at its import of ``evaluation.noisy_margin``, so it was run with that import stubbed): 2 judgments per identity
+    (2, 2, 2) — each identity's first probe "not released" (the guess not relevant: read right), its second
+    released (relevant: read right), its last three near-copies of that released run (no verdict). The noisy
+    margin asks topics improved − worsened (5 or 4 here) plus Laplace noise to reach 8: 15 verdicts, none
+    released for these files' draws, 1 judgment per identity (the prior: reading every "no" as "not relevant")."""
     recovered, messages = _probe_attack(secret, person, django_user_model, escape=True)
     assert all(v <= 1 for v in recovered.values()), f"judgments recovered per identity: {recovered}"
     assert not any(m.startswith("No verdict") for m in messages), messages  # the escape works: verdicts are given
