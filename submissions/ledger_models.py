@@ -81,8 +81,9 @@ class Verdict(models.Model):
     A "not released" is an answer too: a crafted run whose verdict turns on one judgment reads that judgment
     from a "no" as well as from a "yes". ``mechanism`` names how the verdict was drawn
     (``evaluation.noisy_margin.MECHANISM``: the noisy margin; blank for a near-copy, which the runs alone decide,
-    and for rows written before it). ``epsilon``: one judgment moves this verdict's probability by at most a factor
-    e^epsilon (a guessed document's topic from unchanged to changed; twice that from worse to better). ``bits``
+    and for rows written before it). ``epsilon``: one judgment that turns a unit from unchanged to changed (or back)
+    moves this verdict's probability by at most a factor e^epsilon, epsilon = (1 + Δmargin)/b at the run's count of
+    changed units (Δmargin ≤ 1, the margin's step there; from worse to better, 2/b). ``bits``
     bounds what the answer told about any one judgment beyond the runs themselves
     (``evaluation.noisy_margin.verdict_bits``: 0.47 at epsilon 1/2, 1 at epsilon 1; 1 for an exact verdict; 0 for a
     near-copy); the released value's own bits are its ``Release`` row's. ``net``, ``noise`` and ``margin`` are
