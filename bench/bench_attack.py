@@ -62,6 +62,8 @@ Results go to var/bench-results/attack.json and stdout.
 from __future__ import annotations
 
 import argparse
+import hashlib
+import hmac
 import json
 import sys
 import time
@@ -82,6 +84,7 @@ from evaluation.ladder import (  # noqa: E402
     step_for,
     topk_fingerprints,
 )
+from evaluation.noisy_margin import MECHANISM, margin_for, uniform_from_digest  # noqa: E402
 from evaluation.qrels import read_qrels  # noqa: E402
 from evaluation.runs import read_run  # noqa: E402
 from evaluation.scoring import evaluate, recall_curve  # noqa: E402
@@ -91,6 +94,20 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 DEPTH = 100
 MEASURES = ["R@100", "MRR@10"]
 PRIMARY = "R@100"
+#: The bench's stand-in for the site's secret key (the attacker does not know it: the draws are unpredictable to it).
+BENCH_KEY = b"bench-attack: the site's secret key"
+
+
+def run_text(run: dict[str, list[str]]) -> bytes:
+    return "".join(f"{q} Q0 {d} {i + 1} {DEPTH - i} x\n"
+                   for q, docs in run.items() for i, d in enumerate(docs)).encode()
+
+
+def site_draw(text: bytes) -> float:
+    """The noise draw the site gives an upload of ``text`` (``submissions.services.ladder.verdict_draw``: an HMAC
+    of its content's sha256 and the mechanism's version, keyed by the site's key; here the bench's key)."""
+    content = hashlib.sha256(text).hexdigest()
+    return uniform_from_digest(hmac.new(BENCH_KEY, f"{content}:{MECHANISM}".encode(), "sha256").digest())
 
 
 class Split:
@@ -117,8 +134,7 @@ class Split:
         self.qrels_pairs = {(line.split()[0], line.split()[2]) for line in lines}
 
     def score(self, run: dict[str, list[str]]):
-        text = "".join(f"{q} Q0 {d} {i + 1} {DEPTH - i} x\n" for q, docs in run.items() for i, d in enumerate(docs))
-        return evaluate(self.qrels, read_run(text.encode()), MEASURES, depth=DEPTH)
+        return evaluate(self.qrels, read_run(run_text(run)), MEASURES, depth=DEPTH)
 
     def vector(self, evaluation) -> list[float]:
         """The primary measure on every topic of the split (0 where the run has none), for the Ladder."""
@@ -129,8 +145,8 @@ class Split:
 class Identity:
     """One account under the Ladder: its best per-query vector, what it is shown."""
 
-    def __init__(self, split: Split, *, grid: bool = False):
-        self.split, self.best, self.submissions = split, None, 0
+    def __init__(self, split: Split, *, grid: bool = False, noisy: bool = False):
+        self.split, self.best, self.submissions, self.noisy = split, None, 0, noisy
         self.step = step_for(len(split.qids)) if grid else None
 
     def submit(self, run: dict[str, list[str]]) -> dict[str, float] | None:
@@ -140,7 +156,8 @@ class Identity:
         evaluation = self.split.score(run)
         new = self.split.vector(evaluation)
         step = self.step
-        decision = ladder_step(best=self.best, new=new, grid=(lambda v: on_grid(v, step)) if step else None)
+        decision = ladder_step(best=self.best, new=new, grid=(lambda v: on_grid(v, step)) if step else None,
+                               draw=site_draw(run_text(run)) if self.noisy else None)
         if not decision.released:
             return None
         self.best = new
@@ -165,9 +182,9 @@ def before(split: Split) -> dict:
     return _tally(split, found, submissions)
 
 
-def after_one_identity(split: Split, *, quota: int, grid: bool = False) -> dict:
+def after_one_identity(split: Split, *, quota: int, grid: bool = False, noisy: bool = False) -> dict:
     """The Ladder, one account: single-query probes and one-query differencing until the quota is spent."""
-    me, found = Identity(split, grid=grid), set()
+    me, found = Identity(split, grid=grid, noisy=noisy), set()
     base = me.submit(split.run)  # a legitimate full run: released (it beats an empty run)
     for q in split.qids:
         if me.submissions >= quota:
@@ -185,14 +202,14 @@ def after_one_identity(split: Split, *, quota: int, grid: bool = False) -> dict:
     return _tally(split, found, me.submissions)
 
 
-def after_identities(split: Split, *, identities: int, grid: bool = False) -> dict:
+def after_identities(split: Split, *, identities: int, grid: bool = False, noisy: bool = False) -> dict:
     """The Ladder, several accounts: each one's first (released) run tests one candidate against the base."""
-    first = Identity(split, grid=grid)
+    first = Identity(split, grid=grid, noisy=noisy)
     base = first.submit(split.run)
     found, submissions = set(), first.submissions
     candidates = [(q, k) for k in range(1, 30) for q in split.qids]
     for q, k in candidates[: identities - 1]:
-        other = Identity(split, grid=grid)
+        other = Identity(split, grid=grid, noisy=noisy)
         probe = dict(split.run)
         probe[q] = [split.run[q][k]] + split.run[q][:k] + split.run[q][k + 1:]
         shown = other.submit(probe)
@@ -213,7 +230,7 @@ def _tally(split: Split, found: set, submissions: int) -> dict:
 LATTICE_MEASURES = ["R@10", "R@100", "MAP@100", "MRR@10", "nDCG@10"]  # the hidden split of tests/security/
 
 
-def lattice_attack(split: Split, *, identities: int, grid: bool) -> dict:
+def lattice_attack(split: Split, *, identities: int, grid: bool, noisy: bool = False) -> dict:
     """Judgments the lattice attack recovers per identity and per released run, before (``grid=False``) or after."""
     n = len(split.qids)
     step = step_for(n) if grid else None
@@ -225,7 +242,8 @@ def lattice_attack(split: Split, *, identities: int, grid: bool) -> dict:
             text = lattice.run_text(plan, split.run)
             evaluation = evaluate(split.qrels, read_run(text), LATTICE_MEASURES, depth=DEPTH)
             new = split.vector(evaluation)
-            decision = ladder_step(best=best, new=new, grid=(lambda v: on_grid(v, step)) if step else None)
+            decision = ladder_step(best=best, new=new, grid=(lambda v: on_grid(v, step)) if step else None,
+                                   draw=site_draw(text) if noisy else None)
             if not decision.released:
                 continue
             best, released = new, released + 1
@@ -241,7 +259,7 @@ def lattice_attack(split: Split, *, identities: int, grid: bool) -> dict:
             "step": step}
 
 
-def count_probe_attack(split: Split, *, identities: int, probes: int, baseline: bool) -> dict:
+def count_probe_attack(split: Split, *, identities: int, probes: int, baseline: bool, noisy: bool = False) -> dict:
     """Judgments the count-probe attack (tests/security/count_probe.py) recovers from the released primary measure.
 
     What the site releases since the stored release: R@100 on the grid of the result's N, the Ladder comparing
@@ -259,12 +277,14 @@ def count_probe_attack(split: Split, *, identities: int, probes: int, baseline: 
         best, learnt = None, {}
         for plan in count_probe.plans(split.qids, split.run, identity=identity, probes=probes):
             runs += 1
-            evaluation = split.score(count_probe.rankings(plan, split.run))
+            rankings = count_probe.rankings(plan, split.run)
+            evaluation = split.score(rankings)
             new = split.vector(evaluation)
             shown = on_grid(float(evaluation.means[PRIMARY]), step)
             reference = best if best is not None else start
             decision = ladder_step(best=reference, new=new, grid=lambda v: on_grid(v, step), new_shown=shown,
-                                   start_name="the best baseline" if best is None and start is not None else "")
+                                   start_name="the best baseline" if best is None and start is not None else "",
+                                   draw=site_draw(run_text(rankings)) if noisy else None)
             if not decision.released:
                 continue
             best, released = new, released + 1
@@ -279,7 +299,7 @@ def count_probe_attack(split: Split, *, identities: int, probes: int, baseline: 
 
 
 def verdict_probe_attack(split: Split, *, identities: int, probes: int = 5, near_copy: bool, escape: bool = False,
-                         seed: int = 7) -> dict:
+                         noisy: bool = False, at_the_margin: bool = False, seed: int = 7) -> dict:
     """The verdict as a channel (tests/security/test_verdict_probe.py): the baseline's ranking (here: the
     attacker's retriever without its relevant documents, what BM25 misses), four relevant documents the attacker
     knows on four topics, one guessed document on a fifth; "released" reads relevant, "not a significant
@@ -287,7 +307,10 @@ def verdict_probe_attack(split: Split, *, identities: int, probes: int = 5, near
     next verdicts no longer turn on one guess). ``near_copy``: the site's rule (``evaluation.ladder.
     near_copy_of``) against the baseline and the identity's released runs. ``escape``: the attacker knows the
     rule and swaps the last document of enough other topics for an unjudged one, so that the run changes the
-    top documents of the topics the rule asks for while their values stay the same.
+    top documents of the topics the rule asks for while their values stay the same. ``noisy``: the site's noisy
+    margin (``evaluation.noisy_margin``, a draw per upload keyed by the bench's key). ``at_the_margin``: the
+    attacker also puts its retriever's ranking on enough further topics that topics improved − worsened sit one
+    below the margin without the guess, where the guess moves the verdict's odds most (by e^(1/b)).
     """
     rng = np.random.default_rng(seed)
     step = step_for(len(split.qids))
@@ -306,7 +329,7 @@ def verdict_probe_attack(split: Split, *, identities: int, probes: int = 5, near
     for n in range(identities):
         best, first = base_vector, True
         references = {"baseline": topk_fingerprints(baseline, DEPTH)}
-        right = wrong = 0
+        right = wrong = yes_net = 0
         for k in range(probes):
             target = targets[(n * probes + k) % len(targets)]
             relevant = bool(rng.random() < 0.5)
@@ -316,9 +339,15 @@ def verdict_probe_attack(split: Split, *, identities: int, probes: int = 5, near
             for q, d in known.items():
                 run[q] = run[q][:DEPTH - 1] + [d]
             run[target] = run[target][:DEPTH - 1] + [guess]
+            free = [q for q in split.qids if q not in known and q != target]
+            if at_the_margin:  # net improved = the margin − 1 without the guess: its retriever on more topics
+                lifted = free[: edge_lift(len(known))]
+                for q in lifted:
+                    run[q] = list(split.run[q])
+                free = free[len(lifted):]
             if escape:
-                others = [q for q in split.qids if q not in known and q != target][: max(0, needed - 5)]
-                for q in others:
+                changed = sum(1 for q in split.qids if run[q] != baseline[q])
+                for q in free[: max(0, needed - changed)]:
                     fresh = next(d for d in spare if d not in run[q] and d not in judged[q])
                     run[q] = run[q][:DEPTH - 1] + [fresh]
             runs += 1
@@ -327,16 +356,82 @@ def verdict_probe_attack(split: Split, *, identities: int, probes: int = 5, near
                 continue  # no verdict: nothing to read
             new = split.vector(split.score(run))
             decision = ladder_step(best=best, new=new, grid=lambda v: on_grid(v, step),
-                                   start_name="the best baseline" if first else "")
+                                   start_name="the best baseline" if first else "",
+                                   draw=site_draw(run_text(run)) if noisy else None)
             answered += 1
             right += decision.released == relevant
             wrong += decision.released != relevant
+            yes_net += (1 if relevant else -1) if decision.released else 0
             if decision.released:
                 break  # the best moved: this identity's next verdicts no longer read one guess
-        per_identity.append(right - wrong)
+        # The attacker reads a "no" as "not relevant", or (against noise) a "yes" alone: the better of the two.
+        per_identity.append(max(right - wrong, yes_net))
     return {"identities": identities, "probes_per_identity": probes, "runs": runs, "verdicts": answered,
             "recovered_per_identity": per_identity, "max_per_identity": max(per_identity),
-            "total": int(sum(per_identity)), "verdicts_needed_changed_topics": needed}
+            "total": int(sum(per_identity)), "verdicts_needed_changed_topics": needed,
+            "margin": (margin_for(len(known) + 1 + (edge_lift(len(known)) if at_the_margin else 0)) if noisy
+                       else None)}
+
+
+def edge_lift(known: int) -> int:
+    """How many more topics the attacker improves (its retriever's ranking) so that, with ``known`` improved ones,
+    ``net`` sits one below the margin without the guess: ``changed`` = net + 1 with the guess relevant."""
+    lift = 0
+    while known + lift < margin_for(known + lift + 1) - 1:
+        lift += 1
+    return lift
+
+
+def noisy_margin_channels(args: argparse.Namespace, split: Split) -> dict:
+    """The channels that went through the Ladder before, against the site's rule now (the noisy margin)."""
+    out: dict[str, dict] = {"grid_one_identity": after_one_identity(split, quota=args.quota, grid=True, noisy=True)}
+    n = max(args.identities)
+    out[f"grid_{n}_identities"] = after_identities(split, identities=n, grid=True, noisy=True)
+    for topics in (20, 100):
+        target = Split(topics=topics)
+        out[f"lattice_{topics}_topics"] = lattice_attack(target, identities=args.lattice_identities, grid=True,
+                                                         noisy=True)
+        out[f"count_{topics}_topics_1_probes_baseline"] = count_probe_attack(
+            target, identities=args.count_identities, probes=1, baseline=True, noisy=True)
+    return out
+
+
+def summary(results: dict, args: argparse.Namespace) -> dict:
+    """Per channel the bench knows: judgments recovered per identity, the most of any identity, before -> after.
+
+    "before": the site without the defence the row names; "after": the site now (the grid, the Ladder with its
+    noisy margin, the near-copy rule). Differencing across identities: recovered pairs / identities.
+    """
+    noisy, verdicts, lattices, counts = (results["noisy_margin"], results["verdict_probe"], results["lattice"],
+                                         results["count_probe"])
+    n = max(args.identities)
+    rows = {"single_query_recall_curve": {"before": results["before"]["recovered"],
+                                          "after": noisy["grid_one_identity"]["recovered"],
+                                          "what": "one identity, the page's recall curve, then differencing"},
+            "differencing_across_identities": {
+                "before": round(results[f"after_{n}_identities"]["recovered"] / n, 2),
+                "after": round(noisy[f"grid_{n}_identities"]["recovered"] / n, 2),
+                "what": f"{n} identities, each first run one moved candidate (4 decimals -> grid, noisy margin)"}}
+    for topics in (20, 100):
+        rows[f"lattice_{topics}_topics"] = {
+            "before": lattices[f"lattice_{topics}_topics_before"]["max_per_identity"],
+            "after": noisy[f"lattice_{topics}_topics"]["max_per_identity"],
+            "what": "every measure at 4 decimals -> the primary on its grid, noisy margin"}
+        rows[f"count_probe_{topics}_topics"] = {
+            "before": counts[f"count_{topics}_topics_1_probes_baseline"]["max_per_identity"],
+            "after": noisy[f"count_{topics}_topics_1_probes_baseline"]["max_per_identity"],
+            "what": "the grid with the sign-flip test -> the grid with the noisy margin"}
+        v = {name: verdicts[f"verdict_{topics}_topics_{name}"]["max_per_identity"]
+             for name in ("before", "after", "after_escape", "noisy_escape", "noisy_escape_at_the_margin")}
+        rows[f"verdict_probe_{topics}_topics"] = {"before": v["before"], "after": v["after"],
+                                                  "what": "no rule -> the near-copy rule"}
+        rows[f"verdict_probe_escaped_{topics}_topics"] = {
+            "before": v["after_escape"], "after": v["noisy_escape"],
+            "what": "the near-copy rule escaped: the sign-flip test -> the noisy margin"}
+        rows[f"verdict_probe_at_the_margin_{topics}_topics"] = {
+            "before": v["after_escape"], "after": v["noisy_escape_at_the_margin"],
+            "what": "escaped, net improved one below the margin without the guess (the bound's worst case)"}
+    return rows
 
 
 def adjacent_ties(values: list[float], step: float) -> dict:
@@ -408,11 +503,16 @@ def main() -> int:
     verdicts = {}
     for topics in (20, 100):
         target = Split(topics=topics)
-        for name, near_copy, escape in (("before", False, False), ("after", True, False),
-                                        ("after_escape", True, True)):
+        for name, near_copy, escape, noisy, edge in (
+                ("before", False, False, False, False), ("after", True, False, False, False),
+                ("after_escape", True, True, False, False), ("noisy_escape", True, True, True, False),
+                ("noisy_escape_at_the_margin", True, True, True, True)):
             verdicts[f"verdict_{topics}_topics_{name}"] = verdict_probe_attack(
-                target, identities=args.verdict_identities, near_copy=near_copy, escape=escape)
+                target, identities=args.verdict_identities, near_copy=near_copy, escape=escape, noisy=noisy,
+                at_the_margin=edge)
     results["verdict_probe"] = verdicts
+    results["noisy_margin"] = noisy_margin_channels(args, split)
+    results["judgments_per_identity"] = summary(results, args)
     results["board_cost"] = board_cost()
     results["seconds"] = round(time.perf_counter() - started, 1)
     out = BASE_DIR / "var" / "bench-results" / "attack.json"
@@ -435,6 +535,9 @@ def main() -> int:
     for name, r in verdicts.items():
         print(f"{name:32s} {r['runs']:3d} runs, {r['verdicts']:3d} verdicts, judgments recovered (right - wrong) per "
               f"identity: at most {r['max_per_identity']}, {r['total']} in all ({r['identities']} identities)")
+    print("judgments recovered per identity (right - wrong, the most of any identity), before -> after:")
+    for name, r in results["judgments_per_identity"].items():
+        print(f"  {name:44s} {r['before']!s:>5} -> {r['after']!s:<5} {r['what']}")
     for name, r in results["board_cost"].items():
         print(f"{name:22s} {r['entries']:3d} entries, {r['topics']} topics, step {r['step_points']} points: "
               f"{r['adjacent_ties_after']} of {r['adjacent_distinct_before']} distinct adjacent pairs tie")

@@ -52,6 +52,7 @@ from typing import cast
 import numpy as np
 
 from .classification import FN, FP, TP, contributions
+from .noisy_margin import Margin, noisy_margin
 from .stats import EXACT_MAX_N, randomization_test
 
 #: One-sided level of the Ladder's test.
@@ -185,6 +186,8 @@ class LadderDecision:
     shown: float
     p_value: float | None
     message: str
+    #: The noisy margin's pass (``evaluation.noisy_margin``) when a draw was given: then the significance condition.
+    margin: Margin | None = None
 
 
 def ladder_step(*, best: Sequence[float] | None, new: Sequence[float], alpha: float = ALPHA,
@@ -192,7 +195,7 @@ def ladder_step(*, best: Sequence[float] | None, new: Sequence[float], alpha: fl
                 fmt: Callable[[float], str] | None = None,
                 grid: Callable[[float], float] | None = None,
                 new_shown: float | None = None, best_shown: float | None = None,
-                start_name: str = "") -> LadderDecision:
+                start_name: str = "", draw: float | None = None) -> LadderDecision:
     """Decide whether ``new`` (per-query values on the hidden topics) is released over ``best``.
 
     ``best`` is the per-query vector of the participant's current best on the
@@ -207,7 +210,10 @@ def ladder_step(*, best: Sequence[float] | None, new: Sequence[float], alpha: fl
     (the server: each result's stored mean on its grid, the one value every page shows), so the Ladder
     compares exactly what is shown, not a mean summed again in another order. ``start_name``: what a first
     run is compared with when ``best`` is not the participant's own (the best baseline's vector), named in
-    the message; without it a first run is compared with an empty run.
+    the message; without it a first run is compared with an empty run. ``draw``: the upload's uniform noise draw
+    (a hidden split's server derives it from the upload's content, ``evaluation.noisy_margin``); with it the
+    significance condition is the noisy margin on topics improved − worsened instead of ``p < alpha`` (the
+    p-value is still returned, for the record), and the message is the same whichever condition failed.
     """
     shown = grid or (lambda v: round_score(v, decimals))
     new_values = np.asarray(new, dtype=np.float64)
@@ -221,7 +227,10 @@ def ladder_step(*, best: Sequence[float] | None, new: Sequence[float], alpha: fl
     if best_shown is None:
         best_shown = shown(float(best_values.mean()) if len(best_values) else 0.0)
     p = improvement_p_value(best_values, new_values, n_resamples=n_resamples, seed=seed)
+    margin = (noisy_margin(best=best_values.tolist(), new=new_values.tolist(), draw=draw) if draw is not None
+              else None)
     return _decision(first=first, new_shown=new_shown, best_shown=best_shown, p=p, alpha=alpha, show=show,
+                     margin=margin,
                      too_few=("too few topics improve on it, or the shown value does not go up a step" if start_name
                               else "it scores above 0 on too few of the split's topics"),
                      start=start_name or "an empty run")
@@ -230,16 +239,17 @@ def ladder_step(*, best: Sequence[float] | None, new: Sequence[float], alpha: fl
 def _decision(*, first: bool, new_shown: float, best_shown: float, p: float, alpha: float,
               show: Callable[[float], str],
               too_few: str = "it scores above 0 on too few of the split's topics",
-              start: str = "an empty run") -> LadderDecision:
-    if new_shown > best_shown and p < alpha:
+              start: str = "an empty run", margin: Margin | None = None) -> LadderDecision:
+    significant = margin.passed if margin is not None else p < alpha
+    if new_shown > best_shown and significant:
         message = (f"Released: your first score here, {show(new_shown)}." if first else
                    f"Released: a significant improvement over your best ({show(best_shown)}), now {show(new_shown)}.")
-        return LadderDecision(True, new_shown, p, message)
+        return LadderDecision(True, new_shown, p, message, margin)
     if first:
         return LadderDecision(False, best_shown, p, "Not released: this run is not a significant improvement over "
-                                                    f"{start} ({too_few}).")
+                                                    f"{start} ({too_few}).", margin)
     return LadderDecision(False, best_shown, p, f"Not a significant improvement over your best "
-                                                f"({show(best_shown)}); your best stays on the leaderboard.")
+                                                f"({show(best_shown)}); your best stays on the leaderboard.", margin)
 
 
 # --- corpus-level measures: macro-F1 ---------------------------------------------------------------
@@ -355,13 +365,15 @@ def ladder_step_macro_f1(*, task: str, gold: Sequence[object], best: Sequence[ob
                          seed: int = SEED, fmt: Callable[[float], str] | None = None,
                          start: Sequence[object] | None = None, start_name: str = "",
                          grid: Callable[[float], float] | None = None,
-                         new_shown: float | None = None, best_shown: float | None = None) -> LadderDecision:
+                         new_shown: float | None = None, best_shown: float | None = None,
+                         draw: float | None = None) -> LadderDecision:
     """:func:`ladder_step` for macro-F1 (classification and NER): the swap test of :func:`macro_f1_improvement`.
 
     ``best``/``new``: the answers of the two prediction sets in the order of ``gold``; ``best`` None for a first
     run, which is held to the same rule against ``start`` (named ``start_name`` in the message, its value never
     shown) or, without one, against no prediction at all. ``new_shown``/``best_shown``: the stored released
-    values, as in :func:`ladder_step`.
+    values, as in :func:`ladder_step`. ``draw``: the noisy margin's, as in :func:`ladder_step`, on examples
+    improved − worsened (:func:`example_scores`).
     """
     first = best is None
     against = best if best is not None else start
@@ -369,11 +381,26 @@ def ladder_step_macro_f1(*, task: str, gold: Sequence[object], best: Sequence[ob
                                               seed=seed)
     show = fmt or (lambda v: f"{v:.{decimals}f}")
     shown = grid or (lambda v: round_score(v, decimals))
+    margin = (noisy_margin(best=example_scores(task=task, gold=gold, answers=against),
+                           new=example_scores(task=task, gold=gold, answers=new), draw=draw)
+              if draw is not None else None)
     return _decision(first=first, new_shown=shown(f1_new) if new_shown is None else new_shown,
                      best_shown=shown(f1_best) if best_shown is None else best_shown, p=p, alpha=alpha, show=show,
+                     margin=margin,
                      too_few=("it predicts too few of the split's examples better" if start is not None and first
                               else "it answers too few of the split's examples right"),
                      start=start_name if start is not None and first else "an empty run")
+
+
+def example_scores(*, task: str, gold: Sequence[object], answers: Sequence[object] | None) -> list[float]:
+    """Per example, true positives − false positives − false negatives of ``answers`` (None: no prediction at
+    all): higher is better, so the noisy margin counts the examples a file answers better or worse."""
+    rows = [None] * len(gold) if answers is None else answers
+    scores = []
+    for g, a in zip(gold, rows, strict=True):
+        counts = Counter(column for _, column in contributions(task, g, a))
+        scores.append(float(counts[TP] - counts[FP] - counts[FN]))
+    return scores
 
 
 def majority_start(gold: Sequence[object]) -> list[object] | None:

@@ -426,10 +426,10 @@ def ladder_format(split: Split, *, step: float | None = None) -> Callable[[float
 
 def ladder_rule(split: Split) -> str:
     """The rule a run held back by the Ladder was held to, with where it is explained (appended to its message)."""
-    test = ("swap test" if split.dataset.task != Dataset.Task.RETRIEVAL
-            else "one-sided paired randomization test")
-    return (f"The Ladder's rule: p < 0.05 ({test} on {split.dataset.primary_measure}) "
-            f"and the shown value up a step ({points(grid_step(split) or step_for(0))}): {LADDER_DOCS}")
+    units = "examples" if split.dataset.task != Dataset.Task.RETRIEVAL else "topics"
+    return (f"The Ladder's rule: {units} improved minus {units} worsened on {split.dataset.primary_measure}, plus "
+            f"random noise, above a margin (so the verdict is not exact), and the shown value up a step "
+            f"({points(grid_step(split) or step_for(0))}): {LADDER_DOCS}")
 
 
 #: The longest message a result stores (``Result.ladder_message``).

@@ -79,9 +79,15 @@ class Verdict(models.Model):
     """One answer of the Ladder on a hidden split: released, not released, or no verdict (a near-copy).
 
     A "not released" is an answer too: a crafted run whose verdict turns on one judgment reads that judgment
-    from a "no" as well as from a "yes". ``bits`` bounds what the answer told beyond the runs themselves: 1 for
-    a verdict (the released value's own bits are its ``Release`` row's), 0 for a near-copy, which the runs
-    alone decide.
+    from a "no" as well as from a "yes". ``mechanism`` names how the verdict was drawn
+    (``evaluation.noisy_margin.MECHANISM``: the noisy margin; blank for a near-copy, which the runs alone decide,
+    and for rows written before it). ``epsilon``: one judgment that turns a unit from unchanged to changed (or back)
+    moves this verdict's probability by at most a factor e^epsilon, epsilon = (1 + Δmargin)/b at the run's count of
+    changed units (Δmargin ≤ 1, the margin's step there; from worse to better, 2/b). ``bits``
+    bounds what the answer told about any one judgment beyond the runs themselves
+    (``evaluation.noisy_margin.verdict_bits``: 0.47 at epsilon 1/2, 1 at epsilon 1; 1 for an exact verdict; 0 for a
+    near-copy); the released value's own bits are its ``Release`` row's. ``net``, ``noise`` and ``margin`` are
+    the margin's pass, for curators only (with a verdict, the noise would give ``net``, a function of judgments).
     """
 
     class Outcome(models.TextChoices):
@@ -99,6 +105,11 @@ class Verdict(models.Model):
     day = models.DateField(db_index=True)
     outcome = models.CharField(max_length=20, choices=Outcome.choices)
     bits = models.FloatField()
+    mechanism = models.CharField(max_length=40, blank=True, default="")
+    epsilon = models.FloatField(null=True, blank=True)
+    net = models.IntegerField(null=True, blank=True, help_text="Topics (examples) improved minus worsened.")
+    noise = models.FloatField(null=True, blank=True)
+    margin = models.FloatField(null=True, blank=True)
 
     class Meta:
         ordering = ["-answered_at"]

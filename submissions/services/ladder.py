@@ -34,6 +34,7 @@ from typing import cast
 import numpy as np
 from django.db import transaction
 from django.db.models import F, QuerySet
+from django.utils.crypto import salted_hmac
 
 from campaigns.selectors import phase_of
 from catalogue.models import Dataset, Split
@@ -51,6 +52,7 @@ from evaluation.ladder import (
     topk_fingerprints,
 )
 from evaluation.measures import parse_measure
+from evaluation.noisy_margin import MECHANISM, Margin, uniform_from_digest
 
 from .. import disclosure
 from ..models import LadderBest, ReleaseWait, Result, ResultPart, Submission, Verdict, on_board_q
@@ -105,8 +107,29 @@ def _store_release(result: Result, *, split: Split) -> None:
     result.released_score = disclosure.release_of(result.primary_score, step=step)
 
 
-def _decide(*, best: Result | None, new: Result, measure: str, split: Split) -> tuple[bool, str, float | None]:
-    """(released, message, p) for ``new`` against ``best`` (None: the participant's first result here).
+#: The salt of the verdict noise's key (``salted_hmac``: the site's ``SECRET_KEY`` with this salt).
+NOISE_KEY_SALT = "lexboard.ladder.verdict-noise"
+
+
+def verdict_draw(submission: Submission) -> float:
+    """The upload's uniform draw of the Ladder's noisy margin: HMAC-SHA256 keyed by the site's secret key of the
+    upload's content sha256 and the mechanism's version (``evaluation.noisy_margin.MECHANISM``).
+
+    The same bytes give the same draw (a re-upload, a redelivered scoring, a replay on new judgments: one answer,
+    not a fresh sample); without the key, which no participant has, it cannot be predicted. A run stored before
+    contents were hashed falls back to its file's sha256, then to its id.
+    """
+    content = submission.content_sha256 or submission.sha256 or f"submission:{submission.pk}"
+    return uniform_from_digest(salted_hmac(NOISE_KEY_SALT, f"{content}:{MECHANISM}", algorithm="sha256").digest())
+
+
+Decided = tuple[bool, str, float | None, Margin | None]
+
+
+def _decide(*, best: Result | None, new: Result, measure: str, split: Split) -> Decided:
+    """(released, message, p, the noisy margin's pass) for ``new`` against ``best`` (None: the participant's
+    first result here). On a hidden split the significance condition is the noisy margin with the upload's draw
+    (``verdict_draw``); a public split with the Ladder keeps the sign-flip test alone.
 
     The values compared are the stored releases (``Result.released_score``): what the board shows. A first run
     is compared with the split's best baseline on the same judgments (``_best_baseline``), so that the
@@ -127,14 +150,19 @@ def _decide(*, best: Result | None, new: Result, measure: str, split: Split) -> 
         # A result stored without per-query values (none is since the per-query blob exists): no test is
         # possible, so only the displayed value going up by a step releases it.
         if best_shown is None or new_shown > best_shown:
-            return True, f"Released: {fmt(new_shown)}.", None
+            return True, f"Released: {fmt(new_shown)}.", None, None
         return False, (f"Not a significant improvement over {'your best' if not start_name else start_name} "
-                       f"({fmt(best_shown)}); your best stays on the leaderboard."), None
+                       f"({fmt(best_shown)}); your best stays on the leaderboard."), None, None
     qids = sorted(set(best_values) | set(new_values))  # a query one of them lacks counts as 0 there
     decision = ladder_step(best=[best_values.get(q, 0.0) for q in qids] if best is not None else None,
                            new=[new_values.get(q, 0.0) for q in qids], fmt=fmt, grid=disclosure.ladder_grid(step),
-                           new_shown=new_shown, best_shown=best_shown, start_name=start_name)
-    return decision.released, decision.message, decision.p_value
+                           new_shown=new_shown, best_shown=best_shown, start_name=start_name,
+                           draw=_draw(new, split=split))
+    return decision.released, decision.message, decision.p_value, decision.margin
+
+
+def _draw(result: Result, *, split: Split) -> float | None:
+    return verdict_draw(result.submission) if disclosure.hidden(split) else None
 
 
 #: What the owner of a run shown on two sets of a shared task's topics reads (``_shown_twice``).
@@ -166,7 +194,7 @@ def _shown_twice(*, submission: Submission) -> str | None:
     return SHOWN_ON_THE_PUBLIC_PART if phase is not None and phase.revealed_at is not None else SHOWN_BEFORE_THE_TASK
 
 
-def _decide_macro_f1(*, best: Result | None, new: Result, split: Split) -> tuple[bool, str, float | None]:
+def _decide_macro_f1(*, best: Result | None, new: Result, split: Split) -> Decided:
     """The Ladder of a classification or NER split: the swap test on macro-F1 (``evaluation.ladder``).
 
     Macro-F1 has no per-example values to store, so both prediction files are read again and aligned on the
@@ -189,7 +217,7 @@ def _decide_macro_f1(*, best: Result | None, new: Result, split: Split) -> tuple
     if labelled:
         refusal = label_support_refusal(answers=new_answers, n_labels=len(gold_labels(gold)))
         if refusal is not None:
-            return False, refusal, None
+            return False, refusal, None, None
     best_answers = aligned_answers(gold=gold, data=read_stored_run(best.submission)) if best is not None else None
     start, start_name = None, ""
     if best is None:
@@ -206,8 +234,9 @@ def _decide_macro_f1(*, best: Result | None, new: Result, split: Split) -> tuple
                                     grid=disclosure.ladder_grid(step), fmt=disclosure.ladder_format(split, step=step),
                                     new_shown=disclosure.stored_release(new, split=split)[0],
                                     best_shown=(disclosure.stored_release(best, split=split)[0] if best is not None
-                                                else None))
-    return decision.released, decision.message, decision.p_value
+                                                else None),
+                                    draw=_draw(new, split=split))
+    return decision.released, decision.message, decision.p_value, decision.margin
 
 
 # --- the near-copy rule ----------------------------------------------------------------------------------
@@ -355,11 +384,11 @@ def ladder_judge(*, result: Result, submission: Submission, split: Split, again:
         # when the run's turn comes (the sweep or a curator judges it again).
         released, message, p = False, held, None
     else:
-        released, message, p = _decide(best=best, new=result, measure=measure, split=split)
+        released, message, p, margin = _decide(best=best, new=result, measure=measure, split=split)
         if not released and "significant improvement" in message:
             message = disclosure.with_ladder_rule(message, split=split)
         verdict_record(result=result, submission=submission, split=split,
-                       outcome=Verdict.Outcome.RELEASED if released else Verdict.Outcome.NOT_RELEASED)
+                       outcome=Verdict.Outcome.RELEASED if released else Verdict.Outcome.NOT_RELEASED, margin=margin)
     # The field holds MESSAGE_MAX characters: a longer message (it can name labels) failed the scoring on PostgreSQL.
     message = message[:disclosure.MESSAGE_MAX]
     Result.objects.filter(pk=result.pk).update(released=released, ladder_message=message, ladder_p=p,

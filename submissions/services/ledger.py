@@ -35,6 +35,7 @@ from django.utils import timezone
 
 from campaigns.notifications import absolute, notify
 from catalogue.models import Corpus, Dataset, Split
+from evaluation.noisy_margin import Margin, verdict_bits
 from evaluation.pooling import ranked_docids
 from lexboard.text import count
 
@@ -179,21 +180,30 @@ def release_record(*, result: Result, submission: Submission, split: Split) -> R
     return row
 
 
-#: What one answer of the Ladder can tell beyond the runs: a yes or a no is at most one bit; a near-copy's
-#: "no verdict" is decided by the runs alone.
+#: What one answer of the Ladder can tell beyond the runs: an exact yes or no is at most one bit (a verdict with the
+#: noisy margin counts ``verdict_bits`` of its epsilon instead); a near-copy's "no verdict" is decided by the runs.
 VERDICT_BITS = {Verdict.Outcome.RELEASED: 1.0, Verdict.Outcome.NOT_RELEASED: 1.0, Verdict.Outcome.NEAR_COPY: 0.0}
 
 
-def verdict_record(*, result: Result, submission: Submission, split: Split, outcome: str) -> Verdict | None:
+def verdict_record(*, result: Result, submission: Submission, split: Split, outcome: str,
+                   margin: Margin | None = None) -> Verdict | None:
     """Write the ledger's row of the Ladder's answer to ``result`` on a hidden split (the latest answer when it
-    is judged again on new judgments): every judged upload is counted, released or not."""
+    is judged again on new judgments): every judged upload is counted, released or not. ``margin``: the noisy
+    margin's pass that decided it (``evaluation.noisy_margin``), whose epsilon bounds the verdict's bits."""
     if not disclosure.hidden(split) or submission.is_baseline:
         return None
     now = timezone.now()
+    bits = VERDICT_BITS[Verdict.Outcome(outcome)]
+    noisy: dict[str, str | float | None] = {"mechanism": "", "epsilon": None, "net": None, "noise": None,
+                                            "margin": None}
+    if margin is not None and outcome != Verdict.Outcome.NEAR_COPY:
+        bits = verdict_bits(margin.epsilon)
+        noisy = {"mechanism": margin.mechanism, "epsilon": margin.epsilon, "net": margin.net, "noise": margin.noise,
+                 "margin": margin.margin}
     row, _ = Verdict.objects.update_or_create(result=result, defaults={
         "split": split, "submission": submission, "identity": identity_of(submission),
         "identity_label": identity_label(submission), "answered_at": now, "day": _today(now), "outcome": outcome,
-        "bits": VERDICT_BITS[Verdict.Outcome(outcome)]})
+        "bits": bits, **noisy})
     return row
 
 

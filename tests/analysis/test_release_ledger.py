@@ -32,7 +32,7 @@ def result_of(submission: Submission) -> Result:
 
 
 def test_every_release_on_a_hidden_split_is_written_with_its_bits(scored, alice, staff):
-    first = scored("test", alice, "shifted", name="first")
+    first = scored("test", alice, "late", name="first")
     held = scored("test", alice, "random", name="worse", seed=2)
     better = scored("test", alice, "perfect", name="better")
     scored("test", staff, "random", name="baseline", is_baseline=True)
@@ -47,7 +47,7 @@ def test_every_release_on_a_hidden_split_is_written_with_its_bits(scored, alice,
 
 def test_an_identity_passing_its_daily_rate_is_marked_and_curators_are_mailed(scored, alice, staff, settings):
     settings.LEXBOARD_LEDGER_IDENTITY_BITS = 5
-    scored("test", alice, "shifted", name="first")
+    scored("test", alice, "late", name="first")
     assert not LedgerAlert.objects.exists()  # 4.4 bits: within the rate
     scored("test", alice, "perfect", name="better")
     alert = LedgerAlert.objects.get()
@@ -226,7 +226,7 @@ def test_the_runs_of_one_new_identity_take_one_place_of_the_budget(scored, alice
     settings.LEXBOARD_FIRST_RELEASE_BUDGET = 1
     split = analysis_dataset.splits.get(name="test")
     scored("test", alice, "shifted", name="alice's")
-    first = scored("test", bob, "shifted", name="bob's first", tag="bob")
+    first = scored("test", bob, "late", name="bob's first")
     second = scored("test", bob, "perfect", name="bob's second")  # also a first release for him: it waits too
     assert ReleaseWait.objects.count() == 2
     Release.objects.filter(split=split).update(day=Release.objects.get().day - timedelta(days=1))

@@ -13,13 +13,22 @@ from submissions.errors import UploadRefused
 from submissions.models import Submission
 from submissions.services import submission_create, submission_score_now
 
-from .conftest import GOOD_PREDICTIONS, TEST_GOLD, TRAIN_GOLD, gold_file, predictions, upload
+from .conftest import (
+    GOOD_PREDICTIONS,
+    TEST_GOLD,
+    TRAIN_GOLD,
+    WIDE_GOLD,
+    WIDE_PREDICTIONS,
+    gold_file,
+    predictions,
+    upload,
+)
 
 META = {"system_name": "Linear", "family": "lexical", "visibility": "public"}
 
 
-def core_result(pred: bytes):
-    gold = read_gold(gold_file(TEST_GOLD), task="single")
+def core_result(pred: bytes, test_gold: dict = TEST_GOLD):
+    gold = read_gold(gold_file(test_gold), task="single")
     return evaluate_predictions(gold, read_predictions(pred, gold=gold))
 
 
@@ -107,18 +116,18 @@ def test_warnings_name_no_gold_label_on_a_hidden_split_but_do_on_a_public_one(cl
     assert "criminal" in warning["message"] and "tax" in warning["message"]
 
 
-def test_the_leaderboard_and_exports_show_macro_f1(test_split, alice, client):
+def test_the_leaderboard_and_exports_show_macro_f1(wide_split, alice, client):
     from leaderboard.selectors import leaderboard_rows
 
-    sub = score(test_split, alice, predictions(GOOD_PREDICTIONS))
-    rows = leaderboard_rows(split=test_split)
+    sub = score(wide_split, alice, predictions(WIDE_PREDICTIONS))
+    rows = leaderboard_rows(split=wide_split)
     assert [r.system for r in rows] == ["Linear"] and rows[0].rank == 1
     # A hidden split: the leaderboard shows the display precision (docs/security.md).
-    # On the hidden split's grid: what one example's label moves macro-F1 (12 examples, supports 5, 4 and 3, a
-    # label predicted on at least 2: (2/5 + 2/6) / 3 ≈ 0.24, so 0.5), not one example's share 1/12 (0.1).
-    step = macro_f1_step(n_examples=12, supports=[5, 4, 3], min_predicted=2)
-    assert step == 0.5
-    assert rows[0].scores["macro-F1"] == on_grid(core_result(predictions(GOOD_PREDICTIONS)).macro_f1, step)
+    # On the hidden split's grid: what one example's label moves macro-F1 (36 examples, supports 15, 12 and 9, a
+    # label predicted on at least 5: (2/14 + 2/17) / 3 ≈ 0.087, so 0.1), not one example's share 1/36 (0.05).
+    step = macro_f1_step(n_examples=36, supports=[15, 12, 9], min_predicted=5)
+    assert step == 0.1
+    assert rows[0].scores["macro-F1"] == on_grid(core_result(predictions(WIDE_PREDICTIONS), WIDE_GOLD).macro_f1, step)
     assert sub.results.get().released_step == step
     page = client.get(reverse("leaderboard:dataset", args=["areas"]) + "?sort=macro-F1")
     assert page.status_code == 200 and "macro-F1/fr" in page.content.decode()
@@ -127,8 +136,8 @@ def test_the_leaderboard_and_exports_show_macro_f1(test_split, alice, client):
         assert export.status_code == 200 and b"macro-F1" in export.content and b"Linear" in export.content
 
 
-def test_the_submission_page_of_a_scored_prediction_file_renders(test_split, alice, client):
-    sub = score(test_split, alice, predictions(GOOD_PREDICTIONS))
+def test_the_submission_page_of_a_scored_prediction_file_renders(wide_split, alice, client):
+    sub = score(wide_split, alice, predictions(WIDE_PREDICTIONS))
     page = client.get(reverse("participants:detail", args=[sub.pk]))
     assert page.status_code == 200 and "macro-F1" in page.content.decode()
 
@@ -193,30 +202,31 @@ def test_a_small_language_is_scored_on_a_public_split(clf_dataset, alice):
     assert sub.results.get().scores["macro-F1/fr"] == 1.0 == sub.results.get().scores["macro-F1/de"]
 
 
-def test_the_ladder_still_reads_a_best_that_names_a_label_no_gold_declares_any_more(clf_dataset, alice):
+def test_the_ladder_still_reads_a_best_that_names_a_label_no_gold_declares_any_more(wide_dataset, alice):
     """The Ladder reads the participant's best again at each judgment: a label the dataset declared when the best
     was scored, and no longer does, must not make the next run fail (nor a switch's replay)."""
     from catalogue.importers import import_classification
     from submissions.services import split_qrels_publish
     from submissions.services.predictions import dataset_labels
 
-    train = clf_dataset.splits.get(name="train")
-    test = clf_dataset.splits.get(name="test")
+    train = wide_dataset.splits.get(name="train")
+    test = wide_dataset.splits.get(name="test")
 
     def publish_train(gold: dict) -> None:
-        import_classification(dataset=clf_dataset, task="single", split="train", file=("train.jsonl", gold_file(gold)))
+        import_classification(dataset=wide_dataset, task="single", split="train", file=("train.jsonl", gold_file(gold)))
         version = train.qrels_versions.order_by("-version").first()
         split_qrels_publish(split=train, version=version)
 
     publish_train({**TRAIN_GOLD, "r1": ("labour", "fr")})  # "labour" is a label of the dataset now
-    # "labour" on two examples: a label predicted on fewer is not released on this hidden split (the support rule),
+    # "labour" on five examples: a label predicted on fewer is not released on this hidden split (the support rule),
     # and the best must be one the Ladder released for the next run to be compared with it.
-    best_answers = {i: label for i, (label, _) in TEST_GOLD.items()} | {"t3": "labour", "t6": "labour"}
+    best_answers = {i: label for i, (label, _) in WIDE_GOLD.items()} | {i: "labour" for i in ("t3", "t6", "t10",
+                                                                                                "t12", "t15")}
     best = score(test, alice, predictions(best_answers), name="best.jsonl")
     assert best.status == Submission.Status.SCORED, best.error
     assert best.results.get().released, best.results.get().ladder_message
     publish_train({**TRAIN_GOLD, "r10": ("civil", "fr")})  # and no more
-    assert "labour" not in dataset_labels(dataset=clf_dataset)
-    better = {i: label for i, (label, _) in TEST_GOLD.items()}
+    assert "labour" not in dataset_labels(dataset=wide_dataset)
+    better = {i: label for i, (label, _) in WIDE_GOLD.items()}
     new = score(test, alice, predictions(better), name="better.jsonl")
     assert new.status == Submission.Status.SCORED, new.error

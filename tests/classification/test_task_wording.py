@@ -11,7 +11,7 @@ from catalogue.models import Dataset
 from submissions.models import Submission
 from submissions.services import submission_create, submission_score_now
 
-from .conftest import GOOD_PREDICTIONS, TEST_GOLD, predictions, upload
+from .conftest import GOOD_PREDICTIONS, TEST_GOLD, WIDE_GOLD, WIDE_PREDICTIONS, predictions, upload
 
 META = {"system_name": "Linear", "family": "lexical", "visibility": "public"}
 
@@ -35,10 +35,10 @@ def test_a_retrieval_dataset_page_still_speaks_of_runs(tiny_dataset, client):
     assert "Upload a run" in html and "python -m evaluation score" in html and "classify" not in html
 
 
-def test_the_submission_page_counts_evaluated_examples(test_split, alice, client):
-    sub = score(test_split, alice, predictions(GOOD_PREDICTIONS))
+def test_the_submission_page_counts_evaluated_examples(wide_split, alice, client):
+    sub = score(wide_split, alice, predictions(WIDE_PREDICTIONS))
     html = client.get(reverse("participants:detail", args=[sub.pk])).content.decode()
-    assert f"{len(TEST_GOLD)} evaluated examples, gold version 1" in html
+    assert f"{len(WIDE_GOLD)} evaluated examples, gold version 1" in html
     assert "evaluated quer" not in html
 
 
@@ -63,16 +63,16 @@ def test_the_compare_page_and_api_refuse_classification_entries_plainly(test_spl
     assert answer.status_code == 409 and answer.json()["error"]["message"].startswith(words)
 
 
-def test_fusion_refuses_classification_entries_plainly(test_split, alice, bob, client):
-    a = score(test_split, alice, predictions(GOOD_PREDICTIONS))
-    b = score(test_split, bob, predictions({i: "civil" for i in TEST_GOLD}), system_name="All civil")
+def test_fusion_refuses_classification_entries_plainly(wide_split, alice, bob, client):
+    a = score(wide_split, alice, predictions(WIDE_PREDICTIONS))
+    b = score(wide_split, bob, predictions({i: "civil" for i in WIDE_GOLD}), system_name="All civil")
     words = "Fusion is for retrieval datasets: Legal areas is a single-label classification dataset"
     api = APIClient()
     api.force_authenticate(bob)
     answer = api.post(reverse("api:fusions"), {"submissions": [a.pk, b.pk]}, format="json")
     assert answer.status_code == 409 and answer.json()["error"]["message"].startswith(words)
     client.force_login(bob)
-    page = client.get(reverse("participants:fusion"), {"split": test_split.pk})
+    page = client.get(reverse("participants:fusion"), {"split": wide_split.pk})
     assert page.status_code == 400 and words in page.content.decode() and "Fuse and score" not in page.content.decode()
     assert Submission.objects.filter(user=bob).count() == 1  # only the upload
 

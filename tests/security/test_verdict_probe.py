@@ -16,6 +16,7 @@ from __future__ import annotations
 import pytest
 
 from catalogue.models import Split
+from evaluation.noisy_margin import MECHANISM, verdict_bits
 from submissions.models import Submission, Verdict
 from submissions.services import submission_create, submission_score_now
 from tests.classification.conftest import predictions, upload as clf_upload
@@ -45,7 +46,11 @@ def _read(answer: dict) -> bool | None:
     return None
 
 
-def test_a_known_run_plus_one_guess_reads_no_judgment(secret, person, django_user_model):
+def _probe_attack(secret, person, django_user_model, *, escape: bool) -> tuple[dict, list[str]]:
+    """Three identities, five probes each, the second and fourth guesses relevant (so that reading every "no" as
+    "not relevant" nets 1, the prior, and nothing more; on main a "yes" came only for a relevant guess). With
+    ``escape`` the attacker knows the near-copy rule and swaps the last document of five more topics for an
+    unjudged one: ten topics changed, their values the same, the verdict turning on the guess again."""
     staff = django_user_model.objects.create_user("curator", "curator@example.org", "x", is_staff=True)
     # The baseline misses every relevant document (BM25's top 100 without them): what the attacker downloads.
     baseline = {q: [d for d in docs if d not in secret.relevant[q]] for q, docs in secret.run.items()}
@@ -66,11 +71,15 @@ def test_a_known_run_plus_one_guess_reads_no_judgment(secret, person, django_use
         right = wrong = 0
         for k in range(5):
             target = probes[(5 * n + k) % len(probes)]
-            relevant = k == 4  # a "no" leaves the best unchanged: the guesses that fail come first
+            relevant = k % 2 == 1
             guess = (sorted(secret.relevant[target])[0] if relevant else
                      sorted(secret.judged[target] - secret.relevant[target] - set(baseline[target]))[0])
             run = {q: docs[:DEPTH - 1] + [known[q]] if q in known else list(docs) for q, docs in baseline.items()}
             run[target] = baseline[target][:DEPTH - 1] + [guess]
+            if escape:
+                for q in [q for q in probes if q != target][:5]:
+                    fresh = next(d for d in reversed(spare) if d not in run[q] and d not in secret.judged[q])
+                    run[q] = run[q][:DEPTH - 1] + [fresh]
             _, answer = submit(client, secret, text(run), system_name=f"probe {k}")
             assert answer["status"] == "scored", (answer.get("error"), answer.get("message"))
             read = _read(answer)
@@ -78,6 +87,11 @@ def test_a_known_run_plus_one_guess_reads_no_judgment(secret, person, django_use
             wrong += read is not None and read != relevant
             messages.append(answer["message"])
         recovered[name] = right - wrong
+    return recovered, messages
+
+
+def test_a_known_run_plus_one_guess_reads_no_judgment(secret, person, django_user_model):
+    recovered, messages = _probe_attack(secret, person, django_user_model, escape=False)
     assert all(v <= 1 for v in recovered.values()), f"judgments recovered per identity: {recovered}"
     assert all(m.startswith("No verdict: this run repeats the baseline BM25 on all but 5 of the evaluated topics")
                for m in messages), messages
@@ -85,6 +99,24 @@ def test_a_known_run_plus_one_guess_reads_no_judgment(secret, person, django_use
     answers = Verdict.objects.filter(split=secret.split)
     assert answers.count() == 15 and {v.outcome for v in answers} == {"near_copy"}
     assert sum(v.bits for v in answers) == 0
+
+
+def test_the_probe_that_escapes_the_near_copy_rule_reads_at_most_one_judgment(secret, person, django_user_model):
+    """Ten topics changed (the near-copy rule's floor), five of them value-neutral: the sign-flip test's verdict
+    turns on the guess again (p = 1/32 with it, 1/16 without). Measured on main (c5b6bc9; this file fails there
+    at its import of ``evaluation.noisy_margin``, so it was run with that import stubbed): 2 judgments per identity
+    (2, 2, 2) — each identity's first probe "not released" (the guess not relevant: read right), its second
+    released (relevant: read right), its last three near-copies of that released run (no verdict). The noisy
+    margin asks topics improved − worsened (5 or 4 here) plus Laplace noise to reach 8: 15 verdicts, none
+    released for these files' draws, 1 judgment per identity (the prior: reading every "no" as "not relevant")."""
+    recovered, messages = _probe_attack(secret, person, django_user_model, escape=True)
+    assert all(v <= 1 for v in recovered.values()), f"judgments recovered per identity: {recovered}"
+    assert not any(m.startswith("No verdict") for m in messages), messages  # the escape works: verdicts are given
+    # Every verdict is a ledger row with its mechanism and its bound: one judgment moves its odds by e^(1/b).
+    answers = Verdict.objects.filter(split=secret.split)
+    assert answers.count() == 15 and {v.mechanism for v in answers} == {MECHANISM}
+    assert {v.epsilon for v in answers} == {1.0} and {v.net for v in answers} <= {4, 5}
+    assert all(v.bits == pytest.approx(verdict_bits(1.0)) for v in answers)
 
 
 def test_public_predictions_plus_one_changed_label_read_no_label(stack, person, django_user_model):
