@@ -25,7 +25,7 @@ from catalogue.selectors import (
     measure_info,
     split_for_page,
 )
-from evaluation.measures import DEFAULT_MEASURES, macro_f1_description
+from evaluation.measures import DEFAULT_MEASURES, FAMILIES, macro_f1_description
 from presentation.plots import progress_chart
 from submissions import disclosure
 from submissions.models import Submission
@@ -270,7 +270,10 @@ def export(request, slug: str, fmt: str):
 def docs(request):
     """The metric semantics of the design brief, with each measure's formula from the metric core."""
     names = [m.name for m in DEFAULT_MEASURES]
-    return render(request, "leaderboard/docs_metrics.html", {"measure_info": measure_info(names)})
+    # Every family of the measure registry, in its order: the table is the registry, never a copy of it.
+    families = [{"name": f"{f.family}@k" if f.takes_k else f.family, "formula": f.formula,
+                 "trec_eval": f.trec_eval.replace("{k}", "k"), "citation": f.citation} for f in FAMILIES.values()]
+    return render(request, "leaderboard/docs_metrics.html", {"measure_info": measure_info(names), "families": families})
 
 
 @require_safe
