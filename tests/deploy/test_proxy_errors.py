@@ -182,7 +182,8 @@ def test_with_web_hanging_or_down_the_proxy_answers_504_and_502_in_json(stack, t
     stack.compose("stop", "web", "web-2")
     try:
         error = json_error(*get(f"{stack.url}/api/v1/datasets/"), 502)
-        assert "not answering" in error["message"] and "nothing was changed" in error["message"], error
+        last = "\n".join(line for log in stack.full_logs("proxy").values() for line in log.splitlines()[-5:])
+        assert "not answering" in error["message"] and "nothing was changed" in error["message"], (error, last)
         status, headers, body = get(f"{stack.url}/datasets/")
         assert status == 502 and headers["content-type"].startswith("text/html") and b"Retry" in body, body[:300]
     finally:
