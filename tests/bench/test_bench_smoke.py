@@ -122,5 +122,5 @@ def test_the_first_entry_bench_compares_the_worker_with_the_command_line():
     out = run_bench("bench_first_entry.py").stdout
     assert "| plain |" in out and "| gzipped |" in out
     results = json.loads((ROOT / "var" / "bench-results" / "first_entry-smoke.json").read_text())
-    assert set(results) == {"plain", "gzipped"}
+    assert set(results) == {"plain", "gzipped", "plain, with a corpus of 22,633 ids (BSARD's docid rule)"}
     assert all(row["ratio_fast"] > 0 and len(row["cli_cpu_s"]) == 3 for row in results.values())

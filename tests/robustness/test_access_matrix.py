@@ -357,7 +357,7 @@ ACCESS: dict[str, Callable[[World], list[tuple[str, Expect]]]] = {
     "api:leaderboard": lambda w: [(reverse("api:leaderboard", args=["matrix"]) + q, ALL_200)
                                   for q in ("", "?split=test", "?split=dev")],
     "api:compare": _api_compare,
-    "api:fusions": lambda w: [(reverse("api:fusions"), {A: 401, O: 405, X: 405, S: 405})],
+    "api:fusions": lambda w: [(reverse("api:fusions"), {A: 405, O: 405, X: 405, S: 405})],
     # The researcher's API: a dataset and its tasks for everyone; per-query values of what one may see, on dev
     # splits only (a test split's are refused to all, its owner included); the POSTs refuse a GET.
     "api:dataset": lambda w: public(reverse("api:dataset", args=["matrix"])),
@@ -372,19 +372,21 @@ ACCESS: dict[str, Callable[[World], list[tuple[str, Expect]]]] = {
         (reverse("api:submission_per_query", args=[w.sub("public")]), {A: 403, O: 403, X: 403, S: 403}),
         (reverse("api:submission_per_query", args=[w.sub("private")]), {A: 404, O: 403, X: 404, S: 403})],
     "api:submission_withdraw": lambda w: [(reverse("api:submission_withdraw", args=[w.sub("public")]),
-                                           {A: 401, O: 405, X: 405, S: 405})],
+                                           {A: 405, O: 405, X: 405, S: 405})],
+    # A method an operation lacks is a 405 for anyone, before any token is asked for (api/contract.py; the schema
+    # says which operations need one): a GET of the POST-only operations below is 405 for anonymous visitors too.
     # GET: whether the site takes runs straight into object storage (409 here: no S3); a slot is a POST.
     "api:upload_slots": lambda w: [(reverse("api:upload_slots"), {A: 401, O: 409, X: 409, S: 409})],
     "api:submissions_from_upload": lambda w: [(reverse("api:submissions_from_upload"),
-                                               {A: 401, O: 405, X: 405, S: 405})],
+                                               {A: 405, O: 405, X: 405, S: 405})],
     # The sandbox through the API: a run is its participant's and staff's (404 for anyone else, as on its page);
     # sending an image and cancelling are POSTs.
-    "api:sandbox_runs": lambda w: [(reverse("api:sandbox_runs"), {A: 401, O: 405, X: 405, S: 405})],
+    "api:sandbox_runs": lambda w: [(reverse("api:sandbox_runs"), {A: 405, O: 405, X: 405, S: 405})],
     "api:sandbox_run": lambda w: [(reverse("api:sandbox_run", args=[SandboxRun.objects.get().pk]),
                                    {A: 401, O: 200, X: 404, S: 200}),
                                   (reverse("api:sandbox_run", args=[999_999]), {A: 401, O: 404, X: 404, S: 404})],
     "api:sandbox_run_cancel": lambda w: [(reverse("api:sandbox_run_cancel", args=[SandboxRun.objects.get().pk]),
-                                          {A: 401, O: 405, X: 405, S: 405})],
+                                          {A: 405, O: 405, X: 405, S: 405})],
     # Shared tasks: the task's page and its private board for everyone; team actions are POSTs of logged-in users
     # (the services check membership); an invitation link asks an anonymous visitor to sign up first.
     "leaderboard:task": lambda w: [(reverse("leaderboard:task", args=[w.phase.pk]), ALL_200),
