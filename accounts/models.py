@@ -75,9 +75,9 @@ class ParticipantApproval(models.Model):
     """
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="approvals")
-    dataset = models.ForeignKey("leaderboard.Dataset", on_delete=models.CASCADE, related_name="approvals")
+    dataset = models.ForeignKey("catalogue.Dataset", on_delete=models.CASCADE, related_name="approvals")
     split = models.ForeignKey(
-        "leaderboard.Split", null=True, blank=True, on_delete=models.CASCADE, related_name="approvals",
+        "catalogue.Split", null=True, blank=True, on_delete=models.CASCADE, related_name="approvals",
         help_text="Empty: every split of the dataset.",
     )
     message = models.TextField(blank=True, help_text="What the participant says about themselves and their system.")
@@ -124,8 +124,8 @@ class TermsAcceptance(models.Model):
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL,
                              related_name="terms_acceptances")
-    terms = models.ForeignKey("leaderboard.DataTerms", on_delete=models.PROTECT, related_name="acceptances")
-    dataset = models.ForeignKey("leaderboard.Dataset", on_delete=models.PROTECT, related_name="+")
+    terms = models.ForeignKey("catalogue.DataTerms", on_delete=models.PROTECT, related_name="acceptances")
+    dataset = models.ForeignKey("catalogue.Dataset", on_delete=models.PROTECT, related_name="+")
     version = models.PositiveIntegerField()
     username = models.CharField(max_length=150)
     email = models.CharField(max_length=254, blank=True)

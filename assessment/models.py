@@ -41,7 +41,7 @@ class Pool(models.Model):
         RBP = "rbp", "RBP-weighted, budget per query (Moffat, Webber & Zobel 2007)"
         MTF = "mtf", "move-to-front, adaptive, budget per query (Cormack, Palmer & Clarke 1998)"
 
-    split = models.ForeignKey("leaderboard.Split", on_delete=models.CASCADE, related_name="pools")
+    split = models.ForeignKey("catalogue.Split", on_delete=models.CASCADE, related_name="pools")
     name = models.CharField(max_length=120)
     method = models.CharField(max_length=8, choices=Method.choices, default=Method.DEPTH)
     # {"k": 10} for depth-k; {"budget": 20, "p": 0.8, "depth": 100} for RBP; {"budget": 20, "depth": 100} for MTF.
@@ -51,12 +51,12 @@ class Pool(models.Model):
     tops = models.JSONField(default=dict, blank=True, editable=False)
     runs = models.ManyToManyField("submissions.Submission", blank=True, related_name="pools",
                                   help_text="The runs pooled; empty when built from every scored run of the split.")
-    base_qrels = models.ForeignKey("leaderboard.QrelsVersion", null=True, blank=True, on_delete=models.SET_NULL,
+    base_qrels = models.ForeignKey("catalogue.QrelsVersion", null=True, blank=True, on_delete=models.SET_NULL,
                                    related_name="+", help_text="The judgments the pool was built against.")
     overlap_share = models.FloatField(default=0.0, help_text="Share of the items judged by two assessors.")
     seconds_per_judgment = models.FloatField(default=30.0)
     statistics = models.JSONField(default=dict, blank=True)
-    qrels_version = models.ForeignKey("leaderboard.QrelsVersion", null=True, blank=True, on_delete=models.SET_NULL,
+    qrels_version = models.ForeignKey("catalogue.QrelsVersion", null=True, blank=True, on_delete=models.SET_NULL,
                                       related_name="+", help_text="The qrels version made from this pool.")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                    related_name="+")

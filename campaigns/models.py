@@ -43,7 +43,7 @@ def _zone_names() -> list[tuple[str, str]]:
 class Phase(models.Model):
     """A shared task's phase on one hidden split (one phase per split: a later round is a new split)."""
 
-    split = models.OneToOneField("leaderboard.Split", on_delete=models.CASCADE, related_name="phase")
+    split = models.OneToOneField("catalogue.Split", on_delete=models.CASCADE, related_name="phase")
     title = models.CharField(max_length=200, help_text="e.g. COLIEE 2027 Task 3")
     opens_at = models.DateTimeField()
     closes_at = models.DateTimeField()

@@ -4,7 +4,7 @@
 key that names what it is about (``run-scored:<submission id>``,
 ``closing:<phase>:<user>``...). The key is unique in the database, so a second
 event about the same thing records nothing and sends nothing. The message is
-sent by :func:`notification_send` (the ``sharedtasks.send_notification``
+sent by :func:`notification_send` (the ``campaigns.send_notification``
 task, after the commit): it locks the row, sends, and marks it sent in the
 same transaction; a send that fails leaves the row unsent for the task's
 retries and for :func:`notifications_resend` (beat). A user who turned
@@ -35,7 +35,7 @@ from .selectors import notifications_on
 logger = logging.getLogger(__name__)
 
 #: The registered name of the sending task (``campaigns.tasks``): the wire format.
-SEND_TASK = "sharedtasks.send_notification"
+SEND_TASK = "campaigns.send_notification"
 #: A request or a worker must not wait long on a broker that is away: beat resends (notifications_resend).
 SEND_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
 KINDS = ("run_scored", "run_failed", "invitation", "closing_soon", "board_published", "ledger_alert")

@@ -9,7 +9,7 @@ from celery import shared_task
 from .notifications import SEND_TASK, notification_send, notifications_resend
 from .services import closing_reminders
 
-NOTICES_TICK_TASK = "sharedtasks.notices_tick"
+NOTICES_TICK_TASK = "campaigns.notices_tick"
 
 
 @shared_task(name=SEND_TASK, autoretry_for=(OSError, smtplib.SMTPException), retry_backoff=10,

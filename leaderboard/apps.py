@@ -5,7 +5,6 @@ class LeaderboardConfig(AppConfig):
     """The leaderboards: pages, exports, suites, significance, the page cache, shared tasks' boards, the admin."""
 
     name = "leaderboard"
-    label = "boards"  # the label it had as boards/, kept like the others
     verbose_name = "Leaderboards"
 
     def ready(self) -> None:

@@ -1,6 +1,6 @@
 """The reveal of a shared task: the private board, computed and published once, as a dated snapshot.
 
-At the close (the ``boards.reveal_closed_phases`` beat task, or a curator
+At the close (the ``leaderboard.reveal_closed_phases`` beat task, or a curator
 from the admin), :func:`phase_reveal` in one transaction:
 
 1. ranks each team by its best final run (``submissions.services.finals``: the runs it marked final, at most

@@ -6,7 +6,7 @@ from celery import shared_task
 
 from .private_board import reveal_closed_phases
 
-REVEAL_TASK = "boards.reveal_closed_phases"
+REVEAL_TASK = "leaderboard.reveal_closed_phases"
 
 
 @shared_task(name=REVEAL_TASK, ignore_result=True)

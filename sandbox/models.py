@@ -31,7 +31,7 @@ def image_upload_to(instance: SoftwareImage, filename: str) -> str:
 class SplitSandbox(models.Model):
     """A split's sandbox policy, set by curators: whether it takes images, whether only images, the limits."""
 
-    split = models.OneToOneField("leaderboard.Split", on_delete=models.CASCADE, related_name="sandbox")
+    split = models.OneToOneField("catalogue.Split", on_delete=models.CASCADE, related_name="sandbox")
     accepts_images = models.BooleanField(default=True, help_text="Participants may submit a container image")
     software_only = models.BooleanField(
         default=False,
@@ -106,7 +106,7 @@ class SandboxRun(models.Model):
     ACTIVE = (Status.QUEUED, Status.RUNNING)
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="sandbox_runs")
-    split = models.ForeignKey("leaderboard.Split", on_delete=models.PROTECT, related_name="sandbox_runs")
+    split = models.ForeignKey("catalogue.Split", on_delete=models.PROTECT, related_name="sandbox_runs")
     image = models.ForeignKey(SoftwareImage, on_delete=models.PROTECT, related_name="runs")
     metadata = models.JSONField(default=dict, blank=True)
     # A curator's re-run of an entry: the same image on the same input, compared with the first run.

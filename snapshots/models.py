@@ -60,7 +60,7 @@ class Snapshot(models.Model):
     # Permanent: "bsard-test-2027-03-01" (a second one that day: "-2"). Kept across an archive's import,
     # so a citation's path is the same on any host that holds the benchmark.
     key = models.SlugField(max_length=120, unique=True)
-    split = models.ForeignKey("leaderboard.Split", on_delete=models.PROTECT, related_name="snapshots")
+    split = models.ForeignKey("catalogue.Split", on_delete=models.PROTECT, related_name="snapshots")
     taken_at = models.DateTimeField()
     reason = models.CharField(max_length=8, choices=Reason.choices)
     note = models.TextField(blank=True)
@@ -168,7 +168,7 @@ class ArchiveImport(models.Model):
     imported_at = models.DateTimeField(auto_now_add=True)
     archive_sha256 = models.CharField(max_length=64, db_index=True)
     manifest = models.JSONField(default=dict)
-    datasets = models.ManyToManyField("leaderboard.Dataset", related_name="+")
+    datasets = models.ManyToManyField("catalogue.Dataset", related_name="+")
     # {"hidden": "omitted", "qrels_versions": [ids with no judgments], "results": [ids with no scores], ...}
     missing = models.JSONField(default=dict, blank=True)
     imported_by = models.CharField(max_length=150, blank=True)

@@ -21,7 +21,7 @@ WAITING_NOTE = ("Waiting for tomorrow's release budget: this hidden split releas
 class ReleasePolicy(models.Model):
     """A hidden split's own alert rates and first-release budget; an empty field means the site's setting."""
 
-    split = models.OneToOneField("leaderboard.Split", on_delete=models.CASCADE, related_name="release_policy")
+    split = models.OneToOneField("catalogue.Split", on_delete=models.CASCADE, related_name="release_policy")
     identity_bits_per_day = models.FloatField(
         null=True, blank=True, help_text="Alert when one participant or team is released more bits than this in a "
                                          "day (empty: LEXBOARD_LEDGER_IDENTITY_BITS).")
@@ -52,7 +52,7 @@ class Release(models.Model):
         RELEASE = "release", "a result released by the Ladder"
         REVEAL = "reveal", "a team's row on a shared task's private board (its private part, at the reveal)"
 
-    split = models.ForeignKey("leaderboard.Split", on_delete=models.CASCADE, related_name="releases")
+    split = models.ForeignKey("catalogue.Split", on_delete=models.CASCADE, related_name="releases")
     kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.RELEASE, db_index=True)
     # What was released stays in the ledger when a curator deletes the submission: the numbers were out.
     result = models.OneToOneField("submissions.Result", null=True, on_delete=models.SET_NULL,
@@ -95,7 +95,7 @@ class Verdict(models.Model):
         NOT_RELEASED = "not_released", "not released"
         NEAR_COPY = "near_copy", "no verdict (near-copy)"
 
-    split = models.ForeignKey("leaderboard.Split", on_delete=models.CASCADE, related_name="verdicts")
+    split = models.ForeignKey("catalogue.Split", on_delete=models.CASCADE, related_name="verdicts")
     result = models.OneToOneField("submissions.Result", null=True, on_delete=models.SET_NULL,
                                   related_name="ledger_verdict")
     submission = models.ForeignKey("submissions.Submission", null=True, on_delete=models.SET_NULL, related_name="+")
@@ -122,7 +122,7 @@ class ReleaseWait(models.Model):
     """A result the Ladder admitted that waits for the split's daily budget of first releases (or a curator)."""
 
     result = models.OneToOneField("submissions.Result", on_delete=models.CASCADE, related_name="release_wait")
-    split = models.ForeignKey("leaderboard.Split", on_delete=models.CASCADE, related_name="release_waits")
+    split = models.ForeignKey("catalogue.Split", on_delete=models.CASCADE, related_name="release_waits")
     identity = models.CharField(max_length=40)
     since = models.DateTimeField(default=timezone.now)
 
@@ -140,7 +140,7 @@ class LedgerAlert(models.Model):
         IDENTITY = "identity", "one participant or team"
         SPLIT = "split", "the whole split"
 
-    split = models.ForeignKey("leaderboard.Split", on_delete=models.CASCADE, related_name="ledger_alerts")
+    split = models.ForeignKey("catalogue.Split", on_delete=models.CASCADE, related_name="ledger_alerts")
     scope = models.CharField(max_length=10, choices=Scope.choices)
     identity = models.CharField(max_length=40, blank=True)
     identity_label = models.CharField(max_length=200, blank=True)

@@ -120,7 +120,7 @@ class Submission(models.Model):
         OTHER = "other", "other"
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="submissions")
-    split = models.ForeignKey("leaderboard.Split", on_delete=models.PROTECT, related_name="submissions")
+    split = models.ForeignKey("catalogue.Split", on_delete=models.PROTECT, related_name="submissions")
 
     # What the participant tells about the system.
     system_name = models.CharField(max_length=120)
@@ -187,10 +187,10 @@ class Submission(models.Model):
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replaced_by"
     )
 
-    # Shared tasks (sharedtasks.Phase on the split): the team this run was entered for while the phase
+    # Shared tasks (campaigns.Phase on the split): the team this run was entered for while the phase
     # was open; ``after_task`` for a run sent after the close (on the living board, never on the private
     # board); ``final_run`` when the team marked it as one of its final runs.
-    entrant_team = models.ForeignKey("sharedtasks.Team", null=True, blank=True, on_delete=models.PROTECT,
+    entrant_team = models.ForeignKey("campaigns.Team", null=True, blank=True, on_delete=models.PROTECT,
                                      related_name="submissions")
     after_task = models.BooleanField("sent after the task", default=False)
     final_run = models.BooleanField("marked final by its team", default=False)
@@ -453,7 +453,7 @@ class Result(models.Model):
     """
 
     submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="results")
-    qrels_version = models.ForeignKey("leaderboard.QrelsVersion", on_delete=models.PROTECT, related_name="results")
+    qrels_version = models.ForeignKey("catalogue.QrelsVersion", on_delete=models.PROTECT, related_name="results")
     scores = models.JSONField(default=dict)
     primary_score = models.FloatField(null=True, db_index=True)
     n_queries = models.PositiveIntegerField(default=0)
@@ -495,7 +495,7 @@ class ResultPart(models.Model):
     """A result restricted to one part of a shared task's topics: ``public``, ``private`` or ``full``.
 
     Stored beside the :class:`Result` while a phase partitions the split
-    (``sharedtasks.Phase``): the Result then holds the public part (what every
+    (``campaigns.Phase``): the Result then holds the public part (what every
     page shows), ``private`` feeds the private board at the reveal, and
     ``full`` (all topics) replaces the Result's values at the reveal. Never
     shown on a page: the private board reads its snapshot.
@@ -507,7 +507,7 @@ class ResultPart(models.Model):
         FULL = "full", "all topics"
 
     submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="result_parts")
-    qrels_version = models.ForeignKey("leaderboard.QrelsVersion", on_delete=models.PROTECT, related_name="+")
+    qrels_version = models.ForeignKey("catalogue.QrelsVersion", on_delete=models.PROTECT, related_name="+")
     part = models.CharField(max_length=8, choices=Part.choices)
     scores = models.JSONField(default=dict)
     primary_score = models.FloatField(null=True)
@@ -531,11 +531,11 @@ class LadderBest(models.Model):
     runs at once take turns instead of both comparing with the same best.
     """
 
-    split = models.ForeignKey("leaderboard.Split", on_delete=models.CASCADE, related_name="ladder_bests")
+    split = models.ForeignKey("catalogue.Split", on_delete=models.CASCADE, related_name="ladder_bests")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="ladder_bests")
-    qrels_version = models.ForeignKey("leaderboard.QrelsVersion", on_delete=models.CASCADE, related_name="+")
+    qrels_version = models.ForeignKey("catalogue.QrelsVersion", on_delete=models.CASCADE, related_name="+")
     result = models.ForeignKey(Result, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    team = models.ForeignKey("sharedtasks.Team", null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    team = models.ForeignKey("campaigns.Team", null=True, blank=True, on_delete=models.CASCADE, related_name="+")
 
     class Meta:
         constraints = [
@@ -567,7 +567,7 @@ class UploadSlot(models.Model):
 
     key = models.CharField(max_length=300, unique=True)
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="upload_slots")
-    split = models.ForeignKey("leaderboard.Split", on_delete=models.CASCADE, related_name="upload_slots")
+    split = models.ForeignKey("catalogue.Split", on_delete=models.CASCADE, related_name="upload_slots")
     max_bytes = models.PositiveBigIntegerField(help_text="The largest object the slot's signed policy takes.")
     created_at = models.DateTimeField(default=timezone.now)
     expires_at = models.DateTimeField(db_index=True, help_text="The signed policy's expiry: no upload starts after.")

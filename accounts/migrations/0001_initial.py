@@ -11,7 +11,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ('leaderboard', '0008_split_account_policy'),
+        ('catalogue', '0008_split_account_policy'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
@@ -24,8 +24,8 @@ class Migration(migrations.Migration):
                 ('requested_at', models.DateTimeField(default=django.utils.timezone.now)),
                 ('approved_at', models.DateTimeField(blank=True, null=True)),
                 ('approved_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='approvals', to='leaderboard.dataset')),
-                ('split', models.ForeignKey(blank=True, help_text='Empty: every split of the dataset.', null=True, on_delete=django.db.models.deletion.CASCADE, related_name='approvals', to='leaderboard.split')),
+                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='approvals', to='catalogue.dataset')),
+                ('split', models.ForeignKey(blank=True, help_text='Empty: every split of the dataset.', null=True, on_delete=django.db.models.deletion.CASCADE, related_name='approvals', to='catalogue.split')),
                 ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='approvals', to=settings.AUTH_USER_MODEL)),
             ],
             options={

@@ -10,7 +10,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('accounts', '0004_profile_apitoken'),
-        ('leaderboard', '0014_data_terms'),
+        ('catalogue', '0014_data_terms'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
@@ -24,8 +24,8 @@ class Migration(migrations.Migration):
                 ('email', models.CharField(blank=True, max_length=254)),
                 ('team', models.CharField(blank=True, help_text="The shared task's team the account acted for when it accepted, if any.", max_length=200)),
                 ('accepted_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='leaderboard.dataset')),
-                ('terms', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='acceptances', to='leaderboard.dataterms')),
+                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='catalogue.dataset')),
+                ('terms', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='acceptances', to='catalogue.dataterms')),
                 ('user', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='terms_acceptances', to=settings.AUTH_USER_MODEL)),
             ],
             options={

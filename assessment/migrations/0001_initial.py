@@ -10,7 +10,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ('leaderboard', '0008_split_account_policy'),
+        ('catalogue', '0008_split_account_policy'),
         ('submissions', '0001_initial'),  # only Submission is needed: rolling submissions back keeps pools
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
@@ -28,11 +28,11 @@ class Migration(migrations.Migration):
                 ('seconds_per_judgment', models.FloatField(default=30.0)),
                 ('statistics', models.JSONField(blank=True, default=dict)),
                 ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('base_qrels', models.ForeignKey(blank=True, help_text='The judgments the pool was built against.', null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='leaderboard.qrelsversion')),
+                ('base_qrels', models.ForeignKey(blank=True, help_text='The judgments the pool was built against.', null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='catalogue.qrelsversion')),
                 ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('qrels_version', models.ForeignKey(blank=True, help_text='The qrels version made from this pool.', null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='leaderboard.qrelsversion')),
+                ('qrels_version', models.ForeignKey(blank=True, help_text='The qrels version made from this pool.', null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='catalogue.qrelsversion')),
                 ('runs', models.ManyToManyField(blank=True, help_text='The runs pooled; empty when built from every scored run of the split.', related_name='pools', to='submissions.submission')),
-                ('split', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='pools', to='leaderboard.split')),
+                ('split', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='pools', to='catalogue.split')),
             ],
             options={
                 'ordering': ['-created_at'],

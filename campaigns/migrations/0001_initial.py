@@ -12,7 +12,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ('leaderboard', '0008_split_account_policy'),
+        ('catalogue', '0008_split_account_policy'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
@@ -41,7 +41,7 @@ class Migration(migrations.Migration):
                 ('public_qids', models.JSONField(blank=True, default=list, editable=False)),
                 ('revealed_at', models.DateTimeField(blank=True, editable=False, help_text='When the private board was published', null=True)),
                 ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('split', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='phase', to='leaderboard.split')),
+                ('split', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='phase', to='catalogue.split')),
             ],
             options={
                 'ordering': ['-opens_at'],
@@ -58,7 +58,7 @@ class Migration(migrations.Migration):
                 ('n_queries', models.PositiveIntegerField(default=0)),
                 ('rows', models.JSONField(default=list)),
                 ('method', models.TextField(blank=True)),
-                ('phase', models.OneToOneField(on_delete=django.db.models.deletion.PROTECT, related_name='private_board', to='sharedtasks.phase')),
+                ('phase', models.OneToOneField(on_delete=django.db.models.deletion.PROTECT, related_name='private_board', to='campaigns.phase')),
             ],
         ),
         migrations.CreateModel(
@@ -87,7 +87,7 @@ class Migration(migrations.Migration):
                 ('created_at', models.DateTimeField(auto_now_add=True)),
                 ('invite_token', models.CharField(default=campaigns.models._token, editable=False, max_length=64, unique=True)),
                 ('created_by', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('phase', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='teams', to='sharedtasks.phase')),
+                ('phase', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='teams', to='campaigns.phase')),
             ],
             options={
                 'ordering': ['name'],
@@ -99,8 +99,8 @@ class Migration(migrations.Migration):
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('joined_at', models.DateTimeField(auto_now_add=True)),
                 ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='team_memberships', to=settings.AUTH_USER_MODEL)),
-                ('phase', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='sharedtasks.phase')),
-                ('team', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='memberships', to='sharedtasks.team')),
+                ('phase', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='campaigns.phase')),
+                ('team', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='memberships', to='campaigns.team')),
             ],
             options={
                 'ordering': ['joined_at', 'pk'],
@@ -116,7 +116,7 @@ class Migration(migrations.Migration):
                 ('accepted_at', models.DateTimeField(blank=True, null=True)),
                 ('accepted_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
                 ('invited_by', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('team', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='invitations', to='sharedtasks.team')),
+                ('team', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='invitations', to='campaigns.team')),
             ],
             options={
                 'ordering': ['-created_at'],

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('sharedtasks', '0001_initial'),
+        ('campaigns', '0001_initial'),
     ]
 
     operations = [

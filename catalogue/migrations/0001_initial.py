@@ -52,7 +52,7 @@ class Migration(migrations.Migration):
                 ('is_published', models.BooleanField(default=True)),
                 ('order', models.PositiveIntegerField(default=0)),
                 ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('benchmark', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='datasets', to='leaderboard.benchmark')),
+                ('benchmark', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='datasets', to='catalogue.benchmark')),
             ],
             options={
                 'ordering': ['benchmark__order', 'order', 'name'],
@@ -66,7 +66,7 @@ class Migration(migrations.Migration):
                 ('n_documents', models.PositiveIntegerField(default=0)),
                 ('sha256', models.CharField(max_length=64)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('dataset', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='corpus', to='leaderboard.dataset')),
+                ('dataset', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='corpus', to='catalogue.dataset')),
             ],
             options={
                 'verbose_name_plural': 'corpora',
@@ -101,8 +101,8 @@ class Migration(migrations.Migration):
                 ('daily_limit', models.PositiveIntegerField(default=5, help_text='Submissions per user per day (0 = no limit)')),
                 ('total_limit', models.PositiveIntegerField(default=100, help_text='Submissions per user in total (0 = no limit)')),
                 ('cache_version', models.PositiveIntegerField(default=0)),
-                ('current_qrels', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='leaderboard.qrelsversion')),
-                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='splits', to='leaderboard.dataset')),
+                ('current_qrels', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='catalogue.qrelsversion')),
+                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='splits', to='catalogue.dataset')),
             ],
             options={
                 'ordering': ['dataset', 'kind', 'name'],
@@ -121,8 +121,8 @@ class Migration(migrations.Migration):
                 ('url', models.URLField(blank=True)),
                 ('notes', models.TextField(blank=True)),
                 ('order', models.PositiveIntegerField(default=0)),
-                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='reported_results', to='leaderboard.dataset')),
-                ('split', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='leaderboard.split')),
+                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='reported_results', to='catalogue.dataset')),
+                ('split', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='catalogue.split')),
             ],
             options={
                 'ordering': ['dataset', 'order', 'system'],
@@ -131,7 +131,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='qrelsversion',
             name='split',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='qrels_versions', to='leaderboard.split'),
+            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='qrels_versions', to='catalogue.split'),
         ),
         migrations.CreateModel(
             name='Topic',
@@ -142,7 +142,7 @@ class Migration(migrations.Migration):
                 ('category', models.CharField(blank=True, max_length=100)),
                 ('subcategory', models.CharField(blank=True, max_length=200)),
                 ('extra', models.JSONField(blank=True, default=dict)),
-                ('split', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='topics', to='leaderboard.split')),
+                ('split', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='topics', to='catalogue.split')),
             ],
             options={
                 'ordering': ['split', 'qid'],

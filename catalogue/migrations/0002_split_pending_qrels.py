@@ -7,13 +7,13 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('leaderboard', '0001_initial'),
+        ('catalogue', '0001_initial'),
     ]
 
     operations = [
         migrations.AddField(
             model_name='split',
             name='pending_qrels',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='leaderboard.qrelsversion'),
+            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='catalogue.qrelsversion'),
         ),
     ]

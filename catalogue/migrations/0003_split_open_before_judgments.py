@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('leaderboard', '0002_split_pending_qrels'),
+        ('catalogue', '0002_split_pending_qrels'),
     ]
 
     operations = [

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('leaderboard', '0003_split_open_before_judgments'),
+        ('catalogue', '0003_split_open_before_judgments'),
     ]
 
     operations = [

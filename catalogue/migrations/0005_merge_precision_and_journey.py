@@ -6,8 +6,8 @@ from django.db import migrations
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('leaderboard', '0003_dataset_score_precision_empty_queries'),
-        ('leaderboard', '0004_corpus_documents_and_downloads'),
+        ('catalogue', '0003_dataset_score_precision_empty_queries'),
+        ('catalogue', '0004_corpus_documents_and_downloads'),
     ]
 
     operations = [

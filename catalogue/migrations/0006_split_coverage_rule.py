@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('leaderboard', '0005_merge_precision_and_journey'),
+        ('catalogue', '0005_merge_precision_and_journey'),
     ]
 
     operations = [

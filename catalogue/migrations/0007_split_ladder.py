@@ -5,13 +5,13 @@ from django.db import migrations, models
 
 def ladder_on_for_hidden_splits(apps, schema_editor):
     """Existing hidden splits get the Ladder (the field's default says so too; stated for the record)."""
-    apps.get_model("leaderboard", "Split").objects.filter(hidden=True).update(ladder=True)
+    apps.get_model("catalogue", "Split").objects.filter(hidden=True).update(ladder=True)
 
 
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('leaderboard', '0006_split_coverage_rule'),
+        ('catalogue', '0006_split_coverage_rule'),
     ]
 
     operations = [

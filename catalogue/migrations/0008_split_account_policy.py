@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('leaderboard', '0007_split_ladder'),
+        ('catalogue', '0007_split_ladder'),
     ]
 
     operations = [

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('leaderboard', '0008_split_account_policy'),
+        ('catalogue', '0008_split_account_policy'),
     ]
 
     operations = [

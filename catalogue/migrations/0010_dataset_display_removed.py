@@ -6,7 +6,7 @@ from django.db import migrations
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('leaderboard', '0009_split_orcid_required'),
+        ('catalogue', '0009_split_orcid_required'),
     ]
 
     operations = [

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('leaderboard', '0010_dataset_display_removed'),
+        ('catalogue', '0010_dataset_display_removed'),
     ]
 
     operations = [

@@ -9,7 +9,7 @@ def ladder_on(apps, schema_editor):
 
     Scores released before stay released; the Ladder judges the runs scored from now on (docs/security.md).
     """
-    Split = apps.get_model("leaderboard", "Split")
+    Split = apps.get_model("catalogue", "Split")
     splits = (Split.objects.filter(hidden=True, ladder=False)
               .annotate(n_topics=Count("topics"))
               .filter(Q(n_topics__gte=5) | Q(current_qrels__n_topics__gte=5)))
@@ -22,7 +22,7 @@ def ladder_on(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('leaderboard', '0011_split_monthly_limit'),
+        ('catalogue', '0011_split_monthly_limit'),
     ]
 
     operations = [

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('leaderboard', '0012_hidden_splits_keep_the_ladder'),
+        ('catalogue', '0012_hidden_splits_keep_the_ladder'),
     ]
 
     operations = [

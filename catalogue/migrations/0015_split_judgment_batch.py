@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('leaderboard', '0014_data_terms'),
+        ('catalogue', '0014_data_terms'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -101,7 +101,7 @@ class DatasetAdmin(admin.ModelAdmin):
     inlines = [SplitInline, ReportedResultInline]
     form = DatasetForm
     actions = ["publish_with_preview", "unpublish"]
-    change_form_template = "admin/leaderboard/dataset/change_form.html"
+    change_form_template = "admin/catalogue/dataset/change_form.html"
     fieldsets = (
         (None, {"fields": ("benchmark", ("slug", "name"), ("language", "task"), "description", "is_published", "order")}),
         ("Scoring", {"fields": (
@@ -156,7 +156,7 @@ class DatasetAdmin(admin.ModelAdmin):
             "action": "publish_with_preview",
             "action_checkbox_name": ACTION_CHECKBOX_NAME,
         }
-        return render(request, "admin/leaderboard/dataset/publish.html", context)
+        return render(request, "admin/catalogue/dataset/publish.html", context)
 
     @admin.action(description="Take the selected datasets off the site (drafts again)")
     def unpublish(self, request, queryset):
@@ -166,7 +166,7 @@ class DatasetAdmin(admin.ModelAdmin):
     def get_urls(self):
         view = self.admin_site.admin_view(self.import_view)
         return [
-            path("<path:object_id>/import/", view, name="leaderboard_dataset_import"),
+            path("<path:object_id>/import/", view, name="catalogue_dataset_import"),
             *super().get_urls(),
         ]
 
@@ -208,7 +208,7 @@ class DatasetAdmin(admin.ModelAdmin):
             "errors": errors,
             "has_view_permission": True,
         }
-        return render(request, "admin/leaderboard/dataset/import.html", context)
+        return render(request, "admin/catalogue/dataset/import.html", context)
 
 
 # --- Reported results ---------------------------------------------------------------

@@ -218,7 +218,7 @@ class QrelsVersionAdmin(admin.ModelAdmin):
                     override="a reason, on the page this refusal leads to")
             except SmallJudgmentChange as exc:  # nothing written: ask for the reason, or leave it for a batch
                 self.message_user(request, str(exc), messages.ERROR)
-                return render(request, "admin/leaderboard/qrelsversion/small_change.html", {
+                return render(request, "admin/catalogue/qrelsversion/small_change.html", {
                     **self.admin_site.each_context(request), "opts": self.opts,
                     "title": f"Publish {version} as a small change?", "version": version, "refusal": exc,
                     "action": "publish", "action_checkbox_name": ACTION_CHECKBOX_NAME,

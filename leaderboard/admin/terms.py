@@ -49,7 +49,7 @@ class DataTermsAdmin(admin.ModelAdmin):
         if obj is None or obj.pk is None:
             return "–"
         current = data_terms_in_force(dataset_id=obj.dataset_id)
-        url = reverse("admin:leaderboard_dataterms_add") + f"?dataset={obj.dataset_id}"
+        url = reverse("admin:catalogue_dataterms_add") + f"?dataset={obj.dataset_id}"
         if current is not None and current.pk != obj.pk:
             return format_html('<a href="{}">add version {}</a>, starting from version {} (the text in force)', url,
                                current.version + 1, current.version)
@@ -72,7 +72,7 @@ class DataTermsAdmin(admin.ModelAdmin):
                     dataset.in_force = data_terms_in_force(dataset_id=dataset.pk)  # type: ignore[attr-defined]
                 context = {**self.admin_site.each_context(request), "opts": self.opts, "datasets": datasets,
                            "title": "Add data terms version: which dataset?"}
-                return render(request, "admin/leaderboard/dataterms/choose_dataset.html", context)
+                return render(request, "admin/catalogue/dataterms/choose_dataset.html", context)
         return super().add_view(request, form_url, extra_context)
 
     def has_delete_permission(self, request, obj=None) -> bool:

@@ -32,15 +32,16 @@ INSTALLED_APPS = [
     "allauth.account",
     # Its tables always exist (an upload policy asks for a linked ORCID iD); its providers only with their keys.
     "allauth.socialaccount",
-    # Label in brackets where it differs from the folder (kept so no migration churns).
-    "catalogue",  # (leaderboard) the dataset catalogue
+    # Each app's label is its package's name (catalogue was labelled leaderboard, leaderboard boards and campaigns
+    # sharedtasks until 6 December 2026: catalogue/relabel.py carries an older database over).
+    "catalogue",  # the dataset catalogue
     "submissions",
-    "leaderboard",  # (boards) the leaderboards
+    "leaderboard",  # the leaderboards
     "participants",
     "presentation",
     "demo",
     "accounts",
-    "campaigns",  # (sharedtasks) shared tasks
+    "campaigns",  # shared tasks
     "assessment",
     "sandbox",
     "snapshots",
@@ -458,13 +459,13 @@ CELERY_BEAT_SCHEDULE = {
     },
     # Shared tasks (docs/operations.md): publish the private board of phases that closed (idempotent),
     # and send the 24-hour reminders and the notifications whose message was lost.
-    "sharedtasks-reveal": {
-        "task": "boards.reveal_closed_phases",  # leaderboard/tasks.py
+    "campaigns-reveal": {
+        "task": "leaderboard.reveal_closed_phases",  # leaderboard/tasks.py
         "schedule": float(LEXBOARD_SWEEP_INTERVAL),
         "options": {"queue": LEXBOARD_SWEEP_QUEUE, "expires": float(LEXBOARD_SWEEP_INTERVAL)},
     },
-    "sharedtasks-notices": {
-        "task": "sharedtasks.notices_tick",  # campaigns/tasks.py
+    "campaigns-notices": {
+        "task": "campaigns.notices_tick",  # campaigns/tasks.py
         "schedule": float(LEXBOARD_SWEEP_INTERVAL) * 5,
         "options": {"queue": LEXBOARD_SWEEP_QUEUE, "expires": float(LEXBOARD_SWEEP_INTERVAL) * 5},
     },

@@ -12,7 +12,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ('leaderboard', '0009_split_orcid_required'),
+        ('catalogue', '0009_split_orcid_required'),
         ('submissions', '0013_ladder_message_text'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
@@ -43,7 +43,7 @@ class Migration(migrations.Migration):
                 ('output_mb', models.PositiveIntegerField(default=512)),
                 ('tmp_mb', models.PositiveIntegerField(default=512)),
                 ('max_pending_per_participant', models.PositiveIntegerField(default=2, help_text='Runs a participant may have queued or running on this split at once')),
-                ('split', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='sandbox', to='leaderboard.split')),
+                ('split', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='sandbox', to='catalogue.split')),
             ],
             options={
                 'verbose_name': 'split sandbox policy',
@@ -74,7 +74,7 @@ class Migration(migrations.Migration):
                 ('started_at', models.DateTimeField(blank=True, null=True)),
                 ('finished_at', models.DateTimeField(blank=True, null=True)),
                 ('rerun_of', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='reruns', to='sandbox.sandboxrun')),
-                ('split', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='sandbox_runs', to='leaderboard.split')),
+                ('split', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='sandbox_runs', to='catalogue.split')),
                 ('submission', models.OneToOneField(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='sandbox_run', to='submissions.submission')),
                 ('user', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='sandbox_runs', to=settings.AUTH_USER_MODEL)),
                 ('image', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='runs', to='sandbox.softwareimage')),

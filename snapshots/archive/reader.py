@@ -42,6 +42,10 @@ from . import keys
 from .spec import ARCHIVED, BENCHMARK, USER_LABEL, archived_labels, related_label
 from .writer import ACCOUNTS_MEMBER, ENTRIES_MEMBER, FORMAT, FORMAT_VERSION, HIDDEN_MEMBER, MANIFEST, ArchiveError
 
+#: The app labels an archive of format 1 wrote its records under (until 6 December 2026, when each app's label
+#: became its package's name: catalogue/relabel.py); format 2 writes today's.
+FORMAT_1_LABELS = {"catalogue": "leaderboard", "campaigns": "sharedtasks"}
+
 #: What a member may be called: nothing absolute, nothing climbing out, nothing unexpected.
 _MEMBER_NAME = re.compile(r"^(manifest\.json|data/[A-Za-z0-9_.\-]+\.jsonl|(blobs|files)/[0-9a-f]{64}"
                           r"|hidden/hidden\.json\.fernet)$")
@@ -276,8 +280,9 @@ def _members_checked(tar: tarfile.TarFile, member_cap: int) -> tuple[dict[str, A
 
 def _check_schema(manifest: dict[str, Any]) -> None:
     nodes = set(MigrationLoader(None, ignore_no_migrations=True).graph.nodes)
+    renamed = {old: new for new, old in FORMAT_1_LABELS.items()} if manifest.get("format_version") == 1 else {}
     for app, name in sorted(manifest.get("schema", {}).items()):
-        if (app, name) not in nodes:
+        if (renamed.get(app, app), name) not in nodes:
             raise ArchiveError(f"The archive was written by a Lexboard with migration {app}.{name}, which this one "
                                f"lacks ({manifest.get('lexboard_version')}): upgrade this host, migrate, then import.")
 
@@ -403,16 +408,25 @@ class _Importer:
     def rows(self, label: str, member: str, *, identities: tuple[str, ...] = ()) -> int:
         """Every record of ``member``; a record the format does not allow is refused naming the member and its pk."""
         record: dict[str, Any] = {}
+        written = self.written_label(label)
+        member = member.replace(f"data/{label}.jsonl", f"data/{written}.jsonl")
         with _refusing(member, record):
-            return self._rows(label, member, identities=identities, current=record)
+            return self._rows(label, member, written=written, identities=identities, current=record)
 
-    def _rows(self, label: str, member: str, *, identities: tuple[str, ...], current: dict[str, Any]) -> int:
+    def written_label(self, label: str) -> str:
+        """The label ``label``'s records were written under: today's, or the app label of format 1's time."""
+        app, model = label.split(".")
+        return f"{FORMAT_1_LABELS.get(app, app)}.{model}" if self.checked.manifest["format_version"] == 1 else label
+
+    def _rows(self, label: str, member: str, *, written: str, identities: tuple[str, ...],
+              current: dict[str, Any]) -> int:
         model = apps.get_model(label)
         self.maps.setdefault(label, {})
         secret = self.checked.secret or {}
-        payload = secret.get("fields", {}).get(label, {})
+        payload = secret.get("fields", {}).get(written, {})
         # Whole rows that were hidden material join the others in primary-key order (the order links rely on).
-        records = sorted(_read_jsonl(self.tar, member) + secret.get("rows", {}).get(label, []), key=lambda r: r["pk"])
+        records = sorted(_read_jsonl(self.tar, member) + secret.get("rows", {}).get(written, []),
+                         key=lambda r: r["pk"])
         for record in records:
             current.clear()
             current["pk"] = record.get("pk")
@@ -431,6 +445,8 @@ class _Importer:
             if label == BENCHMARK and (existing := model._base_manager.filter(slug=fields["slug"]).first()):
                 self.maps[label][old_pk] = existing.pk
                 continue
+            if written != label and isinstance(record.get("model"), str):  # format 1: the model's label of then
+                record["model"] = model._meta.label_lower
             obj, m2m = self._deserialize(label, member, record)
             self._files(obj, files)
             self._remap(obj, label, old_pk)
@@ -495,7 +511,7 @@ class _Importer:
 
     def _identity(self, value: str) -> str:
         kind, _, old = (value or "").partition(":")
-        target = {"user": USER_LABEL, "team": "sharedtasks.Team"}.get(kind)
+        target = {"user": USER_LABEL, "team": "campaigns.Team"}.get(kind)
         if target and old.isdigit() and int(old) in self.maps.get(target, {}):
             return f"{kind}:{self.maps[target][int(old)]}"
         return value
@@ -555,7 +571,7 @@ def _import(plain: Path, checked: CheckedArchive, *, link_accounts: bool, import
                 with _refusing(ENTRIES_MEMBER):
                     importer.snapshot_entries()
                 missing = dict(importer.missing)
-                splits = list(importer.maps["leaderboard.Split"].values())
+                splits = list(importer.maps["catalogue.Split"].values())
                 if checked.secret is None and manifest["hidden"]["mode"] != "none":
                     missing["hidden"] = "omitted"
                     closed = list(Split.objects.filter(pk__in=splits, hidden=True).values_list("pk", flat=True))
@@ -569,7 +585,7 @@ def _import(plain: Path, checked: CheckedArchive, *, link_accounts: bool, import
                     missing["files"] = manifest["missing_files"]
                 record = ArchiveImport.objects.create(archive_sha256=checked.sha256, manifest=manifest,
                                                       missing=missing, imported_by=imported_by)
-                record.datasets.set(importer.maps["leaderboard.Dataset"].values())
+                record.datasets.set(importer.maps["catalogue.Dataset"].values())
                 Split.objects.filter(pk__in=splits).update(cache_version=models.F("cache_version") + 1)
                 transaction.on_commit(page_generation_bump)
         except BaseException:

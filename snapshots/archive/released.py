@@ -41,12 +41,12 @@ def _phase_shown(obj: Any, split: Split) -> dict[str, Any]:
 
 
 _SHOWN = {
-    "leaderboard.QrelsVersion": lambda obj, split: {
+    "catalogue.QrelsVersion": lambda obj, split: {
         # Unique per split like a checksum, and plainly not one.
         "sha256": f"withheld: version {obj.version}",
         "n_judgments": disclosure.count_released(obj.n_judgments, split=split),
     },
-    "sharedtasks.Phase": _phase_shown,
+    "campaigns.Phase": _phase_shown,
     "submissions.Submission": lambda obj, split: {"warnings": disclosure.budget_warnings(obj.warnings, split=split)},
     "submissions.Result": _result,
 }

@@ -54,29 +54,29 @@ class ModelSpec:
 
 
 #: The benchmark row itself travels too (one record); an importing host that has the slug already reuses it.
-BENCHMARK = "leaderboard.Benchmark"
+BENCHMARK = "catalogue.Benchmark"
 
 ARCHIVED: tuple[ModelSpec, ...] = (
-    ModelSpec("leaderboard.Dataset", scope=""),
-    ModelSpec("leaderboard.Corpus", scope="dataset"),
-    ModelSpec("leaderboard.Split", scope="dataset"),
-    ModelSpec("leaderboard.Topic", scope="split__dataset"),
+    ModelSpec("catalogue.Dataset", scope=""),
+    ModelSpec("catalogue.Corpus", scope="dataset"),
+    ModelSpec("catalogue.Split", scope="dataset"),
+    ModelSpec("catalogue.Topic", scope="split__dataset"),
     # The labels themselves; their checksum (a guess at the labels is checked against it) and exact counts (the
     # qrels history shows them banded).
-    ModelSpec("leaderboard.QrelsVersion", scope="split__dataset", split="split",
+    ModelSpec("catalogue.QrelsVersion", scope="split__dataset", split="split",
               hidden_fields=("qrels_gz", "sha256", "n_judgments", "n_relevant")),
-    ModelSpec("leaderboard.ReportedResult", scope="dataset"),
+    ModelSpec("catalogue.ReportedResult", scope="dataset"),
     # The data terms travel with their versions (the importing host asks its own participants to accept them).
-    ModelSpec("leaderboard.DataTerms", scope="dataset", dropped={
+    ModelSpec("catalogue.DataTerms", scope="dataset", dropped={
         "created_by": "the curator account that typed a version in is this host's staff, not a participant"}),
     # The partition of a shared task's topics is never shown (campaigns/models.py), nor what draws it again
     # (``Phase.draw_public(topics, share=, seed=)``): the seed, and the share past the page's whole percent.
-    ModelSpec("sharedtasks.Phase", scope="split__dataset", split="split",
+    ModelSpec("campaigns.Phase", scope="split__dataset", split="split",
               hidden_fields=("public_qids", "seed", "public_share")),
-    ModelSpec("sharedtasks.Team", scope="phase__split__dataset", dropped={
+    ModelSpec("campaigns.Team", scope="phase__split__dataset", dropped={
         "invite_token": "a capability: whoever holds the link may join the team; the new host makes a new one"}),
-    ModelSpec("sharedtasks.Membership", scope="team__phase__split__dataset"),
-    ModelSpec("sharedtasks.PrivateBoard", scope="phase__split__dataset"),
+    ModelSpec("campaigns.Membership", scope="team__phase__split__dataset"),
+    ModelSpec("campaigns.PrivateBoard", scope="phase__split__dataset"),
     # Warnings that count against the labels are never shown on a hidden split (disclosure.budget_warnings).
     ModelSpec("submissions.Submission", scope="split__dataset", split="split",
               hidden_fields=("scores_disagree", "warnings")),
@@ -110,7 +110,7 @@ ARCHIVED: tuple[ModelSpec, ...] = (
 
 #: Models that point at an archived model and stay on their host, with the reason (docs/archive.md repeats it).
 EXCLUDED: dict[str, str] = {
-    "sharedtasks.Invitation": "pending e-mail invitations: personal addresses and join tokens; teams invite again",
+    "campaigns.Invitation": "pending e-mail invitations: personal addresses and join tokens; teams invite again",
     "sandbox.SandboxRun": "a run of a participant's container image on this host's sandbox; the images (often "
                           "gigabytes, host-specific) stay, the submissions those runs made travel as entries "
                           "(their board mark 'reproduced' does not)",
@@ -128,7 +128,7 @@ USER_LABEL = "auth.User"
 
 
 def related_label(f: Any) -> str | None:
-    """The label of the model a relation field points at ("leaderboard.Split"), None for another field."""
+    """The label of the model a relation field points at ("catalogue.Split"), None for another field."""
     target = f.related_model if f.is_relation else None
     if target is None or isinstance(target, str):
         return None

@@ -41,7 +41,9 @@ from . import keys, released
 from .spec import ARCHIVED, BENCHMARK, EXCLUDED, USER_LABEL, related_label
 
 FORMAT = "lexboard-benchmark-archive"
-FORMAT_VERSION = 1
+#: 2 since 6 December 2026: records under today's app labels (catalogue.*, campaigns.*); the reader still reads 1
+#: (``reader.FORMAT_1_LABELS``).
+FORMAT_VERSION = 2
 MANIFEST = "manifest.json"
 HIDDEN_MEMBER = "hidden/hidden.json.fernet"
 ACCOUNTS_MEMBER = "data/accounts.jsonl"

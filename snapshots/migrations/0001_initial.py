@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ('leaderboard', '0009_split_orcid_required'),
+        ('catalogue', '0009_split_orcid_required'),
     ]
 
     operations = [
@@ -40,7 +40,7 @@ class Migration(migrations.Migration):
                 ('scores_are', models.CharField(max_length=300)),
                 ('rows', models.JSONField(default=list)),
                 ('digest', models.CharField(help_text='sha256 of the canonical JSON of everything above', max_length=64)),
-                ('split', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='snapshots', to='leaderboard.split')),
+                ('split', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='snapshots', to='catalogue.split')),
             ],
             options={
                 'ordering': ['-taken_at', '-pk'],

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('leaderboard', '0010_dataset_display_removed'),
+        ('catalogue', '0010_dataset_display_removed'),
         ('snapshots', '0002_refuse_updates'),
     ]
 
@@ -21,7 +21,7 @@ class Migration(migrations.Migration):
                 ('manifest', models.JSONField(default=dict)),
                 ('missing', models.JSONField(blank=True, default=dict)),
                 ('imported_by', models.CharField(blank=True, max_length=150)),
-                ('datasets', models.ManyToManyField(related_name='+', to='leaderboard.dataset')),
+                ('datasets', models.ManyToManyField(related_name='+', to='catalogue.dataset')),
             ],
             options={
                 'ordering': ['-imported_at'],

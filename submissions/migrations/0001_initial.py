@@ -11,7 +11,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ('leaderboard', '0001_initial'),
+        ('catalogue', '0001_initial'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
@@ -79,7 +79,7 @@ class Migration(migrations.Migration):
                 ('scoring_started_at', models.DateTimeField(blank=True, null=True)),
                 ('scored_at', models.DateTimeField(blank=True, null=True)),
                 ('fusion_of', models.ManyToManyField(blank=True, related_name='fused_into', to='submissions.submission')),
-                ('split', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='submissions', to='leaderboard.split')),
+                ('split', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='submissions', to='catalogue.split')),
                 ('user', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='submissions', to=settings.AUTH_USER_MODEL)),
             ],
             options={
@@ -110,7 +110,7 @@ class Migration(migrations.Migration):
                 ('warnings', models.JSONField(blank=True, default=list)),
                 ('duration_seconds', models.FloatField(default=0.0)),
                 ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('qrels_version', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='results', to='leaderboard.qrelsversion')),
+                ('qrels_version', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='results', to='catalogue.qrelsversion')),
                 ('submission', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='results', to='submissions.submission')),
             ],
         ),

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('leaderboard', '0007_split_ladder'),
+        ('catalogue', '0007_split_ladder'),
         ('submissions', '0005_submission_content_sha256_duplicate_of_coverage_exempt'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
@@ -33,9 +33,9 @@ class Migration(migrations.Migration):
             name='LadderBest',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('qrels_version', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='leaderboard.qrelsversion')),
+                ('qrels_version', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='catalogue.qrelsversion')),
                 ('result', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='submissions.result')),
-                ('split', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='ladder_bests', to='leaderboard.split')),
+                ('split', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='ladder_bests', to='catalogue.split')),
                 ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='ladder_bests', to=settings.AUTH_USER_MODEL)),
             ],
             options={

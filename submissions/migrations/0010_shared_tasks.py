@@ -8,8 +8,8 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('leaderboard', '0008_split_account_policy'),
-        ('sharedtasks', '0001_initial'),
+        ('catalogue', '0008_split_account_policy'),
+        ('campaigns', '0001_initial'),
         ('submissions', '0009_submission_waiting'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
@@ -33,7 +33,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='ladderbest',
             name='team',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='sharedtasks.team'),
+            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='campaigns.team'),
         ),
         migrations.AddField(
             model_name='submission',
@@ -43,7 +43,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='submission',
             name='entrant_team',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='submissions', to='sharedtasks.team'),
+            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='submissions', to='campaigns.team'),
         ),
         migrations.AddField(
             model_name='submission',
@@ -61,7 +61,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='resultpart',
             name='qrels_version',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='leaderboard.qrelsversion'),
+            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='catalogue.qrelsversion'),
         ),
         migrations.AddField(
             model_name='resultpart',

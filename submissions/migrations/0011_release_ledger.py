@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('leaderboard', '0008_split_account_policy'),
+        ('catalogue', '0008_split_account_policy'),
         ('submissions', '0010_shared_tasks'),
     ]
 
@@ -27,7 +27,7 @@ class Migration(migrations.Migration):
                 ('crafted', models.JSONField(blank=True, default=list, help_text="Why the run's shape looks crafted (for review).")),
                 ('reviewed_at', models.DateTimeField(blank=True, null=True)),
                 ('result', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='ledger_entry', to='submissions.result')),
-                ('split', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='releases', to='leaderboard.split')),
+                ('split', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='releases', to='catalogue.split')),
                 ('submission', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='submissions.submission')),
             ],
             options={
@@ -41,7 +41,7 @@ class Migration(migrations.Migration):
                 ('identity_bits_per_day', models.FloatField(blank=True, help_text='Alert when one participant or team is released more bits than this in a day (empty: LEXBOARD_LEDGER_IDENTITY_BITS).', null=True)),
                 ('split_bits_per_day', models.FloatField(blank=True, help_text='Alert when the split releases more bits than this in a day (empty: LEXBOARD_LEDGER_SPLIT_BITS).', null=True)),
                 ('first_releases_per_day', models.PositiveIntegerField(blank=True, help_text='First releases of new participants or teams a day; the others wait for the next day or a curator (empty: LEXBOARD_FIRST_RELEASE_BUDGET; 0: no budget).', null=True)),
-                ('split', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='release_policy', to='leaderboard.split')),
+                ('split', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='release_policy', to='catalogue.split')),
             ],
             options={
                 'verbose_name_plural': 'release policies',
@@ -54,7 +54,7 @@ class Migration(migrations.Migration):
                 ('identity', models.CharField(max_length=40)),
                 ('since', models.DateTimeField(default=django.utils.timezone.now)),
                 ('result', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='release_wait', to='submissions.result')),
-                ('split', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='release_waits', to='leaderboard.split')),
+                ('split', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='release_waits', to='catalogue.split')),
             ],
             options={
                 'ordering': ['since', 'pk'],
@@ -72,7 +72,7 @@ class Migration(migrations.Migration):
                 ('limit', models.FloatField()),
                 ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
                 ('acknowledged_at', models.DateTimeField(blank=True, null=True)),
-                ('split', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='ledger_alerts', to='leaderboard.split')),
+                ('split', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='ledger_alerts', to='catalogue.split')),
             ],
             options={
                 'ordering': ['-created_at'],

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('leaderboard', '0015_split_judgment_batch'),
+        ('catalogue', '0015_split_judgment_batch'),
         ('submissions', '0018_result_verified_by_every_task'),
     ]
 
@@ -29,7 +29,7 @@ class Migration(migrations.Migration):
                 ('outcome', models.CharField(choices=[('released', 'released'), ('not_released', 'not released'), ('near_copy', 'no verdict (near-copy)')], max_length=20)),
                 ('bits', models.FloatField()),
                 ('result', models.OneToOneField(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='ledger_verdict', to='submissions.result')),
-                ('split', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='verdicts', to='leaderboard.split')),
+                ('split', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='verdicts', to='catalogue.split')),
                 ('submission', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='submissions.submission')),
             ],
             options={

@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('leaderboard', '0015_split_judgment_batch'),
+        ('catalogue', '0015_split_judgment_batch'),
         ('submissions', '0019_ladder_verdicts_and_fingerprints'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
@@ -27,7 +27,7 @@ class Migration(migrations.Migration):
                 ('claimed_at', models.DateTimeField(blank=True, null=True)),
                 ('message', models.CharField(blank=True, help_text="Why the slot's upload was refused.", max_length=500)),
                 ('object_removed_at', models.DateTimeField(blank=True, null=True)),
-                ('split', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='upload_slots', to='leaderboard.split')),
+                ('split', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='upload_slots', to='catalogue.split')),
                 ('submission', models.OneToOneField(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='upload_slot', to='submissions.submission')),
                 ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='upload_slots', to=settings.AUTH_USER_MODEL)),
             ],

@@ -250,22 +250,22 @@ def test_curators_export_the_acceptances_as_csv(client, tiny_dataset, terms, ali
 
 def test_curators_add_a_version_in_the_admin_and_cannot_edit_one(client, tiny_dataset, terms, staff):
     client.force_login(staff)
-    add = reverse("admin:leaderboard_dataterms_add")
+    add = reverse("admin:catalogue_dataterms_add")
     response = client.post(add, {"dataset": tiny_dataset.pk, "title": "Tiny licence", "text": "Version two."})
     assert response.status_code == 302
     assert list(DataTerms.objects.filter(dataset=tiny_dataset).values_list("version", flat=True)) == [2, 1]
-    change = reverse("admin:leaderboard_dataterms_change", args=[terms.pk])
+    change = reverse("admin:catalogue_dataterms_change", args=[terms.pk])
     client.post(change, {"dataset": tiny_dataset.pk, "title": "Changed", "text": "Changed."})
     terms.refresh_from_db()
     assert terms.text == "Research use only.\n\nNo redistribution."
-    assert client.get(reverse("admin:leaderboard_dataterms_delete", args=[terms.pk])).status_code == 403
+    assert client.get(reverse("admin:catalogue_dataterms_delete", args=[terms.pk])).status_code == 403
 
 
 def test_the_add_form_starts_from_the_text_in_force(client, tiny_dataset, terms, staff):
     """docs/operations.md: "to change the terms, add a version (the add form starts from the text in force)" — from
     the list's "Add" button (which names no dataset) as from a version's page."""
     client.force_login(staff)
-    add = reverse("admin:leaderboard_dataterms_add")
+    add = reverse("admin:catalogue_dataterms_add")
     chooser = client.get(add)  # the list's Add button: which dataset first
     html = chooser.content.decode()
     assert chooser.status_code == 200 and '<select name="dataset" id="id_dataset" required>' in html
@@ -279,6 +279,6 @@ def test_the_add_form_starts_from_the_text_in_force(client, tiny_dataset, terms,
     v2 = DataTerms.objects.get(dataset=tiny_dataset, version=2)
     assert v2.text == amended
     # An old version's page leads to the next version, starting from the text in force (version 2's).
-    old = client.get(reverse("admin:leaderboard_dataterms_change", args=[terms.pk])).content.decode()
+    old = client.get(reverse("admin:catalogue_dataterms_change", args=[terms.pk])).content.decode()
     assert f'href="{add}?dataset={tiny_dataset.pk}"' in old and "add version 3</a>, starting from version 2" in old
     assert client.get(add, {"dataset": tiny_dataset.pk}).context["adminform"].form["text"].value() == amended

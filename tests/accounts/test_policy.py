@@ -133,7 +133,7 @@ def test_curators_approve_in_the_admin(client, alice, staff, hidden):
 
 def test_the_split_admin_shows_the_options(client, staff, hidden):
     client.force_login(staff)
-    page = client.get(reverse("admin:leaderboard_split_change", args=[hidden.pk])).content.decode()
+    page = client.get(reverse("admin:catalogue_split_change", args=[hidden.pk])).content.decode()
     assert "Who may upload" in page and 'name="verified_email"' in page and 'name="approval_required"' in page
 
 

@@ -207,7 +207,7 @@ def test_the_split_admin_links_its_ledger_with_the_alerts_not_yet_acknowledged(s
     scored("test", alice, "shifted", name="first")
     web = Client()
     web.force_login(staff)
-    page = web.get(reverse("admin:leaderboard_split_change", args=[split.pk])).content.decode()
+    page = web.get(reverse("admin:catalogue_split_change", args=[split.pk])).content.decode()
     assert reverse("participants:ledger", args=[split.pk]) in page and "1 release</a> — 1 alert not acknowledged" in page
 
 

@@ -177,7 +177,7 @@ def test_the_tour_names_every_package_and_only_folders_that_exist():
 
 
 def test_the_tour_gives_each_app_its_label():
-    """The label column is the one Django uses (renamed folders kept their labels: no migration churns)."""
+    """The label column is the one Django uses, and each app's label is its package's name (#40)."""
     text = (ROOT / "docs" / "architecture.md").read_text()
     tour = text[text.index("## A maintainer's tour"):text.index("## Layers")]
     rows = dict(re.findall(r"^\| `([a-z_]+)/` \|.*\| `?([a-z_—]+)`? \|$", tour, re.M))
@@ -185,6 +185,7 @@ def test_the_tour_gives_each_app_its_label():
     for package in DJANGO_PACKAGES:
         if package in labels:
             assert rows.get(package) == labels[package], (package, rows.get(package), labels[package])
+            assert labels[package] == package, f"{package}/ is labelled {labels[package]!r}: a label is its package's name"
 
 
 def test_templates_and_url_namespaces_match_the_app_that_renders_them():

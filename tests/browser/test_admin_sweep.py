@@ -100,25 +100,25 @@ def _curator_world(demo) -> list[str]:
     assert submission and version and topic, "the demo lacks a scored submission, a qrels version or a topic"
     return [
         "/admin/",
-        "/admin/leaderboard/",
-        "/admin/leaderboard/dataset/",
-        "/admin/leaderboard/dataset/add/",
-        f"/admin/leaderboard/dataset/{demo.pk}/change/",
-        f"/admin/leaderboard/dataset/{demo.pk}/import/",
-        "/admin/leaderboard/split/",
-        f"/admin/leaderboard/split/{test.pk}/change/",
-        "/admin/leaderboard/qrelsversion/",
-        f"/admin/leaderboard/qrelsversion/{version.pk}/change/",
-        "/admin/leaderboard/topic/",
-        f"/admin/leaderboard/topic/{topic.pk}/change/",
-        "/admin/leaderboard/dataterms/",
-        "/admin/leaderboard/dataterms/add/",
-        f"/admin/leaderboard/dataterms/add/?dataset={demo.pk}",
-        f"/admin/leaderboard/dataterms/{terms.pk}/change/",
-        "/admin/sharedtasks/phase/",
-        "/admin/sharedtasks/phase/add/",
-        f"/admin/sharedtasks/phase/{phase.pk}/change/",
-        "/admin/leaderboard/reportedresult/",
+        "/admin/catalogue/",
+        "/admin/catalogue/dataset/",
+        "/admin/catalogue/dataset/add/",
+        f"/admin/catalogue/dataset/{demo.pk}/change/",
+        f"/admin/catalogue/dataset/{demo.pk}/import/",
+        "/admin/catalogue/split/",
+        f"/admin/catalogue/split/{test.pk}/change/",
+        "/admin/catalogue/qrelsversion/",
+        f"/admin/catalogue/qrelsversion/{version.pk}/change/",
+        "/admin/catalogue/topic/",
+        f"/admin/catalogue/topic/{topic.pk}/change/",
+        "/admin/catalogue/dataterms/",
+        "/admin/catalogue/dataterms/add/",
+        f"/admin/catalogue/dataterms/add/?dataset={demo.pk}",
+        f"/admin/catalogue/dataterms/{terms.pk}/change/",
+        "/admin/campaigns/phase/",
+        "/admin/campaigns/phase/add/",
+        f"/admin/campaigns/phase/{phase.pk}/change/",
+        "/admin/catalogue/reportedresult/",
         "/admin/sandbox/splitsandbox/add/",
         "/admin/submissions/submission/",
         f"/admin/submissions/submission/{submission.pk}/change/",
@@ -146,8 +146,8 @@ def test_the_curators_admin_pages_have_no_console_error_and_no_axe_violation(dem
     curator = participant("curator", PASSWORD, is_staff=True, is_superuser=True)
     urls = _curator_world(demo)
     # Kept for a look: a dataset with its inlines, a phase with its date and time inputs.
-    shots = {url: url.split("/")[3] for url in urls if url.startswith(("/admin/leaderboard/dataset/",
-                                                                       "/admin/sharedtasks/phase/"))
+    shots = {url: url.split("/")[3] for url in urls if url.startswith(("/admin/catalogue/dataset/",
+                                                                       "/admin/campaigns/phase/"))
              and url.endswith("/change/")}
     problems: dict[str, list[str]] = {}
     for view, options in VIEWS.items():
@@ -169,7 +169,7 @@ def test_the_curators_admin_pages_have_no_console_error_and_no_axe_violation(dem
                 shoot(page, f"admin-{view}-{shots[url]}", full_page=True)
         # The publish preview: a draft ticked in the dataset list, the action chosen, "Go".
         page.js_errors.clear()
-        page.goto("/admin/leaderboard/dataset/")
+        page.goto("/admin/catalogue/dataset/")
         page.locator(f"input.action-select[value='{demo.pk}']").check()
         page.locator("select[name=action]").select_option("publish_with_preview")
         page.locator("button[name=index]").first.click()

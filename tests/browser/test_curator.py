@@ -52,9 +52,9 @@ def admin_log_in(page, username: str) -> None:
 
 
 def import_trec(page, dataset, *, qrels: str, publish: bool) -> None:
-    page.goto(f"/admin/leaderboard/dataset/{dataset.pk}/change/")
+    page.goto(f"/admin/catalogue/dataset/{dataset.pk}/change/")
     page.get_by_role("link", name="Import files").click()
-    page.wait_for_url(f"**/admin/leaderboard/dataset/{dataset.pk}/import/")
+    page.wait_for_url(f"**/admin/catalogue/dataset/{dataset.pk}/import/")
     page.locator("#id_format").select_option("trec")
     page.locator("#id_split").fill("test")
     page.locator("#id_topics").set_input_files(str(TREC / "topics.tsv"))
@@ -127,7 +127,7 @@ def test_a_curator_imports_a_dataset_publishes_new_qrels_and_sees_the_rescored_l
     # Publish version 2 with the admin action, the worker paused (SIGSTOP) so the rescoring in
     # progress can be looked at: until it is done, the site keeps showing version 1's numbers.
     version = QrelsVersion.objects.get(split=split, version=2)
-    page.goto("/admin/leaderboard/qrelsversion/")
+    page.goto("/admin/catalogue/qrelsversion/")
     page.locator(f"input.action-select[value='{version.pk}']").check()
     page.locator("select[name=action]").select_option("publish")
     celery_worker_process.kill(signal.SIGSTOP)
@@ -141,7 +141,7 @@ def test_a_curator_imports_a_dataset_publishes_new_qrels_and_sees_the_rescored_l
         page.locator("#small-change-form input[type=submit]").click()
         expect(page.locator(".messagelist")).to_contain_text("published; 1 submission queued for rescoring")
         shoot(page, "admin-publish")
-        page.goto(f"/admin/leaderboard/split/{split.pk}/change/")
+        page.goto(f"/admin/catalogue/split/{split.pk}/change/")
         shoot(page, "admin-rescoring")
         page.goto(f"/submissions/{submission.pk}/")
         assert "qrels version 2" not in page.locator("body").inner_text()

@@ -31,7 +31,7 @@ def log_in(page, username: str) -> None:
 
 def curator_publishes(page, dataset, text: str) -> None:
     """The admin's "Add data terms version" form: the dataset, a title, the text; the version is numbered."""
-    page.goto(f"/admin/leaderboard/dataterms/add/?dataset={dataset.pk}")
+    page.goto(f"/admin/catalogue/dataterms/add/?dataset={dataset.pk}")
     page.locator("#id_title").fill("Demo licence")
     page.locator("#id_text").fill(text)
     page.locator("input[name=_save]").click()

@@ -168,7 +168,7 @@ def test_runs_scored_before_the_phase_show_their_public_part_once_the_curator_sa
     assert Result.objects.get(submission=early).scores["R@10"] == pytest.approx(5 / 9)  # all topics: no phase
     client.force_login(staff)
     now = timezone.now()
-    response = client.post(reverse("admin:sharedtasks_phase_add"), {
+    response = client.post(reverse("admin:campaigns_phase_add"), {
         "split": task_world.split.pk, "title": "Late task", "opens_at_0": (now - timedelta(hours=1)).strftime("%Y-%m-%d"),
         "opens_at_1": (now - timedelta(hours=1)).strftime("%H:%M:%S"),
         "closes_at_0": (now + timedelta(days=3)).strftime("%Y-%m-%d"), "closes_at_1": "12:00:00",
@@ -237,12 +237,12 @@ def test_the_partition_stays_once_runs_show_their_public_part(task_world, staff,
     early = baseline(staff, task_world.split, BOB_RANKS, "before the task")
     client.force_login(staff)
     form = upcoming_phase_form(task_world.split, "Late task")
-    assert client.post(reverse("admin:sharedtasks_phase_add"), form).status_code == 302
+    assert client.post(reverse("admin:campaigns_phase_add"), form).status_code == 302
     phase = Phase.objects.get(title="Late task")
     assert phase.state() == "upcoming"
     drawn, shown = list(phase.public_qids), Result.objects.get(submission=early).scores
 
-    url = reverse("admin:sharedtasks_phase_change", args=[phase.pk])
+    url = reverse("admin:campaigns_phase_change", args=[phase.pk])
     response = client.post(url, {**form, "public_share": 0.6, "seed": 12})
     assert response.status_code == 200
     page = response.content.decode()
@@ -262,9 +262,9 @@ def test_an_upcoming_phase_without_stored_runs_is_drawn_again_at_each_save(task_
     Phase.objects.filter(pk=task_world.phase.pk).delete()
     client.force_login(staff)
     form = upcoming_phase_form(task_world.split, "Fresh task")
-    assert client.post(reverse("admin:sharedtasks_phase_add"), form).status_code == 302
+    assert client.post(reverse("admin:campaigns_phase_add"), form).status_code == 302
     phase = Phase.objects.get(title="Fresh task")
-    url = reverse("admin:sharedtasks_phase_change", args=[phase.pk])
+    url = reverse("admin:campaigns_phase_change", args=[phase.pk])
     assert client.post(url, {**form, "public_share": 0.8}).status_code == 302
     phase.refresh_from_db()
     assert phase.public_qids == Phase.draw_public(QIDS, share=0.8, seed=11)
@@ -280,7 +280,7 @@ def test_a_phase_cannot_be_set_up_on_a_split_showing_participants_scores(task_wo
     early = upload(bob, task_world.split, BOB_RANKS, "before the task")
     assert Result.objects.get(submission=early).released
     client.force_login(staff)
-    response = client.post(reverse("admin:sharedtasks_phase_add"), upcoming_phase_form(task_world.split, "Late"))
+    response = client.post(reverse("admin:campaigns_phase_add"), upcoming_phase_form(task_world.split, "Late"))
     assert response.status_code == 200
     page = response.content.decode()
     assert "already shows the scores of 1 run by participants" in page and "without participants" in page
@@ -294,7 +294,7 @@ def test_a_phase_stays_on_its_split(task_world, staff, client):
     other = Split.objects.create(dataset=task_world.dataset, name="test-2027", kind="test", hidden=True)
     client.force_login(staff)
     form = upcoming_phase_form(task_world.split, task_world.phase.title)
-    response = client.post(reverse("admin:sharedtasks_phase_change", args=[task_world.phase.pk]),
+    response = client.post(reverse("admin:campaigns_phase_change", args=[task_world.phase.pk]),
                            {**form, "split": other.pk})
     assert response.status_code == 200 and "A phase stays on its split" in response.content.decode()
     assert Phase.objects.get(pk=task_world.phase.pk).split_id == task_world.split.pk
@@ -320,7 +320,7 @@ def test_a_shared_task_on_a_classification_split_is_refused_with_its_reason_by_e
 
     split = _classification_split()
     client.force_login(staff)
-    page = client.post(reverse("admin:sharedtasks_phase_add"), upcoming_phase_form(split, "Areas 2027")).content.decode()
+    page = client.post(reverse("admin:campaigns_phase_add"), upcoming_phase_form(split, "Areas 2027")).content.decode()
     assert "need per-topic scores" in page and "private board would be empty" in page
     now = timezone.now()
     with pytest.raises(TaskRefused, match="need per-topic scores.*private board would be empty"):

@@ -257,7 +257,7 @@ def test_the_reveal_tells_every_member_once(task_world, closed_task, settings):
 
 def test_the_curator_reveals_from_the_admin(task_world, closed_task, staff, client):
     client.force_login(staff)
-    url = reverse("admin:sharedtasks_phase_changelist")
+    url = reverse("admin:campaigns_phase_changelist")
     response = client.post(url, {"action": "reveal_now", "_selected_action": [task_world.phase.pk]}, follow=True)
     assert response.status_code == 200 and "is published" in response.content.decode()
     assert PrivateBoard.objects.filter(phase=task_world.phase).exists()

@@ -103,8 +103,8 @@ def test_a_new_link_replaces_the_old_one(task_world, alice, client):
 
 def test_the_admin_lists_teams_with_their_members(task_world, staff, client):
     client.force_login(staff)
-    assert "Red" in client.get(reverse("admin:sharedtasks_team_changelist")).content.decode()
-    page = client.get(reverse("admin:sharedtasks_team_change", args=[task_world.red.pk])).content.decode()
+    assert "Red" in client.get(reverse("admin:campaigns_team_changelist")).content.decode()
+    page = client.get(reverse("admin:campaigns_team_change", args=[task_world.red.pk])).content.decode()
     assert "carol" in page or str(task_world.red.memberships.first().user_id) in page
-    phase_page = client.get(reverse("admin:sharedtasks_phase_change", args=[task_world.phase.pk])).content.decode()
+    phase_page = client.get(reverse("admin:campaigns_phase_change", args=[task_world.phase.pk])).content.decode()
     assert "4 public topics of 9" in phase_page and "q1" not in phase_page.split("partition", 1)[1][:500]

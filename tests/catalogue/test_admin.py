@@ -52,8 +52,8 @@ def admin_urls() -> list[str]:
         obj = model.objects.order_by("pk").first()
         assert obj is not None, f"no {model.__name__} to open"
         urls.append(reverse("admin:{}_{}_change".format(*info), args=[obj.pk]))
-    urls.append(reverse("admin:leaderboard_dataset_import", args=[Dataset.objects.get(slug="bsard").pk]))
-    urls.append(reverse("admin:leaderboard_dataset_add"))
+    urls.append(reverse("admin:catalogue_dataset_import", args=[Dataset.objects.get(slug="bsard").pk]))
+    urls.append(reverse("admin:catalogue_dataset_add"))
     urls.append(reverse("admin:index"))
     return urls
 
@@ -74,7 +74,7 @@ def test_admin_pages_send_others_to_the_login(loaded, client, alice, who):
         assert response.status_code == 302, url
         assert response["Location"].startswith(reverse("admin:login")), url
     response = client.post(
-        reverse("admin:leaderboard_dataset_import", args=[loaded.pk]),
+        reverse("admin:catalogue_dataset_import", args=[loaded.pk]),
         {"format": "bsard", "files": [SimpleUploadedFile("articles_fr.csv", b"id,article\n1,x\n")]},
     )
     assert response.status_code == 302
@@ -85,17 +85,17 @@ def test_hidden_qrels_never_appear_in_the_admin(loaded, client, staff):
     client.force_login(staff)
     version = QrelsVersion.objects.get(split__dataset__slug="greekbarretrieval")
     urls = admin_urls() + [
-        reverse("admin:leaderboard_qrelsversion_change", args=[version.pk]),
-        reverse("admin:leaderboard_split_change", args=[version.split_id]),
+        reverse("admin:catalogue_qrelsversion_change", args=[version.pk]),
+        reverse("admin:catalogue_split_change", args=[version.split_id]),
     ]
     for url in urls:
         html = client.get(url).content.decode()
         assert SECRET not in html, url
         assert version.text()[:30] not in html, url
     # Searching for a judged docid finds nothing: the search does not look inside the judgments.
-    search = client.get(reverse("admin:leaderboard_qrelsversion_changelist") + f"?q={SECRET}").content.decode()
+    search = client.get(reverse("admin:catalogue_qrelsversion_changelist") + f"?q={SECRET}").content.decode()
     assert "0 results" in search
-    page = client.get(reverse("admin:leaderboard_qrelsversion_change", args=[version.pk])).content.decode()
+    page = client.get(reverse("admin:catalogue_qrelsversion_change", args=[version.pk])).content.decode()
     assert version.sha256 in page and str(version.n_judgments) in page
 
 
@@ -103,8 +103,8 @@ def test_the_import_form_imports_uploaded_files_and_reports(db, client, staff):
     cards_load()
     bsard = Dataset.objects.get(slug="bsard")
     client.force_login(staff)
-    url = reverse("admin:leaderboard_dataset_import", args=[bsard.pk])
-    assert "Import files" in client.get(reverse("admin:leaderboard_dataset_change", args=[bsard.pk])).content.decode()
+    url = reverse("admin:catalogue_dataset_import", args=[bsard.pk])
+    assert "Import files" in client.get(reverse("admin:catalogue_dataset_change", args=[bsard.pk])).content.decode()
 
     uploads = [SimpleUploadedFile(p.name, p.read_bytes()) for p in sorted((DATA / "bsard").iterdir())]
     response = client.post(url, {"format": "bsard", "files": uploads, "hidden_splits": "test"})
@@ -127,7 +127,7 @@ def test_the_import_form_shows_refusals_and_writes_nothing(db, client, staff):
     uploads = [SimpleUploadedFile(p.name, p.read_bytes()) for p in sorted((DATA / "bsard_broken").iterdir())]
 
     response = client.post(
-        reverse("admin:leaderboard_dataset_import", args=[bsard.pk]), {"format": "bsard", "files": uploads}
+        reverse("admin:catalogue_dataset_import", args=[bsard.pk]), {"format": "bsard", "files": uploads}
     )
 
     html = response.content.decode()
@@ -143,7 +143,7 @@ def test_the_import_form_takes_a_zipped_beir_folder_and_trec_files(db, client, s
     ds = Dataset.objects.create(benchmark=bench, slug="gb", name="GB", language="el", measures=["R@100"],
                                 primary_measure="R@100")
     client.force_login(staff)
-    url = reverse("admin:leaderboard_dataset_import", args=[ds.pk])
+    url = reverse("admin:catalogue_dataset_import", args=[ds.pk])
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as z:
         for name, data in files_from_directory(DATA / "beir").items():
@@ -172,7 +172,7 @@ def test_a_check_only_import_writes_nothing(db, client, staff):
     client.force_login(staff)
     uploads = [SimpleUploadedFile(p.name, p.read_bytes()) for p in sorted((DATA / "bsard").iterdir())]
     html = client.post(
-        reverse("admin:leaderboard_dataset_import", args=[bsard.pk]),
+        reverse("admin:catalogue_dataset_import", args=[bsard.pk]),
         {"format": "bsard", "files": uploads, "dry_run": "on"},
     ).content.decode()
     assert "Check only — nothing was written" in html
@@ -184,7 +184,7 @@ def test_the_publish_action_makes_a_version_current(loaded, client, staff):
     v1 = test.current_qrels
     v2 = QrelsVersion.objects.create(split=test, version=2, qrels_gz=b"", sha256="x" * 64, n_topics=1)
     client.force_login(staff)
-    changelist = reverse("admin:leaderboard_qrelsversion_changelist")
+    changelist = reverse("admin:catalogue_qrelsversion_changelist")
 
     # A hidden split: v2 (no judgment) removes v1's few, fewer than the split's minimum batch. The action refuses
     # it, writes nothing, and asks for a reason on its own page.
@@ -218,8 +218,8 @@ def test_the_publish_action_makes_a_version_current(loaded, client, staff):
 def test_qrels_versions_cannot_be_added_or_deleted_in_the_admin(loaded, client, staff):
     client.force_login(staff)
     version = QrelsVersion.objects.first()
-    assert client.get(reverse("admin:leaderboard_qrelsversion_add")).status_code == 403
-    assert client.get(reverse("admin:leaderboard_qrelsversion_delete", args=[version.pk])).status_code == 403
+    assert client.get(reverse("admin:catalogue_qrelsversion_add")).status_code == 403
+    assert client.get(reverse("admin:catalogue_qrelsversion_delete", args=[version.pk])).status_code == 403
 
 
 def test_saving_a_split_in_the_admin_does_not_undo_a_switch_of_qrels_made_meanwhile(tiny_dataset, staff, rf):
@@ -295,7 +295,7 @@ def _inline_management(response) -> dict[str, str]:
 
 def test_a_new_dataset_starts_as_a_draft_with_measures_ticked_from_the_registry(db, client, staff):
     client.force_login(staff)
-    url = reverse("admin:leaderboard_dataset_add")
+    url = reverse("admin:catalogue_dataset_add")
     page = client.get(url)
     html = page.content.decode()
     assert 'name="is_published"' in html and 'name="is_published" checked' not in html
@@ -328,7 +328,7 @@ def test_a_new_dataset_starts_as_a_draft_with_measures_ticked_from_the_registry(
     assert not dataset.is_published  # a draft: published from the list after the card's preview
 
     # Editing keeps the stored order; a name outside the list is shown ticked; a new one goes last.
-    change = reverse("admin:leaderboard_dataset_change", args=[dataset.pk])
+    change = reverse("admin:catalogue_dataset_change", args=[dataset.pk])
     page = client.get(change)
     assert page.context["adminform"].form["measures"].value() == ["R@100", "nDCG@10", "R@3"]
     assert 'value="R@3"' in page.content.decode()
@@ -345,7 +345,7 @@ def test_a_classification_dataset_picks_macro_f1_and_its_languages(db, client, s
                                    task=Dataset.Task.SINGLE, measures=["macro-F1", "macro-F1/fr"],
                                    primary_measure="macro-F1")
     client.force_login(staff)
-    page = client.get(reverse("admin:leaderboard_dataset_change", args=[areas.pk]))
+    page = client.get(reverse("admin:catalogue_dataset_change", args=[areas.pk]))
     html = page.content.decode()
     assert page.context["adminform"].form["measures"].value() == ["macro-F1", "macro-F1/fr"]
     for name in ("macro-F1", "macro-F1/de", "macro-F1/fr", "macro-F1/it"):

@@ -65,7 +65,7 @@ def controls(client, url: str) -> Controls:
 
 def test_a_datasets_split_inline_labels_every_input_and_names_every_header_cell(tiny_dataset, client, staff):
     client.force_login(staff)
-    page = controls(client, f"/admin/leaderboard/dataset/{tiny_dataset.pk}/change/")
+    page = controls(client, f"/admin/catalogue/dataset/{tiny_dataset.pk}/change/")
     inline = [c for c in page.controls if c.get("id", "").startswith("id_splits-0-")]
     assert len(inline) >= 8, "the split inline's first row has its name, kind, boxes and limits"
     assert page.unnamed("id_splits-") == []
@@ -78,7 +78,7 @@ def test_a_phases_dates_name_their_date_and_time_inputs(tiny_dataset, client, st
     split = Split.objects.get(dataset=tiny_dataset, name="test")
     phase = Phase.objects.create(split=split, title="Task", opens_at=now + timedelta(days=1),
                                  closes_at=now + timedelta(days=3))
-    page = controls(client, f"/admin/sharedtasks/phase/{phase.pk}/change/")
+    page = controls(client, f"/admin/campaigns/phase/{phase.pk}/change/")
     names = {c["id"]: c.get("aria-label") for c in page.controls if c.get("id", "").startswith("id_opens_at")}
     assert names == {"id_opens_at_0": "Opens at: date", "id_opens_at_1": "Opens at: time"}
     assert page.unnamed() == []

@@ -389,7 +389,7 @@ def test_a_curator_publishes_a_draft_after_a_preview_of_its_card(db, client, sta
                  benchmark="b", benchmark_name="Greek statutes", language="el", stdout=io.StringIO())
     ds = Dataset.objects.get(slug="mine")
     client.force_login(staff)
-    url = reverse("admin:leaderboard_dataset_changelist")
+    url = reverse("admin:catalogue_dataset_changelist")
     form = {"action": "publish_with_preview", "_selected_action": [ds.pk]}
     preview = client.post(url, form).content.decode()
     card = preview.split('<li class="card">', 1)[1].split("</li>", 1)[0]

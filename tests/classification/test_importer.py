@@ -173,7 +173,7 @@ def test_a_curator_imports_a_split_in_the_admin(dataset, staff, client):
     from django.urls import reverse
 
     client.force_login(staff)
-    url = reverse("admin:leaderboard_dataset_import", args=[dataset.pk])
+    url = reverse("admin:catalogue_dataset_import", args=[dataset.pk])
     form = {"format": "classification", "split": "test", "hidden": "on", "note": ""}
     page = client.post(url, {**form, "files": SimpleUploadedFile("test.jsonl", SINGLE)})
     assert page.status_code == 200 and "gold v1 added and published" in page.content.decode()
@@ -188,7 +188,7 @@ def test_the_admin_refuses_a_classification_file_for_a_retrieval_dataset(tiny_da
     from django.urls import reverse
 
     client.force_login(staff)
-    url = reverse("admin:leaderboard_dataset_import", args=[tiny_dataset.pk])
+    url = reverse("admin:catalogue_dataset_import", args=[tiny_dataset.pk])
     page = client.post(url, {"format": "classification", "split": "x", "files": SimpleUploadedFile("t.jsonl", SINGLE)})
     assert "is a retrieval dataset" in page.content.decode()
     assert not Split.objects.filter(dataset=tiny_dataset, name="x").exists()

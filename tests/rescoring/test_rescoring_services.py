@@ -273,13 +273,13 @@ def test_the_admin_shows_the_rescoring_progress_and_says_when_the_board_switches
     subs = score_all(test_split, make_submission, ["BM25", "Dense"])
     v2, _ = qrels_version_add(split=test_split, qrels=NEW_QRELS)
     client.force_login(staff)
-    changelist = reverse("admin:leaderboard_qrelsversion_changelist")
+    changelist = reverse("admin:catalogue_qrelsversion_changelist")
     with django_capture_on_commit_callbacks(execute=False):
         page = client.post(changelist, {"action": "publish", "_selected_action": [v2.pk]}, follow=True)
     text = page.content.decode()
     assert "2 submissions queued for rescoring" in text and "keeps showing v1" in text
     services.submission_rescore_on(submission_id=subs["BM25"].pk, qrels_version_id=v2.pk)
-    page = client.get(reverse("admin:leaderboard_split_change", args=[test_split.pk])).content.decode()
+    page = client.get(reverse("admin:catalogue_split_change", args=[test_split.pk])).content.decode()
     assert "rescoring in progress on qrels v2: 1 of 2" in page
 
 

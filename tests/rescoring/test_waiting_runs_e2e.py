@@ -96,7 +96,7 @@ def test_the_admin_import_scores_the_waiting_run(waiting, client, staff, celery_
     split, submission = waiting
     client.force_login(staff)
     response = client.post(
-        reverse("admin:leaderboard_dataset_import", args=[split.dataset.pk]),
+        reverse("admin:catalogue_dataset_import", args=[split.dataset.pk]),
         {
             "format": "trec", "split": "test", "hidden": "on", "note": "",
             "topics": SimpleUploadedFile("topics.tsv", (TREC / "topics.tsv").read_bytes()),
@@ -113,7 +113,7 @@ def test_the_admin_publish_action_scores_the_waiting_run(waiting, client, staff,
     assert Split.objects.get(pk=split.pk).current_qrels is None
     client.force_login(staff)
     response = client.post(
-        reverse("admin:leaderboard_qrelsversion_changelist"), {"action": "publish", "_selected_action": [version.pk]}
+        reverse("admin:catalogue_qrelsversion_changelist"), {"action": "publish", "_selected_action": [version.pk]}
     )
     assert response.status_code == 302
     assert_scored_on_current(split, submission, celery_worker_process)

@@ -450,8 +450,8 @@ ADMIN_SPECIAL: dict[str, Callable[[World], list[tuple[str, Expect]]]] = {
                                  for label in ("auth", "leaderboard", "submissions", "account", "accounts", "assessment")],
     "admin/(?P<url>.*)$": lambda w: [("/admin/no-such-page/", {A: 302, O: 302, X: 302, S: 404})],
     "admin:snapshots_snapshot_take": lambda w: [(reverse("admin:snapshots_snapshot_take"), STAFF_ONLY)],
-    "admin:leaderboard_dataset_import": lambda w: [
-        (reverse("admin:leaderboard_dataset_import", args=[w.dataset.pk]), STAFF_ONLY)],
+    "admin:catalogue_dataset_import": lambda w: [
+        (reverse("admin:catalogue_dataset_import", args=[w.dataset.pk]), STAFF_ONLY)],
     "admin:auth_user_password_change": lambda w: [
         (reverse("admin:auth_user_password_change", args=[w.users[O].pk]), STAFF_ONLY)],
 }
@@ -632,7 +632,7 @@ FORMS = {
     "account_change_password", "account_reset_password", "account_email", "account_reauthenticate",
     "accounts:profile", "accounts:participation", "participants:upload",
     "participants:edit", "participants:visibility", "participants:withdraw", "participants:resubmit",
-    "participants:fusion", "admin:logout", "admin:leaderboard_dataset_import",
+    "participants:fusion", "admin:logout", "admin:catalogue_dataset_import",
     "campaigns:team_create", "campaigns:invite", "campaigns:new_link", "campaigns:leave", "campaigns:join",
     "campaigns:invitation", "leaderboard:mark_final", "campaigns:notifications", "leaderboard:data_terms",
     "assessment:item", "assessment:undo", "assessment:assign", "assessment:adjudicate", "assessment:import",

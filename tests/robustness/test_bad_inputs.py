@@ -275,7 +275,7 @@ def test_admin_import_form_answers_each_file(kind, case, client, staff, robust_d
     form = {"format": "trec", "split": "extra", "hidden": "on"}
     form.update({name: _upload(path) for name, path in files.items()})
     before = _counts()
-    response = client.post(reverse("admin:leaderboard_dataset_import", args=[robust_dataset.pk]), form)
+    response = client.post(reverse("admin:catalogue_dataset_import", args=[robust_dataset.pk]), form)
     assert response.status_code == 200
     body = html.unescape(response.content.decode())
     if case.accepted:
@@ -310,7 +310,7 @@ def test_admin_import_refuses_broken_releases(case, client, staff, robust_datase
     uploads = [_upload(p) for p in sorted(folder.rglob("*")) if p.is_file()] if folder.is_dir() else [_upload(folder)]
     fmt = "bsard" if "bsard" in case.path else "beir"
     before = _counts()
-    response = client.post(reverse("admin:leaderboard_dataset_import", args=[robust_dataset.pk]),
+    response = client.post(reverse("admin:catalogue_dataset_import", args=[robust_dataset.pk]),
                            {"format": fmt, "files": uploads, "hidden_splits": "test"})
     assert response.status_code == 200
     body = html.unescape(response.content.decode())

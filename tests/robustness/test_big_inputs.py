@@ -138,7 +138,7 @@ def test_a_zip_bomb_is_refused_by_the_admin_import(big, client, staff, robust_da
     settings.LEXBOARD_MAX_DECOMPRESSED_BYTES = CAP
     client.force_login(staff)
     before = (Split.objects.count(), Topic.objects.count(), QrelsVersion.objects.count())
-    response = client.post(reverse("admin:leaderboard_dataset_import", args=[robust_dataset.pk]),
+    response = client.post(reverse("admin:catalogue_dataset_import", args=[robust_dataset.pk]),
                            {"format": "beir", "files": [_upload(big["zip_bomb"])], "hidden_splits": "test"})
     assert response.status_code == 200
     assert "more than the limit" in html.unescape(response.content.decode())

@@ -253,7 +253,7 @@ def test_without_the_hidden_material_the_public_boards_move_and_the_hidden_ones_
     assert all(bytes(v.qrels_gz) == b"" for v in QrelsVersion.objects.filter(split__in=hidden))
     assert report.missing["hidden"] == "omitted"
     assert sorted(report.missing["closed_splits"]) == sorted(s.pk for s in hidden)
-    assert len(report.missing["leaderboard.QrelsVersion"]) == 2
+    assert len(report.missing["catalogue.QrelsVersion"]) == 2
     # The hidden split's judging travels whole or not at all: its pool's items would tell what is judged already.
     assert here["pools"] == {} and here["judgments"] == {}
     assert report.missing["assessment.PoolItem rows"] == 65 and report.missing["assessment.Judgment rows"] == 3

@@ -135,14 +135,14 @@ def test_an_omit_hidden_archive_holds_only_what_an_anonymous_visitor_reads(site,
     assert len(phase.public_qids) == 101
 
     # A shared task's draw: no seed, no exact share, no partition; and it cannot be made again from the archive.
-    (record,) = [r for r in _records(members, "sharedtasks.Phase") if r["fields"]["title"] == "Task 1"]
+    (record,) = [r for r in _records(members, "campaigns.Phase") if r["fields"]["title"] == "Task 1"]
     manifest = json.loads(members["manifest.json"])
     true_partition = {**record, "fields": {**record["fields"], "public_qids": phase.public_qids}}
     rebuilt = _draw_attack(site["qids"], true_partition, manifest)
     assert rebuilt is None, f"the draw made again from the archive: {len(rebuilt)} of {len(phase.public_qids)} topics"
     assert {"seed", "public_qids"}.isdisjoint(record["fields"]) and record["fields"]["public_share"] == 0.34
     assert str(SEED).encode() not in text and str(SHARE).encode() not in text
-    assert not any(q.encode() in members["data/sharedtasks.Phase.jsonl"] for q in phase.public_qids)
+    assert not any(q.encode() in members["data/campaigns.Phase.jsonl"] for q in phase.public_qids)
 
     # Results: the released one as the board shows it (the primary measure on the grid), the other nothing.
     results = {r["fields"]["submission"]: r["fields"] for r in _records(members, "submissions.Result")}
@@ -163,7 +163,7 @@ def test_an_omit_hidden_archive_holds_only_what_an_anonymous_visitor_reads(site,
                for r in _records(members, "submissions.ResultPart"))
 
     # The hidden judgments: no exact count, no checksum; the count as the qrels history writes it.
-    (qrels,) = [r["fields"] for r in _records(members, "leaderboard.QrelsVersion") if r["fields"]["split"] == split.pk]
+    (qrels,) = [r["fields"] for r in _records(members, "catalogue.QrelsVersion") if r["fields"]["split"] == split.pk]
     assert "n_relevant" not in qrels and qrels["n_judgments"] == 940
     assert disclosure.count_shown(qrels["n_judgments"], split=split) == disclosure.count_shown(937, split=split)
     assert version.sha256.encode() not in text and qrels["sha256"] == "withheld: version 1"

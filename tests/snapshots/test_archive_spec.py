@@ -76,4 +76,4 @@ def test_an_encrypted_export_lists_every_member_with_its_sha256_and_no_hidden_ju
     assert by_split[public.split_id]["fields"]["qrels_gz"] == {"blob": hashlib.sha256(bytes(public.qrels_gz)).hexdigest()}
     opened = archive_check(tmp_path / "tiny.tar.gz", key=keys.key_load(str(tmp_path / "key"))).secret
     assert opened is not None
-    assert base64.b64decode(opened["fields"]["leaderboard.QrelsVersion"][str(hidden.pk)]["qrels_gz"]) == bytes(hidden.qrels_gz)
+    assert base64.b64decode(opened["fields"]["catalogue.QrelsVersion"][str(hidden.pk)]["qrels_gz"]) == bytes(hidden.qrels_gz)

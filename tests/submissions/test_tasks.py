@@ -41,9 +41,9 @@ def test_the_registered_task_names_are_the_wire_format_and_do_not_change(setting
         "evaluation.tasks.rescore_submission",
         "evaluation.tasks.sweep_submissions",
         # Shared tasks: the e-mails (campaigns/tasks.py) and the reveal (leaderboard/tasks.py).
-        "sharedtasks.send_notification",
-        "sharedtasks.notices_tick",
-        "boards.reveal_closed_phases",
+        "campaigns.send_notification",
+        "campaigns.notices_tick",
+        "leaderboard.reveal_closed_phases",
         # The sandbox (sandbox/tasks.py): an image run on the sandbox queue, its sweep.
         "sandbox.run_image",
         "sandbox.sweep",
@@ -51,7 +51,7 @@ def test_the_registered_task_names_are_the_wire_format_and_do_not_change(setting
         "submissions.sweep_upload_slots",
     }
     assert {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()} == {
-        "evaluation.tasks.sweep_submissions", "sharedtasks.notices_tick", "boards.reveal_closed_phases",
+        "evaluation.tasks.sweep_submissions", "campaigns.notices_tick", "leaderboard.reveal_closed_phases",
         "sandbox.sweep", "submissions.sweep_upload_slots"}
     assert {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()} <= ours
 
