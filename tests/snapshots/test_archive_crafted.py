@@ -113,7 +113,7 @@ def _link(name: str, kind: bytes, target: str) -> tarfile.TarInfo:
 
 
 def _device() -> tarfile.TarInfo:
-    info = tarfile.TarInfo("data/leaderboard.Topic.jsonl")
+    info = tarfile.TarInfo("data/catalogue.Topic.jsonl")
     info.type, info.devmajor, info.devminor = tarfile.CHRTYPE, 1, 3  # /dev/null's numbers
     return info
 
@@ -157,7 +157,7 @@ CASES: dict[str, tuple[Callable[[Path, Path], Path], str]] = {
                 r"^files/0{64}: a symbolic link, .*refused"),
     "hardlink": (lambda a, d: _special(a, d, _link("files/" + "1" * 64, tarfile.LNKTYPE, "manifest.json")),
                  r"^files/1{64}: a hard link, .*refused"),
-    "device": (lambda a, d: _special(a, d, _device()), r"^data/leaderboard\.Topic\.jsonl: a device or FIFO, .*refused"),
+    "device": (lambda a, d: _special(a, d, _device()), r"^data/catalogue\.Topic\.jsonl: a device or FIFO, .*refused"),
     "not an archive": (lambda a, d: (d.write_bytes(b"q1 Q0 d1 1 1.0 run\n" * 100), d)[1],
                        r"is not a tar archive \(nor a gzip of one\): not a Lexboard archive"),
     "manifest not JSON": (lambda a, d: _rewrite(a, d, {"manifest.json": b"{'format': 1"}),

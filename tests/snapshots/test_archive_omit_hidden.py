@@ -168,7 +168,7 @@ def test_an_omit_hidden_archive_holds_only_what_an_anonymous_visitor_reads(site,
     assert disclosure.count_shown(qrels["n_judgments"], split=split) == disclosure.count_shown(937, split=split)
     assert version.sha256.encode() not in text and qrels["sha256"] == "withheld: version 1"
     for exact in (b'"n_judgments":937', b'"n_relevant":412', b":203", b":97,"):
-        assert exact not in members["data/leaderboard.QrelsVersion.jsonl"] + members[
+        assert exact not in members["data/catalogue.QrelsVersion.jsonl"] + members[
             "data/submissions.Result.jsonl"] + members["data/submissions.ResultPart.jsonl"], exact
 
     # Warnings the pages filter on a hidden split are not there; the file's own are.

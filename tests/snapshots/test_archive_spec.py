@@ -69,7 +69,7 @@ def test_an_encrypted_export_lists_every_member_with_its_sha256_and_no_hidden_ju
     hidden = QrelsVersion.objects.get(split__dataset=tiny_dataset, split__name="test")
     public = QrelsVersion.objects.get(split__dataset=tiny_dataset, split__name="dev")
     assert bytes(hidden.qrels_gz) == bytes(public.qrels_gz)  # the same judgments: stored once, as the public blob
-    records = [json.loads(line) for line in members["data/leaderboard.QrelsVersion.jsonl"].splitlines()]
+    records = [json.loads(line) for line in members["data/catalogue.QrelsVersion.jsonl"].splitlines()]
     by_split = {r["fields"]["split"]: r for r in records}
     assert by_split[hidden.split_id]["hidden"] == ["n_judgments", "n_relevant", "qrels_gz", "sha256"]
     assert "qrels_gz" not in by_split[hidden.split_id]["fields"]
