@@ -1,13 +1,15 @@
 """The proxy's own answers, from Debian's nginx running docker/nginx/lexboard.conf itself (no containers, a second).
 
-The shipped file is rendered for a temporary prefix (`render`: its server block three times, on three free ports of
-127.0.0.1, in front of three upstreams) and started as a fixture:
+The shipped file is rendered for a temporary prefix (`render`: its server block four times, on four free ports of
+127.0.0.1, in front of four upstreams) and started as a fixture:
 
 - ``live``: a tiny HTTP upstream in this process that answers with the Host it was sent, breaks off on
   ``/api/break`` and never answers ``/api/hang`` (the read timeout rendered at 1 s instead of 120 s);
 - ``refused``: a port nothing listens on;
 - ``dropped``: a socket whose accept queue is full, so the kernel drops the connection attempt (a removed
-  container's address: the connect times out, nginx's 504).
+  container's address: the connect times out, nginx's 504);
+- ``unresolved``: a name a tiny DNS server in this process answers NXDOMAIN for (every web container stopped: the
+  container network's DNS no longer knows ``web``), so nginx connects nowhere.
 
 Everything nginx answers itself under /api/ is the API's error shape (api/errors.py); a failure that sent nothing to
 the web tier is a 502 saying nothing was changed; the Host header keeps its port, so the API's links do too.
@@ -45,15 +47,20 @@ def _replace(text: str, old: str, new: str) -> str:
     return text.replace(old, new)
 
 
-def render(conf: str, prefix: Path, servers: dict[int, str], *, read_timeout: str = "1s") -> str:
+def render(conf: str, prefix: Path, servers: dict[int, str], *, read_timeout: str = "1s",
+           resolvers: dict[int, str] | None = None) -> str:
     """The shipped file as a whole nginx.conf under ``prefix``: its maps once, its server block once per
-    ``{port: upstream address}``, the read timeout shortened; nothing else of it changed."""
+    ``{port: upstream address}`` (an upstream name resolved by ``resolvers[port]``, a DNS server's address), the
+    read timeout shortened; nothing else of it changed."""
     head, server = conf[:conf.index("server {")], conf[conf.index("server {"):]
     server = _replace(server, "/var/log/nginx/access.log", str(prefix / "access.log"))
     server = _replace(server, "include /etc/nginx/lexboard-resolver.conf;", "")  # upstreams are addresses here
     server = _replace(server, "proxy_read_timeout 120s;", f"proxy_read_timeout {read_timeout};")
+    resolvers = resolvers or {}
     blocks = [_replace(_replace(server, "listen 80 default_server;", f"listen 127.0.0.1:{port};"),
-                       "set $lexboard_web web:8000;", f"set $lexboard_web {upstream};")
+                       "set $lexboard_web web:8000;",
+                       (f"resolver {resolvers[port]} valid=2s; " if port in resolvers else "")
+                       + f"set $lexboard_web {upstream};")
               for port, upstream in servers.items()]
     temp = " ".join(f"{kind}_temp_path {prefix / kind};" for kind in ("client_body", "proxy", "fastcgi", "uwsgi",
                                                                        "scgi"))
@@ -94,6 +101,16 @@ class Upstream(BaseHTTPRequestHandler):
         pass
 
 
+def _no_such_name(sock: socket.socket) -> None:
+    """A DNS server that answers every question with NXDOMAIN (its header's flags 0x8183, the question echoed)."""
+    while True:
+        try:
+            data, addr = sock.recvfrom(512)
+        except OSError:  # closed at the fixture's end
+            return
+        sock.sendto(data[:2] + b"\x81\x83" + data[4:6] + b"\x00" * 6 + data[12:], addr)
+
+
 @pytest.fixture(scope="module")
 def proxy(tmp_path_factory):
     prefix = tmp_path_factory.mktemp("nginx")
@@ -110,10 +127,15 @@ def proxy(tmp_path_factory):
         filler.setblocking(False)
         filler.connect_ex(dropped.getsockname())
         fillers.append(filler)
-    ports = {"live": free_port(), "refused": free_port(), "dropped": free_port()}
+    dns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    dns.bind(("127.0.0.1", 0))
+    threading.Thread(target=_no_such_name, args=(dns,), daemon=True).start()
+    ports = {"live": free_port(), "refused": free_port(), "dropped": free_port(), "unresolved": free_port()}
     servers = {ports["live"]: f"127.0.0.1:{upstream.server_address[1]}", ports["refused"]: f"127.0.0.1:{free_port()}",
                ports["dropped"]: f"127.0.0.1:{dropped.getsockname()[1]}"}
-    (prefix / "nginx.conf").write_text(render(CONF.read_text(), prefix, servers))
+    servers[ports["unresolved"]] = "web.invalid:8000"
+    resolvers = {ports["unresolved"]: f"127.0.0.1:{dns.getsockname()[1]}"}
+    (prefix / "nginx.conf").write_text(render(CONF.read_text(), prefix, servers, resolvers=resolvers))
     process = subprocess.Popen([NGINX, "-p", str(prefix), "-e", str(prefix / "error.log"), "-c",
                                 str(prefix / "nginx.conf")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
@@ -131,7 +153,7 @@ def proxy(tmp_path_factory):
         process.terminate()
         process.wait(timeout=10)
         upstream.shutdown()
-        for sock in (dropped, *fillers):
+        for sock in (dropped, *fillers, dns):
             sock.close()
 
 
@@ -203,7 +225,9 @@ def test_outside_api_the_same_refusals_are_a_short_page(proxy):
 
 
 def test_nothing_sent_to_the_web_tier_is_a_502_saying_nothing_was_changed(proxy):
-    for name in ("refused", "dropped"):  # refused: nginx's 502; the connect timed out: nginx's 504, answered 502
+    # refused: nginx's 502; the connect timed out: nginx's 504, answered 502; a name that does not resolve: a 502
+    # with no upstream tried at all ($upstream_bytes_sent empty: the proxy once called it "broke off")
+    for name in ("refused", "dropped", "unresolved"):
         port = proxy[name]
         for method in ("GET", "POST"):
             message = api_error(exchange(port, request(port, "/api/v1/submissions/", method,
