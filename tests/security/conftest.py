@@ -55,13 +55,13 @@ class Secret:
         return ("\n".join(lines) + "\n").encode()
 
 
-def _build_secret() -> Secret:
+def _build_secret(n_topics: int = N_TOPICS) -> Secret:
     from catalogue.models import Benchmark, Dataset, Split, Topic
     from catalogue.services import corpus_set, qrels_version_add
 
     rng = np.random.default_rng(20150707)
     docs = [f"d{i:04d}" for i in range(N_DOCS)]
-    qids = [f"q{i:02d}" for i in range(1, N_TOPICS + 1)]
+    qids = [f"q{i:02d}" for i in range(1, n_topics + 1)]
     relevant, judged, qrels, run = {}, {}, {}, {}
     for q in qids:
         picked = rng.choice(N_DOCS, size=12, replace=False)
@@ -97,6 +97,18 @@ def stack(live_site, transactional_db, celery_worker_process, private_run_storag
 @pytest.fixture
 def secret(stack) -> Secret:
     return _build_secret()
+
+
+#: Topics of ``wide_secret``: room for an attacker to climb the Ladder three times (below).
+WIDE_TOPICS = 48
+
+
+@pytest.fixture
+def wide_secret(stack) -> Secret:
+    """The hidden split with 48 topics (its first 20 as ``secret``'s): the Ladder's noisy margin (#37) releases a run
+    only when it improves on the identity's best on net + Laplace noise ≥ 8 topics, so a climb of three released
+    rounds needs three blocks of clearly more than eight topics, which 20 topics do not hold."""
+    return _build_secret(WIDE_TOPICS)
 
 
 # --- HTTP ----------------------------------------------------------------------------------

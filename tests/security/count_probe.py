@@ -17,7 +17,10 @@ probe (``probes=1``), a release decides the guess exactly when it is relevant
 on a topic of one or two relevant documents (1/r rounds up to a whole step);
 with k probes, their hit count weighed by 1/r, which decides them only when
 all of them hit. Each identity climbs the Ladder in rounds of more anchors
-(five more each round: a significant improvement over its previous release).
+(``anchors_per_round`` more each round: five were a significant improvement over
+its previous release under the sign test; the noisy margin of #37 asks for net +
+Laplace noise ≥ 8 topics, and :data:`CLEAR_ANCHORS_PER_ROUND` passes it but for
+a draw below −6, which needs a split of 3 × 14 + 1 topics for three rounds).
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from dataclasses import dataclass
 MAX_RELEVANT = 4  # the attacker's prior: 1 to 4 relevant documents per topic
 ROUNDS = 3
 ANCHORS_PER_ROUND = 5
+#: Anchors a round that clear the Ladder's noisy margin (``evaluation.noisy_margin``: net ≥ 14 against 8).
+CLEAR_ANCHORS_PER_ROUND = 14
 
 
 @dataclass(frozen=True)
@@ -41,8 +46,9 @@ class Plan:
 
 
 def plans(qids: Sequence[str], run: Mapping[str, list[str]], *, identity: int, probes: int = 1,
-          rounds: int = ROUNDS) -> list[Plan]:
-    """The rounds of one identity: five more anchors each round, ``probes`` new probe topics after them.
+          rounds: int = ROUNDS, anchors_per_round: int = ANCHORS_PER_ROUND) -> list[Plan]:
+    """The rounds of one identity: ``anchors_per_round`` more anchors each round, ``probes`` new probe topics after
+    them.
 
     Identity ``i`` guesses the good run's document ``i`` of each probe topic (its top documents are the likeliest
     relevant ones), so identities test different judgments.
@@ -50,7 +56,7 @@ def plans(qids: Sequence[str], run: Mapping[str, list[str]], *, identity: int, p
     qids = list(qids)
     out = []
     for r in range(rounds):
-        n_anchors = min(ANCHORS_PER_ROUND * (r + 1), len(qids) - probes)
+        n_anchors = min(anchors_per_round * (r + 1), len(qids) - probes)
         anchors = qids[:n_anchors]
         probe_topics = qids[n_anchors:n_anchors + probes]
         chosen = tuple((q, run[q][identity % len(run[q])]) for q in probe_topics)

@@ -17,8 +17,16 @@ it with an empty run and releases it):
 * seven *probe* topics: one guessed document each, at rank r = 4, …, 10
   behind r − 1 documents outside the corpus, so the topic's MRR@10 is 1/r if
   the guess is relevant and 0 otherwise — values no anchor can take;
-* the other eight topics: one document outside the corpus (0 everywhere),
-  which keeps the run over the coverage rule.
+* the other eight topics: *pads*, the good ranking behind ten documents
+  outside the corpus, so their MRR@10 is 0 (as known to the attacker as a
+  topic holding one document outside the corpus, the first version of this
+  attack), while their R@100 keeps the good run's credit.
+
+The Ladder's noisy margin releases a first run only when it improves on an
+empty run on clearly more topics than eight (net + Laplace noise ≥ 8): the
+anchors and pads score on thirteen topics, the relevant probes on three more,
+so the run is released (net 16 of 20) and its MRR@10 is the same unknown
+as before: five anchors and seven probes, every other topic 0.
 
 The mean of MRR@10 alone fits several assignments (its rounded sum); the
 interval's endpoints leave one, which says for each probe whether its
@@ -63,8 +71,8 @@ def _crafted(secret: Secret) -> tuple[bytes, list[str], dict[str, tuple[str, int
         rankings[q] = secret.run[q][:3] + _outside(q, 7) + secret.run[q][3:90]
     for q, (doc, rank) in probes.items():
         rankings[q] = _outside(q, rank - 1) + [doc]
-    for q in topics[12:]:
-        rankings[q] = _outside(q, 1)
+    for q in topics[12:]:  # pads: 0 on MRR@10 (nothing relevant in the top 10), the good run's R@100
+        rankings[q] = _outside(q, 10) + secret.run[q][:90]
     lines = [f"{q} Q0 {d} {i + 1} {1000 - i}.0 crafted" for q, docs in rankings.items() for i, d in enumerate(docs)]
     return ("\n".join(lines) + "\n").encode(), anchors, probes
 

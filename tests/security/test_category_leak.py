@@ -6,17 +6,20 @@ queries: a mean over ten queries was taken to be safe. But the attacker
 decides what nine of them score. The crafted run (first submission of a
 fresh account):
 
-* five topics of the category "work": the attacker's good ranking, so the
-  run scores on five topics and the Ladder releases it (against an empty
-  run);
+* the ten topics of the category "work": the attacker's good ranking
+  (anchors);
 * one topic of the category "family": the good ranking — the probe;
-* every other topic: one document outside the corpus, 0 on every measure
-  (the run still covers the split).
+* the nine other "family" topics: *pads*, the good ranking behind ten
+  documents outside the corpus, 0 on MRR@10 (nothing in the top 10 is
+  relevant) but the good run's R@100.
 
-The family mean of MRR@10 is then the probe's MRR@10 / 10: ten times it is
-1 / the rank of its first relevant document. The Ladder guards the mean over
-the split (a sum over the five anchors and the probe); the category mean has
-no anchor in it.
+The run scores on every topic's R@100 (the Ladder's measure), so the Ladder's
+noisy margin releases it against an empty run (net 20 of 20 topics, where a
+first run needs net + Laplace noise ≥ 8: the five anchors of this attack's
+first version no longer pass). The family mean of MRR@10 is then the probe's
+MRR@10 / 10: ten times it is 1 / the rank of its first relevant document. The
+Ladder guards the mean over the split (a sum over the anchors, the pads and
+the probe); the category mean has no anchor in it.
 """
 
 from __future__ import annotations
@@ -39,9 +42,10 @@ def _crafted(secret: Secret) -> tuple[bytes, str]:
     topics = sorted(secret.run)
     work = [q for i, q in enumerate(topics) if _category(i) == "work"]
     family = [q for i, q in enumerate(topics) if _category(i) == "family"]
-    anchors, probe = work[:5], family[0]
+    anchors, probe = work, family[0]
     rankings = {q: secret.run[q] for q in anchors + [probe]}
-    rankings.update({q: [f"x{q}"] for q in topics if q not in rankings})  # outside the corpus: 0 everywhere
+    # Pads: ten documents outside the corpus first (0 on MRR@10), then the good run (its R@100).
+    rankings.update({q: [f"x{q}n{i}" for i in range(10)] + secret.run[q][:90] for q in family[1:]})
     lines = [f"{q} Q0 {d} {i + 1} {1000 - i}.0 crafted" for q, docs in rankings.items() for i, d in enumerate(docs)]
     return ("\n".join(lines) + "\n").encode(), probe
 
@@ -66,7 +70,7 @@ def test_a_category_of_a_crafted_run_names_no_relevant_document(secret, person):
     content, probe = _crafted(secret)
     submission_id, answer = submit(mallory, secret, content, system_name="crafted", visibility="private")
     assert submission_id is not None and answer["status"] == "scored", answer
-    assert answer["released"] is True, answer  # five topics score: the Ladder releases a first run
+    assert answer["released"] is True, answer  # every topic scores: the Ladder releases a first run
     page = mallory.get(f"/submissions/{submission_id}/").body
     found = set()
     mrr = _category_means(page).get("family", {}).get("MRR@10")

@@ -3,7 +3,10 @@
 ``tests/security/count_probe.py``: every topic but the probes is known (anchors holding the good run, R@100 = 1;
 zeros outside the corpus), so the released R@100, on the grid of one topic's share, fixes the probes' sum to one
 grid line. Three identities climb the Ladder in three rounds each, one probe per run, through the API; each reads
-the released value and the grid the answer states and decodes its probe.
+the released value and the grid the answer states and decodes its probe. The Ladder's noisy margin (#37) releases a
+run only when it improves on the identity's best on net + Laplace noise ≥ 8 topics, so the attacker climbs by 14
+anchors a round (``count_probe.CLEAR_ANCHORS_PER_ROUND``; five passed the sign test of old) on the 48-topic split
+(``wide_secret``), as many released runs, each decoded, as the rule lets an identity have.
 
 What the grid lets through, measured here and stated in docs/security.md: a probe is decided only when its guess
 is relevant on a topic of one or two relevant documents (1/r rounds to a whole step), so at most one judgment
@@ -32,7 +35,8 @@ def _attack(secret: Secret, person, names) -> tuple[dict[str, dict], int, int]:
         client = person(name)
         learnt: dict[tuple[str, str], bool] = {}
         mine = 0
-        for plan in count_probe.plans(qids, secret.run, identity=index):
+        for plan in count_probe.plans(qids, secret.run, identity=index,
+                                      anchors_per_round=count_probe.CLEAR_ANCHORS_PER_ROUND):
             submission_id, answer = submit(client, secret, count_probe.run_text(plan, secret.run),
                                            system_name="counting", visibility="private")
             assert submission_id is not None and answer["status"] == "scored", answer
@@ -47,7 +51,9 @@ def _attack(secret: Secret, person, names) -> tuple[dict[str, dict], int, int]:
     return decided, released, runs
 
 
-def test_count_probes_on_the_primary_measure_decide_at_most_one_judgment_per_released_run(secret: Secret, person):
+def test_count_probes_on_the_primary_measure_decide_at_most_one_judgment_per_released_run(wide_secret: Secret,
+                                                                                         person):
+    secret = wide_secret
     decided, released, runs = _attack(secret, person, IDENTITIES)
     assert released >= len(IDENTITIES) * 2, f"only {released} of {runs} crafted runs were released"
     for name, found in decided.items():
@@ -56,11 +62,13 @@ def test_count_probes_on_the_primary_measure_decide_at_most_one_judgment_per_rel
         assert len(found["learnt"]) <= found["released"], (name, found)
 
 
-def test_with_a_baseline_no_crafted_first_run_is_released(secret: Secret, person, django_user_model):
+def test_with_a_baseline_no_crafted_first_run_is_released(wide_secret: Secret, person, django_user_model):
+    """The same attack as above (which gets its runs released), with a baseline on the split."""
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     from submissions.services import submission_create, submission_score_now
 
+    secret = wide_secret
     curator = django_user_model.objects.create_user("curator", "curator@example.org", "x", is_staff=True)
     baseline = submission_create(
         user=curator, split=secret.split, upload=SimpleUploadedFile("good.run", secret.run_text()), enqueue=False,

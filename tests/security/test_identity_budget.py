@@ -23,12 +23,17 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 
 def _crafted(secret: Secret) -> bytes:
-    """The lattice attack's shape: five anchor topics, one probe behind fillers, one document elsewhere."""
+    """The lattice attack's shape: five anchor topics, one probe behind fillers, one document elsewhere.
+
+    The one document is one the attacker knows to be relevant (as the probe's): the Ladder's noisy margin releases
+    a first run only when it improves on an empty run on clearly more than eight topics (net + Laplace noise ≥ 8),
+    so the run scores on all 20 (where the good run's top document, relevant on no topic, scored on none).
+    """
     topics = sorted(secret.run)
     anchors, probe = topics[:5], topics[5]
     rankings = {q: secret.run[q][:90] for q in anchors}
     rankings[probe] = [f"x{probe}n{i}" for i in range(6)] + [sorted(secret.relevant[probe])[0]]
-    rankings.update({q: [secret.run[q][0]] for q in topics if q not in rankings})
+    rankings.update({q: [sorted(secret.relevant[q])[0]] for q in topics if q not in rankings})
     lines = [f"{q} Q0 {d} {i + 1} {1000 - i}.0 crafted" for q, docs in rankings.items() for i, d in enumerate(docs)]
     return ("\n".join(lines) + "\n").encode()
 

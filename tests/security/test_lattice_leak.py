@@ -6,8 +6,15 @@ the answer releases and the grid it says they sit on, and decodes its probes
 from all of them at once. Before the disclosure module, a hidden split
 released five measures at 4 decimals and MRR@10 decided both probes of every
 run (six judgments per identity, none wrong); now it releases the primary
-measure (R@100) on a grid of one topic's share (20 topics: 5 points), and a
-probe is at most one bit among the anchors' unknown values.
+measure (R@100) on a grid of one topic's share (20 topics: 5 points; 48
+here: about 2), and a probe is at most one bit among the anchors' unknown values.
+
+The Ladder's noisy margin (#37) releases a run only when it improves on the
+identity's best on net + Laplace noise ≥ 8 topics: on 20 topics the rounds'
+blocks of six anchors are never released. On the 48-topic split
+(``wide_secret``) ``lattice.plans`` adds fifteen anchors a round (its blocks
+follow the split's size), a clear improvement each time, so every round of
+every identity can be released and decoded.
 """
 
 from __future__ import annotations
@@ -22,7 +29,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 IDENTITIES = ("mallory", "trudy", "oscar")
 
 
-def test_the_lattice_attack_recovers_at_most_one_judgment_per_identity(secret: Secret, person):
+def test_the_lattice_attack_recovers_at_most_one_judgment_per_identity(wide_secret: Secret, person):
+    secret = wide_secret
     qids = sorted(secret.run)
     recovered: dict[str, dict[tuple[str, str], bool]] = {}
     released_runs = 0
