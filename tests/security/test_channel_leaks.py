@@ -104,10 +104,15 @@ def test_compare_on_a_hidden_split_shows_one_band_per_pair_whatever_else_is_on_t
     """
     a = scored("test", alice, "perfect")
     b = scored("test", bob, "shifted")
-    # Each filler from an identity of its own: its first run is released (the Ladder would hold back a second).
-    fillers = [scored("test", verified(django_user_model.objects.create_user(f"filler{seed}", f"f{seed}@example.org",
+    # Each filler from an identity of its own: its first run is released (the Ladder would hold back a second). Each
+    # scores above 0 on all 24 topics, a clear improvement over an empty run for the noisy margin (a random run scores
+    # on about half of them, which the margin releases or not by its noise), and each stands at another distance from
+    # the reference (the same values, under it on 5 topics, under it on 18): p-values that a page-wide adjustment
+    # would order differently from the pair's own.
+    fillers = [scored("test", verified(django_user_model.objects.create_user(f"filler{n}", f"f{n}@example.org",
                                                                              "correct horse battery staple")),
-                      "random", seed=seed, name=f"filler {seed}") for seed in (3, 4, 5)]
+                      kind, name=f"filler {n}", tag=f"filler {n}") for n, kind in enumerate(("perfect", "shifted",
+                                                                                             "late"))]
     pages = []
     for extra in (0, 3):
         ids = ",".join(str(s.pk) for s in [a, b, *fillers[:extra]])

@@ -7,10 +7,13 @@ differences against one released during it.
   measure only, on the private part's grid; one ledger entry (kind ``reveal``) per team row.
 * A run of the task re-sent after the close with its tag changed was scored on all topics: with its public-part
   value shown during the task, its private mean. Now refused as the same run, whatever its tag and whoever sends it.
-* A baseline scored during the task showed its public part, then all topics after the reveal: private = 2F − P.
+* A baseline scored during the task showed its public part, then all topics after the reveal: private =
+  (N F − Npub P) / Npriv (3F − 2P here).
 * The board's exports: columns and captions true of what they hold.
 
-Through the real services and the API (Django's test client); a hidden split of 20 topics, the Ladder on.
+Through the real services and the API (Django's test client); a hidden split of 30 topics, the Ladder on: 20
+public, so that a run finding 15 of them is a clear improvement over an empty run for the noisy margin (net 15
+against a margin of 8, give or take Laplace noise of scale 1), and 10 private.
 """
 
 from __future__ import annotations
@@ -36,9 +39,9 @@ from tests.campaigns.conftest import close
 
 pytestmark = pytest.mark.django_db
 
-QIDS = [f"q{i:02d}" for i in range(1, 21)]
-PUBLIC = QIDS[:10]
-PRIVATE = QIDS[10:]
+QIDS = [f"q{i:02d}" for i in range(1, 31)]
+PUBLIC = QIDS[:20]
+PRIVATE = QIDS[20:]
 MEASURES = ["R@10", "MRR@10", "nDCG@10"]
 
 
@@ -71,7 +74,7 @@ def task(db, alice, bob, private_run_storage, own_cache_namespace):
     qrels_version_add(split=split, qrels={q: {f"rel-{q}": 1} for q in QIDS})
     now = timezone.now()
     phase = Phase.objects.create(split=split, title="Board task", opens_at=now - timedelta(days=1),
-                                 closes_at=now + timedelta(days=2), public_share=0.5, public_qids=PUBLIC)
+                                 closes_at=now + timedelta(days=2), public_share=2 / 3, public_qids=PUBLIC)
     red = team_create(phase=phase, user=alice, name="Red")
     team_create(phase=phase, user=bob, name="Blue")
     return phase, red
@@ -80,11 +83,11 @@ def task(db, alice, bob, private_run_storage, own_cache_namespace):
 def test_the_private_board_ranks_released_runs_only_on_the_primary_measure_and_counts_each_row(task, alice, bob):
     phase, _ = task
     split = phase.split
-    good = _upload(alice, split, set(PUBLIC[:5]) | set(PRIVATE[:5]), "good")
+    good = _upload(alice, split, set(PUBLIC[:15]) | set(PRIVATE[:5]), "good")
     # The probe: the same public part (no improvement: held back) and every private topic found.
-    probe = _upload(alice, split, set(PUBLIC[:5]) | set(PRIVATE), "probe")
+    probe = _upload(alice, split, set(PUBLIC[:15]) | set(PRIVATE), "probe")
     assert good.results.get().released and not probe.results.get().released
-    _upload(bob, split, set(PUBLIC[:6]) | set(PRIVATE[:2]), "blue")
+    _upload(bob, split, set(PUBLIC[:16]) | set(PRIVATE[:2]), "blue")
     close(phase)
     assert phase_reveal(phase_id=phase.pk).created
     board = PrivateBoard.objects.get(phase=phase)
@@ -103,8 +106,8 @@ def test_a_run_the_team_marked_final_is_ranked_even_when_held_back(task, alice):
     from submissions.services.finals import FINAL_RUNS_CAP, submission_mark_final
 
     phase, _ = task
-    _upload(alice, phase.split, set(PUBLIC[:5]) | set(PRIVATE[:5]), "good")
-    probe = _upload(alice, phase.split, set(PUBLIC[:5]) | set(PRIVATE), "probe")
+    _upload(alice, phase.split, set(PUBLIC[:15]) | set(PRIVATE[:5]), "good")
+    probe = _upload(alice, phase.split, set(PUBLIC[:15]) | set(PRIVATE), "probe")
     submission_mark_final(submission=probe, user=alice, final=True)  # the team's choice, at most FINAL_RUNS_CAP
     close(phase)
     assert phase_reveal(phase_id=phase.pk).created
@@ -118,11 +121,11 @@ def test_a_phase_run_sent_again_after_the_close_is_refused_whatever_its_tag_or_s
 
     phase, red = task
     split = phase.split
-    found = set(PUBLIC[:5]) | set(PRIVATE[:3])
+    found = set(PUBLIC[:15]) | set(PRIVATE[:3])
     run = _upload(alice, split, found, "red-1")
     api = APIClient()
     during = api.get(reverse("api:submission", args=[run.pk])).json()["scores"]
-    assert during == {"R@10": 0.5}
+    assert during == {"R@10": 0.75}
     close(phase)
     assert phase_reveal(phase_id=phase.pk).created
     carol = verified(django_user_model.objects.create_user("carol", "carol@example.org", "correct horse battery"))
@@ -136,21 +139,21 @@ def test_a_phase_run_sent_again_after_the_close_is_refused_whatever_its_tag_or_s
 
 def test_a_baseline_shown_on_the_public_part_is_not_shown_on_all_topics_after_the_reveal(task, staff):
     phase, _ = task
-    baseline = _upload(staff, phase.split, set(PUBLIC[:3]) | set(PRIVATE), "bm25", is_baseline=True)
+    baseline = _upload(staff, phase.split, set(PUBLIC[:6]) | set(PRIVATE), "bm25", is_baseline=True)
     api = APIClient()
     public = api.get(reverse("api:submission", args=[baseline.pk])).json()["scores"]
     assert public == {"R@10": 0.3}, "during the task a baseline shows its public part"
     close(phase)
     assert phase_reveal(phase_id=phase.pk).created
     after = api.get(reverse("api:submission", args=[baseline.pk])).json()["scores"]
-    assert not after, f"private = 2F - P = {2 * after.get('R@10', 0) - public['R@10']:.2f} (the gold: 1.00)"
+    assert not after, f"private = 3F - 2P = {3 * after.get('R@10', 0) - 2 * public['R@10']:.2f} (the gold: 1.00)"
 
 
 def test_the_private_boards_exports_hold_the_primary_measure_with_captions_true_of_their_columns(task, alice, bob,
                                                                                                 client):
     phase, _ = task
-    _upload(alice, phase.split, set(PUBLIC[:5]) | set(PRIVATE[:5]), "good")
-    _upload(bob, phase.split, set(PUBLIC[:6]) | set(PRIVATE[:2]), "blue")
+    _upload(alice, phase.split, set(PUBLIC[:15]) | set(PRIVATE[:5]), "good")
+    _upload(bob, phase.split, set(PUBLIC[:16]) | set(PRIVATE[:2]), "blue")
     close(phase)
     assert phase_reveal(phase_id=phase.pk).created
     url = lambda fmt: reverse("leaderboard:board_export", args=[phase.pk, fmt])  # noqa: E731

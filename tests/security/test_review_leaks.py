@@ -145,7 +145,9 @@ def test_the_compare_page_shows_the_difference_of_the_shown_means_on_a_hidden_sp
 
 def test_a_public_entrys_ladder_message_does_not_give_away_its_owners_private_best(scored, alice, bob):
     """Released with "a significant improvement over your best (X)": X is her private entry's score."""
-    private = scored("test", alice, "shifted", name="private-first", visibility="private")
+    # "late" under "perfect" on 18 of 24 topics: a clear improvement for the Ladder's noisy margin ("shifted" is
+    # under it on 5 topics only, no longer released), so the public entry's message names the private best.
+    private = scored("test", alice, "late", name="private-first", visibility="private")
     public = scored("test", alice, "perfect", name="public-second")
     split = private.split
     best = disclosure.ladder_format(split)(  # as the owner's message names it: "R@10 50 %"

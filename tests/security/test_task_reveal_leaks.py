@@ -2,9 +2,9 @@
 
 During the phase a run's released values are its public part's; at the reveal the Ladder is replayed on all
 topics. A pair of runs released both times gives the difference of their private parts:
-``Npriv * Δprivate = N * Δall - Npub * Δpublic``. Two runs that differ in five public topics (improved) and
-one private topic are both released during the phase (five public improvements) and both after the reveal
-(six moves in the same direction), so the one private topic's change is read from the four rounded means.
+``Npriv * Δprivate = N * Δall - Npub * Δpublic``. Two runs that differ in 25 public topics (improved) and
+one private topic are both released during the phase (25 public improvements) and both after the reveal
+(26 moves in the same direction), so the one private topic's change is read from the four rounded means.
 Through the real services and the API (Django's test client); the hidden split has the Ladder on.
 """
 
@@ -36,22 +36,33 @@ QIDS = [f"q{i:02d}" for i in range(1, 21)]
 PUBLIC = QIDS[:10]
 PRIVATE = QIDS[10:]
 QRELS = {q: {f"rel-{q}": 1} for q in QIDS}
-PROBED = "q16"  # a private topic: is the document the attacker puts first for it relevant?
+
+#: The pair attacks' split: 100 topics, 50 public. The Ladder's noisy margin releases a run when topics improved −
+#: worsened, plus Laplace noise of scale 1, reach max(8, ⌈1.645 √changed⌉): each run of the pair improves at least
+#: 25 topics of the part it is judged on, against a margin of 9 at most (withheld only by a noise below −16). On
+#: the 20 topics above (10 public) the pair's second run improves 5 public topics at most, released about once in
+#: 40. And one topic's share is a step of both grids (0.01 on 100 topics, 0.02 on 50): the four rounded means give
+#: the probed topic's change exactly.
+PAIR_QIDS = [f"q{i:03d}" for i in range(1, 101)]
+PAIR_PUBLIC = PAIR_QIDS[:50]
+PAIR_PRIVATE = PAIR_QIDS[50:]
+PROBED = PAIR_PRIVATE[25]  # a private topic: is the document the attacker puts first for it relevant?
 
 
-def _run(found: set[str], tag: str, filler: int = 1) -> bytes:
+def _run(found: set[str], tag: str, filler: int = 1, qids: list[str] = QIDS) -> bytes:
     """Ten documents per topic; the topic's relevant document first for the topics in ``found``. ``filler``: the
     first of the ten non-relevant documents after it (another filler changes every topic's top documents, not
     its value: a run the Ladder judges, not a near-copy of the first)."""
     lines = []
-    for q in QIDS:
+    for q in qids:
         docs = ([f"rel-{q}"] if q in found else []) + [f"d{n}" for n in range(filler, filler + 10)]
         lines += [f"{q} Q0 {d} {r} {20 - r} {tag}" for r, d in enumerate(docs[:10], start=1)]
     return ("\n".join(lines) + "\n").encode()
 
 
-def _upload(user, split, found: set[str], name: str, filler: int = 1) -> Submission:
-    sub = submission_create(user=user, split=split, upload=SimpleUploadedFile("run.txt", _run(found, name, filler)),
+def _upload(user, split, found: set[str], name: str, filler: int = 1, qids: list[str] = QIDS) -> Submission:
+    run = _run(found, name, filler, qids)
+    sub = submission_create(user=user, split=split, upload=SimpleUploadedFile("run.txt", run),
                             metadata={"system_name": name, "visibility": "public"}, enqueue=False)
     return submission_score_now(sub.pk)
 
@@ -60,18 +71,18 @@ def _scores(api: APIClient, sub: Submission) -> dict:
     return api.get(reverse("api:submission", args=[sub.pk])).json()["scores"]
 
 
-def _hidden_split(slug: str) -> Split:
-    """A hidden split of 20 topics with one relevant document each, the Ladder on."""
+def _hidden_split(slug: str, qids: list[str] = QIDS) -> Split:
+    """A hidden split of ``qids`` (20 topics by default) with one relevant document each, the Ladder on."""
     bench = Benchmark.objects.create(slug=slug, name=slug.title())
     dataset = Dataset.objects.create(benchmark=bench, slug=f"{slug}-t1", name=f"{slug.title()} 1", language="en",
                                      docid_example="d1", measures=["R@10"], primary_measure="R@10")
-    corpus_set(dataset=dataset, ids=[f"d{i}" for i in range(1, 21)] + [f"rel-{q}" for q in QIDS])
+    corpus_set(dataset=dataset, ids=[f"d{i}" for i in range(1, 21)] + [f"rel-{q}" for q in qids])
     split = Split.objects.create(dataset=dataset, name="test", kind="test", hidden=True, daily_limit=0,
                                  total_limit=0)
     assert split.uses_ladder
-    for q in QIDS:
+    for q in qids:
         Topic.objects.create(split=split, qid=q, text=f"Question {q}?", category="civil")
-    qrels_version_add(split=split, qrels=QRELS)
+    qrels_version_add(split=split, qrels={q: {f"rel-{q}": 1} for q in qids})
     return split
 
 
@@ -80,8 +91,8 @@ def _assert_no_private_change(*, on_all: dict, on_public: dict) -> None:
     topics (``N * Δall - Npub * Δpublic``), i.e. the probed topic's change: at least one must be held back."""
     recovered = None
     if None not in on_all.values() and None not in on_public.values():
-        recovered = (len(QIDS) * (on_all["b"] - on_all["a"])
-                     - len(PUBLIC) * (on_public["b"] - on_public["a"]))
+        recovered = (len(PAIR_QIDS) * (on_all["b"] - on_all["a"])
+                     - len(PAIR_PUBLIC) * (on_public["b"] - on_public["a"]))
     assert recovered is None, (
         f"the private topic {PROBED}'s change of R@10 follows from the four released means: {recovered:.3f} "
         f"(its relevant document is first in b: 1.0)")
@@ -89,22 +100,24 @@ def _assert_no_private_change(*, on_all: dict, on_public: dict) -> None:
 
 def test_runs_released_before_and_after_the_reveal_give_no_private_topics_value(alice, private_run_storage,
                                                                                own_cache_namespace):
-    split = _hidden_split("task")
+    split = _hidden_split("task", PAIR_QIDS)
     now = timezone.now()
     phase = Phase.objects.create(split=split, title="Task 2027", opens_at=now - timedelta(days=1),
-                                 closes_at=now + timedelta(days=2), public_share=0.5, public_qids=PUBLIC)
+                                 closes_at=now + timedelta(days=2), public_share=0.5, public_qids=PAIR_PUBLIC)
     team_create(phase=phase, user=alice, name="Red")
     split = Split.objects.get(pk=split.pk)
 
-    base = set(PUBLIC[:5]) | set(PRIVATE[:5])
-    a = _upload(alice, split, base, "a")
-    b = _upload(alice, split, base | set(PUBLIC[5:]) | {PROBED}, "b", filler=11)  # five public improvements, a probe
+    base = set(PAIR_PUBLIC[:25]) | set(PAIR_PRIVATE[:25])
+    a = _upload(alice, split, base, "a", qids=PAIR_QIDS)  # 25 public topics over an empty run
+    # 25 public improvements, a probe (on all topics after the reveal: 26 improvements).
+    b = _upload(alice, split, base | set(PAIR_PUBLIC[25:]) | {PROBED}, "b", filler=11, qids=PAIR_QIDS)
     api = APIClient()
     api.force_authenticate(alice)
     before = {"a": _scores(api, a).get("R@10"), "b": _scores(api, b).get("R@10")}
     assert before["a"] is not None and before["b"] is not None, "both are released on the public part"
 
-    c = _upload(alice, split, base | set(PUBLIC[5:]) | set(PRIVATE[5:]), "c")  # a's best, with five more private
+    # a's best, with 25 more private
+    c = _upload(alice, split, base | set(PAIR_PUBLIC[25:]) | set(PAIR_PRIVATE[25:]), "c", qids=PAIR_QIDS)
     close(phase)
     assert phase_reveal(phase_id=phase.pk).created
     after = {"a": _scores(api, a).get("R@10"), "b": _scores(api, b).get("R@10")}
@@ -113,11 +126,12 @@ def test_runs_released_before_and_after_the_reveal_give_no_private_topics_value(
     # for every run released during the task (not only the private board's rows). None is released on all topics.
     for name, sub in (("a", a), ("b", b), ("c", c)):
         value = _scores(api, sub).get("R@10")
-        assert value is None, (f"{name}'s private-part mean follows: "
-                               f"{(len(QIDS) * value - len(PUBLIC) * (before.get(name) or 0)) / len(PRIVATE):.2f}")
+        if value is not None:
+            private_mean = (len(PAIR_QIDS) * value - len(PAIR_PUBLIC) * (before.get(name) or 0)) / len(PAIR_PRIVATE)
+            raise AssertionError(f"{name}'s private-part mean follows: {private_mean:.2f}")
     assert "only the private board shows" in Submission.objects.get(pk=a.pk).results.get().ladder_message
     # A run sent after the task is ranked on all topics (a new one: c sent again, whatever its tag, is refused).
-    d = _upload(alice, Split.objects.get(pk=split.pk), set(QIDS) - {PUBLIC[0]}, "d")
+    d = _upload(alice, Split.objects.get(pk=split.pk), set(PAIR_QIDS) - set(PAIR_PUBLIC[:5]), "d", qids=PAIR_QIDS)
     assert _scores(api, d) == {"R@10": 0.95}
 
 
@@ -127,11 +141,12 @@ def test_runs_released_before_a_phase_and_during_it_give_no_private_topics_value
     then on the public part during it (``split_partition`` cuts the stored results and replays the Ladder),
     give the difference of their private parts by the same arithmetic. The admin refuses such a split
     (tests/campaigns/test_phases.py); this is the Ladder's second line, for a phase made another way."""
-    split = _hidden_split("early")
+    split = _hidden_split("early", PAIR_QIDS)
 
-    base = set(PUBLIC[:5]) | set(PRIVATE[:5])
-    a = _upload(alice, split, base, "a")
-    b = _upload(alice, split, base | set(PUBLIC[5:]) | {PROBED}, "b", filler=11)  # five public improvements, a probe
+    base = set(PAIR_PUBLIC[:25]) | set(PAIR_PRIVATE[:25])
+    a = _upload(alice, split, base, "a", qids=PAIR_QIDS)
+    # 25 public improvements and a probe: 26 improvements on all topics before the phase.
+    b = _upload(alice, split, base | set(PAIR_PUBLIC[25:]) | {PROBED}, "b", filler=11, qids=PAIR_QIDS)
     api = APIClient()
     api.force_authenticate(alice)
     before = {"a": _scores(api, a).get("R@10"), "b": _scores(api, b).get("R@10")}
@@ -139,7 +154,7 @@ def test_runs_released_before_a_phase_and_during_it_give_no_private_topics_value
 
     now = timezone.now()
     phase = Phase.objects.create(split=split, title="Late task", opens_at=now - timedelta(hours=1),
-                                 closes_at=now + timedelta(days=2), public_share=0.5, public_qids=PUBLIC)
+                                 closes_at=now + timedelta(days=2), public_share=0.5, public_qids=PAIR_PUBLIC)
     assert split_partition(split=split, public=frozenset(phase.public_qids)) == 2  # what the admin's save does
     team_create(phase=phase, user=alice, name="Red")
     split = Split.objects.get(pk=split.pk)
@@ -148,7 +163,8 @@ def test_runs_released_before_a_phase_and_during_it_give_no_private_topics_value
     # One run alone gives its private-part mean the same way: neither is released again on the public part.
     assert during == {"a": None, "b": None}, f"runs shown before the task are shown on its public part: {during}"
 
-    c = _upload(alice, split, base | set(PUBLIC[5:]) | set(PRIVATE[5:]), "c")  # sent during the phase
+    c = _upload(alice, split, base | set(PAIR_PUBLIC[25:]) | set(PAIR_PRIVATE[25:]), "c",
+                qids=PAIR_QIDS)  # sent during the phase
     assert _scores(api, c) == {"R@10": 1.0}, "a run of the phase is judged on the public part, as before"
 
 
