@@ -427,8 +427,8 @@ def ladder_format(split: Split, *, step: float | None = None) -> Callable[[float
 def ladder_rule(split: Split) -> str:
     """The rule a run held back by the Ladder was held to, with where it is explained (appended to its message)."""
     units = "examples" if split.dataset.task != Dataset.Task.RETRIEVAL else "topics"
-    return (f"The Ladder's rule: {units} improved minus {units} worsened on {split.dataset.primary_measure}, plus "
-            f"random noise, above a margin (so the verdict is not exact), and the shown value up a step "
+    return (f"The Ladder's rule: {units} better minus {units} worse on {split.dataset.primary_measure}, plus noise, "
+            f"over a margin (the verdict is not exact), and the value up a step "
             f"({points(grid_step(split) or step_for(0))}): {LADDER_DOCS}")
 
 

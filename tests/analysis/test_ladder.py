@@ -45,8 +45,8 @@ def test_a_run_that_is_no_significant_improvement_is_held_back_everywhere(scored
     shown_best = f"R@10 {100 * disclosure.on_grid(result_of(best).primary_score, 0.05):.0f} %"  # 24 topics: 5 points
     assert result_of(worse).ladder_message == (
         f"Not a significant improvement over your best ({shown_best}); your best stays on the leaderboard. "
-        "The Ladder's rule: topics improved minus topics worsened on R@10, plus random noise, above a margin (so the "
-        "verdict is not exact), and the shown value up a step (5 points): /docs/metrics/#ladder")
+        "The Ladder's rule: topics better minus topics worse on R@10, plus noise, over a margin (the verdict is not "
+        "exact), and the value up a step (5 points): /docs/metrics/#ladder")
     assert result_of(worse).ladder_p >= 0.05
     # The leaderboard shows her best only.
     assert [r.system for r in leaderboard_rows(split=split)] == ["first"]
