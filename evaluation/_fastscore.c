@@ -521,6 +521,8 @@ typedef struct {
     long tie_groups, tie_queries, n_lines, n_cut, n_over;
     int n_no_relevant, n_empty_evaluated, n_missing, n_unknown, n_evaluated;
     int n_in_both;        /* qrels queries the run has rows for, averaged or not (0: nothing to score) */
+    long n_outside;       /* rows within the depth naming a document outside the corpus (any: hand back, once the
+                           * whole run is read: a group read before the run proves ungrouped is not its query's) */
     int *evaluated;      /* sorted positions of the evaluated queries, ascending */
 } Counts;
 
@@ -640,8 +642,8 @@ static int in_corpus(const Ctx *c, Tok doc)
 }
 
 /* One query's rows (M->rows, their docids at M->arena + M->doc_at), in file order: order them, check them
- * (0 when a docid comes twice, or one within the depth is outside the corpus: the numpy path names the lines
- * and says what they count as), count their ties and depth cut, and score them
+ * (0 when a docid comes twice: the numpy path names the lines), count those within the depth outside the corpus
+ * (``Counts.n_outside``), count their ties and depth cut, and score them
  * when the qrels know the query (q >= 0), with its details when asked (-1: out of memory). */
 static int finish_query(Mem *M, Ctx *c, const JTable *jt, int q, size_t nr, int depth, int threshold, Counts *out)
 {
@@ -669,7 +671,7 @@ static int finish_query(Mem *M, Ctx *c, const JTable *jt, int q, size_t nr, int 
             if (!in_tie && i <= (size_t)depth) { out->tie_groups++; had_tie = 1; }
             in_tie = 1;
         } else in_tie = 0;
-        if (i < (size_t)depth && !in_corpus(c, M->rows[i].doc)) return 0;
+        if (i < (size_t)depth && !in_corpus(c, M->rows[i].doc)) out->n_outside++;
         if (q >= 0 && i < (size_t)depth) {
             const JEntry *e = jtable_find(jt, q, M->rows[i].doc, dh);
             if (e) { M->hr[nh] = (int)i + 1; M->hg[nh] = e->grade; nh++; }
@@ -942,6 +944,7 @@ static int run_score(Mem *M, Input run, Input qrels, int depth, int threshold, i
     }
     out->n_evaluated = ne;
     out->n_lines = n_lines;
+    if (out->n_outside) goto done;  /* the numpy path counts those rows as non-relevant and says so, or refuses */
     result = 1;
 done:
     free(pool);

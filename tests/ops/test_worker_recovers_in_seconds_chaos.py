@@ -33,9 +33,10 @@ pytestmark = [pytest.mark.chaos, pytest.mark.e2e, pytest.mark.slow, pytest.mark.
 
 #: The bound issue #39 asks for, from the kill to the last submission scored, plus the margin a loaded test run
 #: needs: 12-16 s measured on a quiet machine (docs/operations.md), but with the rest of the suite on both cores the
-#: restarted workers' start-up alone took over 10 s and "every scoring worker" passed 30 s. The code before this
-#: test never recovered such a worker's runs, or after 176 s: the bound still fails it.
-RECOVERY_SECONDS = 45
+#: restarted workers' start-up alone took over 10 s and "every scoring worker" passed 30 s, and once (6 December
+#: 2026, the whole suite on both cores) 45 s. The code before this test never recovered such a worker's runs, or
+#: after 176 s: the bound still fails it.
+RECOVERY_SECONDS = 60
 #: Nothing shortened: the settings' defaults, whatever the environment running the tests says.
 SHIPPED = {"LEXBOARD_HEARTBEAT_STALE_SECONDS": "", "LEXBOARD_RECOVERY_INTERVAL": "", "LEXBOARD_SWEEP_INTERVAL": "",
            "LEXBOARD_QUEUED_RESEND_SECONDS": ""}

@@ -447,7 +447,7 @@ ADMIN_SPECIAL: dict[str, Callable[[World], list[tuple[str, Expect]]]] = {
         (reverse("admin:view_on_site", args=[_content_type("submissions", "submission"), w.sub("private")]),
          {A: 302, O: 302, X: 302, S: 302})],
     "admin:app_list": lambda w: [(reverse("admin:app_list", args=[label]), STAFF_ONLY)
-                                 for label in ("auth", "leaderboard", "submissions", "account", "accounts", "assessment")],
+                                 for label in ("auth", "catalogue", "submissions", "account", "accounts", "assessment", "campaigns")],
     "admin/(?P<url>.*)$": lambda w: [("/admin/no-such-page/", {A: 302, O: 302, X: 302, S: 404})],
     "admin:snapshots_snapshot_take": lambda w: [(reverse("admin:snapshots_snapshot_take"), STAFF_ONLY)],
     "admin:catalogue_dataset_import": lambda w: [

@@ -204,6 +204,20 @@ def test_a_dataset_with_a_corpus_takes_the_fast_path_when_every_document_is_in_i
         assert fast.means == slow.means and [w.code for w in fast.warnings] == [w.code for w in slow.warnings]
 
 
+def test_an_ungrouped_run_is_judged_on_its_whole_queries_against_the_corpus():
+    """q1's first piece is d0 alone, which is outside the corpus and would be q1's top document; the whole q1 ranks d3
+    first (ties: docid descending) and d0 past the depth of 1, so nothing within the depth is outside: the fast path
+    takes it (it once handed it back, judging the piece read before the run proved ungrouped; Hypothesis found it)."""
+    qrels = b"q1 0 d0 1\nq1 0 d1 0\nq2 0 d0 0\nq2 0 d3 1\n"
+    run = b"q2 Q0 d0 1 1 tag\nq2 Q0 d1 2 1 tag\nq1 Q0 d0 1 1 tag\nq2 Q0 d2 3 1 tag\nq1 Q0 d1 2 1 tag\nq1 Q0 d3 3 1 tag\n"
+    kw = {"threshold": 1, "depth": 1, "precision": "float32", "empty": "omit"}
+    corpus = corpus_of(d for d in DOCS if d != "d0")
+    fast, lazy = through_the_worker_with(corpus, qrels, run, **kw)
+    slow = numpy_path_with(corpus, qrels, run, **kw)
+    assert not lazy.loaded and not isinstance(fast, RunFormatError) and not isinstance(slow, RunFormatError)
+    assert fast.means == slow.means and [w.code for w in fast.warnings] == [w.code for w in slow.warnings]
+
+
 def test_a_bsard_sized_corpus_keeps_a_bsard_run_on_the_fast_path():
     lines, qrels = [], []
     for q in range(222):
