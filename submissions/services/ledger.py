@@ -204,6 +204,7 @@ def verdict_record(*, result: Result, submission: Submission, split: Split, outc
         "split": split, "submission": submission, "identity": identity_of(submission),
         "identity_label": identity_label(submission), "answered_at": now, "day": _today(now), "outcome": outcome,
         "bits": bits, **noisy})
+    _alerts(split=split, row=row)  # the daily rates count verdicts' bits beside releases'
     return row
 
 
@@ -228,18 +229,24 @@ def reveal_record(*, split: Split, submission: Submission, n_topics: int, step: 
     return row
 
 
-def _alerts(*, split: Split, row: Release) -> None:
+def _day_bits(*, split: Split, day: date, **identity: str) -> float:
+    """The bits a split's ledger counts on ``day`` (of one identity, given): its releases' and its verdicts'."""
+    released = Release.objects.filter(split=split, day=day, **identity).aggregate(b=Sum("bits"))["b"] or 0.0
+    judged = Verdict.objects.filter(split=split, day=day, **identity).aggregate(b=Sum("bits"))["b"] or 0.0
+    return float(released) + float(judged)
+
+
+def _alerts(*, split: Split, row: Release | Verdict) -> None:
     identity_limit, split_limit, _ = policy(split)
-    today = Release.objects.filter(split=split, day=row.day)
-    mine = today.filter(identity=row.identity).aggregate(b=Sum("bits"))["b"] or 0.0
+    mine = _day_bits(split=split, day=row.day, identity=row.identity)
     if mine > identity_limit:
         _alert(split=split, scope=LedgerAlert.Scope.IDENTITY, row=row, bits=mine, limit=identity_limit)
-    total = today.aggregate(b=Sum("bits"))["b"] or 0.0
+    total = _day_bits(split=split, day=row.day)
     if total > split_limit:
         _alert(split=split, scope=LedgerAlert.Scope.SPLIT, row=row, bits=total, limit=split_limit)
 
 
-def _alert(*, split: Split, scope: str, row: Release, bits: float, limit: float) -> None:
+def _alert(*, split: Split, scope: str, row: Release | Verdict, bits: float, limit: float) -> None:
     identity = row.identity if scope == LedgerAlert.Scope.IDENTITY else ""
     alert, created = LedgerAlert.objects.get_or_create(
         split=split, scope=scope, identity=identity, day=row.day,

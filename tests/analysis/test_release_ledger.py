@@ -16,7 +16,7 @@ from django.urls import reverse
 from campaigns.models import SentNotification
 from campaigns.notifications import render_email
 from submissions.ledger_models import WAITING_NOTE
-from submissions.models import LedgerAlert, Release, ReleasePolicy, ReleaseWait, Result, Submission
+from submissions.models import LedgerAlert, Release, ReleasePolicy, ReleaseWait, Result, Submission, Verdict
 from submissions.services.ladder import release_waits_judge
 from submissions.services.ledger import crafted_reasons, release_check_shape
 from submissions.services.sweep import submissions_sweep
@@ -46,17 +46,19 @@ def test_every_release_on_a_hidden_split_is_written_with_its_bits(scored, alice,
 
 
 def test_an_identity_passing_its_daily_rate_is_marked_and_curators_are_mailed(scored, alice, staff, settings):
-    settings.LEXBOARD_LEDGER_IDENTITY_BITS = 5
+    settings.LEXBOARD_LEDGER_IDENTITY_BITS = 6
     scored("test", alice, "late", name="first")
-    assert not LedgerAlert.objects.exists()  # 4.4 bits: within the rate
+    # 4.4 bits released and the verdict's 1: within the rate (the rate counts verdicts beside releases)
+    assert Verdict.objects.get().bits == 1.0 and not LedgerAlert.objects.exists()
     scored("test", alice, "perfect", name="better")
     alert = LedgerAlert.objects.get()
-    assert alert.scope == "identity" and alert.identity == f"user:{alice.pk}" and alert.bits == pytest.approx(2 * BITS)
+    assert alert.scope == "identity" and alert.identity == f"user:{alice.pk}"
+    assert alert.bits == pytest.approx(2 * BITS + 2)
     mail = SentNotification.objects.get(kind="ledger_alert")
-    assert mail.user == staff and "alice" in mail.context["who"] and mail.context["limit"] == "5"
+    assert mail.user == staff and "alice" in mail.context["who"] and mail.context["limit"] == "6"
     assert reverse("participants:ledger", args=[alert.split_id]) in mail.context["url"]
     subject, text, html = render_email("ledger_alert", mail.context)
-    assert "passed 5 bits today" in subject and "alice" in text and mail.context["url"] in html
+    assert "passed 6 bits today" in subject and "alice" in text and mail.context["url"] in html
 
 
 def test_the_split_has_a_rate_of_its_own(scored, alice, bob, analysis_dataset):

@@ -41,7 +41,7 @@ def _crafted(secret: Secret) -> bytes:
 def test_the_third_new_identity_of_the_day_waits_for_the_budget_and_the_ledger_counts_every_release(
         secret, person, django_user_model):
     from campaigns.models import SentNotification
-    from submissions.models import LedgerAlert, Release, ReleasePolicy, ReleaseWait
+    from submissions.models import LedgerAlert, Release, ReleasePolicy, ReleaseWait, Verdict
     from submissions.services.ladder import release_waits_judge
 
     django_user_model.objects.create_user("curator", "curator@example.org", "x", is_staff=True)
@@ -61,12 +61,15 @@ def test_the_third_new_identity_of_the_day_waits_for_the_budget_and_the_ledger_c
     assert "Waiting for tomorrow" in eve.get(f"/submissions/{eve_id}/").body.replace("&#x27;", "'")
     assert "eve&#x27;s run" not in eve.get(f"/d/{secret.slug}/").body  # not on the board
 
-    # The ledger: two releases, each with its bits; the split passed its 5 bits a day: one alert, curators mailed.
+    # The ledger: two releases, each with its bits, and every verdict's; the split passed its 5 bits a day: one
+    # alert counting both, curators mailed.
     rows = list(Release.objects.filter(split=secret.split).order_by("released_at"))
     assert [r.identity_label.split(" ")[0] for r in rows] == ["mallory", "trudy"] and all(r.first for r in rows)
     assert all(r.bits > 4 for r in rows)
+    verdicts = Verdict.objects.filter(split=secret.split)
     alert = LedgerAlert.objects.get(split=secret.split)
-    assert alert.scope == "split" and alert.bits == pytest.approx(sum(r.bits for r in rows))
+    assert alert.scope == "split"
+    assert alert.bits == pytest.approx(sum(r.bits for r in rows) + sum(v.bits for v in verdicts))
     assert SentNotification.objects.filter(kind="ledger_alert", user__username="curator").count() == 1
     # The crafted run is flagged for review (read by the worker after the commit).
     deadline = time.monotonic() + 30
