@@ -208,9 +208,9 @@ def browser_page(request, chromium_browser, site, screenshot_dir):
     context.close()
 
 
-@pytest.fixture
-def page_factory(chromium_browser, site):
-    """More pages with their own options (``page_factory(color_scheme="dark")``); closed after the test."""
+def pages_on(chromium_browser, site):
+    """A fixture's body: ``make(**options)`` opens a page on ``site`` with its own options (errors watched); every
+    page is closed after the test."""
     contexts = []
 
     def make(**options):
@@ -222,4 +222,10 @@ def page_factory(chromium_browser, site):
     yield make
     for context in contexts:
         context.close()
+
+
+@pytest.fixture
+def page_factory(chromium_browser, site):
+    """More pages with their own options (``page_factory(color_scheme="dark")``); closed after the test."""
+    yield from pages_on(chromium_browser, site)
 

@@ -19,7 +19,7 @@ import pytest
 from tests.fixtures_site import serve_site
 from tests.users import participant
 
-from .conftest import new_page, watch_errors
+from .conftest import pages_on
 from .helpers import axe_violations
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e, pytest.mark.slow]
@@ -58,17 +58,7 @@ def admin_site(demo, private_data_dir, worker_queue, tmp_path):
 @pytest.fixture
 def admin_pages(chromium_browser, admin_site):
     """``admin_pages(color_scheme="dark", …)``: pages on ``admin_site``, closed after the test."""
-    contexts = []
-
-    def make(**options):
-        context, page = new_page(chromium_browser, admin_site, **options)
-        watch_errors(page)
-        contexts.append(context)
-        return page
-
-    yield make
-    for context in contexts:
-        context.close()
+    yield from pages_on(chromium_browser, admin_site)
 
 
 def _curator_world(demo) -> list[str]:
