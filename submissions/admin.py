@@ -115,7 +115,7 @@ class SubmissionAdmin(NamedInputsAdmin, ChangedFieldsOnlyAdmin):  # withdrawn_at
     # lists every submission of the site and its search boxes carry an aria-label no role allows (axe-core, #38).
     raw_id_fields = ("user", "replaces", "duplicate_of", "fusion_of")
     readonly_fields = (
-        "status", "failure_kind", "error", "disagreement", "warnings", "progress", "attempts", "heartbeat_at", "enqueued_at",
+        "status", "failure_kind", "error", "disagreement", "warnings", "progress", "attempts", "heartbeat_at", "enqueued_at", "held_by",
         "scoring_started_at", "scored_at", "created_at", "updated_at", "run_file", "json_file", "original_name", "file_size",
         "sha256", "file_removed_at", "content_sha256",
     )

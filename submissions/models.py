@@ -209,6 +209,9 @@ class Submission(models.Model):
     attempts = models.PositiveIntegerField(default=0)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     enqueued_at = models.DateTimeField(null=True, blank=True)
+    # The worker process (host:pid) that received this queued row's message and has not started it: while it
+    # lives it keeps heartbeat_at fresh; once that goes stale the message is sent again (submissions/worker_steps.py).
+    held_by = models.CharField(max_length=200, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     updated_at = models.DateTimeField(auto_now=True)
     scoring_started_at = models.DateTimeField(null=True, blank=True)
@@ -329,6 +332,7 @@ class Submission(models.Model):
             status=self.Status.SCORING,
             scoring_started_at=now,
             heartbeat_at=now,
+            held_by="",
             progress=0.0,
             attempts=models.F("attempts") + 1,
         )
@@ -372,6 +376,7 @@ class Submission(models.Model):
             progress=0.0,
             heartbeat_at=None,
             enqueued_at=None,
+            held_by="",
         )
 
     def mark_scored(self, *, warnings: list[dict]) -> bool:
@@ -422,6 +427,7 @@ class Submission(models.Model):
             failure_kind="",
             error={},
             enqueued_at=None,
+            held_by="",
         )
 
     def checksum_file(self) -> str:

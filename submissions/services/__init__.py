@@ -44,7 +44,7 @@ from .rescoring import (
 )
 from .results import ComputedResult, is_failure_marker, per_query_pack, result_compute, result_store
 from .scoring import submission_score, submission_score_now
-from .sweep import scoring_recover, submissions_sweep
+from .sweep import queued_hold, queued_holds_renew, scoring_recover, submissions_sweep
 from .uploads import (
     METADATA_FIELDS,
     InspectedUpload,
@@ -70,6 +70,8 @@ __all__ = [
     "release_import",
     "result_compute",
     "result_store",
+    "queued_hold",
+    "queued_holds_renew",
     "scoring_recover",
     "split_finish_rescoring",
     "split_qrels_publish",

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from catalogue.models import Split
 
-from ..models import Submission
+from ..models import StatusEvent, Submission
 from .ladder import release_waits_judge
 from .queue import enqueue_after_commit, submission_enqueue
 from .rescoring import requeue_service_failures, split_finish_rescoring, split_rescoring_resend
@@ -72,6 +72,7 @@ def submissions_sweep(*, now=None) -> dict[str, int]:
 
     recovered = scoring_recover(now=now)
     counts["requeued"], counts["failed"] = recovered["requeued"], recovered["failed"]
+    counts["resent"] += recovered["resent"]
 
     # Runs still waiting on splits whose judgments are now published (a publication that committed while
     # such an upload was being saved did not see it): queue them.
@@ -109,18 +110,27 @@ def submissions_sweep(*, now=None) -> dict[str, int]:
 
 
 def scoring_recover(*, now=None) -> dict[str, int]:
-    """Put back in the queue the submissions whose scoring attempt went silent; how many, and how many failed.
+    """Put back in the queue the submissions whose worker went silent; how many, and how many failed.
 
-    A row in ``scoring`` whose heartbeat is older than ``LEXBOARD_HEARTBEAT_STALE_SECONDS`` lost its worker
-    (killed, out of memory, its machine gone): it is requeued and sent, or failed with a service error once
-    ``LEXBOARD_MAX_SCORING_ATTEMPTS`` is reached. Called by the sweep and, every few seconds, by every worker
-    (``submissions.worker_steps.ScoringRecovery``). Safe to run anywhere at once: each row is re-read locked
-    (SQLite: a write transaction) and moved only if it is still stale, so of two callers one acts, and a live
-    attempt (its heartbeat moved) is never touched.
+    Two kinds of silence, one rule (``LEXBOARD_HEARTBEAT_STALE_SECONDS``):
+
+    * a row in ``scoring`` whose heartbeat stood still lost the process scoring it (killed, out of memory, its
+      machine gone): it is requeued and sent, or failed with a service error once
+      ``LEXBOARD_MAX_SCORING_ATTEMPTS`` is reached;
+    * a row still ``queued`` whose message a worker had received but not started (``held_by``: prefetched, or
+      waiting for the pool) lost that worker if its hold was not renewed (``queued_holds_renew``, every
+      worker's step): its message is with the dead worker (gone on the ``filesystem://`` broker, held
+      unacknowledged by Redis until the visibility timeout), so it is sent again (``resent``).
+
+    Called by the sweep and, every few seconds, by every worker (``submissions.worker_steps.ScoringRecovery``).
+    Safe to run anywhere at once: each row is re-read locked (SQLite: a write transaction) and moved only if it
+    is still stale, so of two callers one acts, and a live attempt or hold (its heartbeat moved) is never
+    touched. A message sent twice is harmless: the scoring task claims the row, and a second message finds it
+    claimed.
     """
     now = now or timezone.now()
     stale_before = now - timedelta(seconds=settings.LEXBOARD_HEARTBEAT_STALE_SECONDS)
-    counts = {"requeued": 0, "failed": 0}
+    counts = {"requeued": 0, "failed": 0, "resent": 0}
     stale = Submission.objects.filter(status=Submission.Status.SCORING).filter(
         Q(heartbeat_at__lt=stale_before) | Q(heartbeat_at__isnull=True, updated_at__lt=stale_before)
     )
@@ -146,4 +156,40 @@ def scoring_recover(*, now=None) -> dict[str, int]:
             elif row.requeue(message="the worker scoring it went silent; queued again"):
                 enqueue_after_commit(row.pk)
                 counts["requeued"] += 1
+    counts["resent"] = _orphaned_holds_resend(stale_before)
     return counts
+
+
+def _orphaned_holds_resend(stale_before) -> int:
+    """Send again the queued rows whose message a worker received and then fell silent (see ``scoring_recover``)."""
+    orphaned = Submission.objects.filter(status=Submission.Status.QUEUED).exclude(held_by="").filter(
+        Q(heartbeat_at__lt=stale_before) | Q(heartbeat_at__isnull=True))
+    resent = 0
+    for submission_id in orphaned.values_list("pk", flat=True):
+        with transaction.atomic():
+            moved = Submission.objects.filter(pk=submission_id, status=Submission.Status.QUEUED).exclude(
+                held_by="").filter(Q(heartbeat_at__lt=stale_before) | Q(heartbeat_at__isnull=True)).update(
+                held_by="", heartbeat_at=None, enqueued_at=None)
+            if moved:
+                StatusEvent.objects.create(submission_id=submission_id, status=Submission.Status.QUEUED,
+                                           message="the worker that had received it went silent; sent again")
+                enqueue_after_commit(submission_id)
+                resent += 1
+    if resent:
+        logger.info("sent again %s queued submissions whose message a silent worker held", resent)
+    return resent
+
+
+# --- a worker's hold on the messages it received --------------------------------------------------------------
+
+
+def queued_hold(submission_id: int, holder: str) -> None:
+    """A worker received this queued row's message (Celery's ``task_received``): it holds it from now on."""
+    Submission.objects.filter(pk=submission_id, status=Submission.Status.QUEUED).update(
+        held_by=holder[:200], heartbeat_at=timezone.now())
+
+
+def queued_holds_renew(holder: str) -> int:
+    """The worker ``holder`` is alive: renew its holds on the queued rows whose messages it has not started."""
+    return Submission.objects.filter(status=Submission.Status.QUEUED, held_by=holder[:200]).update(
+        heartbeat_at=timezone.now())

@@ -383,6 +383,49 @@ def test_the_sweep_leaves_a_live_worker_alone(alice, test_split):
     assert services.submissions_sweep()["requeued"] == 0
 
 
+def test_a_queued_message_held_by_a_silent_worker_is_sent_again_and_a_renewed_hold_is_left_alone(
+    alice, test_split, settings, django_capture_on_commit_callbacks
+):
+    """#39 item 4: a worker received the message and died before starting it (prefetched, or waiting for a
+    pool process): the row is still queued and its message is with the dead worker, so nothing would score it
+    before the queued resend (300 s). Its hold, renewed by every live worker's step, goes stale instead."""
+    held, renewed = create(alice, test_split), create(alice, test_split, content=variant(1))
+    services.queued_hold(held.pk, "dead-host:1")
+    services.queued_hold(renewed.pk, "live-host:2")
+    later = timezone.now() + timedelta(seconds=settings.LEXBOARD_HEARTBEAT_STALE_SECONDS + 1)
+    assert services.scoring_recover()["resent"] == 0  # within the bound: both holders may be alive
+    Submission.objects.filter(pk=renewed.pk).update(heartbeat_at=later)  # live-host renewed at `later`
+    assert services.queued_holds_renew("live-host:2") == 1
+    Submission.objects.filter(pk=renewed.pk).update(heartbeat_at=later)
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        counts = services.scoring_recover(now=later)
+    assert counts == {"requeued": 0, "failed": 0, "resent": 1} and len(callbacks) == 1
+    held.refresh_from_db()
+    renewed.refresh_from_db()
+    assert (held.status, held.held_by, held.heartbeat_at) == (Submission.Status.QUEUED, "", None)
+    assert renewed.held_by == "live-host:2"
+    assert list(StatusEvent.objects.filter(submission=held).values_list("status", "message"))[-1] == (
+        "queued", "the worker that had received it went silent; sent again")
+    # Resent once: a second look finds nothing more to send, and the worker that takes it scores it as usual.
+    assert services.scoring_recover(now=later)["resent"] == 0
+    services.submission_score(held.pk)
+    held.refresh_from_db()
+    assert held.status == Submission.Status.SCORED and held.held_by == ""
+
+
+def test_a_hold_is_only_on_a_queued_row_and_starting_the_task_ends_it(alice, test_split):
+    submission = create(alice, test_split)
+    assert submission.claim()
+    services.queued_hold(submission.pk, "host:1")  # a duplicate message received while another worker scores it
+    submission.refresh_from_db()
+    assert submission.held_by == ""
+    assert submission.requeue(message="test")
+    services.queued_hold(submission.pk, "host:1")
+    assert submission.claim()
+    submission.refresh_from_db()
+    assert submission.held_by == "" and submission.status == Submission.Status.SCORING
+
+
 def test_the_sweep_fails_a_stale_submission_after_the_last_attempt(alice, test_split, settings):
     settings.LEXBOARD_MAX_SCORING_ATTEMPTS = 1
     submission = create(alice, test_split)
