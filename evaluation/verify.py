@@ -387,7 +387,7 @@ def _unjudge_outside(docs: dict[str, float], judged: Mapping[str, int],
     Appending byte 0x01 keeps the docid's place in strcmp order against every
     other docid (tokens hold no byte below 0x21), so ties are broken as before.
     """
-    outside = [d for d in docs if d in judged and not in_corpus(d)]
+    outside = [d for d in judged if d in docs and not in_corpus(d)]  # the judged few, not the thousand rows
     if not outside:
         return docs
     renamed = dict(docs)

@@ -364,8 +364,9 @@ if CELERY_BROKER_URL.startswith("filesystem"):
         "control_folder": str(_BROKER_DIR / "control"),
         "store_processed": False,
         # kombu's filesystem transport looks for messages once a second by default: half a second of every
-        # upload's wait on make run's site (a listing of one folder ten times a second costs nothing).
-        "polling_interval": 0.1,
+        # upload's wait on make run's site. A look at an empty queue costs 16 us (measured with the transport's
+        # own _get), so twenty a second cost each worker 0.03% of a core; the wait is 25 ms on average.
+        "polling_interval": 0.05,
     }
 else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": LEXBOARD_SCORING_HARD_LIMIT + 120}
