@@ -378,6 +378,21 @@ def test_the_layer_diagram_and_the_layer_chains_are_the_contract():
     assert sorted(readme, key=level.__getitem__) == readme, f"README's folder table is not top to bottom: {readme}"
 
 
+def test_the_diagram_orders_the_submissions_services_as_the_contract():
+    """The diagram's line "(inside services/: lifecycle|… > admission > inspection > … > the leaves)" is the
+    contract that orders the modules of ``submissions.services``, layer by layer (the leaves unnamed)."""
+    config = _pyproject()
+    (contract,) = [c for c in config["tool"]["importlinter"]["contracts"]
+                   if c.get("containers") == ["submissions.services"]]
+    layers = [{name.strip() for name in layer.split("|")} for layer in contract["layers"]]
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    found = re.search(r"\(inside services/:([^)]*)\)", text)
+    assert found, "the diagram does not order the submissions' services"
+    said = [{name.strip() for name in layer.split("|")}
+            for layer in re.sub(r"\s*│\s*", " ", found.group(1)).split(">")]
+    assert said[-1] == {"the leaves"} and said[:-1] == layers[:-1], f"the diagram says {said}; the contract {layers}"
+
+
 def test_make_check_runs_these_tests():
     """CONTRIBUTING lists this file among the gates: ``make check`` (which .ci/run runs before the tests) runs it."""
     makefile = (ROOT / "Makefile").read_text()
