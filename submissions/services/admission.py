@@ -101,6 +101,7 @@ def _check_account(*, user, split: Split, terms: bool = True) -> None:
     if terms and (pending := terms_pending(user=user, dataset=split.dataset)):
         raise TermsRequired(pending)
 
+
 def _check_accepts(split: Split) -> None:
     if refusal := split.closed_reason:
         raise SplitClosed(refusal)
@@ -185,7 +186,7 @@ def submission_create(
     upload = converted
     inspected = upload_inspect(upload=upload, dataset=split.dataset)
     check_queries(split=split, docs_per_topic=inspected.docs_per_topic, complete=inspected.complete,
-                   coverage_exempt=coverage_exempt)
+                  coverage_exempt=coverage_exempt)
     duplicate_of = _identical_entries(user=user, split=split, inspected=inspected)
 
     original_name = (getattr(upload, "name", "") or "run.txt").replace("\\", "/").rsplit("/", 1)[-1][:300]

@@ -606,6 +606,7 @@ def clean_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
         raise UploadRefused("Some fields are not valid: " + "; ".join(d["reason"] for d in details), details) from None
     return {name: getattr(probe, name) for name in values}
 
+
 def check_provenance(*, split: Split, values: dict[str, Any]) -> None:
     """A split that requires provenance (``Split.requires_provenance``) refuses an entry that does not state it,
     naming each missing field and the fix (cleaned ``values``; a field not given is ``unknown``)."""
@@ -667,7 +668,7 @@ def stored_run_refusal(*, submission: Submission, run: Run | bytes) -> UploadRef
     counts = np.bincount(run.qcode, minlength=len(run.qids))
     try:
         check_queries(split=submission.split, docs_per_topic=dict(zip(run.qids, counts.tolist(), strict=True)),
-                       complete=True, coverage_exempt=submission.coverage_exempt)
+                      complete=True, coverage_exempt=submission.coverage_exempt)
     except UploadRefused as exc:
         return exc
     return None
