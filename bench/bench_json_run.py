@@ -4,7 +4,7 @@
     .venv/bin/python bench/bench_json_run.py --smoke    # 4 MiB
 
 A retrieval upload in JSON (``{qid: {docid: score}}``, MTEB, ranx) is converted in the request into the TREC run
-it stands for (``submissions.services.uploads.json_run_as_trec``). The largest one read is just under
+it stands for (``submissions.services.inspection.json_run_as_trec``). The largest one read is just under
 ``LEXBOARD_UPLOAD_SCAN_BYTES`` (128 MiB) of content. Each variant runs in a fresh process (Django set up, the
 upload an on-disk file as Django hands a large upload over), converts the file and reads the converted run to
 its end as storage does; the process's peak RSS (``ru_maxrss``) before and after the conversion and its CPU
@@ -45,7 +45,7 @@ from django.core.files.uploadedfile import UploadedFile  # noqa: E402
 
 from bench.common import BASE_DIR, MACHINE_NOTE, markdown_table  # noqa: E402
 from catalogue.models import Dataset  # noqa: E402
-from submissions.services.uploads import json_run_as_trec  # noqa: E402
+from submissions.services.inspection import json_run_as_trec  # noqa: E402
 
 DOCS_PER_QUERY = 1000
 

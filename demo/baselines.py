@@ -23,7 +23,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import bm25s
 import numpy as np
+import Stemmer
+from bm25s.stopwords import STOPWORDS_FRENCH
 
 from .generator import DemoData
 
@@ -47,8 +50,6 @@ class Baseline:
 
 
 def _stopwords() -> frozenset[str]:
-    from bm25s.stopwords import STOPWORDS_FRENCH
-
     return frozenset(STOPWORDS_FRENCH)
 
 
@@ -57,8 +58,6 @@ def tokenize(text: str, *, stem: bool) -> list[str]:
     stop = _stopwords()
     tokens = [t for t in _TOKEN.findall(text.lower()) if t not in stop]
     if stem:
-        import Stemmer
-
         tokens = Stemmer.Stemmer("french").stemWords(tokens)
     return tokens
 
@@ -75,9 +74,6 @@ def _top(scores: np.ndarray, depth: int, tiebreak: np.ndarray) -> list[tuple[int
 
 
 def bm25_retrieve(docs: list[str], queries: list[str], depth: int, seed: int, tiebreak: np.ndarray) -> list[list[tuple[int, float]]]:
-    import bm25s
-    import Stemmer
-
     stemmer = Stemmer.Stemmer("french")
     corpus_tokens = bm25s.tokenize(docs, stopwords="fr", stemmer=stemmer.stemWords, show_progress=False)
     retriever = bm25s.BM25(k1=1.5, b=0.75, method="lucene")

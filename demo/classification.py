@@ -29,8 +29,10 @@ import json
 import random
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
+from django.db import transaction
 
 from catalogue.importers import parse_classification
 from catalogue.models import Dataset, DataTerms, Split
@@ -336,8 +338,6 @@ Your acceptance is recorded with this version and the date; the curators may rea
 
 def areas_load(*, benchmark, with_baselines: bool = True, force: bool = False, seed: int = SEED) -> AreasReport:
     """Store the classification dataset (gold through the importer) and ensure its scored baselines."""
-    from django.db import transaction
-
     examples = generate_areas(seed)
     lines: list[str] = []
     with transaction.atomic():
@@ -384,8 +384,6 @@ def areas_export(*, directory, seed: int = SEED, with_predictions: bool = True) 
     ``classification/{train,test}.jsonl`` (id, text, label, language) and, with
     predictions, ``classification/predictions/<baseline>.test.jsonl``. No database.
     """
-    from pathlib import Path
-
     root = Path(directory) / "classification"
     examples = generate_areas(seed)
     written = []

@@ -7,6 +7,7 @@ production behave alike.
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Callable
 
 import psycopg
@@ -92,8 +93,6 @@ def _mark_request(sender, request=None, **kwargs) -> None:
     us; the ``got_request_exception`` signal is sent from inside that ``except``
     block, so ``sys.exc_info()`` still tells which error it was.
     """
-    import sys
-
     if request is not None and _is_database_error(sys.exc_info()[1]):
         setattr(request, _MARK, True)
 

@@ -8,6 +8,7 @@ with the same words.
 from __future__ import annotations
 
 from django import forms
+from django.db import models
 
 from submissions import provenance
 from submissions.models import Submission
@@ -43,8 +44,6 @@ METADATA_LABELS = {
 
 def _formfield(model_field, **kwargs):
     """Model fields as form fields; URLs assume https when a scheme is missing."""
-    from django.db import models
-
     if isinstance(model_field, models.URLField):
         kwargs.setdefault("assume_scheme", "https")
     return model_field.formfield(**kwargs)

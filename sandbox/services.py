@@ -41,7 +41,7 @@ from evaluation.runs import read_run
 from submissions import services as submission_services
 from submissions.errors import UploadRefused
 from submissions.selectors import pick_current_result
-from submissions.services.uploads import clean_metadata
+from submissions.services.inspection import clean_metadata
 
 from . import registry, runner
 from .models import SandboxRun, SoftwareImage, SplitSandbox

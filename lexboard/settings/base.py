@@ -298,7 +298,7 @@ LEXBOARD_MAX_RUN_LINES = env_int("LEXBOARD_MAX_RUN_LINES", 10_000_000)
 # archive may hold once inflated (a .tar.gz is inflated with this running budget), and the largest member.
 LEXBOARD_ARCHIVE_MAX_BYTES = env_int("LEXBOARD_ARCHIVE_MAX_BYTES", 64 * 1024 * 1024 * 1024)
 LEXBOARD_ARCHIVE_MAX_MEMBER_BYTES = env_int("LEXBOARD_ARCHIVE_MAX_MEMBER_BYTES", 4 * 1024 * 1024 * 1024)
-# The upload check's budget inside the request (see submissions/services/uploads.py):
+# The upload check's budget inside the request (see submissions/services/inspection.py):
 # decompressed bytes it scans (the rest of a larger file is checked by the worker),
 # the largest gzip ratio it inflates past its first few MB, the longest run line,
 # query id and document id it takes.

@@ -2,8 +2,12 @@
 
 The database row is the record of the job and the broker only a doorbell:
 
-* :mod:`.uploads` — the cheap checks in the request, then the file and a
-  queued row atomically (``submission_create``); the quota.
+* :mod:`.inspection` — the cheap checks in the request: an upload read and
+  checked (sizes, format, the JSON door, digests, queries, metadata,
+  provenance) before anything is stored (``upload_inspect``).
+* :mod:`.admission` — whether an upload is taken (the split, the account, the
+  shared task's place, the quota, identical entries), then the file and a
+  queued row atomically (``submission_create``).
 * :mod:`.queue` — the doorbell: sends the scoring and rescoring messages by
   their registered names, never raising (the sweep rings again).
 * :mod:`.lifecycle` — metadata, visibility, withdrawal, resubmission, and
@@ -24,7 +28,9 @@ The public functions are re-exported here: ``from submissions import services``
 then ``services.submission_create(...)``.
 """
 
+from .admission import submission_create, upload_precheck
 from .fusion import FusionFailed, FusionRefused, fused_run_ensure, fusion_create
+from .inspection import METADATA_FIELDS, InspectedUpload, check_provenance, upload_inspect
 from .lifecycle import (
     split_rescore,
     submission_rescore,
@@ -45,14 +51,6 @@ from .rescoring import (
 from .results import ComputedResult, is_failure_marker, per_query_pack, result_compute, result_store
 from .scoring import submission_score, submission_score_now
 from .sweep import queued_hold, queued_holds_renew, scoring_recover, submissions_sweep
-from .uploads import (
-    METADATA_FIELDS,
-    InspectedUpload,
-    check_provenance,
-    submission_create,
-    upload_inspect,
-    upload_precheck,
-)
 
 __all__ = [
     "METADATA_FIELDS",

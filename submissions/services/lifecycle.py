@@ -16,10 +16,11 @@ from catalogue.models import Split
 from ..errors import ActionRefused, UploadRefused
 from ..models import Result, Submission
 from ..selectors import rescoring_targets, rescoring_waiting
+from .admission import submission_create
+from .inspection import METADATA_FIELDS, check_provenance, clean_metadata
 from .queue import enqueue_after_commit, send_rescoring_after_commit
 from .rescoring import requeue_service_failures, split_lock
 from .storage import file_removed_refusal
-from .uploads import METADATA_FIELDS, check_provenance, clean_metadata, submission_create
 
 logger = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 With the run storage in S3 (``LEXBOARD_S3_BUCKET``), :func:`upload_slot` gives
 an account that may upload to a split now (the checks of an upload that need
-no file, :func:`~submissions.services.uploads.upload_precheck`, and at most
+no file, :func:`~submissions.services.admission.upload_precheck`, and at most
 ``LEXBOARD_UPLOAD_OPEN_SLOTS`` slots whose address is still valid) a presigned ``POST``: an
 address and form fields whose signed policy takes one object, at the key
 ``incoming/<user id>/<random>/<file name>``, of 1 byte to
@@ -44,8 +44,9 @@ from catalogue.models import Split
 
 from ..errors import QuotaExceeded, SlotSpent, UploadRefused
 from ..models import Submission, UploadSlot
+from .admission import submission_create, upload_precheck
+from .inspection import check_provenance, clean_metadata
 from .locks import lock_uploader
-from .uploads import check_provenance, clean_metadata, submission_create, upload_precheck
 
 logger = logging.getLogger(__name__)
 

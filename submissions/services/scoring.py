@@ -46,6 +46,7 @@ from evaluation.errors import InputError, QrelsFormatError
 
 from ..models import WAITING_MESSAGE, Submission
 from .fusion import FusionFailed
+from .inspection import problems_to_details, stored_run_refusal
 from .ladder import ladder_judge
 from .queue import enqueue_after_commit, send_rescoring_after_commit
 from .rescoring import bump_caches_after_commit, split_finish_rescoring, split_lock
@@ -61,7 +62,6 @@ from .results import (
     stored_json_opener,
     stored_run_opener,
 )
-from .uploads import problems_to_details, stored_run_refusal
 
 logger = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from django.core.files.uploadedfile import UploadedFile
 
 from catalogue.models import Dataset
 from submissions.errors import UploadRefused
-from submissions.services.uploads import json_run_as_trec
+from submissions.services.inspection import json_run_as_trec
 
 from .test_upload_attacks import _refusal, post
 

@@ -1,6 +1,6 @@
 """What import-linter does not see: cycles through imports inside functions (and through imports by name,
-``importlib.import_module``), such imports themselves, ``ImportError`` fallbacks, and the maintainer's tour against
-the tree.
+``importlib.import_module``), any import inside a function (outside ``AppConfig.ready``), ``ImportError``
+fallbacks, and the maintainer's tour against the tree.
 
 import-linter's contracts (pyproject.toml) forbid upward imports between and inside packages; these tests
 check the claims docs/architecture.md and CONTRIBUTING.md make beyond them.
@@ -13,6 +13,7 @@ import configparser
 import importlib
 import importlib.util
 import re
+import textwrap
 import tomllib
 
 import grimp
@@ -25,12 +26,15 @@ from tests.project import DJANGO_PACKAGES, PACKAGES, ROOT, source_files
 
 TESTS = ROOT / "tests"
 
-#: A project import inside a function is allowed only where Django asks for it: ``AppConfig.ready``.
+#: An import inside a function (of the project, a pinned dependency or the standard library) is allowed only where
+#: Django documents it: the ``ready`` method of an ``AppConfig`` subclass, which imports the app's signal receivers.
 READY = "ready"
 
-#: The one ``ImportError`` fallback: an optional compiled module of our own (a skipped build step), never a
-#: pinned dependency (CONTRIBUTING.md, "Modules"): the file, and the one module its ``try`` may import.
+#: The one ``ImportError`` fallback: an optional compiled module of our own (a skipped build step, ``make native``),
+#: never a pinned dependency (CONTRIBUTING.md, "Modules"): the file, and the one module its ``try`` may import.
 OPTIONAL_BUILDS = {"evaluation/fastscore.py": "_fastscore"}
+#: The exceptions of a missing module.
+IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError"}
 
 #: Modules that import a module by its name when a command runs (``importlib.import_module``, ``__import__``):
 #: the command line's start-up loads only what the command needs (docs/performance.md). Nowhere else. These
@@ -93,15 +97,55 @@ def graph() -> grimp.ImportGraph:
     return graph
 
 
-def _function_imports(tree: ast.AST):
-    for fn in ast.walk(tree):
-        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+def _base_name(node: ast.expr) -> str:
+    """``AppConfig`` of ``AppConfig`` or ``apps.AppConfig``."""
+    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+
+
+def _ready_methods(tree: ast.AST) -> set[ast.AST]:
+    """The ``ready`` methods of the module's ``AppConfig`` subclasses: Django's documented place to import an app's
+    signal receivers (the imports connect them; at module level they would run before the app registry is ready)."""
+    return {item for cls in ast.walk(tree)
+            if isinstance(cls, ast.ClassDef) and any(_base_name(base) == "AppConfig" for base in cls.bases)
+            for item in cls.body if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and item.name == READY}
+
+
+def _function_imports(tree: ast.AST) -> list[tuple[str, ast.Import | ast.ImportFrom, str]]:
+    """(innermost function, statement, module) of every import inside a function, but those of ``AppConfig.ready``."""
+    allowed = {id(node) for ready in _ready_methods(tree) for node in ast.walk(ready)}
+    found: dict[int, tuple[str, ast.Import | ast.ImportFrom, str]] = {}
+    for fn in ast.walk(tree):  # outer functions first: an inner function's walk overwrites with its own name
+        if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
             for node in ast.walk(fn):
+                if id(node) in allowed:
+                    continue
                 if isinstance(node, ast.ImportFrom):
-                    yield fn.name, node, ("." * node.level) + (node.module or "")
+                    found[id(node)] = (fn.name, node, ("." * node.level) + (node.module or ""))
                 elif isinstance(node, ast.Import):
-                    for alias in node.names:
-                        yield fn.name, node, alias.name
+                    found[id(node)] = (fn.name, node, ", ".join(alias.name for alias in node.names))
+    return list(found.values())
+
+
+def _import_error_fallbacks(tree: ast.AST, rel: str) -> list[int]:
+    """Lines of the module that handle a missing module: an ``except ImportError`` (or ``ModuleNotFoundError``, alone
+    or in a tuple) or a ``suppress(ImportError)``, but the one whose ``try`` imports only ``OPTIONAL_BUILDS[rel]``."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _called_name(node) == "suppress" and any(
+                isinstance(n, ast.Name) and n.id in IMPORT_ERRORS for arg in node.args for n in ast.walk(arg)):
+            found.append(node.lineno)
+        if not isinstance(node, ast.Try | ast.TryStar):
+            continue
+        for handler in node.handlers:
+            names = {n.id for n in ast.walk(handler.type) if isinstance(n, ast.Name)} if handler.type else set()
+            if not names & IMPORT_ERRORS:
+                continue
+            imported = {alias.name for stmt in node.body if isinstance(stmt, ast.ImportFrom | ast.Import)
+                        for alias in stmt.names}
+            only_imports = all(isinstance(stmt, ast.ImportFrom | ast.Import) for stmt in node.body)
+            if not (only_imports and imported == {OPTIONAL_BUILDS.get(rel)}):
+                found.append(handler.lineno)
+    return found
 
 
 def test_no_module_level_cycle_counting_imports_inside_functions(graph):
@@ -126,43 +170,81 @@ def test_the_cycle_count_sees_imports_by_name():
     assert "evaluation.scoring" in _imports_by_name(ROOT / "evaluation" / "__init__.py")[1]
 
 
-def test_no_project_import_inside_a_function():
-    """Imports of the project's packages are at the top of the module (AppConfig.ready is Django's own place);
-    a module is imported by name (``importlib.import_module``) only by the command line's lazy loaders."""
+def test_no_import_inside_a_function():
+    """Every import is at the top of its module, the project's, a pinned dependency's or the standard library's, in
+    every package of the project (migrations included): the one exception is ``AppConfig.ready``, where Django has an
+    app import its signal receivers. A module is imported by name (``importlib.import_module``) only by the command
+    line's lazy loaders."""
     found = []
-    for path in source_files():
+    for path in source_files(migrations=True):
         rel = path.relative_to(ROOT).as_posix()
         if rel not in LAZY_LOADERS:
             found += [f"{rel}:{line} (import by name)" for line in _imports_by_name(path)[0]]
-        for function, node, name in _function_imports(ast.parse(path.read_text())):
-            if function == READY and rel.endswith("/apps.py"):
-                continue
-            if name.startswith(".") or name.split(".")[0] in PACKAGES:
-                found.append(f"{rel}:{node.lineno} ({function}: {name})")
+        found += [f"{rel}:{node.lineno} ({function}: {name})"
+                  for function, node, name in _function_imports(ast.parse(path.read_text()))]
     assert not found, "move these imports to the module's top (or the code to the right layer): " + ", ".join(found)
     idle = [rel for rel in LAZY_LOADERS if not _imports_by_name(ROOT / rel)[0]]
     assert not idle, "LAZY_LOADERS lists modules that import nothing by name: " + ", ".join(idle)
 
 
 def test_no_import_error_fallback():
-    """``except ImportError`` (or ModuleNotFoundError) only around the import of an optional build of our own:
-    the ``try`` of such a handler imports that module and nothing else."""
-    found = []
-    for path in source_files():
-        rel = path.relative_to(ROOT).as_posix()
-        for node in ast.walk(ast.parse(path.read_text())):
-            if not isinstance(node, ast.Try):
-                continue
-            for handler in node.handlers:
-                names = {n.id for n in ast.walk(handler.type) if isinstance(n, ast.Name)} if handler.type else set()
-                if not names & {"ImportError", "ModuleNotFoundError"}:
-                    continue
-                imported = {alias.name for stmt in node.body if isinstance(stmt, ast.ImportFrom | ast.Import)
-                            for alias in stmt.names}
-                only_ours = all(isinstance(stmt, ast.ImportFrom | ast.Import) for stmt in node.body)
-                if not (only_ours and imported == {OPTIONAL_BUILDS.get(rel)}):
-                    found.append(f"{rel}:{handler.lineno}")
+    """``except ImportError`` (or ModuleNotFoundError, or ``suppress`` of either) nowhere in the project's packages
+    (migrations included) but around the import of the one optional build of our own, ``OPTIONAL_BUILDS``: the
+    ``try`` of such a handler imports that module and nothing else. A pinned dependency is imported, or the process
+    fails at start."""
+    found = [f"{path.relative_to(ROOT).as_posix()}:{line}" for path in source_files(migrations=True)
+             for line in _import_error_fallbacks(ast.parse(path.read_text()), path.relative_to(ROOT).as_posix())]
     assert not found, "an ImportError fallback for a pinned dependency: " + ", ".join(found)
+    for rel, module in OPTIONAL_BUILDS.items():  # the exception is still there, or the list says what is not
+        tries = [node for node in ast.walk(ast.parse((ROOT / rel).read_text())) if isinstance(node, ast.Try)
+                 and any(alias.name == module for stmt in node.body if isinstance(stmt, ast.ImportFrom | ast.Import)
+                         for alias in stmt.names)]
+        assert tries, f"OPTIONAL_BUILDS lists {rel}, whose try no longer imports {module}"
+
+
+def test_the_import_walks_find_what_they_look_for():
+    """The two walks above, on made-up modules: each finds its case and passes the allowed one."""
+    source = textwrap.dedent("""
+        from django.apps import AppConfig, apps
+
+        class Config(AppConfig):
+            def ready(self):
+                from . import receivers
+
+        class Other(apps.AppConfig):
+            async def ready(self):
+                import signal
+
+        class NotAnApp:
+            def ready(self):
+                import json
+
+        def outer():
+            import sys
+            def inner():
+                from os import path
+    """)
+    found = {(function, name) for function, _, name in _function_imports(ast.parse(source))}
+    assert found == {("ready", "json"), ("outer", "sys"), ("inner", "os")}
+    fallbacks = textwrap.dedent("""
+        try:
+            from . import _fastscore as _native
+        except ImportError:
+            _native = None
+        try:
+            import numpy
+        except (ValueError, ModuleNotFoundError):
+            numpy = None
+        with contextlib.suppress(ImportError):
+            import scipy
+        try:
+            from . import _fastscore
+            import numpy
+        except ImportError:
+            pass
+    """)
+    assert sorted(_import_error_fallbacks(ast.parse(fallbacks), "evaluation/fastscore.py")) == [8, 10, 15]
+    assert sorted(_import_error_fallbacks(ast.parse(fallbacks), "evaluation/other.py")) == [4, 8, 10, 15]
 
 
 def test_the_tour_names_every_package_and_only_folders_that_exist():
@@ -376,6 +458,21 @@ def test_the_layer_diagram_and_the_layer_chains_are_the_contract():
     level = {name: i for i, layer in enumerate(layers) for name in layer}
     readme = [name for name in re.findall(r"^\| `([a-z_]+)/` \|", (ROOT / "README.md").read_text(), re.M) if name in level]
     assert sorted(readme, key=level.__getitem__) == readme, f"README's folder table is not top to bottom: {readme}"
+
+
+def test_the_diagram_orders_the_submissions_services_as_the_contract():
+    """The diagram's line "(inside services/: lifecycle|… > admission > inspection > … > the leaves)" is the
+    contract that orders the modules of ``submissions.services``, layer by layer (the leaves unnamed)."""
+    config = _pyproject()
+    (contract,) = [c for c in config["tool"]["importlinter"]["contracts"]
+                   if c.get("containers") == ["submissions.services"]]
+    layers = [{name.strip() for name in layer.split("|")} for layer in contract["layers"]]
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    found = re.search(r"\(inside services/:([^)]*)\)", text)
+    assert found, "the diagram does not order the submissions' services"
+    said = [{name.strip() for name in layer.split("|")}
+            for layer in re.sub(r"\s*│\s*", " ", found.group(1)).split(">")]
+    assert said[-1] == {"the leaves"} and said[:-1] == layers[:-1], f"the diagram says {said}; the contract {layers}"
 
 
 def test_make_check_runs_these_tests():

@@ -85,7 +85,7 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("submissions/services/ledger.py", "release_bits", "round"): "the ledger's count of grid values (bits)",
     ("submissions/services/results.py", "result_compute", "hidden"): "which languages the worker scores on its own",
     ("submissions/services/scoring.py", "run", "round"): "a scoring progress fraction",
-    ("submissions/services/uploads.py", "_check_queries", "hidden"): "the coverage rule at upload",
+    ("submissions/services/inspection.py", "check_queries", "hidden"): "the coverage rule at upload",
     ("participants/views.py", "_status_payload", "round"): "a scoring progress fraction",
 }
 

@@ -1,4 +1,4 @@
-"""The ranking digest's text (``uploads.ranking_text``): the same bytes as the regular expression that defined it.
+"""The ranking digest's text (``inspection.ranking_text``): the same bytes as the regular expression that defined it.
 
 The digest of a run without its tag column (``Submission.ranking_sha256``) is stored at upload and compared with
 later uploads (a closed task's run re-sent under another tag is refused): its text must not change for any input,
@@ -14,7 +14,7 @@ import re
 from django.core.files.uploadedfile import SimpleUploadedFile
 from hypothesis import given, settings, strategies as st
 
-from submissions.services.uploads import _ContentStream, ranking_text
+from submissions.services.inspection import _ContentStream, ranking_text
 
 TAG_COLUMN = re.compile(rb"[ \t]+[^ \t\r\n]+[ \t]*\r?$", re.M)
 BLANKS = re.compile(rb"[ \t]+")

@@ -1,12 +1,18 @@
-"""Uploads: the cheap checks in the request, then a queued row and the file, atomically.
+"""Inspection: reading and checking an upload before anything is stored.
 
-Every refusal names the line and the fix and comes before the upload costs
-a slot (:class:`~submissions.errors.UploadRefused`). Quota: per user and
-split, ``Split.daily_limit`` submissions in any rolling 24 hours and
-``Split.total_limit`` in total; every submission counts, including files that
-failed because of their content and withdrawn ones (otherwise "submit, look,
-withdraw" would make a hidden split an oracle), except failures caused by the
-service, files refused by the cheap checks and curators' baselines.
+Everything here reads what a participant sends and refuses it before it costs a
+slot, naming the line and the fix (:class:`~submissions.errors.UploadRefused`):
+the size and gzip caps and the run's format, read once as a stream within the
+request's budget (``upload_inspect``); a JSON run converted to TREC by a child
+with its own bounds (``json_run_as_trec``, the JSON door); the digests of the
+content and of its ranking (``InspectedUpload``, ``ranking_text``); the docid
+scheme and a prediction file's first lines; the queries and the coverage rule
+against the split (``check_queries``, and ``stored_run_refusal`` for the worker
+when the request read only part of the file); the metadata
+(``clean_metadata``) and a split's provenance rule (``check_provenance``); the
+refusal messages (``grouped_message``). Nothing here writes a row or stores a
+file: whether an inspected upload is taken (quotas, places, identical entries)
+and how it is stored and queued is :mod:`.admission`'s.
 """
 
 from __future__ import annotations
@@ -16,7 +22,6 @@ import logging
 import re
 import tempfile
 import zlib
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,14 +29,7 @@ import numpy as np
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import UploadedFile
-from django.db import transaction
-from django.db.models import Q
-from django.utils import timezone
 
-from accounts.policy import upload_refusal
-from accounts.terms import terms_pending
-from campaigns.models import Team
-from campaigns.selectors import UploadPlace, phase_of
 from catalogue.models import Dataset, Split, Topic
 from evaluation.errors import InputError, Problem, RunFormatError, counted
 from evaluation.ladder import coverage_check
@@ -39,16 +37,11 @@ from evaluation.run_json import SHAPE as JSON_RUN_SHAPE, looks_like_json_run
 from evaluation.run_json_child import ChildLimits, ContentCut, ConversionStopped, json_run_convert_in_child
 from evaluation.runs import Run, RunScan, scan_run
 
-from ..errors import AccountRefused, QuotaExceeded, SplitClosed, TermsRequired, UploadRefused
-from ..models import SHOWN_VISIBILITIES, WAITING_MESSAGE, StatusEvent, Submission
+from ..errors import UploadRefused
+from ..models import Submission
 from ..provenance import CouldHaveSeen, TrainingData, provenance_gaps, refusal_message
-from ..selectors import submission_quota
-from .locks import lock_uploader
-from .places import task_place
 from .predictions import EXAMPLES, predictions_head_problems
-from .queue import submission_enqueue
 from .results import corpus_ids_for
-from .storage import storage_refusal
 
 logger = logging.getLogger(__name__)
 
@@ -614,11 +607,24 @@ def clean_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
     return {name: getattr(probe, name) for name in values}
 
 
+def check_provenance(*, split: Split, values: dict[str, Any]) -> None:
+    """A split that requires provenance (``Split.requires_provenance``) refuses an entry that does not state it,
+    naming each missing field and the fix (cleaned ``values``; a field not given is ``unknown``)."""
+    if not split.requires_provenance:
+        return
+    gaps = provenance_gaps(training_data=values.get("training_data") or TrainingData.UNKNOWN,
+                           could_have_seen=values.get("could_have_seen") or CouldHaveSeen.UNKNOWN,
+                           models_used=values.get("models_used") or "")
+    if gaps:
+        raise UploadRefused(refusal_message(gaps, split_name=str(split)),
+                            [{"line": None, "reason": gap.reason} for gap in gaps])
+
+
 def _split_topics(split: Split) -> list[str]:
     return list(Topic.objects.filter(split=split).values_list("qid", flat=True))
 
 
-def _check_queries(*, split: Split, docs_per_topic: dict[str, int], complete: bool, coverage_exempt: bool) -> None:
+def check_queries(*, split: Split, docs_per_topic: dict[str, int], complete: bool, coverage_exempt: bool) -> None:
     """A run must share queries with the split; on a hidden split, cover enough of them (the coverage rule).
 
     Both are decided over the whole file; when the request read only part of
@@ -661,217 +667,8 @@ def stored_run_refusal(*, submission: Submission, run: Run | bytes) -> UploadRef
         return None
     counts = np.bincount(run.qcode, minlength=len(run.qids))
     try:
-        _check_queries(split=submission.split, docs_per_topic=dict(zip(run.qids, counts.tolist(), strict=True)),
-                       complete=True, coverage_exempt=submission.coverage_exempt)
+        check_queries(split=submission.split, docs_per_topic=dict(zip(run.qids, counts.tolist(), strict=True)),
+                      complete=True, coverage_exempt=submission.coverage_exempt)
     except UploadRefused as exc:
         return exc
     return None
-
-
-def _identical_entries(*, user, split: Split, inspected: InspectedUpload) -> Submission | None:
-    """Refuse content identical to one of the user's entries on the split; return another user's public twin.
-
-    Identical means the same bytes. After a shared task's close, a run of the task is refused to anyone,
-    withdrawn or not, when it has the same bytes or the same ranking under another tag (``ranking_sha256``): sent
-    again (its tag changed, by a member or by anyone holding the public file) it would be scored on all topics, and
-    with its public-part value shown during the task give its private-part mean by difference (#37). (The rule
-    compared bytes, tag included, and only the sender's own live entries: a new tag, another member, a withdrawn
-    run, passed.) A participant's own run under another tag is otherwise a new entry, as before: its scores are
-    its twin's, and on a hidden split the Ladder judges it a near-copy.
-    """
-    digest = Q(content_sha256=inspected.content_sha256) if inspected.content_sha256 else Q(sha256=inspected.sha256)
-    twins = Submission.objects.filter(digest, split=split)
-    if (phase := phase_of(split_id=split.pk)) is not None and timezone.now() >= phase.closes_at:
-        ranking = digest | Q(ranking_sha256=inspected.ranking_sha256) if inspected.ranking_sha256 else digest
-        task_run = (Submission.objects.filter(ranking, split=split, entrant_team__isnull=False, after_task=False)
-                    .order_by("created_at").first())
-        if task_run is not None:
-            raise UploadRefused(
-                f"This run ranks the same documents as #{task_run.pk}, a run of the shared task \u201c{phase.title}\u201d "
-                f"(whatever its tag): its score on the task's public topics was shown during the task, and on all "
-                "topics it would give its score on the private topics, which only the private board shows. A run of "
-                "the task is not scored again after the close; upload a new run.",
-                [{"line": None, "reason": f"same ranking as submission {task_run.pk} of the shared task"}])
-    same = twins.filter(withdrawn_at__isnull=True).exclude(  # a hidden entry is still its owner's: not live_q
-        status=Submission.Status.FAILED, failure_kind=Submission.FailureKind.SERVICE
-    )
-    own = same.filter(user=user).order_by("created_at").first()
-    if own is not None:
-        raise UploadRefused(
-            f"This file has the same content as your entry #{own.pk} \u201c{own.system_name}\u201d on {split} "
-            f"(sent {own.created_at:%Y-%m-%d %H:%M} UTC): the same run is not scored twice. Open that entry, "
-            "or upload the run you meant to send.",
-            [{"line": None, "reason": f"identical to submission {own.pk}"}],
-        )
-    return (
-        same.exclude(user=user)
-        .filter(visibility__in=SHOWN_VISIBILITIES)
-        .order_by("created_at")
-        .first()
-    )
-
-
-def _check_account(*, user, split: Split, terms: bool = True) -> None:
-    """The split's account policy (verified e-mail, curator approval), then the dataset's data terms: refused
-    before anything is read or kept. ``terms``: False for a run the platform made from an image the participant
-    sent when the terms were accepted (checked then, by ``upload_precheck``)."""
-    if refusal := upload_refusal(user=user, split=split):
-        raise AccountRefused(refusal, [{"line": None, "reason": refusal}])
-    if terms and (pending := terms_pending(user=user, dataset=split.dataset)):
-        raise TermsRequired(pending)
-
-
-def check_provenance(*, split: Split, values: dict[str, Any]) -> None:
-    """A split that requires provenance (``Split.requires_provenance``) refuses an entry that does not state it,
-    naming each missing field and the fix (cleaned ``values``; a field not given is ``unknown``)."""
-    if not split.requires_provenance:
-        return
-    gaps = provenance_gaps(training_data=values.get("training_data") or TrainingData.UNKNOWN,
-                           could_have_seen=values.get("could_have_seen") or CouldHaveSeen.UNKNOWN,
-                           models_used=values.get("models_used") or "")
-    if gaps:
-        raise UploadRefused(refusal_message(gaps, split_name=str(split)),
-                            [{"line": None, "reason": gap.reason} for gap in gaps])
-
-
-def _check_accepts(split: Split) -> None:
-    if refusal := split.closed_reason:
-        raise SplitClosed(refusal)
-
-
-def _check_quota(*, user, split: Split) -> None:
-    quota = submission_quota(user=user, split=split)
-    if quota.allowed:
-        return
-    raise QuotaExceeded(quota.message, [{"line": None, "reason": quota.message}], retry_at=quota.next_allowed_at)
-
-#: Rules of the apps above that refuse a person's upload to a split (keyword arguments ``user``, ``split``; a
-#: message, or None), registered at start-up: the sandbox's software-only splits take no run file. Not asked
-#: for a run the platform made itself (``submission_create(made_by_platform=True)``).
-UPLOAD_RULES: list[Callable[..., str | None]] = []
-
-
-def _check_rules(*, user, split: Split) -> None:
-    for rule in UPLOAD_RULES:
-        if refusal := rule(user=user, split=split):
-            raise SplitClosed(refusal, [{"line": None, "reason": refusal}])
-
-
-def upload_precheck(*, user, split: Split, run_file: bool = False) -> None:
-    """The checks of ``submission_create`` that need no file: open split, account policy, shared task, quota.
-
-    For uploads whose run is made later (an image the sandbox runs) or sent
-    later (a presigned upload slot, ``run_file=True``: the rules on a person's
-    run files, ``UPLOAD_RULES``, too): refused before the image is stored or
-    the slot given, with the message the run would get.
-    """
-    split = Split.objects.select_related("dataset").get(pk=split.pk)
-    _check_accepts(split)
-    if run_file:
-        _check_rules(user=user, split=split)
-    _check_account(user=user, split=split)
-    task_place(user=user, split=split)
-    _check_quota(user=user, split=split)
-
-
-# --- creating submissions -----------------------------------------------------------
-
-
-def submission_create(
-    *,
-    user,
-    split: Split,
-    upload: UploadedFile,
-    metadata: dict[str, Any],
-    is_baseline: bool = False,
-    enqueue: bool = True,
-    replaces: Submission | None = None,
-    coverage_exempt: bool = False,
-    made_by_platform: bool = False,
-) -> Submission:
-    """Check an upload cheaply, then save it and a queued submission; score it after commit.
-
-    Raises ``UploadRefused`` (nothing written) when the split is closed, the
-    metadata is invalid, the quota is used up or the file is obviously wrong.
-    ``made_by_platform``: the run was made by the platform (the sandbox ran the
-    participant's image), so the rules on a person's uploads (``UPLOAD_RULES``)
-    do not apply; every other check does.
-    """
-    split = Split.objects.select_related("dataset").get(pk=split.pk)
-    _check_accepts(split)
-    if not made_by_platform and not is_baseline:
-        _check_rules(user=user, split=split)
-    values = clean_metadata(metadata)
-    if not values.get("system_name"):
-        raise UploadRefused("Give the system a name.", [{"line": None, "reason": "system_name: required"}])
-    if not made_by_platform and not is_baseline:  # an image's run: checked when the image was sent
-        check_provenance(split=split, values=values)
-    place = UploadPlace()  # a curator's baseline is no shared task's run
-    if not is_baseline:
-        _check_account(user=user, split=split, terms=not made_by_platform)
-        place = task_place(user=user, split=split)  # shared tasks: dates and teams
-        _check_quota(user=user, split=split)  # early, to spare a long check of a file that cannot be taken
-        if refusal := storage_refusal(user=user, incoming_bytes=upload.size or 0):  # storage.py: bytes stored
-            raise QuotaExceeded(refusal, [{"line": None, "reason": refusal}])
-    converted = json_run_as_trec(upload=upload, dataset=split.dataset)
-    json_upload = upload if converted is not upload else None  # kept: the double entry reads the JSON itself
-    upload = converted
-    inspected = upload_inspect(upload=upload, dataset=split.dataset)
-    _check_queries(split=split, docs_per_topic=inspected.docs_per_topic, complete=inspected.complete,
-                   coverage_exempt=coverage_exempt)
-    duplicate_of = _identical_entries(user=user, split=split, inspected=inspected)
-
-    original_name = (getattr(upload, "name", "") or "run.txt").replace("\\", "/").rsplit("/", 1)[-1][:300]
-    submission = Submission(
-        user=user,
-        split=split,
-        is_baseline=is_baseline,
-        replaces=replaces,
-        original_name=original_name,
-        file_size=inspected.size,
-        sha256=inspected.sha256,
-        content_sha256=inspected.content_sha256,
-        ranking_sha256=inspected.ranking_sha256,
-        checked_in_worker=not inspected.complete,
-        duplicate_of=duplicate_of,
-        coverage_exempt=coverage_exempt,
-        entrant_team=place.team,
-        after_task=place.after_task,
-        **values,
-    )
-    # The file first, outside the transaction: copying a large file must not hold
-    # the database's write lock (SQLite has one for everyone). Removed again if
-    # the row is not saved.
-    submission.run_file.save(original_name, upload, save=False)
-    stored_name = submission.run_file.name
-    if json_upload is not None:
-        json_name = (getattr(json_upload, "name", "") or "run.json").replace("\\", "/").rsplit("/", 1)[-1][:200]
-        try:
-            json_upload.seek(0)
-            submission.json_file.save(json_name, json_upload, save=False)
-        except BaseException:
-            submission.run_file.storage.delete(stored_name)
-            raise
-    try:
-        with transaction.atomic():
-            lock_uploader(user)
-            if place.team is not None:  # and one team's uploads: its quota is shared by its members (no key: FK checks pass)
-                Team.objects.select_for_update(no_key=True).filter(pk=place.team.pk).first()
-            if not is_baseline:
-                _check_quota(user=user, split=split)
-            waits = Split.objects.filter(pk=split.pk, current_qrels__isnull=True).exists()
-            if waits:  # opened for runs before its judgments: scored when they are published (the sweep checks)
-                submission.status = Submission.Status.WAITING
-            submission.save()
-            if waits:
-                StatusEvent.objects.create(submission=submission, status=submission.status, message=WAITING_MESSAGE)
-            elif enqueue:
-                submission_id = submission.pk
-                transaction.on_commit(lambda: submission_enqueue(submission_id=submission_id))
-    except BaseException:
-        submission.run_file.storage.delete(stored_name)
-        if submission.json_file:
-            submission.json_file.storage.delete(submission.json_file.name)
-        raise
-    logger.info("submission %s created for %s by user %s", submission.pk, split, user.pk)
-    return submission
