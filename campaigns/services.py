@@ -22,7 +22,7 @@ def phase_create(*, split, title: str, opens_at, closes_at, **options) -> Phase:
     """A new phase on ``split``, checked as the admin's form checks it (``Phase.clean``: a hidden split of a
     retrieval dataset, dates in order); raises ``TaskRefused`` with the reason, nothing stored.
 
-    Not the admin's partition of runs already stored on the split (``leaderboard.admin.tasks`` cuts them).
+    Not the admin's partition of runs already stored on the split (``curation.admin.tasks`` cuts them).
     """
     phase = Phase(split=split, title=title, opens_at=opens_at, closes_at=closes_at, **options)
     try:

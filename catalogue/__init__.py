@@ -1,1 +1,1 @@
-"""Benchmarks, datasets, splits, topics, qrels and reported results; their pages and curation."""
+"""Benchmarks, datasets, splits, topics, qrels and reported results; importers and cards (admin: curation/)."""

@@ -2,7 +2,7 @@ from django.apps import AppConfig
 
 
 class LeaderboardConfig(AppConfig):
-    """The leaderboards: pages, exports, suites, significance, the page cache, shared tasks' boards, the admin."""
+    """The leaderboards: pages, exports, suites, significance, the page cache, shared tasks' boards and the reveal."""
 
     name = "leaderboard"
     verbose_name = "Leaderboards"

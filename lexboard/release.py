@@ -14,8 +14,8 @@ from pathlib import Path
 #: Every package of the project (pyproject.toml's root_packages; tests/ops/test_release.py holds them equal) and the
 #: templates. It named five folders of an older layout: a change to any other package (a participant's page, a
 #: formatting tag in presentation/, the catalogue, the API) changed no digest, and the old pages stayed cached.
-_SOURCES = ("accounts", "api", "assessment", "campaigns", "catalogue", "demo", "evaluation", "leaderboard", "lexboard",
-            "lexboard_cli", "participants", "presentation", "sandbox", "snapshots", "submissions", "templates")
+_SOURCES = ("accounts", "api", "assessment", "campaigns", "catalogue", "curation", "demo", "evaluation", "leaderboard",
+            "lexboard", "lexboard_cli", "participants", "presentation", "sandbox", "snapshots", "submissions", "templates")
 _SUFFIXES = {".py", ".html", ".txt"}
 
 

@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "assessment",
     "sandbox",
     "snapshots",
+    "curation",  # the curators' surface: the catalogue's admin, import_dataset
 ]
 
 MIDDLEWARE = [

@@ -1,8 +1,11 @@
-"""One registry per kind of thing (#40): what restates the measure registry is checked against it.
+"""One registry per kind of thing (#40): what restates a registry is checked against it.
 
 ``evaluation.measures.FAMILIES`` declares every measure family once. The compiled scorer numbers the families it
 computes in C (``evaluation/_fastscore.c``'s enum) and ``evaluation.fastscore.FAMILY_CODES`` names those numbers;
 the metrics page renders its table from the registry (tests/pages/test_metrics_page_registry.py).
+
+``catalogue.importers.IMPORTERS`` declares every import format once: ``manage.py import_dataset``'s ``--format``
+and the admin's import form offer its keys (each registered parser gives its own name: tests/catalogue).
 """
 
 from __future__ import annotations
@@ -10,6 +13,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from catalogue.importers import IMPORTERS
+from curation.admin.import_form import ImportForm
+from curation.management.commands.import_dataset import Command as ImportDataset
 from evaluation.fastscore import FAMILY_CODES
 from evaluation.measures import FAMILIES
 
@@ -28,3 +34,12 @@ def test_the_compiled_scorer_numbers_the_families_as_fastscore_names_them():
 
 def test_every_family_the_compiled_scorer_computes_is_a_family_of_the_registry():
     assert set(FAMILY_CODES) <= set(FAMILIES)
+
+
+def test_the_import_command_and_the_admin_form_offer_the_formats_of_the_importers_registry():
+    """A format added to one of them and not to the registry (or the other way round) fails here."""
+    parser = ImportDataset().create_parser("manage.py", "import_dataset")
+    (option,) = [action for action in parser._actions if action.dest == "format"]
+    form_field = ImportForm.base_fields["format"]
+    assert list(option.choices) == list(IMPORTERS)
+    assert form_field.choices == [(name, importer.label) for name, importer in IMPORTERS.items()]

@@ -19,7 +19,7 @@ from catalogue.cards import cards_load
 from catalogue.importers import files_from_directory, import_bsard, import_trec
 from catalogue.models import Benchmark, Corpus, Dataset, QrelsVersion, ReportedResult, Split, Topic
 from catalogue.services import qrels_version_add
-from leaderboard.admin import SplitAdmin
+from curation.admin import SplitAdmin
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "import"
 MODELS = [Benchmark, Dataset, Corpus, Split, Topic, QrelsVersion, ReportedResult]

@@ -10,7 +10,10 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from catalogue.importers import (
+    IMPORTERS,
+    ClassificationData,
     ImportRefused,
+    Release,
     files_from_directory,
     files_from_zip,
     import_beir,
@@ -45,6 +48,36 @@ def counts(dataset) -> tuple[int, int, int, int]:
         QrelsVersion.objects.filter(split__dataset=dataset).count(),
         Corpus.objects.filter(dataset=dataset).count(),
     )
+
+
+# --- the registry ---------------------------------------------------------------
+
+
+#: A release of each registered format, as the command line and the admin's form hand it to the registry.
+RELEASES = {
+    "bsard": Release(files=IMPORTERS["bsard"].folder_files(DATA / "bsard")),
+    "beir": Release(files=IMPORTERS["beir"].folder_files(DATA / "beir"), hidden_splits=("test",)),
+    "trec": Release(split="dev", topics=read("trec", "topics.tsv"), qrels=read("trec", "test.qrels"),
+                    corpus_ids=read("trec", "ids.txt")),
+    "classification": Release(split="test", hidden=True, task="single", file=("test.jsonl", (
+        b'{"id": "a1", "text": "Le bail est r\xc3\xa9sili\xc3\xa9.", "label": "civil", "language": "fr"}\n'
+        b'{"id": "a2", "text": "Der Dieb wird bestraft.", "label": "criminal", "language": "de"}\n'))),
+}
+
+
+@pytest.mark.parametrize("name", list(IMPORTERS))
+def test_each_registered_format_parses_its_release_under_its_own_name(name):
+    """The registry's name is the one the parsed release carries (the report's, ``release_store``'s): a format
+    registered under another name, or without a release here, fails."""
+    assert name in RELEASES, f"add a release of the {name} format to RELEASES"
+    data = IMPORTERS[name].parse(RELEASES[name])
+    assert data.format == name
+    # release_store stores a classification release as gold labels: a format for such datasets says so.
+    assert IMPORTERS[name].predictions == isinstance(data, ClassificationData)
+
+
+def test_every_release_here_is_of_a_registered_format():
+    assert set(RELEASES) == set(IMPORTERS)
 
 
 # --- BSARD ------------------------------------------------------------------------

@@ -47,6 +47,10 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("demo/services.py", "_pct", "format"): "the demo card's text",
     ("demo/services.py", "baselines_ensure", "round"): "a baseline's latency in milliseconds",
     ("catalogue/cards/__init__.py", "to_fraction", "round"): "papers' reported percentages read into fractions",
+    ("catalogue/importers/__init__.py", "_classification", "hidden"): "the curator's flag an import creates the "
+                                                                        "split with (the registry's parser)",
+    ("catalogue/importers/__init__.py", "_trec", "hidden"): "the curator's flag an import creates the split with "
+                                                              "(the registry's parser)",
     ("catalogue/importers/base.py", "kind", "hidden"): "an import names the split it creates",
     ("catalogue/importers/classification.py", "classification_import", "hidden"): "an import creates the split",
     ("catalogue/importers/classification.py", "kind", "hidden"): "an import names the split it creates",

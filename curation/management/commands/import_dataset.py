@@ -1,4 +1,5 @@
-"""Import a released dataset: ``import_dataset --format {bsard,beir,trec} --dataset SLUG ...``.
+"""Import a released dataset: ``import_dataset --format FORMAT --dataset SLUG ...`` (the formats:
+``catalogue.importers.IMPORTERS``).
 
 Examples::
 
@@ -32,22 +33,13 @@ examples' languages, and a new benchmark's name is asked (``--benchmark-name``).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from catalogue.importers import (
-    FORMATS,
-    PREDICTION_FORMATS,
-    ImportRefused,
-    files_from_directory,
-    parse_beir,
-    parse_bsard,
-    parse_classification,
-    parse_trec,
-)
-from catalogue.importers.bsard import ARTICLES, QUESTIONS
+from catalogue.importers import IMPORTERS, Importer, ImportRefused, Release, Takes
 from catalogue.models import Benchmark, Dataset, Topic
 from catalogue.services import dataset_get_or_create
 from evaluation.measures import MACRO_F1
@@ -55,11 +47,13 @@ from submissions.services import release_import
 
 
 class Command(BaseCommand):
-    help = "Import topics, corpus ids and qrels from BSARD, BEIR or TREC files into a dataset."
+    help = "Import a release's topics, corpus ids and judgments (or gold labels) into a dataset."
 
     def add_arguments(self, parser):
-        parser.add_argument("directory", nargs="?", help="the release folder (bsard and beir formats)")
-        parser.add_argument("--format", required=True, choices=FORMATS + PREDICTION_FORMATS)
+        folders = " and ".join(name for name, importer in IMPORTERS.items() if importer.takes is Takes.FOLDER)
+        parser.add_argument("directory", nargs="?", help=f"the release folder ({folders} formats)")
+        parser.add_argument("--format", required=True, choices=list(IMPORTERS),
+                            help="; ".join(importer.label for importer in IMPORTERS.values()))
         parser.add_argument("--dataset", required=True, metavar="SLUG")
         parser.add_argument(
             "--hidden",
@@ -128,7 +122,7 @@ class Command(BaseCommand):
                 docid_example=opts["docid_example"],
                 **self._task_defaults(opts),
             )
-            if created and opts["format"] in PREDICTION_FORMATS:
+            if created and IMPORTERS[opts["format"]].predictions:
                 # dataset_get_or_create makes retrieval datasets; this one takes predictions.
                 dataset.task = opts["task"]
                 dataset.save(update_fields=["task"])
@@ -167,47 +161,45 @@ class Command(BaseCommand):
     @staticmethod
     def _task_defaults(opts) -> dict:
         """With --create, a classification dataset is scored by macro-F1."""
-        if opts["format"] not in PREDICTION_FORMATS:
+        if not IMPORTERS[opts["format"]].predictions:
             return {}
         return {"measures": [MACRO_F1], "primary_measure": MACRO_F1}
 
     def _parse(self, opts):
-        fmt = opts["format"]
+        importer = IMPORTERS[opts["format"]]
         try:
-            if fmt in PREDICTION_FORMATS:
-                missing = [f"--{k}" for k in ("task", "split", "file") if not opts[k]]
-                if missing:
-                    raise CommandError(f"--format {fmt} needs {', '.join(missing)}")
-                return parse_classification(
-                    task=opts["task"], split=opts["split"], file=_read(opts["file"]), hidden=bool(opts["hidden"])
-                )
-            if fmt == "trec":
-                missing = [f"--{k}" for k in ("split", "qrels") if not opts[k]]
-                if missing:
-                    raise CommandError(f"--format trec needs {', '.join(missing)}")
-                if not opts["topics"] and (opts["create"] or not _split_has_topics(opts["dataset"], opts["split"])):
-                    raise CommandError(
-                        f"--format trec needs --topics for a new split ({opts['dataset']}/{opts['split']} has no "
-                        "topics yet); a new qrels version of an existing split needs only --qrels")
-                return parse_trec(
-                    split=opts["split"],
-                    topics=_read(opts["topics"]) if opts["topics"] else None,
-                    qrels=_read(opts["qrels"]),
-                    corpus_ids=_read(opts["corpus_ids"]) if opts["corpus_ids"] else None,
-                    hidden=bool(opts["hidden"]),
-                )
-            if not opts["directory"]:
-                raise CommandError(f"--format {fmt} needs the release folder, e.g. path/to/{opts['dataset']}/")
-            if fmt == "bsard":
-                files = files_from_directory(opts["directory"], names=[ARTICLES, *QUESTIONS.values()])
-                return parse_bsard(files)
-            hidden = opts["hidden"]
-            names = ["test"] if hidden in (None, True) else [h.strip() for h in hidden.split(",") if h.strip()]
-            root = Path(opts["directory"])
-            wanted = ["corpus.jsonl", "queries.jsonl"] + [f"qrels/{p.name}" for p in sorted(root.glob("qrels/*.tsv"))]
-            return parse_beir(files_from_directory(root, names=wanted), hidden=names)
+            return importer.parse(self._release(opts, importer))
         except ImportRefused as exc:
             raise CommandError("refused, nothing was written:\n" + str(exc)) from None
+
+    @staticmethod
+    def _release(opts, importer: Importer) -> Release:
+        """The inputs the format takes, read from the options' paths (each shape asks for what it cannot go without)."""
+        fmt, hidden = opts["format"], opts["hidden"]
+        hidden_splits = (("test",) if hidden in (None, True)
+                         else tuple(h.strip() for h in hidden.split(",") if h.strip()))
+        given = Release(split=opts["split"] or "", hidden=bool(hidden), hidden_splits=hidden_splits,
+                        task=opts["task"] or "single")
+        if importer.takes is Takes.EXAMPLES:
+            missing = [f"--{k}" for k in ("task", "split", "file") if not opts[k]]
+            if missing:
+                raise CommandError(f"--format {fmt} needs {', '.join(missing)}")
+            return replace(given, file=_read(opts["file"]))
+        if importer.takes is Takes.SPLIT_FILES:
+            missing = [f"--{k}" for k in ("split", "qrels") if not opts[k]]
+            if missing:
+                raise CommandError(f"--format {fmt} needs {', '.join(missing)}")
+            if not opts["topics"] and (opts["create"] or not _split_has_topics(opts["dataset"], opts["split"])):
+                raise CommandError(
+                    f"--format {fmt} needs --topics for a new split ({opts['dataset']}/{opts['split']} has no "
+                    "topics yet); a new qrels version of an existing split needs only --qrels")
+            return replace(
+                given, topics=_read(opts["topics"]) if opts["topics"] else None, qrels=_read(opts["qrels"]),
+                corpus_ids=_read(opts["corpus_ids"]) if opts["corpus_ids"] else None,
+            )
+        if not opts["directory"]:
+            raise CommandError(f"--format {fmt} needs the release folder, e.g. path/to/{opts['dataset']}/")
+        return replace(given, files=importer.folder_files(Path(opts["directory"])))
 
 
 def _split_has_topics(dataset: str, split: str) -> bool:
@@ -223,7 +215,7 @@ def _read(path: str) -> tuple[str, bytes]:
 
 def _languages(data) -> str:
     """The languages a classification release gives its examples (their category), e.g. ``de,fr,it``; else empty."""
-    if data.format not in PREDICTION_FORMATS:
+    if not IMPORTERS[data.format].predictions:
         return ""
     found = {t.category.strip() for t in data.topics if t.category.strip()}
     return ",".join(sorted(found)) if found and all(len(code) <= 8 for code in found) else ""

@@ -2,19 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from django import forms
 from django.conf import settings
 
-from catalogue.importers import (
-    FORMATS,
-    PREDICTION_FORMATS,
-    ImportRefused,
-    files_from_uploads,
-    parse_beir,
-    parse_bsard,
-    parse_classification,
-    parse_trec,
-)
+from catalogue.importers import IMPORTERS, Importer, ImportRefused, Release, Takes, files_from_uploads
 from catalogue.importers.base import DatasetFileError
 from catalogue.models import Dataset, Topic
 from evaluation.errors import Problem
@@ -41,10 +34,10 @@ class ImportForm(forms.Form):
     """The files of one release, as the command line takes them."""
 
     format = forms.ChoiceField(
-        choices=[(f, f) for f in FORMATS + PREDICTION_FORMATS],
-        help_text="bsard: articles_fr.csv and questions_fr_*.csv · beir: corpus.jsonl, queries.jsonl, "
-        "qrels/<split>.tsv · trec: the topics, qrels and corpus-ids files below · classification "
-        "(classification and NER datasets): one split's JSONL or CSV file in Files, with Split and Hidden",
+        choices=[(name, importer.label) for name, importer in IMPORTERS.items()],
+        help_text="A release folder's files go in Files (several at once or one zip of the folder); one split's "
+        "topics, qrels and corpus ids in the fields below; one split's examples (classification and NER datasets) "
+        "in Files, with Split and Hidden",
     )
     # A declared field: Django's form metaclass moves it to base_fields, so BaseForm.files (the uploads) stays.
     files = MultipleFileField(  # type: ignore[assignment]
@@ -86,35 +79,45 @@ class ImportForm(forms.Form):
         data = super().clean()
         assert data is not None  # Form.clean returns cleaned_data
         fmt = data.get("format")
-        if fmt == "trec":
+        importer = IMPORTERS.get(fmt or "")
+        if importer is None:  # no choice, or not one of the registry's: the field says so
+            return data
+        if importer.takes is Takes.SPLIT_FILES:
             for name in ("split", "qrels"):
                 if not data.get(name):
-                    self.add_error(name, "Needed for the trec format.")
-        elif fmt in PREDICTION_FORMATS:
+                    self.add_error(name, f"Needed for the {fmt} format.")
+        elif importer.takes is Takes.EXAMPLES:
             if not data.get("split"):
                 self.add_error("split", f"Needed for the {fmt} format.")
             if len(data.get("files") or []) != 1:
                 self.add_error("files", "Choose one file: the split's examples (JSONL or CSV).")
-        elif fmt and not data.get("files"):
+        elif not data.get("files"):
             self.add_error("files", f"Choose the {fmt} release files (or a zip of its folder).")
         return data
 
     def parse(self, *, dataset=None):
         """The parsed release (raises ImportRefused with file:line: reason lines)."""
         data = self.cleaned_data
-        limit = settings.LEXBOARD_MAX_DECOMPRESSED_BYTES
-        if data["format"] in PREDICTION_FORMATS:
+        importer = IMPORTERS[data["format"]]
+        given = Release(
+            split=data["split"], hidden=data["hidden"], task=dataset.task if dataset is not None else "single",
+            hidden_splits=tuple(h.strip() for h in (data.get("hidden_splits") or "").split(",") if h.strip()),
+        )
+        if importer.predictions and dataset is not None and dataset.task == Dataset.Task.RETRIEVAL:
+            retrieval = ", ".join(name for name, other in IMPORTERS.items() if not other.predictions)
+            reason = (f"{dataset} is a retrieval dataset: import {retrieval} files, or set its task to a "
+                      "classification or NER task first")
+            name = data["files"][0].name if data.get("files") else data["format"]
+            raise ImportRefused([DatasetFileError(name, [Problem(None, reason)])])
+        return importer.parse(self._release(given, importer, dataset))
+
+    def _release(self, given: Release, importer: Importer, dataset) -> Release:
+        """The inputs the format takes, read from the uploads."""
+        data = self.cleaned_data
+        if importer.takes is Takes.EXAMPLES:
             upload = data["files"][0]
-            task = dataset.task if dataset is not None else "single"
-            if task == Dataset.Task.RETRIEVAL:
-                reason = (f"{dataset} is a retrieval dataset: import bsard, beir or trec files, or set its task to a "
-                          "classification or NER task first")
-                raise ImportRefused([DatasetFileError(upload.name, [Problem(None, reason)])])
-            return parse_classification(
-                task=task, split=data["split"],
-                file=(upload.name.rsplit("/", 1)[-1], upload.read()), hidden=data["hidden"],
-            )
-        if data["format"] == "trec":
+            return replace(given, file=(upload.name.rsplit("/", 1)[-1], upload.read()))
+        if importer.takes is Takes.SPLIT_FILES:
             if not data["topics"] and not Topic.objects.filter(split__dataset=dataset, split__name=data["split"]).exists():
                 reason = (f"needed for a new split ({data['split']} has no topics yet); a new qrels version of an "
                           "existing split needs only the qrels")
@@ -123,15 +126,7 @@ class ImportForm(forms.Form):
             def pair(upload):
                 return (upload.name.rsplit("/", 1)[-1], upload.read()) if upload else None
 
-            return parse_trec(
-                split=data["split"],
-                topics=pair(data["topics"]),
-                qrels=pair(data["qrels"]),
-                corpus_ids=pair(data.get("corpus_ids")),
-                hidden=data["hidden"],
-            )
-        files = files_from_uploads(data["files"], max_bytes=limit)
-        if data["format"] == "bsard":
-            return parse_bsard(files)
-        hidden = [h.strip() for h in (data.get("hidden_splits") or "").split(",") if h.strip()]
-        return parse_beir(files, hidden=hidden)
+            return replace(given, topics=pair(data["topics"]), qrels=pair(data["qrels"]),
+                           corpus_ids=pair(data.get("corpus_ids")))
+        limit = settings.LEXBOARD_MAX_DECOMPRESSED_BYTES
+        return replace(given, files=files_from_uploads(data["files"], max_bytes=limit))

@@ -13,12 +13,11 @@ from django.db import transaction
 from django.db.models import QuerySet
 
 from campaigns.models import Phase, PrivateBoard
+from leaderboard.private_board import phase_reveal
 from lexboard.admin_labels import NamedInputsAdmin
 from lexboard.text import count
 from submissions.selectors import partition_in_use, released_participant_runs
 from submissions.services.unpartition import split_partition
-
-from ..private_board import phase_reveal
 
 
 class PhaseForm(forms.ModelForm):

@@ -1,7 +1,7 @@
 """Benchmarks and datasets, with their splits and reported results inline, and the dataset's "Import files" view.
 
 The import view runs the same importers as ``manage.py import_dataset`` on the
-files of :class:`~leaderboard.admin.import_form.ImportForm`.
+files of :class:`~curation.admin.import_form.ImportForm`.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from django.utils.html import format_html
 
 from catalogue.importers import ImportRefused
 from catalogue.models import Benchmark, Corpus, Dataset, ReportedResult, Split
+from leaderboard.selectors import dataset_summary
 from submissions.services import release_import
 
-from ..selectors import dataset_summary
 from .dataset_form import DatasetForm
 from .import_form import ImportForm
 

@@ -7,7 +7,7 @@ admin writes them the same way the command line does. The dataset page has
 an "Import files" view that runs the same importers as ``import_dataset``.
 """
 
-# Importing the modules registers their ModelAdmins with the admin site (Django imports leaderboard.admin).
+# Importing the modules registers their ModelAdmins with the admin site (Django imports curation.admin).
 from .datasets import BenchmarkAdmin, DatasetAdmin, ReportedResultAdmin
 from .splits import CorpusAdmin, QrelsVersionAdmin, SplitAdmin, TopicAdmin
 from .tasks import PhaseAdmin, PrivateBoardAdmin  # shared tasks: phases (with the reveal) and private boards
