@@ -188,6 +188,30 @@ def _canonical_ranking_text(lines: bytes) -> bytes | None:
     if (b"\t" in lines or b"\r" in lines or b"  " in lines or b" \n" in lines or b"\n " in lines
             or lines.startswith(b" ") or lines.endswith(b" ")):
         return None
+    same = _one_tag_ranking_text(lines)
+    return same if same is not None else _cut_ranking_text(lines)
+
+
+def _one_tag_ranking_text(lines: bytes) -> bytes | None:
+    """``_canonical_ranking_text`` of lines that all end with the first line's tag (nearly every run): that tag and
+    the space before it taken off each line end by one ``bytes.replace`` (33 ms of CPU for a 6.6 MB run where the
+    cut by positions took 114 ms, median of 7 on the loaded 2-core machine); None when a line ends otherwise (then
+    the count of line ends with it falls short). A match can only be a line's last column: it ends at a line end
+    and starts at a space."""
+    first = lines[:lines.find(b"\n")] if b"\n" in lines else lines
+    space = first.rfind(b" ")
+    if space < 0:
+        return None
+    end = first[space:] + b"\n"
+    whole = lines if lines.endswith(b"\n") else lines + b"\n"
+    if whole.count(end) != whole.count(b"\n"):
+        return None
+    out = whole.replace(end, b"\n")
+    return out if whole is lines else out[:-1]
+
+
+def _cut_ranking_text(lines: bytes) -> bytes:
+    """``_canonical_ranking_text`` of any lines it takes, each cut at its last space by positions (numpy)."""
     data = np.frombuffer(lines, dtype=np.uint8)
     newlines = np.flatnonzero(data == 0x0A)
     ends = np.append(newlines, len(data))  # each line's end (exclusive), the last line's included

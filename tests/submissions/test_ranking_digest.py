@@ -14,7 +14,7 @@ import re
 from django.core.files.uploadedfile import SimpleUploadedFile
 from hypothesis import given, settings, strategies as st
 
-from submissions.services.inspection import _ContentStream, ranking_text
+from submissions.services.inspection import _ContentStream, _one_tag_ranking_text, ranking_text
 
 TAG_COLUMN = re.compile(rb"[ \t]+[^ \t\r\n]+[ \t]*\r?$", re.M)
 BLANKS = re.compile(rb"[ \t]+")
@@ -37,6 +37,25 @@ def test_the_text_is_the_regex_s_for_any_bytes(data):
 def test_the_text_of_usual_lines_is_the_regex_s(data):
     """Single spaces and newlines only, the case cut for the whole block at once (and the rest for contrast)."""
     assert ranking_text(data) == by_the_regex(data)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.lists(st.sampled_from([b"a", b"Q0", b"1.5", b"tag", b"tag2", b"\xc3\xa9", b"ta"]), max_size=6)
+                .map(b" ".join), max_size=8),
+       st.sampled_from([b"tag", b"ta", b"g", b"a"]), st.booleans())
+def test_lines_that_mostly_end_with_one_tag_have_the_regex_s_text(rows, tag, ended):
+    """Runs whose every line ends with one tag (the usual) take one replace; a line ending otherwise, a line that
+    is only the tag, or a tag that is the end of another token must not be taken for it."""
+    lines = [row + b" " + tag if i % 3 else row for i, row in enumerate(rows)]
+    data = b"\n".join(lines) + (b"\n" if ended else b"")
+    assert ranking_text(data) == by_the_regex(data)
+
+
+def test_a_usual_run_is_cut_by_one_replace_with_the_regex_s_text():
+    run = b"".join(b"%d Q0 d%d %d %.4f bm25\n" % (q, d, d, 100 - d) for q in range(1, 30) for d in range(1, 40))
+    assert _one_tag_ranking_text(run) == by_the_regex(run)
+    assert _one_tag_ranking_text(run + b"1 Q0 d1 1 1.0 other\n") is None
+    assert ranking_text(run[:-1]) == by_the_regex(run[:-1])  # the last line without its line end
 
 
 def test_a_run_loses_its_tag_and_keeps_its_ranking():
