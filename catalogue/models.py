@@ -435,17 +435,6 @@ class Split(models.Model):
             return self.hidden
         return self.verified_email == self.VerifiedEmail.ALWAYS
 
-    def cache_key(self, kind: str, *parts: object) -> str:
-        """THE cache key of anything computed from this split's entries and judgments.
-
-        ``kind`` names the thing and its format version (``"lb:v4"``; change the version when what is cached
-        changes); the split's id, ``cache_version`` (bumped by every new score, entry change and qrels
-        publication), current qrels and hidden flag make a stale value unreachable; ``parts`` add what else
-        the value depends on (a measure, a result). Every cache of split-derived values builds its key here.
-        """
-        tail = "".join(f":{part}" for part in parts)
-        return f"lexboard:{kind}:{self.pk}:{self.cache_version}:{self.current_qrels_id}:{int(self.hidden)}{tail}"
-
     def bump_cache_version(self, *, pages: bool = True) -> None:
         """Make cached leaderboard rows of this split stale (an atomic increment), and cached pages unless told not to.
 

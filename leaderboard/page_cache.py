@@ -84,7 +84,16 @@ from django.utils.cache import patch_vary_headers
 from accounts.models import Profile
 from campaigns.selectors import phases_for_dataset
 from catalogue.models import Benchmark, Dataset, DataTerms, ReportedResult, Split
-from catalogue.page_generation import GENERATION_KEY, page_generation, page_generation_bump, register_render_ahead
+from catalogue.page_generation import (
+    GENERATION_KEY,
+    CacheKey,
+    CacheKind,
+    Variant,
+    cache_key,
+    page_generation,
+    page_generation_bump,
+    register_render_ahead,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -106,8 +115,9 @@ def shared_cache() -> bool:
     return not backend.endswith(("LocMemCache", "DummyCache"))
 
 
-def page_key(request: HttpRequest) -> str:
-    """The cache key of a page: its path and the query string as a digest (one view per path).
+def page_key(request: HttpRequest, variant: Variant | None = None) -> CacheKey:
+    """The cache key of a page: its path and the query string as a digest (one view per path); or of its
+    ``variant`` (the gzip copy, the render lock).
 
     A digest, so a long or odd query string (fuzzers send 300 characters of
     control bytes) never makes a key longer than memcached's 250 or one that
@@ -118,17 +128,17 @@ def page_key(request: HttpRequest) -> str:
     path = request.path
     if len(path) > 120 or not path.isascii() or not path.isprintable() or " " in path:
         path = hashlib.blake2b(path.encode(), digest_size=12).hexdigest()
-    return f"lexboard:page:v6:{path}:{digest}"
+    return cache_key(CacheKind.PAGE, path, digest, variant=variant)
 
 
-def _wanted(request: HttpRequest) -> tuple[bool, str, str]:
+def _wanted(request: HttpRequest) -> tuple[bool, CacheKey, CacheKey]:
     """Whether the client takes gzip, the page's key, and the key of the variant it is served."""
     gzip_ok = bool(_ACCEPTS_GZIP.search(request.META.get("HTTP_ACCEPT_ENCODING", "")))
     key = page_key(request)
-    return gzip_ok, key, key + ":gz" if gzip_ok else key
+    return gzip_ok, key, page_key(request, Variant.GZIP) if gzip_ok else key
 
 
-def _shared_lookup(wanted: str) -> tuple[int | None, tuple | None]:
+def _shared_lookup(wanted: CacheKey) -> tuple[int | None, tuple | None]:
     """The page generation and the stored entry, in one round trip (shared cache)."""
     found = cache.get_many([GENERATION_KEY, wanted])
     return found.get(GENERATION_KEY), found.get(wanted)
@@ -163,7 +173,7 @@ def _from_cache(entry: tuple, gzip_ok: bool) -> HttpResponse:
     return response
 
 
-def _wait_for_render(wanted: str) -> tuple | None:
+def _wait_for_render(wanted: CacheKey) -> tuple | None:
     """Poll for a page another request is rendering (a cold cache: no previous page to serve)."""
     deadline = time.monotonic() + COLD_WAIT_SECONDS
     while time.monotonic() < deadline:
@@ -174,7 +184,7 @@ def _wait_for_render(wanted: str) -> tuple | None:
     return None
 
 
-def anonymous_page_cache(key_func: Callable[..., str | None]):
+def anonymous_page_cache(key_func: Callable[..., CacheKey | None]):
     """Serve the view's response from the cache for anonymous visitors.
 
     ``key_func(request, *args, **kwargs)`` builds
@@ -212,7 +222,7 @@ def anonymous_page_cache(key_func: Callable[..., str | None]):
             ahead = request.META.get(RENDER_AHEAD) is True  # the worker, which holds the render lock
             if cached is not None and cached[0] == tag and not ahead:
                 return _from_cache(cached, gzip_ok)
-            lock = key + ":render"
+            lock = page_key(request, Variant.RENDER_LOCK)
             locked = ahead or cache.add(lock, 1, LOCK_SECONDS)
             if not locked:
                 # Someone is rendering this page now: the previous page, or (cold cache) wait for theirs.
@@ -229,7 +239,8 @@ def anonymous_page_cache(key_func: Callable[..., str | None]):
                     # Tagged with the generation read *before* rendering: a score stored meanwhile makes it
                     # stale. Compressed once here rather than per request: a 300 KB leaderboard is 10x smaller.
                     cache.set_many({key: (tag, response.content, content_type),
-                                    key + ":gz": (tag, gzip.compress(response.content, 6), content_type)},
+                                    page_key(request, Variant.GZIP): (tag, gzip.compress(response.content, 6),
+                                                                      content_type)},
                                    PAGE_CACHE_SECONDS)
                     patch_vary_headers(response, ["Accept-Encoding"])
             finally:
@@ -341,11 +352,11 @@ def render_ahead(split_id: int, bump: Callable[[], None]) -> None:
     if not settings.LEXBOARD_RENDER_AHEAD or not shared_cache() or not _site_host_allowed():
         bump()
         return
-    pages = []
+    pages: list[tuple[str, WSGIRequest, CacheKey]] = []
     try:
         for path in _pages_of_split(split_id):
             request = WSGIRequest({**_environ(path), RENDER_AHEAD: True})
-            lock = page_key(request) + ":render"
+            lock = page_key(request, Variant.RENDER_LOCK)
             if cache.add(lock, 1, LOCK_SECONDS):
                 pages.append((path, request, lock))
     finally:

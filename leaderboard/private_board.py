@@ -39,6 +39,7 @@ from django.utils import timezone
 from campaigns.models import Membership, Phase, PrivateBoard
 from campaigns.notifications import absolute, notify
 from catalogue.models import Split, Topic
+from catalogue.page_generation import CacheKind, cache_key
 from catalogue.signals import board_changing
 from evaluation.ladder import round_score
 from submissions import disclosure
@@ -312,7 +313,7 @@ def private_board_rescored(*, phase: Phase, board: PrivateBoard) -> RescoredBoar
         return None
     if not disclosure.shows(split, "version_deltas"):
         return RescoredBoard(current.version, [], "", private_topics(phase), withheld=True)
-    key = split.cache_key("private-board:v3", phase.pk)
+    key = cache_key(CacheKind.PRIVATE_BOARD, phase.pk, split=split)
     cached = cache.get(key)
     if cached is None:
         rows, method, _, _ = private_board_rows(phase=phase, version_id=current.pk)

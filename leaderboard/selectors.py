@@ -22,6 +22,7 @@ from django.core.cache import cache
 from django.db.models import Exists, OuterRef, Prefetch, Q
 
 from catalogue.models import Benchmark, Dataset, ReportedResult, Split
+from catalogue.page_generation import CacheKey, CacheKind, cache_key
 from catalogue.selectors import DatasetNotFound, dataset_for_page
 from sandbox.models import SandboxRun
 from submissions import disclosure
@@ -293,10 +294,10 @@ def resolve_sort(dataset: Dataset, sort: str | None) -> str:
     return dataset.primary_measure
 
 
-def cache_key(split: Split) -> str:
+def rows_cache_key(split: Split) -> CacheKey:
     """Changes whenever a score is stored, an entry changes, new qrels are published or the split is hidden
     or made public (rows of a hidden split are rounded and released only; a curator's switch bumps no version)."""
-    return split.cache_key("lb:v5")
+    return cache_key(CacheKind.LEADERBOARD_ROWS, split=split)
 
 
 def leaderboard_rows(*, split: Split, user=None, sort: str | None = None) -> list[LeaderboardRow]:
@@ -313,7 +314,7 @@ def leaderboard_rows(*, split: Split, user=None, sort: str | None = None) -> lis
     cold, reported rows, the user's own), whatever the number of entries.
     """
     measure = resolve_sort(split.dataset, sort)
-    key = cache_key(split)
+    key = rows_cache_key(split)
     scored = cache.get(key)
     if scored is None:
         scored = _public_submission_rows(split)
@@ -597,7 +598,8 @@ def _row_values(obj) -> tuple:
     return tuple(getattr(obj, f.attname) for f in obj._meta.concrete_fields)
 
 
-def dataset_page_cache_key(*, slug: str, path: str, user=None) -> str | None:
+def dataset_page_cache_key(*, slug: str, path: str, user=None,
+                           kind: CacheKind = CacheKind.DATASET_PAGE_TAG) -> CacheKey | None:
     """The cache key of a dataset page as an anonymous visitor sees it, or None (no such dataset).
 
     The scored rows are versioned by each split's ``cache_version`` (bumped
@@ -616,20 +618,19 @@ def dataset_page_cache_key(*, slug: str, path: str, user=None) -> str | None:
     # The terms in force (the file links lead to them; read with the dataset): a new version is a new row.
     terms = getattr(dataset, "terms_in_force_id", None)
     digest = _fingerprint((_row_values(dataset), _row_values(dataset.benchmark), splits, reported, terms, path))
-    return f"lexboard:page:v1:dataset:{dataset.pk}:{digest}"
+    return cache_key(kind, dataset.pk, digest)
 
 
-def home_page_cache_key(*, path: str) -> str:
+def home_page_cache_key(*, path: str) -> CacheKey:
     """The cache key of the home page for anonymous visitors: a digest of everything it shows (4 queries).
 
     Benchmarks, datasets, splits (with their ``cache_version``, which covers
     the scored entries) and reported results, whatever their number.
     """
     parts = [list(model.objects.order_by("pk").values_list()) for model in (Benchmark, Dataset, Split, ReportedResult)]
-    return f"lexboard:page:v1:home:{_fingerprint((parts, path))}"
+    return cache_key(CacheKind.HOME_PAGE_TAG, _fingerprint((parts, path)))
 
 
-def api_leaderboard_page_key(request, slug: str) -> str | None:
+def api_leaderboard_page_key(request, slug: str) -> CacheKey | None:
     """The API leaderboard's cache key when the cache is per-process: the dataset page's digest, under its own name."""
-    key = dataset_page_cache_key(slug=slug, path=request.get_full_path())
-    return key.replace(":dataset:", ":api-leaderboard:", 1) if key else None
+    return dataset_page_cache_key(slug=slug, path=request.get_full_path(), kind=CacheKind.API_LEADERBOARD_TAG)

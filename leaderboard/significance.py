@@ -67,6 +67,7 @@ from django.core.cache import cache
 from scipy.special import erfc
 
 from catalogue.models import Split
+from catalogue.page_generation import CacheKey, CacheKind, cache_key
 from evaluation.power import PowerAnalysis, power_analysis
 from evaluation.stats import EXACT_MAX_N, randomization_tests
 from submissions import disclosure
@@ -278,7 +279,7 @@ def compute_significance(*, entries: list[tuple[int, bool, np.ndarray]], measure
         missing = [key for key in dict.fromkeys(pairs) if key not in p_cache]
         if not missing:
             return
-        names: dict[tuple[int, int], str] = {}
+        names: dict[tuple[int, int], CacheKey] = {}
         if p_store is not None:
             names = {key: p_value_name(vectors[key[0]] - vectors[key[1]], n_resamples=n_resamples, seed=seed)
                      for key in missing}
@@ -338,12 +339,12 @@ def compute_significance(*, entries: list[tuple[int, bool, np.ndarray]], measure
 class PValueStore(Protocol):
     """Where p-values are remembered between renders: Django's cache has these two methods."""
 
-    def get_many(self, keys: list[str]) -> dict[str, Any]: ...
+    def get_many(self, keys: list[CacheKey]) -> dict[str, Any]: ...
 
-    def set_many(self, data: dict[str, Any], timeout: int | None = ...) -> list[str]: ...
+    def set_many(self, data: dict[CacheKey, Any], timeout: int | None = ...) -> list[str]: ...
 
 
-def p_value_name(d: np.ndarray, *, n_resamples: int, seed: int) -> str:
+def p_value_name(d: np.ndarray, *, n_resamples: int, seed: int) -> CacheKey:
     """The cache name of a sign-flip p-value: it is a function of the differences, the flips and the seed only.
 
     (Not of the entries' ids, their rank or the batch they were tested in:
@@ -351,12 +352,7 @@ def p_value_name(d: np.ndarray, *, n_resamples: int, seed: int) -> str:
     other differences, so a name never points at a stale value.)
     """
     digest = hashlib.blake2b(np.ascontiguousarray(d, dtype=np.float64).tobytes(), digest_size=16).hexdigest()
-    return f"lexboard:sigp:v1:{n_resamples}:{seed}:{digest}"
-
-
-def _cache_key(split: Split, measure: str) -> str:
-    # v5: one Bonferroni family for markers and tiers (a change of method changes the key).
-    return split.cache_key("sig:v5", measure)
+    return cache_key(CacheKind.P_VALUE, n_resamples, seed, digest)
 
 
 def _vectors(result_ids: list[int], measure: str) -> dict[int, tuple[list[str], np.ndarray]]:
@@ -379,7 +375,7 @@ def leaderboard_significance(*, split: Split, measure: str | None = None,
     Returns None when fewer than two entries have per-query vectors.
     """
     measure = resolve_sort(split.dataset, measure)
-    key = _cache_key(split, measure)
+    key = cache_key(CacheKind.SIGNIFICANCE, measure, split=split)
     cached = cache.get(key)
     if cached is not None:
         return cached or None
@@ -455,7 +451,7 @@ def leaderboard_power(*, split: Split, board: PublicBoard | None = None) -> Powe
     """
     measure = split.dataset.primary_measure
     hidden = disclosure.hidden(split)
-    key = split.cache_key("power:v4", measure)
+    key = cache_key(CacheKind.POWER, measure, split=split)
     cached = cache.get(key)
     if cached is not None:
         return cached or None

@@ -21,6 +21,7 @@ import numpy as np
 from django.core.cache import cache
 
 from catalogue.models import Split, Topic
+from catalogue.page_generation import CacheKey, CacheKind, cache_key
 from evaluation.csv_cells import csv_rows
 from evaluation.stats import bootstrap_ci
 from presentation import plots
@@ -196,11 +197,11 @@ def per_query_csv(*, split: Split, vectors: dict[str, np.ndarray], measures: lis
          *row["values"]] for row in rows])
 
 
-def _cache_key(result, split: Split) -> str:
+def _cache_key(result, split: Split) -> CacheKey:
     # The group minimum too: a curator raising it (small categories were shown) bumps no split version.
     # v5: no intervals nor categories on hidden splits (an entry cached before would still hold them).
     # v7: the charts in percent (an entry cached before holds them drawn 0 to 1).
-    return split.cache_key("analysis:v7", result.pk, result.qrels_version_id, min_group_size(split))
+    return cache_key(CacheKind.ANALYSIS, result.pk, result.qrels_version_id, min_group_size(split), split=split)
 
 
 def _aggregates(*, split: Split, result, vectors: dict[str, np.ndarray], measures: list[str]) -> dict:

@@ -22,6 +22,7 @@ import numpy as np
 from django.core.cache import cache
 
 from catalogue.models import Dataset
+from catalogue.page_generation import CacheKind, cache_key
 from evaluation.runs import read_run
 from evaluation.stats import holm, paired_ttest, randomization_test, randomization_tests
 from lexboard.converters import MAX_ID
@@ -144,7 +145,7 @@ def top_k_overlap(run_a: dict[str, list[str]], run_b: dict[str, list[str]], *, k
 
 def _top_docs(submission: Submission, k: int) -> dict[str, list[str]]:
     """qid → the top ``k`` docids of the submission's run, in the leaderboard's order (cached: files never change)."""
-    key = f"lexboard:topk:v1:{submission.pk}:{submission.sha256}:{k}"
+    key = cache_key(CacheKind.TOP_K, submission.pk, submission.sha256, k)
     cached = cache.get(key)
     if cached is not None:
         return cached

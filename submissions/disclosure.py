@@ -39,6 +39,7 @@ from django.core.cache import cache
 from django.db.models import Max, Min
 
 from catalogue.models import Dataset, QrelsVersion, Split
+from catalogue.page_generation import CacheKind, cache_key
 from evaluation.ladder import (
     MEASURE_RANGE as MEASURE_RANGE,  # the skeleton's names, kept for its callers
     grid_decimals,
@@ -154,7 +155,7 @@ def split_step(split: Split) -> float:
     """
     if split.current_qrels_id is None:
         return step_for(0)
-    key = split.cache_key("disclosure-step:v2")
+    key = cache_key(CacheKind.DISCLOSURE_STEP, split=split)
     step = cache.get(key)
     if step is None:
         step = (Result.objects.filter(submission__split_id=split.pk, qrels_version_id=split.current_qrels_id,
@@ -209,7 +210,7 @@ def evaluated_topics(split: Split) -> int:
     """
     if split.current_qrels_id is None:
         return 0
-    key = split.cache_key("disclosure-n:v2")
+    key = cache_key(CacheKind.DISCLOSURE_N, split=split)
     n = cache.get(key)
     if n is None:
         n = (Result.objects.filter(submission__split_id=split.pk, qrels_version_id=split.current_qrels_id,

@@ -69,7 +69,8 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("campaigns/models.py", "clean", "hidden"): "a shared task needs a hidden split (validation)",
     ("campaigns/models.py", "draw_public", "round"): "the size of the public part, a setting",
     ("participants/analysis.py", "__init__", "hidden"): "a refusal names the split's kind",
-    ("catalogue/models.py", "cache_key", "hidden"): "the one cache key of split-derived values (never shown)",
+    ("catalogue/page_generation.py", "cache_key", "hidden"): "the one cache key of split-derived values (never "
+                                                              "shown)",
     ("participants/analysis.py", "recall_curve_points", "round"): "cutoffs of a curve drawn on public splits only",
     ("participants/analysis.py", "value_histogram", "round"): "bin edges of a histogram drawn on public splits only",
     ("lexboard_cli/client.py", "_grid_decimals", "round"): "the decimals of the grid the API named",
