@@ -18,7 +18,9 @@ topic's share of the mean. The rule, stated once here (docs/security.md,
   so a release tells which grid value the sum falls on (at most log2 of the grid's values; with every
   other topic known exactly, the hit count of whole-range probes), not the value of each probe;
 * p-values on a hidden split are bands (:func:`p_band`), never digits;
-* the features of :data:`BUDGET` marked public-only are not shown at all.
+* the features of :data:`BUDGET` marked public-only are not shown at all;
+* a URL shows what :data:`INFORMATION_BUDGET` says it does about a hidden split, and a URL it does not name
+  shows nothing derived from the hidden qrels.
 
 The owner of a run is the attacker: owners see what everyone sees. Staff read
 full precision in the admin only (the one exception, staff-only by the admin
@@ -86,6 +88,44 @@ BUDGET: dict[str, Feature] = {f.name: f for f in (
 def shows(split: Split, feature: str) -> bool:
     """Whether ``split``'s pages, exports and API show ``feature`` (a key of :data:`BUDGET`)."""
     return not split.hidden or BUDGET[feature].hidden
+
+
+@dataclass(frozen=True)
+class UrlBudget:
+    """What one URL of the site shows about a hidden split: the row of docs/security.md's budget table it is in."""
+
+    view: str  # the docs' view: a path (or a file's name) in the first cell of its row of docs/security.md's table
+    reveals: str  # what it shows about a hidden split, in one line
+
+
+#: Every URL (its name, ``namespace:name``) that shows anything about a hidden split, and what. A URL not named
+#: here shows no value derived from the hidden qrels (accounts, the docs, the schema): the access matrix
+#: (tests/robustness/test_access_matrix.py) holds every URL to it, and docs/security.md's table has a row for each
+#: view named here.
+INFORMATION_BUDGET: dict[str, UrlBudget] = {
+    "leaderboard:dataset": UrlBudget("/d/<slug>/", "released rows, means rounded to the display precision, markers"),
+    "leaderboard:export": UrlBudget("/d/<slug>/export", "the same released rows, rounded"),
+    "api:leaderboard": UrlBudget("/api/v1/datasets/<slug>/leaderboard", "the same released rows, rounded"),
+    "leaderboard:home": UrlBudget("/d/<slug>/", "the best released row per dataset, rounded"),
+    "leaderboard:benchmark": UrlBudget("/d/<slug>/", "released rows, rounded"),
+    "participants:detail": UrlBudget("/submissions/<id>/", "a released run's rounded means, large categories; "
+                                                           "else the Ladder's message"),
+    "participants:status": UrlBudget("status.json", "the status and the Ladder's message, no value"),
+    "api:submission": UrlBudget("/api/v1/submissions/<id>/", "rounded scores of a released run, released, message"),
+    "api:submissions": UrlBudget("/api/v1/submissions/<id>/", "the same per submission (?mine=1)"),
+    "participants:mine": UrlBudget("/submissions/mine/", "the primary score of released runs, rounded"),
+    "participants:compare": UrlBudget("/submissions/compare/", "released entries only: rounded means and difference, "
+                                                               "coarse p-values, no wins/ties/losses, no overlap"),
+    "api:compare": UrlBudget("/api/v1/compare/", "the same for two entries"),
+    "participants:fusion": UrlBudget("/submissions/fusion/", "the runs one may fuse (released ones of others), no "
+                                                             "value"),
+    "api:fusions": UrlBudget("/submissions/fusion/", "a fusion is a new submission under every rule"),
+    "participants:per_query_csv": UrlBudget("per-query.csv", "404 on a hidden split"),
+    "api:datasets": UrlBudget("/api/v1/datasets/", "constants of the split (number of topics)"),
+    "leaderboard:task": UrlBudget("/tasks/<id>/", "a team's runs with their public-part scores (members); the "
+                                                  "private board's snapshot after the reveal"),
+    "leaderboard:board_export": UrlBudget("/tasks/<id>/private-board", "the private board's snapshot, rounded"),
+}
 
 
 #: On hidden splits no group below this size is shown, whatever a curator sets: a group of one query is

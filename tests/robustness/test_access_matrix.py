@@ -48,6 +48,7 @@ from catalogue.services import corpus_set, data_terms_publish, qrels_version_add
 from sandbox.models import SandboxRun, SoftwareImage, SplitSandbox
 from snapshots.models import ArchiveImport, Snapshot
 from snapshots.services import snapshot_take
+from submissions.disclosure import INFORMATION_BUDGET
 from submissions.models import LedgerAlert, ReleasePolicy, ReleaseWait, Result, Submission
 from submissions.services import submission_create, submission_score_now
 
@@ -749,43 +750,26 @@ def test_private_entries_show_on_leaderboards_only_to_their_owner_and_never_in_e
 
 
 # --- the hidden-budget column: what each URL reveals about a hidden split -----------------------------------
-
-#: For every URL (the keys of ACCESS), what it shows about a hidden split; docs/security.md, "The information
-#: budget of a hidden split", has a row for each view named here (the path in backquotes), and nothing else
-#: is shown. A URL not named here shows no value derived from the hidden qrels (accounts, docs, the schema).
-BUDGET: dict[str, tuple[str, str]] = {  # key -> (the docs' view, what it reveals)
-    "leaderboard:dataset": ("/d/<slug>/", "released rows, means rounded to the display precision, markers"),
-    "leaderboard:export": ("/d/<slug>/export", "the same released rows, rounded"),
-    "api:leaderboard": ("/api/v1/datasets/<slug>/leaderboard", "the same released rows, rounded"),
-    "leaderboard:home": ("/d/<slug>/", "the best released row per dataset, rounded"),
-    "leaderboard:benchmark": ("/d/<slug>/", "released rows, rounded"),
-    "participants:detail": ("/submissions/<id>/", "a released run's rounded means, large categories; "
-                                                  "else the Ladder's message"),
-    "participants:status": ("status.json", "the status and the Ladder's message, no value"),
-    "api:submission": ("/api/v1/submissions/<id>/", "rounded scores of a released run, released, message"),
-    "api:submissions": ("/api/v1/submissions/<id>/", "the same per submission (?mine=1)"),
-    "participants:mine": ("/submissions/<id>/", "the primary score of released runs, rounded"),
-    "participants:compare": ("/submissions/compare/", "released entries only: rounded means and difference, "
-                                                      "coarse p-values, no wins/ties/losses, no overlap"),
-    "api:compare": ("/api/v1/compare/", "the same for two entries"),
-    "participants:fusion": ("/submissions/fusion/", "the runs one may fuse (released ones of others), no value"),
-    "api:fusions": ("/submissions/fusion/", "a fusion is a new submission under every rule"),
-    "participants:per_query_csv": ("per-query.csv", "404 on a hidden split"),
-    "api:datasets": ("/api/v1/datasets/", "constants of the split (number of topics)"),
-    "leaderboard:task": ("/tasks/<id>/", "a team's runs with their public-part scores (members); the private "
-                                         "board's snapshot after the reveal"),
-    "leaderboard:board_export": ("/tasks/<id>/private-board", "the private board's snapshot, rounded"),
-}
+# The budget itself is data of its one owner: submissions.disclosure.INFORMATION_BUDGET.
 
 
 def test_every_url_declares_what_it_reveals_about_a_hidden_split_as_docs_security_says():
     doc = (Path(__file__).resolve().parents[2] / "docs" / "security.md").read_text()
     table = doc.split("## The information budget of a hidden split", 1)[1].split("\n## ", 1)[0]
-    for key, (view, _) in BUDGET.items():
-        assert key in ACCESS, f"BUDGET names {key}, which is not a URL of the site"
-        assert view in table, f"docs/security.md's budget table has no row for {view} ({key})"
+    rows = table[table.index("| view (code) |"):].split("\n\n", 1)[0].splitlines()[2:]
+    cells = [row.split(" | ", 1)[0] for row in rows]
+    paths = {cell: re.findall(r"`([^`]+)`", cell) for cell in cells if not cell.startswith("| same")}
+    for key, budget in INFORMATION_BUDGET.items():
+        assert key in ACCESS, f"disclosure.INFORMATION_BUDGET names {key}, which is not a URL of the site"
+        assert any(budget.view in path for found in paths.values() for path in found), \
+            f"docs/security.md's budget table has no row for {budget.view} ({key})"
+    # And each row of the table is a view the budget names (a row no URL declares is a claim nothing checks).
+    named = {budget.view for budget in INFORMATION_BUDGET.values()}
+    for cell, found in paths.items():
+        assert any(view in path for path in found for view in named), \
+            f"docs/security.md's budget table has a row no URL of disclosure.INFORMATION_BUDGET declares: {cell}"
     # Every other URL shows nothing derived from the hidden qrels: no score, no count of judged documents.
-    quiet = [k for k in ACCESS if k not in BUDGET]
+    quiet = [k for k in ACCESS if k not in INFORMATION_BUDGET]
     assert "accounts:profile" in quiet and "leaderboard:docs" in quiet
 
 
