@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import yaml
+
+from evaluation.measures import is_macro_f1_name, parse_measure
 
 pytestmark = pytest.mark.django_db
 
@@ -105,3 +109,54 @@ def test_a_method_an_operation_lacks_is_a_405_with_or_without_a_token(client, ti
         response = client.generic(method.upper(), url)
         assert response.status_code == 405, (method, url, response.status_code, response.content[:200])
         assert response.json()["error"]["message"], response.content
+
+
+#: Where the API names a measure: a parameter or property of these names, a ``scores`` object's keys.
+MEASURE_FIELDS = {"measure", "measures", "sort", "primary_measure"}
+#: A measure named in a description's code span (`R@100`).
+MEASURE_IN_TEXT = re.compile(r"`([A-Za-z][A-Za-z']*@\d+)`")
+
+
+def _is_measure(name: object) -> bool:
+    """A name of the measure registry (``evaluation.measures.FAMILIES``) or macro-F1 (classification)."""
+    try:
+        parse_measure(str(name))
+    except ValueError:
+        return is_macro_f1_name(name)
+    return True
+
+
+def _measure_names(node, key: str | None = None):
+    """Every measure name the schema gives: enums and examples under :data:`MEASURE_FIELDS`, ``scores`` keys,
+    code spans of descriptions."""
+    if isinstance(node, dict):
+        if key in MEASURE_FIELDS and "enum" in node:
+            yield from node["enum"]
+        if isinstance(node.get("name"), str) and node["name"] in MEASURE_FIELDS and isinstance(node.get("schema"), dict):
+            yield from node["schema"].get("enum", [])
+        for name, value in node.items():
+            if name in MEASURE_FIELDS and isinstance(value, str):
+                yield value
+            elif name in MEASURE_FIELDS and isinstance(value, list):
+                yield from (v for v in value if isinstance(v, str))
+            elif name == "scores" and isinstance(value, dict) and value \
+                    and all(isinstance(v, int | float) or v is None for v in value.values()):
+                yield from value  # an example's scores, by measure
+            elif name == "description" and isinstance(value, str):
+                yield from MEASURE_IN_TEXT.findall(value)
+            yield from _measure_names(value, name)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _measure_names(value, key)
+
+
+def test_the_api_names_no_measure_the_registry_lacks(schema):
+    """The API has no enum of measures of its own (a dataset's ``measures`` list the values its ``sort`` and compare's
+    ``measure`` take, the registry's names); every measure its schema names, in an enum, an example or a description,
+    is one of the registry (#40: one registry per kind of thing)."""
+    names = set(_measure_names(schema))
+    assert {"R@100"} <= names, "the walk found none of the schema's examples"
+    wrong = sorted(name for name in names if not _is_measure(name))
+    assert not wrong, f"the API's schema names measures the registry (evaluation.measures.FAMILIES) lacks: {wrong}"
+    sort = {p["name"]: p for p in schema["paths"]["/api/v1/datasets/{slug}/leaderboard"]["get"]["parameters"]}["sort"]
+    assert "enum" not in sort["schema"], "a hand-written list of measures: the dataset's `measures` list them"
