@@ -66,6 +66,9 @@ class CacheKind(StrEnum):
     DISCLOSURE_N = "disclosure-n:v2"
     #: A run's top-k documents per query (``participants.compare``): named by the run file's sha256.
     TOP_K = "topk:v1"
+    #: The size and sha256 of a file a dataset page offers (``leaderboard.downloads``): named by a digest of what
+    #: the file is made of (the split's version, the judgments' or the baseline run's sha256).
+    DATASET_FILE = "dataset-file:v1"
 
 
 #: The kinds computed from one split's entries and judgments: their key holds the split's version.

@@ -28,6 +28,7 @@ from django.core.cache import cache
 from django.db.models import Count, F
 
 from catalogue.models import Corpus, Dataset, QrelsVersion, Split
+from catalogue.page_generation import CacheKind, cache_key
 from sandbox.models import SplitSandbox
 from submissions import disclosure
 from submissions.models import Submission
@@ -171,7 +172,8 @@ def _sources(dataset: Dataset) -> list[_Source]:
 
 
 def _summary(dataset: Dataset, source: _Source) -> tuple[int, str]:
-    key = f"dataset-file:{dataset.pk}:{source.name}:{hashlib.sha256(source.content_key.encode()).hexdigest()[:24]}"
+    key = cache_key(CacheKind.DATASET_FILE, dataset.pk, source.name,
+                    hashlib.sha256(source.content_key.encode()).hexdigest()[:24])
     found = cache.get(key)
     if found is not None:
         return found

@@ -45,10 +45,6 @@ NOT_PAGE_CACHES: dict[str, str] = {
                                  "(lexboard/shared_counters_cache.py)",
     "lexboard/redis_cache.py": "the cache backend itself (keys it is handed)",
     "lexboard/shared_counters_cache.py": "the cache backend itself (keys it is handed)",
-    # In scope, not done yet: the file summaries' key ("dataset-file:…", content addressed: the corpus's sha, the
-    # split's cache version, the qrels' sha) was left alone while #40 moved the curators' surface; to go through
-    # cache_key as a kind of its own (then remove this line).
-    "leaderboard/downloads.py": "pending: a dataset's file summaries (size, sha256), to become a CacheKind",
 }
 
 
