@@ -11,7 +11,7 @@ static inline uint64_t splitmix64(uint64_t x)
 /* ``_kernel.words``' fold of a docid (``hash_words``): its UTF-8 bytes as little-endian 8-byte words, zero
  * padded; the first word mixed (``_mix_fast``), each later non-zero word i folded in with splitmix64. The same
  * key the corpus was built with, so membership here is ``CorpusIds.contains_keys``' exactly. */
-static uint64_t corpus_key(Tok doc)
+static inline uint64_t corpus_key(Tok doc)
 {
     uint64_t h = 0;
     for (int at = 0, i = 0; at < doc.len; at += 8, i++) {
@@ -23,10 +23,9 @@ static uint64_t corpus_key(Tok doc)
     return h;
 }
 
-/* Whether a docid is in the corpus (a binary search of its sorted keys); true when there is no corpus. */
-int in_corpus(const Ctx *c, Tok doc)
+/* Whether a docid is in the corpus (a binary search of its sorted keys). */
+static inline int in_corpus(const Ctx *c, Tok doc)
 {
-    if (!c->corpus) return 1;
     uint64_t key = corpus_key(doc);
     size_t lo = 0, hi = c->n_corpus;
     while (lo < hi) {
@@ -34,4 +33,14 @@ int in_corpus(const Ctx *c, Tok doc)
         if (c->corpus[mid] < key) lo = mid + 1; else hi = mid;
     }
     return lo < c->n_corpus && c->corpus[lo] == key;
+}
+
+/* How many of a query's first `n` rows (those within the depth) name a document outside the corpus; 0 when the
+ * dataset has no corpus. One call a query: the check inlined in its loop. */
+long outside_corpus(const Ctx *c, const Row *rows, size_t n)
+{
+    long outside = 0;
+    if (!c->corpus) return 0;
+    for (size_t i = 0; i < n; i++) outside += !in_corpus(c, rows[i].doc);
+    return outside;
 }

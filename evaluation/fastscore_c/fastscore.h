@@ -196,8 +196,19 @@ void init_classes(void);
 char *read_file(const char *path, size_t *size);
 char *copy_bytes(const char *data, size_t n, size_t *size);
 int split_line(const char *line, Tok *toks, int max);
-const char *next_line(Reader *r, int *bad);
-int parse_score(Tok t, double *out);
+const char *next_line_refilled(Reader *r, int *bad);
+
+/* The next line (its '\n' included; one is added to a last line without it), NULL at the end or when the reader
+ * fails (`*bad` = 1: a line longer than the buffer, a read error, the feed raised or gave up). The previous line's
+ * bytes are invalid afterwards. Inline for a line already in the buffer; text.c refills it. */
+static inline const char *next_line(Reader *r, int *bad)
+{
+    char *nl = r->start < r->end ? memchr(r->buf + r->start, '\n', r->end - r->start) : NULL;
+    if (!nl) return next_line_refilled(r, bad);
+    const char *line = r->buf + r->start;
+    r->start = (size_t)(nl - r->buf) + 1;
+    return line;
+}
 
 /* A file whose first text starts like JSON, HTML or a PDF: the numpy path refuses it by name
  * (``_kernel.sources.sniff_content``), so the fast path leaves it alone. */
@@ -222,7 +233,7 @@ int read_qrels(Mem *M, Input qrels, Ctx *c);                              /* qre
 int run_score(Mem *M, Input run, Input qrels, Ctx *c, Counts *out);       /* run.c */
 int rows_reserve(Mem *M, size_t need);                                    /* query.c */
 int finish_query(Mem *M, Ctx *c, int q, size_t nr, Counts *out);
-int in_corpus(const Ctx *c, Tok doc);                                     /* corpus.c */
+long outside_corpus(const Ctx *c, const Row *rows, size_t n);           /* corpus.c */
 void query_values(Ctx *c, int q, const int *hr, const int *hg, int nh);   /* measures.c */
 int query_details(Ctx *c, int q, size_t nr, const int *hr, const int *hg, int nh);
 double pairwise_sum(const double *a, Py_ssize_t n);

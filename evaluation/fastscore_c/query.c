@@ -74,13 +74,13 @@ int finish_query(Mem *M, Ctx *c, int q, size_t nr, Counts *out)
             if (!in_tie && i <= depth) { out->tie_groups++; had_tie = 1; }
             in_tie = 1;
         } else in_tie = 0;
-        if (i < depth && c->corpus && !in_corpus(c, M->rows[i].doc)) out->n_outside++;
         if (q >= 0 && i < depth) {
             const JEntry *e = jtable_find(&c->judged, q, M->rows[i].doc, dh);
             if (e) { M->hr[nh] = (int)i + 1; M->hg[nh] = e->grade; nh++; }
         }
     }
     out->tie_queries += had_tie;
+    out->n_outside += outside_corpus(c, M->rows, nr < depth ? nr : depth);
     if (nr > depth) { out->n_cut += (long)(nr - depth); out->n_over++; }
     if (q >= 0) query_values(c, q, M->hr, M->hg, nh);
     if (q >= 0 && c->details && !query_details(c, q, nr, M->hr, M->hg, nh)) return NO_MEMORY;

@@ -7,6 +7,7 @@
  * grouped run, in the order the queries first appear. */
 #include "fastscore.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -140,6 +141,42 @@ static int enter_ungrouped(Mem *M, Ctx *c, RunRead *s, Tok id, Counts *out)
     return OK;
 }
 
+static const double POW10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14,
+                               1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* A plain decimal score, -?digits(.digits)?, correctly rounded as the numpy path reads it: at most 15
+ * significant digits and 22 decimals are exact by Clinger's fast path (an exact integer over an exact power
+ * of ten, one rounding); anything longer goes through strtod, which also rounds correctly. Inline: one a row. */
+static inline int parse_score(Tok t, double *out)
+{
+    int i = 0, digits = 0, dot = 0, decimals = 0;
+    uint64_t mant = 0;
+    if (t.p[0] == '-') i = 1;
+    for (; i < t.len; i++) {
+        char c = t.p[i];
+        if (c >= '0' && c <= '9') {
+            if (digits < 19) mant = mant * 10 + (uint64_t)(c - '0');
+            digits++;
+            decimals += dot;
+        }
+        else if (c == '.' && !dot && digits && i + 1 < t.len) dot = 1;
+        else return 0;
+    }
+    if (!digits) return 0;
+    if (digits <= 15 && decimals <= 22) {
+        double v = (double)mant / POW10[decimals];
+        *out = t.p[0] == '-' ? -v : v;
+        return 1;
+    }
+    char tmp[64];
+    if (t.len >= (int)sizeof tmp) return 0;
+    memcpy(tmp, t.p, (size_t)t.len);
+    tmp[t.len] = 0;
+    errno = 0;
+    *out = strtod(tmp, NULL);
+    return errno == 0 && isfinite(*out);
+}
+
 /* The row's tag, rank and score as the numpy path takes them: one tag for the whole run, an integer rank, a plain
  * decimal score (a float's, in float32); `*cmp`: the score as rows are compared. GIVE_UP otherwise. */
 static inline int row_score(RunRead *s, const Tok *t, int single, double *cmp)
@@ -235,12 +272,13 @@ static int read_rows(Mem *M, Ctx *c, RunRead *s, Counts *out)
         if (bad) return s->rd.raised ? FEED_RAISED : GIVE_UP;
         if (!line) break;
         if (line_tokens(s, line, t) != OK) return GIVE_UP;
+        Tok doc = t[2];  /* a local, taken right after its length is checked: the compiler copies it inline */
         if (!tok_eq(t[0], s->cur)) {
             r = c->grouped ? enter_grouped(M, c, s, t[0], out) : enter_ungrouped(M, c, s, t[0], out);
             if (r != OK) return r;
         }
         if (row_score(s, t, c->single, &cmp) != OK) return GIVE_UP;
-        if ((r = keep_row(M, c, s, t[2], cmp)) != OK) return r;
+        if ((r = keep_row(M, c, s, doc, cmp)) != OK) return r;
     }
     if (c->grouped && s->in_query) return finish_query(M, c, s->cur_q, s->nr, out);
     return OK;

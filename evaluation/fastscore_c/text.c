@@ -1,9 +1,7 @@
-/* Reading: files and feeds into lines, lines into tokens, tokens into scores, as the numpy path reads them, or
- * not at all (the caller then gives up, and the numpy path says why). */
+/* Reading: files and feeds into lines, lines into tokens, as the numpy path reads them, or not at all (the caller
+ * then gives up, and the numpy path says why). */
 #include "fastscore.h"
 
-#include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 
 /* A whole file, with SLACK zero bytes after it, the first of them a '\n' (a sentinel: the last line ends even
@@ -152,9 +150,8 @@ static int refill(Reader *r)
     return 1;
 }
 
-/* The next line (its '\n' included; one is added to a last line without it), NULL at the end or when refill
- * fails (`*bad` = 1). The previous line's bytes are invalid afterwards. */
-const char *next_line(Reader *r, int *bad)
+/* next_line() past the buffer's last whole line: the same answer, the buffer refilled as needed. */
+const char *next_line_refilled(Reader *r, int *bad)
 {
     for (;;) {
         char *nl = r->start < r->end ? memchr(r->buf + r->start, '\n', r->end - r->start) : NULL;
@@ -170,40 +167,4 @@ const char *next_line(Reader *r, int *bad)
         }
         if (!refill(r)) { *bad = 1; return NULL; }
     }
-}
-
-static const double POW10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14,
-                               1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-
-/* A plain decimal score, -?digits(.digits)?, correctly rounded as the numpy path reads it: at most 15
- * significant digits and 22 decimals are exact by Clinger's fast path (an exact integer over an exact power
- * of ten, one rounding); anything longer goes through strtod, which also rounds correctly. */
-int parse_score(Tok t, double *out)
-{
-    int i = 0, digits = 0, dot = 0, decimals = 0;
-    uint64_t mant = 0;
-    if (t.p[0] == '-') i = 1;
-    for (; i < t.len; i++) {
-        char c = t.p[i];
-        if (c >= '0' && c <= '9') {
-            if (digits < 19) mant = mant * 10 + (uint64_t)(c - '0');
-            digits++;
-            decimals += dot;
-        }
-        else if (c == '.' && !dot && digits && i + 1 < t.len) dot = 1;
-        else return 0;
-    }
-    if (!digits) return 0;
-    if (digits <= 15 && decimals <= 22) {
-        double v = (double)mant / POW10[decimals];
-        *out = t.p[0] == '-' ? -v : v;
-        return 1;
-    }
-    char tmp[64];
-    if (t.len >= (int)sizeof tmp) return 0;
-    memcpy(tmp, t.p, (size_t)t.len);
-    tmp[t.len] = 0;
-    errno = 0;
-    *out = strtod(tmp, NULL);
-    return errno == 0 && isfinite(*out);
 }
