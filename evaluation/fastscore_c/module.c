@@ -268,8 +268,8 @@ static PyObject *fast_score(PyObject *self, PyObject *args)
 static PyMethodDef methods[] = {
     {"score", fast_score, METH_VARARGS,
      "score(run, qrels, measures, depth, threshold, float32, empty_queries, grouped=True, details=False, "
-     "corpus=None) -> None or "
-     "(qids, per_query, means, counts); see the module's source for the case it takes."},
+     "corpus=None) -> None, \"ungrouped\" or (qids, per_query, means, counts[, details]); "
+     "evaluation/fastscore_c/README.md says what it takes and hands back."},
     {NULL, NULL, 0, NULL},
 };
 
