@@ -48,12 +48,12 @@ check-core: venv-core native
 venv: $(VENV)/.installed native
 venv-core: $(CORE_VENV)/.installed
 
-# The command line's compiled scorer for plain runs (evaluation/_fastscore.c, setup.py), built in place with
+# The command line's compiled scorer for plain runs (evaluation/fastscore_c/, setup.py), built in place with
 # the project's interpreter: gcc and Python's headers are all it needs. Without it every run takes the numpy
 # path (same numbers, slower start); the core's tests require it (LEXBOARD_REQUIRE_NATIVE).
 NATIVE = evaluation/_fastscore$(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))")
 native: $(NATIVE)
-$(NATIVE): evaluation/_fastscore.c setup.py $(VENV)/.installed
+$(NATIVE): $(wildcard evaluation/fastscore_c/*.c evaluation/fastscore_c/*.h) setup.py $(VENV)/.installed
 	$(PY) setup.py --quiet build_ext --inplace
 
 $(CORE_VENV)/.installed: requirements-core.txt

@@ -1,4 +1,4 @@
-"""Types of the compiled scorer (evaluation/_fastscore.c); see evaluation/fastscore.py."""
+"""Types of the compiled scorer (evaluation/fastscore_c/); see evaluation/fastscore.py."""
 
 from collections.abc import Callable, Sequence
 

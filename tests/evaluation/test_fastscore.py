@@ -1,4 +1,4 @@
-"""The command line's compiled fast path (evaluation/fastscore.py, evaluation/_fastscore.c) against the numpy path.
+"""The command line's compiled fast path (evaluation/fastscore.py, evaluation/fastscore_c/) against the numpy path.
 
 What it computes must be the numpy path's doubles bit for bit (per-query values, means) and its notices word for
 word (missing and unknown queries, queries without a relevant document under each convention, ties, the depth
