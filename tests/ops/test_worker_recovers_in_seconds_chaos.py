@@ -158,16 +158,19 @@ def test_a_message_a_killed_worker_had_received_but_not_started_is_scored_within
     """The case the bound above left out (#39 item 4): the message was with the worker, not started, when it died.
 
     Made certain rather than waited for: the upload's own message goes to a queue no worker reads, and the
-    message a worker takes is one for an hour from now (Celery keeps such a message in the worker, received and
-    unacknowledged, as it keeps a prefetched one). Before, nothing but the queued resend (300 s) brought the
-    row back; now the dead worker's hold goes stale and a live worker sends it again.
+    message a worker takes is one for an hour from now, on a queue only that worker reads (Celery keeps such a
+    message in the worker, received and unacknowledged, as it keeps a prefetched one). Before, nothing but the
+    queued resend (300 s) brought the row back; now the dead worker's hold goes stale and a live worker sends it
+    again.
     """
     split = tiny_dataset.splits.get(name="test")
     client.force_login(alice)
     assert post_run(client, split, good_run(1), name="held.txt").status_code == 302
     pk = Submission.objects.get().pk
-    holder = worker_factory(extra_env=SHIPPED)
-    current_app.send_task(SCORE_TASK, args=[pk], countdown=3600, queue=worker_queue)
+    # On a queue of its own: the session's worker (which marks nothing: its recovery is off) must not take it.
+    own = f"{worker_queue}-held"
+    holder = worker_factory(queues=[own], extra_env=SHIPPED)
+    current_app.send_task(SCORE_TASK, args=[pk], countdown=3600, queue=own)
     held = wait_until(lambda: Submission.objects.filter(pk=pk).exclude(held_by="").values_list("held_by", flat=True)
                       .first(), timeout=60, what="the worker's hold on the message", worker=holder)
     assert held.endswith(f":{holder.process.pid}")
