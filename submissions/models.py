@@ -209,7 +209,7 @@ class Submission(models.Model):
     attempts = models.PositiveIntegerField(default=0)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     enqueued_at = models.DateTimeField(null=True, blank=True)
-    # The worker process (host:pid) that received this queued row's message and has not started it: while it
+    # The worker process (host:pid:start token) that received this queued row's message and has not started it: while it
     # lives it keeps heartbeat_at fresh; once that goes stale the message is sent again (submissions/worker_steps.py).
     held_by = models.CharField(max_length=200, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)

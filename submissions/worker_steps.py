@@ -12,7 +12,7 @@ live attempt is never touched). A worker started again after the kill does it to
 A message the worker received but had not started when it died (prefetched, or waiting for a pool process) leaves
 its row ``queued`` with no heartbeat of its own, and the broker keeps the message from every other worker (Redis
 until the visibility timeout; the filesystem broker has handed it over for good). So the worker marks each scoring
-message it receives (Celery's ``task_received``: ``Submission.held_by``, its host and process id) and renews those
+message it receives (Celery's ``task_received``: ``Submission.held_by``, its host, process id and start token) and renews those
 holds at every tick; a hold not renewed within the same stale bound is sent again by ``scoring_recover``.
 
 Registered on the Celery app by name (``lexboard/celery.py``); it runs on the worker's timer: the event loop's on
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import os
+import secrets
 import socket
 import threading
 from typing import Any
@@ -39,10 +40,14 @@ from .services.queue import SCORE_TASK
 logger = logging.getLogger(__name__)
 
 
+#: Drawn once per process: a worker started again in a container keeps its host name and often its process id.
+_START = secrets.token_hex(4)
+
+
 def holder() -> str:
-    """This worker process's name on the rows whose messages it holds: its host and process id (a worker started
-    again is a new holder, so its predecessor's holds go stale)."""
-    return f"{socket.gethostname()}:{os.getpid()}"
+    """This worker process's name on the rows whose messages it holds: its host, process id and a token drawn at
+    its start (a worker started again is a new holder, so its predecessor's holds go stale)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{_START}"
 
 
 def hold_received(sender: Any = None, request: Any = None, **_kwargs: Any) -> None:
