@@ -167,9 +167,8 @@ def _orphaned_holds_resend(stale_before) -> int:
     resent = 0
     for submission_id in orphaned.values_list("pk", flat=True):
         with transaction.atomic():
-            moved = Submission.objects.filter(pk=submission_id, status=Submission.Status.QUEUED).exclude(
-                held_by="").filter(Q(heartbeat_at__lt=stale_before) | Q(heartbeat_at__isnull=True)).update(
-                held_by="", heartbeat_at=None, enqueued_at=None)
+            # The same conditions again, in the UPDATE: of two callers (or a renewal meanwhile) one moves it.
+            moved = orphaned.filter(pk=submission_id).update(held_by="", heartbeat_at=None, enqueued_at=None)
             if moved:
                 StatusEvent.objects.create(submission_id=submission_id, status=Submission.Status.QUEUED,
                                            message="the worker that had received it went silent; sent again")

@@ -394,9 +394,8 @@ def test_a_queued_message_held_by_a_silent_worker_is_sent_again_and_a_renewed_ho
     services.queued_hold(renewed.pk, "live-host:2")
     later = timezone.now() + timedelta(seconds=settings.LEXBOARD_HEARTBEAT_STALE_SECONDS + 1)
     assert services.scoring_recover()["resent"] == 0  # within the bound: both holders may be alive
-    Submission.objects.filter(pk=renewed.pk).update(heartbeat_at=later)  # live-host renewed at `later`
     assert services.queued_holds_renew("live-host:2") == 1
-    Submission.objects.filter(pk=renewed.pk).update(heartbeat_at=later)
+    Submission.objects.filter(pk=renewed.pk).update(heartbeat_at=later)  # as if live-host renewed it at `later`
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         counts = services.scoring_recover(now=later)
     assert counts == {"requeued": 0, "failed": 0, "resent": 1} and len(callbacks) == 1
