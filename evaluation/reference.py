@@ -86,22 +86,17 @@ def _text_blocks(stream: IO[bytes] | gzip.GzipFile, block: int = 1 << 20) -> Ite
         yield rest.decode("utf-8")
 
 
-def _text_lines(stream: IO[bytes] | gzip.GzipFile) -> Iterator[str]:
-    """The stream's lines as text (``_text_blocks`` cut at each line end)."""
-    for text in _text_blocks(stream):
-        yield from text.split("\n")
-
-
 def _lines(path: TextSource) -> Iterator[list[str]]:
     """Tokenized data lines of a text file or bytes (gzip by magic bytes; BOM, blank and # lines skipped).
 
     Read a block at a time, so a 7M-line run never sits in memory as text.
     """
     with _open_binary(path) as stream:
-        for line in _text_lines(stream):
-            parts = line.split()
-            if parts and not parts[0].startswith("#"):
-                yield parts
+        for text in _text_blocks(stream):
+            for line in text.split("\n"):
+                parts = line.split()
+                if parts and not parts[0].startswith("#"):
+                    yield parts
 
 
 def read_plain_qrels(path: TextSource) -> PlainQrels:
