@@ -20,7 +20,7 @@ import io
 import math
 import os
 import struct
-from collections.abc import Callable, Container, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from typing import IO
 
 from .conventions import EmptyQueries, ScorePrecision
@@ -120,27 +120,46 @@ def iter_plain_run(path: TextSource) -> Iterator[tuple[str, dict[str, float]]]:
 
     A grouped file (the usual) gives each query once; in an ungrouped one a
     query comes back later with more rows, which the caller must merge.
+    """
+    with _open_binary(path) as stream:
+        yield from plain_run_groups(_text_blocks(stream))
+
+
+def plain_run_groups(texts: Iterable[str]) -> Iterator[tuple[str, dict[str, float]]]:
+    """``iter_plain_run`` over text already read: pieces of whole lines (a query's lines may run on into the next
+    piece), without line ends at their ends.
 
     ``_lines``' rule, with its loop written out here: this reading is most of the double entry's time (222,000
-    lines at BSARD scale), and a block without a ``#`` needs no look for a comment on each line.
+    lines at BSARD scale), and a piece without a ``#`` needs no look for a comment on each line.
     """
     qid: str | None = None
     docs: dict[str, float] = {}
-    with _open_binary(path) as stream:
-        for text in _text_blocks(stream):
-            comments = "#" in text
-            for line in text.split("\n"):
-                parts = line.split()
-                if not parts or comments and parts[0].startswith("#"):
-                    continue
-                q = parts[0]
-                if q != qid:
-                    if qid is not None:
-                        yield qid, docs
-                    qid, docs = q, {}
-                docs[parts[2]] = float(parts[4])
+    for text in texts:
+        comments = "#" in text
+        for line in text.split("\n"):
+            parts = line.split()
+            if not parts or comments and parts[0].startswith("#"):
+                continue
+            q = parts[0]
+            if q != qid:
+                if qid is not None:
+                    yield qid, docs
+                qid, docs = q, {}
+            docs[parts[2]] = float(parts[4])
     if qid is not None:
         yield qid, docs
+
+
+def read_text_bytes(path: TextSource, limit: int) -> bytes | None:
+    """The file's bytes, gunzipped by magic bytes and without a UTF-8 BOM; None when they are more than ``limit``."""
+    pieces, size = [], 0
+    with _open_binary(path) as stream:
+        while size <= limit and (data := stream.read(min(1 << 24, limit + 1 - size))):  # a stream may give less
+            pieces.append(data)
+            size += len(data)
+    if size > limit:
+        return None
+    return b"".join(pieces).removeprefix(b"\xef\xbb\xbf")
 
 
 def as_float32(x: float) -> float:

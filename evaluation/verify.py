@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytrec_eval
 
-from . import reference
+from . import reference, verify_halves
 from .conventions import (
     DEFAULT_EMPTY_QUERIES,
     DEFAULT_SCORE_PRECISION,
@@ -130,7 +130,7 @@ def verify(qrels: QrelsInput, run: RunInput, evaluation: Evaluation, *, depth: i
            threshold: int | None = None, score_precision: ScorePrecision = DEFAULT_SCORE_PRECISION,
            empty_queries: EmptyQueries = DEFAULT_EMPTY_QUERIES, corpus: CorpusIds | None = None,
            tolerance: float = TOLERANCE, method: str | None = None, means: Mapping[str, float] | None = None,
-           parts: Sequence[Part] = ()) -> Verification:
+           parts: Sequence[Part] = (), processes: int = 1) -> Verification:
     """Recompute ``evaluation``'s per-query values independently and compare them.
 
     ``qrels`` and ``run`` are the core's parsed objects, ``{qid: {docid: value}}``
@@ -145,6 +145,11 @@ def verify(qrels: QrelsInput, run: RunInput, evaluation: Evaluation, *, depth: i
     recomputed from the second implementation's per-query values; ``parts``:
     the parts of the topics whose means are stored too, recomputed likewise
     over each part's queries.
+
+    ``processes=2``: a run file is read and scored by the second
+    implementation in two processes, half each (``verify_halves``; the same
+    values, in about half the wall time on two idle cores); a file it does not
+    split, and any other input, in this one.
     """
     score_precision = check_score_precision(score_precision)
     empty_queries = check_empty_queries(empty_queries)
@@ -173,8 +178,10 @@ def verify(qrels: QrelsInput, run: RunInput, evaluation: Evaluation, *, depth: i
     # Under "trec_eval" a query is averaged only when the run has it: every qrels query is wanted, and only
     # those found in the run are evaluated (by ``second``).
     wanted = set(reference.evaluated_queries(plain_qrels, threshold, empty_queries, plain_qrels))
-    expected: dict[str, dict[str, float]] = {}
-    for batch in _run_batches(run):
+    halves = (verify_halves.values_in_two(run, plain_qrels, wanted, second)
+              if processes > 1 and not isinstance(run, Run | Mapping) else None)
+    expected: dict[str, dict[str, float]] = {} if halves is None else halves
+    for batch in _run_batches(run) if halves is None else ():
         judged = {q: plain_qrels[q] for q in batch if q in wanted}
         if judged:
             expected.update(second(judged, {q: batch[q] for q in judged}))

@@ -355,6 +355,9 @@ LEXBOARD_RECOVERY_INTERVAL = env_int("LEXBOARD_RECOVERY_INTERVAL", 2)
 LEXBOARD_QUEUED_RESEND_SECONDS = env_int("LEXBOARD_QUEUED_RESEND_SECONDS", 300)
 LEXBOARD_SWEEP_INTERVAL = env_int("LEXBOARD_SWEEP_INTERVAL", 60)
 LEXBOARD_MAX_SCORING_ATTEMPTS = env_int("LEXBOARD_MAX_SCORING_ATTEMPTS", 3)
+# The double entry reads a run of up to 32 MiB of text in this many processes, half each (evaluation/verify_halves.py):
+# 1 reads it in the scoring process alone (docs/operations.md).
+LEXBOARD_DOUBLE_ENTRY_PROCESSES = env_int("LEXBOARD_DOUBLE_ENTRY_PROCESSES", 2)
 
 if CELERY_BROKER_URL.startswith("filesystem"):
     CELERY_BROKER_TRANSPORT_OPTIONS = {
@@ -366,8 +369,8 @@ if CELERY_BROKER_URL.startswith("filesystem"):
         "store_processed": False,
         # kombu's filesystem transport looks for messages once a second by default: half a second of every
         # upload's wait on make run's site. A look at an empty queue costs 16 us (measured with the transport's
-        # own _get), so twenty a second cost each worker 0.03% of a core; the wait is 25 ms on average.
-        "polling_interval": 0.05,
+        # own _get), so fifty a second cost each worker 0.08% of a core; the wait is 10 ms on average.
+        "polling_interval": 0.02,
     }
 else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": LEXBOARD_SCORING_HARD_LIMIT + 120}

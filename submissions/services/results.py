@@ -302,7 +302,7 @@ def _double_entry(qrels: dict[str, dict[str, int]], source: Callable[[], IO[byte
                    threshold=dataset.relevance_threshold,
                    score_precision=conventions.score_precision(dataset.score_precision),
                    empty_queries=conventions.empty_queries(dataset.empty_queries), corpus=corpus,
-                   means=scores, parts=parts)
+                   means=scores, parts=parts, processes=settings.LEXBOARD_DOUBLE_ENTRY_PROCESSES)
     if check.disagreement is not None:
         raise ScoresDisagree(check.disagreement, check.method, version)
     return check.record(source="json" if json_source is not None else "trec")

@@ -1,0 +1,148 @@
+"""The double entry over two halves of a run file, the second half in a forked process (``evaluation.verify_halves``).
+
+The split may change how long the check takes, never what it finds: the
+values must be those of one reading, whatever the file's shape, and a child
+that dies must cost time only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import os
+import signal
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from evaluation import evaluate, parse_measures, read_qrels, read_run
+from evaluation.reference import per_query, read_plain_qrels, read_plain_run
+from evaluation.verify import verify
+from evaluation.verify_halves import split_point, values_in_two
+
+MEASURES = parse_measures("R@1,R@5,MAP@10,MRR@3,nDCG@5,P@5,bpref")
+
+
+def plain_second(qrels: dict, rows: dict) -> dict:
+    """The plain implementation as ``second``, with the test's fixed options."""
+    return per_query(qrels, rows, MEASURES, depth=1000, threshold=1, score_precision="float64",
+                     empty_queries="omit")
+
+
+def one_process(run: bytes, qrels: dict) -> dict:
+    wanted = {q for q, d in qrels.items() if any(g >= 1 for g in d.values())}
+    rows = read_plain_run(run)
+    return plain_second({q: qrels[q] for q in rows if q in wanted}, {q: rows[q] for q in rows if q in wanted})
+
+
+def wanted_of(qrels: dict) -> set[str]:
+    return {q for q, d in qrels.items() if any(g >= 1 for g in d.values())}
+
+
+lines_st = st.lists(
+    st.tuples(st.sampled_from([f"q{i}" for i in range(8)]), st.sampled_from([f"d{j}" for j in range(12)]),
+              st.floats(min_value=-5, max_value=5, allow_nan=False, allow_infinity=False)),
+    min_size=0, max_size=60)
+noise_st = st.sampled_from(["", "\n", "# a comment\n", "   \n", "#q0 Q0 d1 1 9 t\n"])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(lines=lines_st, noise=st.lists(noise_st, min_size=1, max_size=60), grouped=st.booleans(),
+       gz=st.booleans(), bom=st.booleans(), crlf=st.booleans())
+def test_two_halves_give_exactly_the_values_of_one_reading(lines, noise, grouped, gz, bom, crlf):
+    """Grouped or not, comments and blank lines anywhere (at the cut too), gzip, a BOM, CRLF line ends."""
+    if grouped:
+        lines = sorted(lines, key=lambda row: row[0])
+    end = "\r\n" if crlf else "\n"
+    text = "".join(f"{q} Q0 {d} {i} {s!r} tag{end}{noise[i % len(noise)]}" for i, (q, d, s) in enumerate(lines))
+    run = ("\ufeff" if bom else "").encode() + text.encode()
+    qrels = {f"q{i}": {f"d{j}": (i + j) % 3 for j in range(0, 12, 2)} for i in range(7)}  # q7: not judged
+    expected = one_process(run, qrels)
+    got = values_in_two(gzip.compress(run) if gz else run, qrels, wanted_of(qrels), plain_second)
+    if got is None:  # not split: an ungrouped file whose halves share a query, or no place to cut
+        assert not grouped or split_point(run.removeprefix(b"\xef\xbb\xbf")) is None
+        return
+    assert got == expected
+
+
+def bsard_like_run(queries: int = 40, depth: int = 50) -> tuple[bytes, dict]:
+    run = "".join(f"{q} Q0 doc{(q * 7 + r * 13) % 997} {r + 1} {depth - r}.25 sys\n"
+                  for q in range(1, queries + 1) for r in range(depth)).encode()
+    qrels = {str(q): {f"doc{(q * 7 + r * 13) % 997}": 1 for r in (0, 3, 60)} for q in range(1, queries + 1)}
+    return run, qrels
+
+
+def test_the_later_half_is_computed_in_another_process():
+    run, qrels = bsard_like_run()
+    pids: set[int] = set()
+
+    def second(judged, rows):
+        pids.add(os.getpid())  # the child's add is its own copy's: its pid comes back in the values
+        return {q: {**v, "pid": float(os.getpid())} for q, v in plain_second(judged, rows).items()}
+
+    got = values_in_two(run, qrels, set(qrels), second)
+    assert got is not None and set(got) == set(qrels)
+    assert {v["pid"] for v in got.values()} == {float(os.getpid()), *({v["pid"] for v in got.values()} - pids)}
+    assert len({v["pid"] for v in got.values()}) == 2
+    assert {q: {m: x for m, x in v.items() if m != "pid"} for q, v in got.items()} == one_process(run, qrels)
+
+
+@pytest.mark.parametrize("fault", ["raises", "killed"])
+def test_a_child_that_dies_costs_time_not_values(fault):
+    run, qrels = bsard_like_run()
+    parent = os.getpid()
+
+    def second(judged, rows):
+        if os.getpid() != parent:
+            if fault == "killed":
+                os.kill(os.getpid(), signal.SIGKILL)
+            raise RuntimeError("the child fails")
+        return plain_second(judged, rows)
+
+    assert values_in_two(run, qrels, set(qrels), second) == one_process(run, qrels)
+
+
+def test_an_ungrouped_file_whose_halves_share_a_query_is_not_split():
+    run, qrels = bsard_like_run(queries=10, depth=10)
+    lines = run.splitlines(keepends=True)
+    assert values_in_two(b"".join(lines[:-1] + [lines[0].replace(b"doc", b"other")] + lines[-1:]), qrels,
+                         set(qrels), plain_second) is None
+
+
+def test_no_split_for_one_query_a_file_over_the_bound_or_a_cut_with_no_query_change():
+    run, qrels = bsard_like_run(queries=1, depth=200)
+    assert split_point(run) is None and values_in_two(run, qrels, set(qrels), plain_second) is None
+    run, qrels = bsard_like_run()
+    assert values_in_two(run, qrels, set(qrels), plain_second, max_bytes=len(run) - 1) is None
+    assert values_in_two(run, qrels, set(qrels), plain_second, max_bytes=len(run)) is not None
+
+
+def test_the_cut_is_the_first_line_of_a_query_past_the_middle():
+    run = b"".join(f"{q} Q0 d{r} {r} 1.0 t\n".encode() for q in "abcd" for r in range(5))
+    cut = split_point(run)  # the middle falls inside c's lines: the cut is d's first
+    assert cut >= len(run) // 2 and run[cut - 1:cut] == b"\n" and run[cut:].startswith(b"d Q0 d0 ")
+    noise = b"# d's rows follow\n\n"  # a comment and a blank line: passed over
+    assert split_point(run[:cut] + noise + run[cut:]) == cut + len(noise)
+
+
+@pytest.mark.parametrize("method,precision", [("pytrec_eval", "float32"), ("plain", "float64")])
+def test_verify_in_two_processes_finds_what_one_finds(tmp_path, method, precision):
+    """The same Verification, ok or not: a value put wrong on a query of each half is found."""
+    run_text, qrels_dict = bsard_like_run()
+    qrels_text = "".join(f"{q} 0 {d} {g}\n" for q, docs in qrels_dict.items() for d, g in docs.items()).encode()
+    (tmp_path / "run").write_bytes(run_text)
+    qrels, run = read_qrels(qrels_text), read_run(run_text)
+    ev = evaluate(qrels, run, MEASURES, score_precision=precision)
+    one = verify(read_plain_qrels(qrels_text), str(tmp_path / "run"), ev, score_precision=precision, method=method)
+    two = verify(read_plain_qrels(qrels_text), str(tmp_path / "run"), ev, score_precision=precision, method=method,
+                 processes=2)
+    assert one == two and two.ok
+    for i in (2, len(ev.qids) - 3):  # one query in each half
+        tampered = {name: values.copy() for name, values in ev.per_query.items()}
+        tampered["MAP@10"][i] += 1e-6
+        bad = dataclasses.replace(ev, per_query=tampered)
+        got = verify(read_plain_qrels(qrels_text), str(tmp_path / "run"), bad, score_precision=precision,
+                     method=method, processes=2)
+        assert got.disagreement is not None and got.disagreement.qid == ev.qids[i]
+        assert got == verify(read_plain_qrels(qrels_text), str(tmp_path / "run"), bad, score_precision=precision,
+                             method=method)
