@@ -149,8 +149,23 @@ def verify(qrels: QrelsInput, run: RunInput, evaluation: Evaluation, *, depth: i
     ``processes=2``: a run file is read and scored by the second
     implementation in two processes, half each (``verify_halves``; the same
     values, in about half the wall time on two idle cores); a file it does not
-    split, and any other input, in this one.
+    split, and any other input, in this one. :func:`begin` starts that
+    before the first entry's values exist (the worker's way).
     """
+    with begin(qrels, run, evaluation.measures, depth=depth, threshold=threshold, score_precision=score_precision,
+               empty_queries=empty_queries, corpus=corpus, tolerance=tolerance, method=method,
+               processes=processes) as check:
+        return check.finish(evaluation, means=means, parts=parts)
+
+
+def begin(qrels: QrelsInput, run: RunInput, measures: Sequence[Measure], *, depth: int = 1000,
+          threshold: int | None = None, score_precision: ScorePrecision = DEFAULT_SCORE_PRECISION,
+          empty_queries: EmptyQueries = DEFAULT_EMPTY_QUERIES, corpus: CorpusIds | None = None,
+          tolerance: float = TOLERANCE, method: str | None = None, processes: int = 1,
+          share: float = 0.5) -> Check:
+    """A double entry begun before the values it checks exist: with ``processes=2`` and a run file, the second
+    implementation's reading of the file's later half (past ``share`` of its bytes) starts now in a forked process.
+    Use as ``with begin(...) as check: ... check.finish(evaluation)``; the options are :func:`verify`'s."""
     score_precision = check_score_precision(score_precision)
     empty_queries = check_empty_queries(empty_queries)
     if threshold is None:
@@ -162,7 +177,7 @@ def verify(qrels: QrelsInput, run: RunInput, evaluation: Evaluation, *, depth: i
         raise ValueError(f"unknown verification method {method!r}; use pytrec_eval or plain")
     plain_qrels = _as_plain_qrels(qrels)
     in_corpus = corpus.__contains__ if corpus is not None else None
-    measures = evaluation.measures
+    measures = tuple(measures)
 
     def second(judged: dict[str, dict[str, int]], docs: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
         """The second implementation's values for the queries of ``judged`` (``docs``: their rows)."""
@@ -173,30 +188,63 @@ def verify(qrels: QrelsInput, run: RunInput, evaluation: Evaluation, *, depth: i
                                    score_precision=score_precision, empty_queries=empty_queries,
                                    in_corpus=in_corpus)
 
-    # Query by query, a batch of about BATCH_ROWS rows at a time: a 7M-line run as one
-    # {qid: {docid: score}} dict took 2.2 GB; only the per-query values are kept.
     # Under "trec_eval" a query is averaged only when the run has it: every qrels query is wanted, and only
     # those found in the run are evaluated (by ``second``).
     wanted = set(reference.evaluated_queries(plain_qrels, threshold, empty_queries, plain_qrels))
-    halves = (verify_halves.values_in_two(run, plain_qrels, wanted, second)
-              if processes > 1 and not isinstance(run, Run | Mapping) else None)
-    expected: dict[str, dict[str, float]] = {} if halves is None else halves
-    for batch in _run_batches(run) if halves is None else ():
-        judged = {q: plain_qrels[q] for q in batch if q in wanted}
-        if judged:
-            expected.update(second(judged, {q: batch[q] for q in judged}))
-    missing = {q: plain_qrels[q] for q in wanted if q not in expected}  # queries the run lacks: no rows
-    if missing and empty_queries != "trec_eval":
-        expected.update(second(missing, {}))
-    stored = evaluation.means if means is None else means
-    # Means are sums taken in another order (the core's numpy sum, fsum here): never held closer than a mean can
-    # be, whatever the per-query tolerance (0.0 asks per-query values bit for bit).
-    mean_tolerance = max(tolerance, MEAN_TOLERANCE)
-    disagreement = (compare(evaluation, expected, tolerance=tolerance)
-                    or compare_means(stored, expected, [m.name for m in measures], tolerance=mean_tolerance)
-                    or compare_parts(parts, expected, [m.name for m in measures], tolerance=mean_tolerance))
-    return Verification(method, len(evaluation.qids) * len(measures), disagreement,
-                        measures=tuple(m.name for m in measures), means=True, parts=tuple(p.name for p in parts))
+    started = (verify_halves.LaterHalf.start(run, plain_qrels, wanted, second, share=share)
+               if processes > 1 and not isinstance(run, Run | Mapping) else None)
+    return Check(method, measures, plain_qrels, run, wanted, second, empty_queries, tolerance,
+                 started.later if started is not None else None)
+
+
+class Check:
+    """A double entry under way (:func:`begin`): :meth:`finish` compares the values it checks with its own."""
+
+    def __init__(self, method: str, measures: tuple[Measure, ...], qrels: dict[str, dict[str, int]], run: RunInput,
+                 wanted: set[str], second: verify_halves.Second, empty_queries: EmptyQueries, tolerance: float,
+                 later: verify_halves.LaterHalf | None):
+        self.method, self.measures, self.qrels, self.run, self.wanted = method, measures, qrels, run, wanted
+        self.second, self.empty_queries, self.tolerance, self.later = second, empty_queries, tolerance, later
+
+    def __enter__(self) -> Check:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.later is not None:
+            self.later.close()
+
+    def finish(self, evaluation: Evaluation, *, means: Mapping[str, float] | None = None,
+               parts: Sequence[Part] = ()) -> Verification:
+        """``evaluation`` (computed with the options the check began with), its ``means`` (default its own) and
+        ``parts`` checked against the second implementation's values."""
+        if tuple(evaluation.measures) != self.measures:
+            raise ValueError("the evaluation's measures are not those the double entry began with")
+        expected = self._expected()
+        measures = [m.name for m in self.measures]
+        stored = evaluation.means if means is None else means
+        # Means are sums taken in another order (the core's numpy sum, fsum here): never held closer than a mean
+        # can be, whatever the per-query tolerance (0.0 asks per-query values bit for bit).
+        mean_tolerance = max(self.tolerance, MEAN_TOLERANCE)
+        disagreement = (compare(evaluation, expected, tolerance=self.tolerance)
+                        or compare_means(stored, expected, measures, tolerance=mean_tolerance)
+                        or compare_parts(parts, expected, measures, tolerance=mean_tolerance))
+        return Verification(self.method, len(evaluation.qids) * len(measures), disagreement,
+                            measures=tuple(measures), means=True, parts=tuple(p.name for p in parts))
+
+    def _expected(self) -> dict[str, dict[str, float]]:
+        """The second implementation's values of every query averaged: the two halves joined when the run was split,
+        else query by query, a batch of about BATCH_ROWS rows at a time (a 7M-line run as one {qid: {docid:
+        score}} dict took 2.2 GB; only the per-query values are kept)."""
+        halves = self.later.values() if self.later is not None else None
+        expected: dict[str, dict[str, float]] = {} if halves is None else halves
+        for batch in _run_batches(self.run) if halves is None else ():
+            judged = {q: self.qrels[q] for q in batch if q in self.wanted}
+            if judged:
+                expected.update(self.second(judged, {q: batch[q] for q in judged}))
+        missing = {q: self.qrels[q] for q in self.wanted if q not in expected}  # queries the run lacks: no rows
+        if missing and self.empty_queries != "trec_eval":
+            expected.update(self.second(missing, {}))
+        return expected
 
 
 def mean_of(expected: Mapping[str, Mapping[str, float]], measure: str,
@@ -403,5 +451,5 @@ def _unjudge_outside(docs: dict[str, float], judged: Mapping[str, int],
     return renamed
 
 
-__all__ = ["Disagreement", "Part", "Verification", "TOLERANCE", "compare", "compare_means", "compare_parts", "mean_of",
+__all__ = ["Check", "Disagreement", "Part", "Verification", "TOLERANCE", "begin", "compare", "compare_means", "compare_parts", "mean_of",
            "verify"]

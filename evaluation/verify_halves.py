@@ -54,31 +54,91 @@ def values_in_two(source: reference.TextSource, qrels: Mapping[str, dict[str, in
     a query with rows in both halves (an ungrouped file). The caller then
     reads it in one process.
     """
-    if not hasattr(os, "fork"):
-        return None
-    data = reference.read_text_bytes(source, max_bytes)
-    if data is None:
-        return None
-    cut = split_point(data)
-    if cut is None:
-        return None
-
-    def half(text: bytes) -> tuple[Values, set[str]]:
-        return _half_values(text, qrels, wanted, second)
-
-    first, later = _in_two_processes(half, data[:cut], data[cut:])
-    if first[1] & later[1]:
-        return None
-    return {**first[0], **later[0]}
+    with LaterHalf.start(source, qrels, wanted, second, max_bytes=max_bytes) as later:
+        return None if later is None else later.values()
 
 
-def split_point(data: bytes) -> int | None:
-    """The start of the first line at or past the middle whose query differs from the line before's; None if none.
+class LaterHalf:
+    """A run file's later half being read and scored in a forked child while this process goes on (the worker: with
+    its first entry); :meth:`values` reads the first half here and joins the two. As a context manager, the child
+    is stopped and reaped on the way out whatever happened (an error in the first entry, say)."""
+
+    def __init__(self, half: Callable[[bytes], tuple[Values, set[str]]], first: bytes, later: bytes):
+        self._half, self._first, self._later = half, first, later
+        self._read_end, write_end = os.pipe()
+        self._pid: int | None = os.fork()
+        if self._pid == 0:
+            _child(half, later, self._read_end, write_end)  # never returns
+        os.close(write_end)
+
+    @classmethod
+    def start(cls, source: reference.TextSource, qrels: Mapping[str, dict[str, int]], wanted: set[str],
+              second: Second, *, max_bytes: int = MAX_BYTES, share: float = 0.5) -> _Started:
+        """The child started on the file's later half (from the first query change past ``share`` of its bytes),
+        or nothing to start (the file is not split: see :func:`values_in_two`)."""
+        if not hasattr(os, "fork"):
+            return _Started(None)
+        data = reference.read_text_bytes(source, max_bytes)
+        cut = None if data is None else split_point(data, share=share)
+        if data is None or cut is None:
+            return _Started(None)
+
+        def half(text: bytes) -> tuple[Values, set[str]]:
+            return _half_values(text, qrels, wanted, second)
+
+        return _Started(cls(half, data[:cut], data[cut:]))
+
+    def values(self) -> Values | None:
+        """Both halves' values joined (the first read here), or None when a query has rows in both (ungrouped)."""
+        mine = self._half(self._first)
+        theirs = self._join()
+        later = theirs if theirs is not None else self._half(self._later)
+        if mine[1] & later[1]:
+            return None
+        return {**mine[0], **later[0]}
+
+    def _join(self) -> tuple[Values, set[str]] | None:
+        """The child's answer (None if it gave none), the child reaped."""
+        with os.fdopen(self._read_end, "rb") as pipe:
+            answer = pipe.read()
+        assert self._pid is not None
+        _, status = os.waitpid(self._pid, 0)
+        self._pid = None
+        return _unpickled(answer) if status == 0 else None
+
+    def close(self) -> None:
+        """Stop and reap a child not joined (nothing to do after :meth:`values`)."""
+        if self._pid is not None:
+            try:
+                os.kill(self._pid, signal.SIGKILL)
+            finally:
+                os.close(self._read_end)
+                os.waitpid(self._pid, 0)
+                self._pid = None
+
+
+class _Started:
+    """``with LaterHalf.start(...) as later``: ``later`` is the child's half or None; the child is reaped on exit."""
+
+    def __init__(self, later: LaterHalf | None):
+        self.later = later
+
+    def __enter__(self) -> LaterHalf | None:
+        return self.later
+
+    def __exit__(self, *exc: object) -> None:
+        if self.later is not None:
+            self.later.close()
+
+
+def split_point(data: bytes, *, share: float = 0.5) -> int | None:
+    """The start of the first line past ``share`` of the bytes (the middle) whose query differs from the line
+    before's; None if none.
 
     Blank and ``#`` lines belong to neither query (they are skipped by the
     reader), so they are passed over on both sides of the cut.
     """
-    cut = data.find(b"\n", len(data) // 2) + 1
+    cut = data.find(b"\n", int(len(data) * share)) + 1
     if cut <= 0 or cut >= len(data):
         return None
     before = _last_query_before(data, cut)
@@ -130,34 +190,19 @@ def _half_values(text: bytes, qrels: Mapping[str, dict[str, int]], wanted: set[s
     return (second(judged, {q: rows[q] for q in judged}) if judged else {}), set(rows)
 
 
-def _in_two_processes(half: Callable[[bytes], tuple[Values, set[str]]], first: bytes,
-                      later: bytes) -> tuple[tuple[Values, set[str]], tuple[Values, set[str]]]:
-    """``half(first)`` here and ``half(later)`` in a forked child; the child's answer comes back pickled on a pipe.
-    If the child gives no answer, ``half(later)`` is computed here too."""
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: compute, write, leave without running the parent's exit handlers
-        status = 1
-        try:
-            os.close(read_end)
-            for number in _CHILD_SIGNALS:  # the worker's own handlers (a warm shutdown) are not the child's
-                signal.signal(number, signal.SIG_DFL)
-            payload = pickle.dumps(half(later), protocol=pickle.HIGHEST_PROTOCOL)
-            with os.fdopen(write_end, "wb") as pipe:
-                pipe.write(payload)
-            status = 0
-        finally:
-            os._exit(status)
-    os.close(write_end)
-    answer = b""
+def _child(half: Callable[[bytes], tuple[Values, set[str]]], later: bytes, read_end: int, write_end: int) -> None:
+    """In the forked child: compute ``half(later)``, write it pickled, leave without the parent's exit handlers."""
+    status = 1
     try:
-        mine = half(first)
+        os.close(read_end)
+        for number in _CHILD_SIGNALS:  # the worker's own handlers (a warm shutdown) are not the child's
+            signal.signal(number, signal.SIG_DFL)
+        payload = pickle.dumps(half(later), protocol=pickle.HIGHEST_PROTOCOL)
+        with os.fdopen(write_end, "wb") as pipe:
+            pipe.write(payload)
+        status = 0
     finally:
-        with os.fdopen(read_end, "rb") as pipe:
-            answer = pipe.read()
-        _, status = os.waitpid(pid, 0)
-    theirs = _unpickled(answer) if status == 0 else None
-    return mine, theirs if theirs is not None else half(later)
+        os._exit(status)
 
 
 def _unpickled(answer: bytes) -> tuple[Values, set[str]] | None:
@@ -170,4 +215,4 @@ def _unpickled(answer: bytes) -> tuple[Values, set[str]] | None:
     return values, queries
 
 
-__all__ = ["MAX_BYTES", "split_point", "values_in_two"]
+__all__ = ["MAX_BYTES", "LaterHalf", "split_point", "values_in_two"]

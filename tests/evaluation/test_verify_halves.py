@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from evaluation import evaluate, parse_measures, read_qrels, read_run
 from evaluation.reference import per_query, read_plain_qrels, read_plain_run
-from evaluation.verify import verify
+from evaluation.verify import begin, verify
 from evaluation.verify_halves import split_point, values_in_two
 
 MEASURES = parse_measures("R@1,R@5,MAP@10,MRR@3,nDCG@5,P@5,bpref")
@@ -146,3 +146,25 @@ def test_verify_in_two_processes_finds_what_one_finds(tmp_path, method, precisio
         assert got.disagreement is not None and got.disagreement.qid == ev.qids[i]
         assert got == verify(read_plain_qrels(qrels_text), str(tmp_path / "run"), bad, score_precision=precision,
                              method=method)
+
+
+def test_a_check_begun_before_the_first_entry_gives_what_verify_gives_and_reaps_its_child_on_an_error(tmp_path):
+    """The worker's way (``begin`` before the first entry, ``finish`` after): the same Verification; an error in
+    between (the first entry refusing the run) leaves no child behind."""
+    run_text, qrels_dict = bsard_like_run()
+    (tmp_path / "run").write_bytes(run_text)
+    qrels_text = "".join(f"{q} 0 {d} {g}\n" for q, docs in qrels_dict.items() for d, g in docs.items()).encode()
+    plain = read_plain_qrels(qrels_text)
+    with begin(plain, str(tmp_path / "run"), MEASURES, processes=2, share=0.45) as check:
+        assert check.later is not None  # the later half is being read in a child already
+        ev = evaluate(read_qrels(qrels_text), read_run(run_text), MEASURES)
+        got = check.finish(ev)
+    assert got == verify(plain, str(tmp_path / "run"), ev) and got.ok
+    with pytest.raises(ValueError, match="measures"), begin(plain, str(tmp_path / "run"), MEASURES[:2],
+                                                             processes=2) as check:
+        check.finish(ev)
+    with pytest.raises(RuntimeError), begin(plain, str(tmp_path / "run"), MEASURES, processes=2) as check:
+        assert check.later is not None
+        raise RuntimeError("the first entry refuses the run")
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)  # every child was reaped
