@@ -16,7 +16,11 @@ and answers None, so the caller reads the whole in one process as before.
 Whatever happens to the child (an exception, a signal, a short write), the
 parent reads the second half itself: the split may cost time, never a value.
 
-Only a file of at most ``MAX_BYTES`` of text is split (both halves are held as
+A child is forked only while a core is idle (:func:`idle_core`): on a machine
+whose cores are all busy it would add the fork's cost (copying the page
+tables, pages copied on write: 30–50 ms in a worker measured on the loaded
+2-core machine) to a run's CPU and give back nothing. Only a file of at most
+``MAX_BYTES`` of text is split (both halves are held as
 ``{qid: {docid: score}}`` dicts); a larger one is read in batches in one
 process (``verify._batches_of_file``). ``os.fork`` is used directly rather than
 ``multiprocessing``: a Celery prefork child is a daemonic process, which
@@ -76,7 +80,7 @@ class LaterHalf:
               second: Second, *, max_bytes: int = MAX_BYTES, share: float = 0.5) -> _Started:
         """The child started on the file's later half (from the first query change past ``share`` of its bytes),
         or nothing to start (the file is not split: see :func:`values_in_two`)."""
-        if not hasattr(os, "fork"):
+        if not hasattr(os, "fork") or not idle_core():
             return _Started(None)
         data = reference.read_text_bytes(source, max_bytes)
         cut = None if data is None else split_point(data, share=share)
@@ -129,6 +133,19 @@ class _Started:
     def __exit__(self, *exc: object) -> None:
         if self.later is not None:
             self.later.close()
+
+
+def idle_core(loadavg: str = "/proc/loadavg") -> bool:
+    """Whether a core is free for the child now: fewer runnable tasks on the machine (this one among them; the
+    fourth field of ``/proc/loadavg``, counted at this instant) than cores this process may run on. On a machine
+    whose cores are all busy (every worker scoring) a child would only add the fork's cost to a run's CPU: the
+    run is then read in one process. True where the count cannot be read (not Linux)."""
+    try:
+        with open(loadavg, encoding="ascii") as f:
+            runnable = int(f.read().split()[3].split("/")[0])
+    except (OSError, ValueError, IndexError):
+        return True
+    return runnable < len(os.sched_getaffinity(0))
 
 
 def split_point(data: bytes, *, share: float = 0.5) -> int | None:
@@ -215,4 +232,4 @@ def _unpickled(answer: bytes) -> tuple[Values, set[str]] | None:
     return values, queries
 
 
-__all__ = ["MAX_BYTES", "LaterHalf", "split_point", "values_in_two"]
+__all__ = ["MAX_BYTES", "LaterHalf", "idle_core", "split_point", "values_in_two"]

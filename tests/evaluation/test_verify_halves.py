@@ -15,12 +15,18 @@ import signal
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from evaluation import evaluate, parse_measures, read_qrels, read_run
+from evaluation import evaluate, parse_measures, read_qrels, read_run, verify_halves
 from evaluation.reference import per_query, read_plain_qrels, read_plain_run
 from evaluation.verify import begin, verify
-from evaluation.verify_halves import split_point, values_in_two
+from evaluation.verify_halves import LaterHalf, idle_core, split_point, values_in_two
 
 MEASURES = parse_measures("R@1,R@5,MAP@10,MRR@3,nDCG@5,P@5,bpref")
+
+
+@pytest.fixture(autouse=True)
+def an_idle_core(monkeypatch):
+    """The split is tried whatever the machine's load while these tests run (``idle_core`` is tested alone)."""
+    monkeypatch.setattr(verify_halves, "idle_core", lambda: True)
 
 
 def plain_second(qrels: dict, rows: dict) -> dict:
@@ -168,3 +174,18 @@ def test_a_check_begun_before_the_first_entry_gives_what_verify_gives_and_reaps_
         raise RuntimeError("the first entry refuses the run")
     with pytest.raises(ChildProcessError):
         os.waitpid(-1, os.WNOHANG)  # every child was reaped
+
+
+@pytest.mark.parametrize("line,idle", [("0.50 0.40 0.30 1/185 2000", True), ("2.10 1.90 1.80 3/185 2000", False),
+                                       ("0.0 0.0 0.0 2/90 1", False), ("garbage", True)])
+def test_a_child_is_forked_only_while_a_core_is_idle(tmp_path, monkeypatch, line, idle):
+    """Fewer runnable tasks than usable cores (this process counted among them): a core is idle; a count that
+    cannot be read does not stop the split."""
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    (tmp_path / "loadavg").write_text(line + "\n")
+    assert idle_core(str(tmp_path / "loadavg")) is idle
+    assert idle_core(str(tmp_path / "missing")) is True
+    run, qrels = bsard_like_run()
+    monkeypatch.setattr(verify_halves, "idle_core", lambda: idle)
+    with LaterHalf.start(run, qrels, set(qrels), plain_second) as later:
+        assert (later is not None) is idle
