@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from django.db.models import Prefetch
 from django.urls import reverse
-from drf_spectacular.utils import OpenApiExample, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import exceptions, permissions, serializers, status
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
@@ -24,9 +24,11 @@ from rest_framework.views import APIView
 
 from catalogue.models import Dataset, Split
 from catalogue.selectors import DatasetNotFound, SplitNotFound, dataset_for_page, split_for_page
+from lexboard import long_poll
 from lexboard.converters import MAX_ID
 from submissions.errors import UploadRefused
 from submissions.models import Result, Submission
+from submissions.selectors import NOT_FINAL, submission_status_now
 from submissions.services import METADATA_FIELDS, submission_create, submission_update_metadata
 from submissions.services.presigned import (
     FILE_NAME,
@@ -233,6 +235,38 @@ def _create(request, *, split: Split, upload=None, values: dict, key: str = "") 
     return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": url})
 
 
+#: ``?wait=`` of a submission's status (lexboard/long_poll.py).
+WAIT_PARAMETER = OpenApiParameter(
+    long_poll.PARAMETER,
+    {"type": "number", "minimum": 0, "exclusiveMinimum": True, "maximum": long_poll.MAX_SECONDS},
+    description=(f"Seconds the server may hold the answer while the submission is `queued` or `scoring` "
+                 f"(0 < wait ≤ {long_poll.MAX_SECONDS}): it answers as soon as the status is final. Answered at "
+                 "once when the server is busy: ask again (after a pause)."),
+)
+
+
+def _wait_or_error(request) -> float | None:
+    """The seconds ``?wait=`` asks for (None: answer at once), or a 400 naming the parameter and its range."""
+    try:
+        return long_poll.parse_wait(request.query_params.get(long_poll.PARAMETER))
+    except long_poll.WaitRefused as exc:
+        raise ApiError(exc.message, details=[{"line": None, "reason": exc.reason}]) from None
+
+
+def _final(pk: int) -> bool:
+    """Whether the submission is no longer queued or scoring (or gone): one column by primary key."""
+    return submission_status_now(submission_id=pk) not in NOT_FINAL
+
+
+def _visible_submission(pk: int, user) -> Submission:
+    """The submission if ``user`` may see it; the same 404 for "does not exist" and "not yours": ids cannot be
+    probed."""
+    submission = _submissions().filter(pk=pk).first()
+    if submission is None or not submission.visible_to(user):
+        raise ApiError("No submission with this id is visible to you.", status_code=status.HTTP_404_NOT_FOUND)
+    return submission
+
+
 class SubmissionDetail(JsonView):
     """One submission: status, progress, scores, warnings, error; its owner changes metadata and visibility."""
 
@@ -242,7 +276,14 @@ class SubmissionDetail(JsonView):
     @extend_schema(
         operation_id="submission_retrieve",
         summary="Status and scores of a submission",
-        responses={200: SubmissionSerializer, **error_responses(e404="No such submission, or not yours to see.")},
+        description=(
+            "One submission: status, progress, scores, warnings, error. With `wait`, a submission still `queued` or "
+            "`scoring` is answered as soon as it is no longer (`scored`, `failed`), or after `wait` seconds (at most "
+            f"{long_poll.MAX_SECONDS}), whichever comes first; the answer is the one an ordinary request gets at "
+            "that moment. A server already holding as many answers as it allows answers at once: ask again."),
+        parameters=[WAIT_PARAMETER],
+        responses={200: SubmissionSerializer, **error_responses(
+            e400=f"`wait` is not {long_poll.RANGE}.", e404="No such submission, or not yours to see.")},
         examples=[
             OpenApiExample(
                 "Scored", response_only=True, status_codes=["200"],
@@ -256,10 +297,13 @@ class SubmissionDetail(JsonView):
         tags=["submissions"],
     )
     def get(self, request, pk: int):
-        submission = _submissions().filter(pk=pk).first()
-        # The same answer for "does not exist" and "not yours": ids cannot be probed.
-        if submission is None or not submission.visible_to(request.user):
-            raise ApiError("No submission with this id is visible to you.", status_code=status.HTTP_404_NOT_FOUND)
+        seconds = _wait_or_error(request)
+        submission = _visible_submission(pk, request.user)
+        # Held only once it is known to be visible (no id is probed by the time of its answer), then read again
+        # through the same path: the answer is what an ordinary poll would get at that moment.
+        if seconds and submission.status in NOT_FINAL and long_poll.hold(request.META, seconds=seconds,
+                                                                         settled=lambda: _final(pk)):
+            submission = _visible_submission(pk, request.user)
         return Response(SubmissionSerializer(submission, context={"request": request}).data)
 
     @extend_schema(
@@ -275,9 +319,7 @@ class SubmissionDetail(JsonView):
         tags=["submissions"],
     )
     def patch(self, request, pk: int):
-        submission = _submissions().filter(pk=pk).first()
-        if submission is None or not submission.visible_to(request.user):
-            raise ApiError("No submission with this id is visible to you.", status_code=status.HTTP_404_NOT_FOUND)
+        submission = _visible_submission(pk, request.user)
         if not submission.manageable_by(request.user):
             raise ApiError("Only the owner of this submission can change it.", status_code=status.HTTP_403_FORBIDDEN)
         if not isinstance(request.data, dict):

@@ -23,6 +23,7 @@ from accounts.policy import upload_refusal
 from accounts.terms import TermsPending, terms_pending
 from campaigns.selectors import UploadPlace, upload_place
 from catalogue.models import Dataset, Split
+from lexboard import long_poll
 from submissions import disclosure, selectors, services
 from submissions.errors import ActionRefused, TermsRequired, UploadRefused
 from submissions.models import Submission
@@ -234,8 +235,25 @@ def detail(request: HttpRequest, submission_id: int) -> HttpResponse:
 @never_cache
 @require_GET
 def status(request: HttpRequest, submission_id: int) -> JsonResponse:
-    """The status as JSON, polled by ``static/js/status.js``."""
+    """The status as JSON, asked by ``static/js/status.js``.
+
+    ``?wait=<seconds>`` (lexboard/long_poll.py): a run still queued or scoring is answered once its status or its
+    progress has changed, or after ``wait`` seconds (at once when the process holds as many answers as it allows);
+    the answer is then read again through the same path, the same as an ordinary request's at that moment.
+    """
+    try:
+        seconds = long_poll.parse_wait(request.GET.get(long_poll.PARAMETER))
+    except long_poll.WaitRefused as exc:
+        # The API's one error shape (api/errors.py): the script reads JSON whatever the answer.
+        return JsonResponse({"error": {"message": exc.message, "details": [{"line": None, "reason": exc.reason}]}},
+                            status=400)
     submission = selectors.submission_for_viewer(submission_id=submission_id, user=request.user)
+    seen = (submission.status, submission.progress)
+    # Held only once it is known to be visible: no id is probed by the time of its answer.
+    if seconds and submission.status in selectors.NOT_FINAL and long_poll.hold(
+            request.META, seconds=seconds,
+            settled=lambda: selectors.submission_progress_now(submission_id=submission_id) != seen):
+        submission = selectors.submission_for_viewer(submission_id=submission_id, user=request.user)
     user = request.user
     is_owner = user.is_authenticated and (user.pk == submission.user_id or user.is_staff)
     return JsonResponse(_status_payload(submission, is_owner=is_owner))

@@ -1,4 +1,4 @@
-"""Schemathesis hooks of the live run (scripts/ci-schemathesis.sh): uploads that are accepted.
+"""Schemathesis hooks of the live run (scripts/ci-schemathesis.sh): uploads that are accepted, waits that are short.
 
 An upload's file is any bytes in the schema (`format: binary`), so Schemathesis alone almost never sends a run of
 the dataset it names, every upload is a 400 naming the lines, and the stateful chain that starts at an accepted
@@ -7,6 +7,11 @@ run into the positive cases of `POST /api/v1/submissions/`: a run of a split (it
 script exported to ``ST_RUNS`` as ``<dataset>__<split>.trec``, under a tag of its own each time (identical bytes
 would be refused as a duplicate), and, one case in two, with only the fields an upload needs (the generated
 metadata is often refused, rightly, by the server). Negative cases are left as generated: they must be refused.
+
+A submission's status takes ``wait`` (0 < wait ≤ 10 s: the server holds the answer while the run is queued or
+scoring), and the runs this fuzzing uploads often are (one worker, many uploads): ten seconds for each such case
+would make the run minutes longer. A positive case asks at most ``MAX_WAIT`` seconds (the same code path, held the
+same way, answered the same); negative ones stay as generated, and are refused at once.
 
 The choices follow ``ST_SEED`` (the script prints it, and passes the same seed to Schemathesis): a failure replays
 with ``ST_SEED=<seed> scripts/ci-schemathesis.sh``.
@@ -23,6 +28,9 @@ from pathlib import Path
 import schemathesis
 
 UPLOAD = ("POST", "/api/v1/submissions/")
+RETRIEVE = ("GET", "/api/v1/submissions/{id}/")
+#: The longest ``wait`` a positive case asks, in seconds.
+MAX_WAIT = 0.2
 _RUNS = sorted(Path(os.environ["ST_RUNS"]).glob("*.trec")) if os.environ.get("ST_RUNS") else []
 _RANDOM = random.Random(int(os.environ.get("ST_SEED", "0")))
 _COUNT = itertools.count(1)
@@ -38,14 +46,37 @@ def _run(path: Path, tag: str) -> str:
     return "".join(f"{q} Q0 {doc} {rank} {score} {tag}\n" for q, _, doc, rank, score, *_ in lines)
 
 
+def _negative(case) -> bool:
+    """A case meant to be refused (the whole case, or one of its parts): it stays as generated."""
+    meta = case.meta
+    return meta is not None and (meta.generation.mode.is_negative
+                                 or any(info.mode.is_negative for info in meta.components.values()))
+
+
 @schemathesis.hook
 def before_call(ctx, case, **kwargs):
-    if (case.method.upper(), case.path) != UPLOAD or not _RUNS or not isinstance(case.body, dict):
+    operation = (case.method.upper(), case.path)
+    if operation == RETRIEVE:
+        _short_wait(case)
+    elif operation == UPLOAD:
+        _valid_run(case)
+
+
+def _short_wait(case) -> None:
+    wait = (case.query or {}).get("wait")
+    if wait is None or isinstance(wait, bool) or _negative(case):
         return
-    meta = case.meta
-    if meta is not None and (meta.generation.mode.is_negative
-                             or any(info.mode.is_negative for info in meta.components.values())):
-        return  # a case meant to be refused (the whole case, or its body alone) stays as generated
+    try:
+        seconds = float(wait)
+    except (TypeError, ValueError):
+        return
+    if 0 < seconds <= 10:
+        case.query = {**case.query, "wait": min(seconds, MAX_WAIT)}
+
+
+def _valid_run(case) -> None:
+    if not _RUNS or not isinstance(case.body, dict) or _negative(case):
+        return
     path = _RANDOM.choice(_RUNS)
     dataset, split = path.stem.split("__", 1)
     tag = f"st{os.environ.get('ST_SEED', '0')}-{next(_COUNT)}"

@@ -208,6 +208,21 @@ def submission_quota(*, user, split: Split, now: datetime | None = None) -> Quot
     )
 
 
+#: A submission on its way to a score: a client following it asks again (or waits, ``?wait=``) while it is in one.
+NOT_FINAL = (Submission.Status.QUEUED, Submission.Status.SCORING)
+
+
+def submission_status_now(*, submission_id: int) -> str | None:
+    """The row's status as stored now, None once it is gone: one column by primary key (a held answer asks it
+    every few hundredths of a second, lexboard/long_poll.py)."""
+    return Submission.objects.filter(pk=submission_id).values_list("status", flat=True).first()
+
+
+def submission_progress_now(*, submission_id: int) -> tuple[str, float] | None:
+    """The row's status and progress as stored now, None once it is gone (the run page's held answer)."""
+    return Submission.objects.filter(pk=submission_id).values_list("status", "progress").first()
+
+
 def submission_for_viewer(*, submission_id: int, user) -> Submission:
     """The submission if ``user`` may see it, else 404 (never 403: ids are not to be probed)."""
     submission = (

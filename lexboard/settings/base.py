@@ -165,6 +165,10 @@ LEXBOARD_CSP: str | None = (
 LEXBOARD_CSP_PATH_POLICIES: list[tuple[str, str | None]] = []
 # Seconds a client is asked to wait (Retry-After) on the 503 answered while the database is away.
 LEXBOARD_RETRY_AFTER_SECONDS = env_int("LEXBOARD_RETRY_AFTER_SECONDS", 30)
+# Answers held at a time by each web process for clients that ask a status with ?wait= (lexboard/long_poll.py): each
+# holds a thread for up to 10 s, so keep it below the threads of a process (gunicorn: --threads); a request beyond
+# them is answered at once. 0: no answer is held.
+LEXBOARD_STATUS_WAIT_SLOTS = env_int("LEXBOARD_STATUS_WAIT_SLOTS", 2)
 
 ACCOUNT_ADAPTER = "accounts.adapter.AccountAdapter"
 ACCOUNT_SIGNUP_FORM_CLASS = "accounts.forms.SignupExtraForm"

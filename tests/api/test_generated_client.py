@@ -66,7 +66,7 @@ def test_a_generated_client_uploads_waits_and_reads_the_leaderboard(
 
     deadline = time.monotonic() + 120
     while True:
-        submission = submission_retrieve.sync(created.id, client=client)
+        submission = submission_retrieve.sync(created.id, client=client, wait=4)  # held until final, up to 4 s
         if submission.status in (SubmissionStatusEnum.SCORED, SubmissionStatusEnum.FAILED) or time.monotonic() > deadline:
             break
         time.sleep(0.5)

@@ -104,8 +104,9 @@ def test_a_participant_signs_up_uploads_a_run_and_watches_it_get_scored(
         expect(page.locator(".messages")).to_contain_text("queued for scoring")
         status = page.locator("#status")
         expect(status).to_have_attribute("data-status", "queued")
-        with page.expect_request(lambda request: request.url.endswith(f"/submissions/{submission_id}/status.json")):
-            pass  # the page asks for its status by itself
+        # The page asks for its status by itself, and asks the server to hold the answer (static/js/status.js).
+        with page.expect_request(lambda request: f"/submissions/{submission_id}/status.json?wait=" in request.url):
+            pass
         shoot(page, "submission-queued")
     finally:
         celery_worker_process.kill(signal.SIGCONT)
