@@ -16,7 +16,7 @@ and answers None, so the caller reads the whole in one process as before.
 Whatever happens to the child (an exception, a signal, a short write), the
 parent reads the second half itself: the split may cost time, never a value.
 
-A child is forked only while a core is idle (:func:`idle_core`): on a machine
+A child is forked only while a core is idle (:func:`idle_core`, by the load average): on a machine
 whose cores are all busy it would add the fork's cost (copying the page
 tables, pages copied on write: 30–50 ms in a worker measured on the loaded
 2-core machine) to a run's CPU and give back nothing. Only a file of at most
@@ -135,17 +135,19 @@ class _Started:
             self.later.close()
 
 
-def idle_core(loadavg: str = "/proc/loadavg") -> bool:
-    """Whether a core is free for the child now: fewer runnable tasks on the machine (this one among them; the
-    fourth field of ``/proc/loadavg``, counted at this instant) than cores this process may run on. On a machine
-    whose cores are all busy (every worker scoring) a child would only add the fork's cost to a run's CPU: the
-    run is then read in one process. True where the count cannot be read (not Linux)."""
+def idle_core() -> bool:
+    """Whether a core is likely free for the child: the machine's load over the last minute (``os.getloadavg``)
+    leaves at least half a core of those this process may run on. On a machine whose cores are all busy (every
+    worker scoring, or other work) a child only adds the fork's cost to a run's CPU: the run is then read in one
+    process. The minute's average rather than the tasks runnable at this instant: at the instant a scoring starts
+    the web process may still be answering its upload (2-5 runnable tasks were counted there in bench_e2e on the
+    shared machine, where the split still paid).
+    True where the load cannot be read."""
     try:
-        with open(loadavg, encoding="ascii") as f:
-            runnable = int(f.read().split()[3].split("/")[0])
-    except (OSError, ValueError, IndexError):
+        load = os.getloadavg()[0]
+    except OSError:
         return True
-    return runnable < len(os.sched_getaffinity(0))
+    return load <= len(os.sched_getaffinity(0)) - 0.5
 
 
 def split_point(data: bytes, *, share: float = 0.5) -> int | None:
