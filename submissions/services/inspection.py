@@ -185,11 +185,28 @@ def _canonical_ranking_text(lines: bytes) -> bytes | None:
     """``ranking_text`` of lines written the usual way (single spaces between columns, none at a line's ends, no tab
     or carriage return), where a line's tag is what follows its last space: cut at once for the whole block (a
     line-by-line loop cost 0.2 s of the request on a 6.8 MB run); None for any other text."""
-    if (b"\t" in lines or b"\r" in lines or b"  " in lines or b" \n" in lines or b"\n " in lines
-            or lines.startswith(b" ") or lines.endswith(b" ")):
+    if b"\t" in lines or b"\r" in lines or lines.startswith(b" ") or lines.endswith(b" ") or _blank_pairs(lines):
         return None
     same = _one_tag_ranking_text(lines)
     return same if same is not None else _cut_ranking_text(lines)
+
+
+#: ``_blank_pairs`` compares this many bytes at a time (its temporaries are a few times as large).
+_PAIR_BLOCK = 1 << 20
+
+
+def _blank_pairs(lines: bytes, *, block: int = _PAIR_BLOCK) -> bool:
+    """Whether ``lines`` hold two spaces in a row, or a space after or before a line end (``b"  "``, ``b"\\n "``,
+    ``b" \\n"``): byte comparisons in numpy, a block at a time (1.5 ms for a 5.9 MB run, where the three ``in``
+    tests took 19 ms, median of 7: a two-byte search starting with a space stops at every space)."""
+    data = np.frombuffer(lines, dtype=np.uint8)
+    for start in range(0, len(data), block):
+        part = data[start:start + block + 1]  # one byte more: the pair across the blocks' border
+        space = part == 0x20
+        newline = part == 0x0A
+        if (space[1:] & (space[:-1] | newline[:-1])).any() or (space[:-1] & newline[1:]).any():
+            return True
+    return False
 
 
 def _one_tag_ranking_text(lines: bytes) -> bytes | None:

@@ -14,7 +14,14 @@ import re
 from django.core.files.uploadedfile import SimpleUploadedFile
 from hypothesis import given, settings, strategies as st
 
-from submissions.services.inspection import _ContentStream, _one_tag_ranking_text, ranking_text
+from submissions.services.inspection import (
+    _PAIR_BLOCK,
+    _blank_pairs,
+    _canonical_ranking_text,
+    _ContentStream,
+    _one_tag_ranking_text,
+    ranking_text,
+)
 
 TAG_COLUMN = re.compile(rb"[ \t]+[^ \t\r\n]+[ \t]*\r?$", re.M)
 BLANKS = re.compile(rb"[ \t]+")
@@ -49,6 +56,37 @@ def test_lines_that_mostly_end_with_one_tag_have_the_regex_s_text(rows, tag, end
     lines = [row + b" " + tag if i % 3 else row for i, row in enumerate(rows)]
     data = b"\n".join(lines) + (b"\n" if ended else b"")
     assert ranking_text(data) == by_the_regex(data)
+
+
+def written_the_usual_way(data: bytes) -> bool:
+    """The rule of the block cut (``_canonical_ranking_text``): single spaces, none at a line's ends, no tab or CR."""
+    return not (b"\t" in data or b"\r" in data or b"  " in data or b" \n" in data or b"\n " in data
+                or data.startswith(b" ") or data.endswith(b" "))
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from([b" ", b"\n", b"a", b"Q0", b"1.5", b"\t", b"\r", b"\r\n", b"  ", b"\n\n"]),
+                max_size=40).map(b"".join), st.integers(min_value=1, max_value=9))
+def test_the_blank_pairs_are_the_substring_tests_s_across_block_borders(data, block):
+    """Two spaces, a space after or before a line end: found wherever they are, a pair across two blocks too."""
+    assert _blank_pairs(data, block=block) == (b"  " in data or b"\n " in data or b" \n" in data)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from([b" ", b"\n", b"a", b"Q0", b"1.5", b"tag", b"\t", b"\r", b"  ", b"\n\n", b" \n"]),
+                max_size=40).map(b"".join))
+def test_only_lines_written_the_usual_way_are_cut_at_once(data):
+    """Leading and trailing blanks, tabs, CRs, double spaces, lines with no space, a missing final newline."""
+    assert (_canonical_ranking_text(data) is not None) == written_the_usual_way(data)
+
+
+def test_a_pair_at_the_border_of_the_real_blocks_is_found():
+    for pair in (b"  ", b"\n ", b" \n"):
+        for before in (_PAIR_BLOCK - 2, _PAIR_BLOCK - 1, _PAIR_BLOCK):
+            data = b"x" * before + pair + b"x"
+            assert _blank_pairs(data), (pair, before)
+            assert _canonical_ranking_text(data) is None
+    assert not _blank_pairs(b"x y\n" * (_PAIR_BLOCK // 2))
 
 
 def test_a_usual_run_is_cut_by_one_replace_with_the_regex_s_text():
