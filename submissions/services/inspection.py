@@ -213,17 +213,21 @@ def _one_tag_ranking_text(lines: bytes) -> bytes | None:
     """``_canonical_ranking_text`` of lines that all end with the first line's tag (nearly every run): that tag and
     the space before it taken off each line end by one ``bytes.replace`` (33 ms of CPU for a 6.6 MB run where the
     cut by positions took 114 ms, median of 7 on the loaded 2-core machine); None when a line ends otherwise (then
-    the count of line ends with it falls short). A match can only be a line's last column: it ends at a line end
-    and starts at a space."""
+    fewer tags than line ends were cut). A match can only be a line's last column: it ends at a line end and starts
+    at a space; and it holds no other line end, so no two matches share one. Whether every line end was cut is
+    read from the length of the result, not from a count of the matches first: the count was a third of the time
+    (13 ms instead of 19 ms for the bench's 6.6 MB run, median of 9)."""
     first = lines[:lines.find(b"\n")] if b"\n" in lines else lines
     space = first.rfind(b" ")
     if space < 0:
         return None
     end = first[space:] + b"\n"
     whole = lines if lines.endswith(b"\n") else lines + b"\n"
-    if whole.count(end) != whole.count(b"\n"):
+    if not whole.endswith(end):  # the last line ends otherwise: no replace spent on it
         return None
     out = whole.replace(end, b"\n")
+    if len(whole) - len(out) != (len(end) - 1) * whole.count(b"\n"):
+        return None
     return out if whole is lines else out[:-1]
 
 

@@ -89,6 +89,22 @@ def test_a_pair_at_the_border_of_the_real_blocks_is_found():
     assert not _blank_pairs(b"x y\n" * (_PAIR_BLOCK // 2))
 
 
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from([b"bm25", b"m25", b"bm2", b"xbm25", b"", b"bm25 bm25"]), min_size=1, max_size=8),
+       st.booleans())
+def test_the_one_tag_cut_takes_only_lines_that_all_end_with_the_tag(middle, ended):
+    """The first and the last line end with the tag; the lines between end with it, with a longer or shorter
+    token, or with nothing: the one replace is taken only when it cut every line end."""
+    rows = [b"1 Q0 d1 1 2.0 bm25", *(b"1 Q0 d2 2 1.0" + (b" " + t if t else b"") for t in middle),
+            b"2 Q0 d3 1 1.0 bm25"]
+    data = b"\n".join(rows) + (b"\n" if ended else b"")
+    every = all(t == b"bm25" or t.endswith(b" bm25") for t in middle)
+    cut = _one_tag_ranking_text(data)
+    assert (cut is not None) == every
+    assert cut is None or cut == by_the_regex(data)
+    assert ranking_text(data) == by_the_regex(data)
+
+
 def test_a_usual_run_is_cut_by_one_replace_with_the_regex_s_text():
     run = b"".join(b"%d Q0 d%d %d %.4f bm25\n" % (q, d, d, 100 - d) for q in range(1, 30) for d in range(1, 40))
     assert _one_tag_ranking_text(run) == by_the_regex(run)
