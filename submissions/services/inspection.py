@@ -575,6 +575,19 @@ def json_run_as_trec(*, upload: UploadedFile, dataset: Dataset) -> UploadedFile:
     return UploadedFile(out, name=f"{stem}.trec", content_type="text/plain", size=stats.bytes)
 
 
+def _file_sha256(upload: UploadedFile, stream: _ContentStream, *, compressed: bool) -> str:
+    """The sha256 of the file as sent: the stream's content digest when that read the whole file as it is (plain
+    text, to its end, within the budget), sparing a second read and hash of it (5 ms for a 6.8 MB run); otherwise
+    the file read again."""
+    if not compressed and stream.ended and stream.complete and stream.consumed == (upload.size or 0):
+        return stream.digest.hexdigest()
+    digest = hashlib.sha256()
+    for chunk in upload.chunks():
+        digest.update(chunk)
+    upload.seek(0)
+    return digest.hexdigest()
+
+
 def upload_inspect(*, upload: UploadedFile, dataset: Dataset) -> InspectedUpload:
     """Run the cheap checks on an upload in one bounded pass; raise ``UploadRefused`` or describe the file.
 
@@ -612,13 +625,9 @@ def upload_inspect(*, upload: UploadedFile, dataset: Dataset) -> InspectedUpload
     finally:
         upload.seek(0)
 
-    digest = hashlib.sha256()
-    for chunk in upload.chunks():
-        digest.update(chunk)
-    upload.seek(0)
     return InspectedUpload(
         size=size,
-        sha256=digest.hexdigest(),
+        sha256=_file_sha256(upload, stream, compressed=compressed),
         compressed=compressed,
         decompressed_size=stream.inflated_total or stream.produced,
         content_sha256=stream.digest.hexdigest() if stream.complete else "",
