@@ -263,6 +263,41 @@ def test_the_scores_check_refuses_what_the_scores_parser_refuses(scores, dashes,
         assert _refusals(_kernel.check_scores, chunk, 4) == _refusals(_kernel.parse_scores, chunk, 4)
 
 
+def _a_finite_number(token: str) -> bool:
+    """What ``strtod`` reads as a finite number (``float`` also reads ``1_0`` and other digits than ASCII's)."""
+    try:
+        return token.isascii() and "_" not in token and bool(np.isfinite(float(token)))
+    except ValueError:
+        return False
+
+
+SHORT_SCORE_TEXT = st.one_of(
+    st.from_regex(r"-?[0-9]{0,7}\.?[0-9]{0,7}", fullmatch=True),
+    st.from_regex(r"[-0-9.,e+]{1,8}", fullmatch=True),
+    st.sampled_from(["nan", "inf", "-inf", "1e5", "-", ".", "1_0", "\u0661", "-0", "0.", "-.5"]),
+).filter(lambda token: 0 < len(token.encode()) <= 8)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(SHORT_SCORE_TEXT, min_size=1, max_size=25), st.booleans())
+def test_a_column_of_short_scores_is_read_like_strtod_and_checked_alike(scores, dashes):
+    """Every token of at most 8 bytes (the high words then hold nothing and are not read): the same numbers as
+    ``float``, the same refusals from the check and the parser."""
+    docs = [f"{'doc-' if dashes else 'd'}{i}" for i in range(len(scores))]
+    text = "".join(f"q Q0 {d} {i} {s} t\n" for i, (d, s) in enumerate(zip(docs, scores, strict=True))).encode()
+    collector = ProblemCollector("run", InputError)
+    for chunk in _kernel.iter_chunks(io.BytesIO(text), ncols=6, columns_help="", collector=collector):
+        assert _refusals(_kernel.check_scores, chunk, 4) == _refusals(_kernel.parse_scores, chunk, 4)
+    if not all(_a_finite_number(s) for s in scores):
+        with pytest.raises(InputError):
+            read_run(text)
+        return
+    expected = np.array([float(s) for s in scores])
+    parsed = read_run(text).scores
+    assert np.array_equal(parsed, expected) and np.array_equal(np.signbit(parsed), np.signbit(expected)), [
+        (s, a, b) for s, a, b in zip(scores, parsed, expected, strict=True) if a != b]
+
+
 def test_the_scores_check_is_silent_on_a_good_column_and_names_a_bad_row():
     text = b"q1 Q0 d1 1 12.5 t\nq1 Q0 d2 2 -3.25 t\nq1 Q0 d3 3 nan t\nq1 Q0 d4 4 1,5 t\n"
     collector = ProblemCollector("run", InputError)
