@@ -23,7 +23,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from catalogue.models import Dataset, Split
-from catalogue.selectors import DatasetNotFound, SplitNotFound, dataset_for_page, split_for_page
+from catalogue.selectors import DatasetNotFound, SplitNotFound, dataset_for_page, dataset_for_upload, split_for_page
 from lexboard import long_poll
 from lexboard.converters import MAX_ID
 from submissions.errors import UploadRefused
@@ -155,7 +155,7 @@ class SubmissionListCreate(JsonView):
         data = SubmissionCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
-        split = _split_or_error(values.pop("dataset"), values.pop("split", "") or None, user=request.user)
+        split = _split_or_error(values.pop("dataset"), values.pop("split", "") or None, user=request.user, upload=True)
         upload = values.pop("run_file")
         return _create(request, split=split, upload=upload, values=values)
 
@@ -373,7 +373,7 @@ class SubmissionFromUpload(JsonView):
         data = SubmissionFromUploadInput(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
-        split = _split_or_error(values.pop("dataset"), values.pop("split", "") or None, user=request.user)
+        split = _split_or_error(values.pop("dataset"), values.pop("split", "") or None, user=request.user, upload=True)
         return _create(request, split=split, values=values, key=values.pop("upload_key"))
 
 
@@ -474,9 +474,11 @@ class UploadSlotCreate(JsonView):
 # --- the docs page -------------------------------------------------------------------------
 
 
-def _dataset_or_error(slug: str, *, user) -> Dataset:
+def _dataset_or_error(slug: str, *, user, upload: bool = False) -> Dataset:
+    """The dataset a request names, or a 404. ``upload``: for an upload, whose service reads the split again,
+    without what a dataset page loads (``dataset_for_upload``)."""
     try:
-        return dataset_for_page(slug, user=user)
+        return (dataset_for_upload if upload else dataset_for_page)(slug, user=user)
     except DatasetNotFound:
         raise ApiError(
             f"There is no dataset called {slug!r}. GET /api/v1/datasets/ lists them.",
@@ -484,9 +486,9 @@ def _dataset_or_error(slug: str, *, user) -> Dataset:
         ) from None
 
 
-def _split_or_error(slug: str, split_name: str | None, *, user) -> Split:
+def _split_or_error(slug: str, split_name: str | None, *, user, upload: bool = False) -> Split:
     """The split a request names, or an API error (404 for the dataset or the split)."""
-    dataset = _dataset_or_error(slug, user=user)
+    dataset = _dataset_or_error(slug, user=user, upload=upload)
     try:
         split = split_for_page(dataset, split_name)
     except SplitNotFound as exc:

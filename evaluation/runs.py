@@ -271,7 +271,7 @@ def sniff_run(first_bytes: bytes, *, n_lines: int = 50) -> list[Problem]:
     try:
         for chunk in K.iter_chunks(cast(BinaryIO, _Bytes(text)), ncols=6, columns_help=RUN_COLUMNS, collector=collector,
                                    trailing_text=True):
-            K.parse_scores(chunk, 4, collector)
+            K.check_scores(chunk, 4, collector)
             K.check_integers(chunk, 3, collector, _RANK_MESSAGE)
     except RunFormatError:
         pass
@@ -332,7 +332,7 @@ def scan_run(stream: BinaryIO, *, max_lines: int | None = None, max_bytes: int |
                                                      f"{int(length[i]):,} bytes long; a {label} has at most {cap} bytes",
                               f"the {label} is longer than {cap} bytes, the most a {label} has")
         q = K.codes_for(chunk, 0, codes, collector, "query id")
-        K.parse_scores(chunk, 4, collector)
+        K.check_scores(chunk, 4, collector)
         K.check_integers(chunk, 3, collector, _RANK_MESSAGE)
         if len(codes) > len(counts):
             counts = np.concatenate((counts, np.zeros(len(codes) - len(counts) + 1024, dtype=np.int64)))

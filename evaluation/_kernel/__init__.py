@@ -31,7 +31,7 @@ The readers use the names below as ``K.name`` (``from . import _kernel as K``).
 """
 
 from .chunks import CHUNK_BYTES, MAX_LINE_BYTES, PAD, Chunk, iter_chunks
-from .numbers import as_single, check_integers, compared_scores, parse_scores, shown_token
+from .numbers import as_single, check_integers, check_scores, compared_scores, parse_scores, shown_token
 from .sources import UTF8_BOM, Source, open_source, sniff_content
 from .table import Columns, size_hint
 from .words import (
@@ -51,7 +51,7 @@ from .words import (
 
 __all__ = [
     "CHUNK_BYTES", "MAX_ID_BYTES", "MAX_LINE_BYTES", "PAD", "UTF8_BOM", "Chunk", "Columns", "Source", "as_single",
-    "check_integers", "codes_for", "column_words", "compared_scores", "hash_words", "iter_chunks", "low_mask",
+    "check_integers", "check_scores", "codes_for", "column_words", "compared_scores", "hash_words", "iter_chunks", "low_mask",
     "open_source", "pad_words", "pair_key", "parse_scores", "shown_token", "size_hint", "sniff_content", "sort_keys_asc",
     "sort_keys_desc", "splitmix64", "strings_to_words", "words_to_strings",
 ]

@@ -10,6 +10,9 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from accounts.models import ApiToken
+from api.errors import ApiError
+from api.submissions import _split_or_error
+from catalogue.models import Dataset, Split
 from submissions.models import Submission
 from submissions.selectors import month_bounds
 from submissions.services import submission_score_now
@@ -123,6 +126,33 @@ def test_it_answers_404_for_an_unknown_dataset_or_split(api, tiny_dataset):
     response = upload(api, run_bytes(PERFECT), split="train")
     assert response.status_code == 404
     assert "test" in assert_error_shape(response.json())["message"]  # names the splits there are
+
+
+@pytest.mark.parametrize(("slug", "split_name", "as_staff"), [
+    ("tiny", None, False), ("tiny", "dev", False), ("tiny", "test", False), ("tiny", "train", False),
+    ("nope", None, False), ("hidden", None, False), ("hidden", "dev", True), ("hidden", "train", True),
+    ("hidden", None, True), ("hidden", "nope", True), ("plain", None, False), ("plain", "nope", False),
+    ("bare", None, True), ("bare", "dev", True),
+])
+def test_an_upload_finds_the_split_a_page_finds(tiny_dataset, alice, staff, slug, split_name, as_staff):
+    """The upload's lean lookup (``dataset_for_upload``) and the page's (``dataset_for_page``): the same split,
+    or the same 404 and message (which lists the splits in their order), for a named or a default split, an unknown
+    dataset or split, an unpublished dataset (refused but to staff), a dataset without splits."""
+    hidden = Dataset.objects.create(benchmark=tiny_dataset.benchmark, slug="hidden", name="Hidden", is_published=False)
+    for name, kind in (("train", "train"), ("dev", "dev"), ("b-test", "test"), ("a-test", "test")):
+        Split.objects.create(dataset=hidden, name=name, kind=kind)
+    plain = Dataset.objects.create(benchmark=tiny_dataset.benchmark, slug="plain", name="Plain")
+    for name, kind in (("z-dev", "dev"), ("a-train", "train")):  # no test split: the first in the splits' order
+        Split.objects.create(dataset=plain, name=name, kind=kind)
+    Dataset.objects.create(benchmark=tiny_dataset.benchmark, slug="bare", name="Bare")
+    user = staff if as_staff else alice
+
+    def found(upload):
+        try:
+            return _split_or_error(slug, split_name, user=user, upload=upload).pk
+        except ApiError as exc:
+            return exc.status_code, exc.message
+    assert found(upload=True) == found(upload=False)
 
 
 def test_it_refuses_uploads_without_a_valid_token(tiny_dataset, alice):

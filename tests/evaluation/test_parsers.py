@@ -233,6 +233,83 @@ def test_the_fixed_decimals_path_gives_strtods_numbers_or_the_general_paths(deci
         (s, a, b) for s, a, b in zip(scores, parsed, expected, strict=True) if a != b]
 
 
+BAD_SCORES = st.sampled_from(["nan", "NaN", "-nan", "inf", "-Infinity", "1e999", "-1e400", "1,5", "0,25", "abc", "-",
+                              ".", "--1.5", "+1.5", "1.2.3", "1_0", "\u0661\u0662", "\uff11", "0x10", "1e5", "5.", "-.5",
+                              "12345678901234567", "1.23456789012345678", "-0.0", "\u00e9"])
+
+
+def _refusals(function, chunk, col):
+    """What a score reader reported for a chunk: every problem, and the counts by rule."""
+    collector = ProblemCollector("run", InputError, limit=10_000)
+    try:
+        function(chunk, col, collector)
+    except InputError as exc:  # (a reader stops at MAX_PROBLEMS kinds of problem)
+        return exc.problems, [(g.key, g.lines, g.count) for g in exc.groups]
+    return collector.problems, sorted((key, g[1], g[2]) for key, g in collector._groups.items())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(SCORE_TEXT, BAD_SCORES), min_size=1, max_size=25), st.booleans(),
+       st.integers(0, 7), st.integers(0, 25))
+def test_the_scores_check_refuses_what_the_scores_parser_refuses(scores, dashes, decimals, fixed):
+    """``check_scores`` (``scan_run``, ``sniff_run``: no numbers kept) and ``parse_scores`` (``read_run``) report
+    the same problems on the same lines, on the general path and on the fixed-decimals one (the first ``fixed``
+    scores written with ``decimals`` decimals), with and without a minus in the chunk."""
+    scores = [f"{i * 1.25:.{decimals}f}" for i in range(fixed)] + scores
+    docs = [f"{'doc-' if dashes else 'd'}{i}" for i in range(len(scores))]
+    text = "".join(f"q Q0 {d} {i} {s} t\n" for i, (d, s) in enumerate(zip(docs, scores, strict=True))).encode()
+    collector = ProblemCollector("run", InputError)
+    for chunk in _kernel.iter_chunks(io.BytesIO(text), ncols=6, columns_help="", collector=collector):
+        assert _refusals(_kernel.check_scores, chunk, 4) == _refusals(_kernel.parse_scores, chunk, 4)
+
+
+def _a_finite_number(token: str) -> bool:
+    """What ``strtod`` reads as a finite number (``float`` also reads ``1_0`` and other digits than ASCII's)."""
+    try:
+        return token.isascii() and "_" not in token and bool(np.isfinite(float(token)))
+    except ValueError:
+        return False
+
+
+SHORT_SCORE_TEXT = st.one_of(
+    st.from_regex(r"-?[0-9]{0,7}\.?[0-9]{0,7}", fullmatch=True),
+    st.from_regex(r"[-0-9.,e+]{1,8}", fullmatch=True),
+    st.sampled_from(["nan", "inf", "-inf", "1e5", "-", ".", "1_0", "\u0661", "-0", "0.", "-.5"]),
+).filter(lambda token: 0 < len(token.encode()) <= 8)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(SHORT_SCORE_TEXT, min_size=1, max_size=25), st.booleans())
+def test_a_column_of_short_scores_is_read_like_strtod_and_checked_alike(scores, dashes):
+    """Every token of at most 8 bytes (the high words then hold nothing and are not read): the same numbers as
+    ``float``, the same refusals from the check and the parser."""
+    docs = [f"{'doc-' if dashes else 'd'}{i}" for i in range(len(scores))]
+    text = "".join(f"q Q0 {d} {i} {s} t\n" for i, (d, s) in enumerate(zip(docs, scores, strict=True))).encode()
+    collector = ProblemCollector("run", InputError)
+    for chunk in _kernel.iter_chunks(io.BytesIO(text), ncols=6, columns_help="", collector=collector):
+        assert _refusals(_kernel.check_scores, chunk, 4) == _refusals(_kernel.parse_scores, chunk, 4)
+    if not all(_a_finite_number(s) for s in scores):
+        with pytest.raises(InputError):
+            read_run(text)
+        return
+    expected = np.array([float(s) for s in scores])
+    parsed = read_run(text).scores
+    assert np.array_equal(parsed, expected) and np.array_equal(np.signbit(parsed), np.signbit(expected)), [
+        (s, a, b) for s, a, b in zip(scores, parsed, expected, strict=True) if a != b]
+
+
+def test_the_scores_check_is_silent_on_a_good_column_and_names_a_bad_row():
+    text = b"q1 Q0 d1 1 12.5 t\nq1 Q0 d2 2 -3.25 t\nq1 Q0 d3 3 nan t\nq1 Q0 d4 4 1,5 t\n"
+    collector = ProblemCollector("run", InputError)
+    chunk = next(_kernel.iter_chunks(io.BytesIO(text), ncols=6, columns_help="", collector=collector))
+    _kernel.check_scores(chunk, 3, collector)  # the ranks: numbers
+    assert not collector.problems
+    _kernel.check_scores(chunk, 4, collector)
+    assert [(p.line, p.reason) for p in collector.problems] == [
+        (3, "the score 'nan' is NaN; every row needs a finite number"),
+        (4, "the score '1,5' is not a number; write decimals with a dot (0.5, not 0,5)")]
+
+
 def test_the_fixed_decimals_path_takes_the_usual_column():
     text = b"q1 Q0 doc-1 1 12.500000 t\nq1 Q0 doc-2 2 -3.250000 t\nq1 Q0 doc-3 3 .250000 t\n"
     collector = ProblemCollector("run", InputError)

@@ -148,6 +148,27 @@ def test_a_multi_member_gzip_is_read_whole(alice, dev_split):
     assert submission.content_sha256 == hashlib.sha256(FULL_RUN.encode()).hexdigest()
 
 
+@pytest.mark.parametrize(("content", "name", "scan_bytes"), [
+    (FULL_RUN.encode(), "run.txt", None),
+    (b"\xef\xbb\xbf" + FULL_RUN.encode(), "run.txt", None),  # a BOM: the checks skip it, the digests keep it
+    (FULL_RUN.replace(" sys\n", " sys\r\n").encode(), "run.txt", None),
+    (FULL_RUN.encode()[:-1], "run.txt", None),  # no final line end
+    (gz(FULL_RUN), "run.gz", None),
+    (gzip.compress(GOOD_RUN.encode()) + gzip.compress(b"q4 Q0 d7 1 1.0 sys\n"), "run.gz", None),
+    ((FULL_RUN + "".join(f"q1 Q0 e{i} 9 0.5 sys\n" for i in range(40))).encode(), "run.txt", 200),
+    (gz(FULL_RUN + "".join(f"q1 Q0 e{i} 9 0.5 sys\n" for i in range(40))), "run.gz", 200),
+], ids=["plain", "bom", "crlf", "no-final-newline", "gzip", "two-gzip-members", "plain-past-budget",
+        "gzip-past-budget"])
+def test_the_file_s_sha256_is_the_digest_of_the_bytes_sent(alice, dev_split, settings, content, name, scan_bytes):
+    """Plain text read to its end gives it from the content's digest; gzip, or a file read in part, from a second
+    read of the file: the same digest either way."""
+    if scan_bytes:
+        settings.LEXBOARD_UPLOAD_SCAN_BYTES = scan_bytes
+    submission = create(alice, dev_split, content, name=name)
+    assert submission.sha256 == hashlib.sha256(content).hexdigest()
+    assert submission.checked_in_worker == bool(scan_bytes)
+
+
 # --- queries that are not the split's, the coverage rule ----------------------------------
 
 
