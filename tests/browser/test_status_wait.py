@@ -64,8 +64,10 @@ def test_the_run_page_waits_on_the_server_and_follows_the_run(chromium_browser, 
         expect(status).to_have_attribute("data-status", "scoring", timeout=1000)
         shown = time.monotonic() - changed
 
-        assert submission.mark_scored(warnings=[])
-        expect(page.locator("[data-status-text]")).to_have_text("scored", timeout=3000)  # after the page's reload
+        with page.expect_navigation(timeout=5000):  # the page reloads itself once the run is scored
+            assert submission.mark_scored(warnings=[])
+        page.wait_for_load_state()
+        expect(page.locator("[data-status-text]")).to_have_text("scored", timeout=3000)
         assert shown < 0.5, shown
         assert page.js_errors == []
         assert accessibility_problems(page) == []
