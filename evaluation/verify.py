@@ -191,10 +191,9 @@ def begin(qrels: QrelsInput, run: RunInput, measures: Sequence[Measure], *, dept
     # Under "trec_eval" a query is averaged only when the run has it: every qrels query is wanted, and only
     # those found in the run are evaluated (by ``second``).
     wanted = set(reference.evaluated_queries(plain_qrels, threshold, empty_queries, plain_qrels))
-    started = (verify_halves.LaterHalf.start(run, plain_qrels, wanted, second, share=share)
-               if processes > 1 and not isinstance(run, Run | Mapping) else None)
-    return Check(method, measures, plain_qrels, run, wanted, second, empty_queries, tolerance,
-                 started.later if started is not None else None)
+    later = (verify_halves.LaterHalf.start(run, plain_qrels, wanted, second, share=share)
+             if processes > 1 and not isinstance(run, Run | Mapping) else None)
+    return Check(method, measures, plain_qrels, run, wanted, second, empty_queries, tolerance, later)
 
 
 class Check:

@@ -58,14 +58,19 @@ def values_in_two(source: reference.TextSource, qrels: Mapping[str, dict[str, in
     a query with rows in both halves (an ungrouped file). The caller then
     reads it in one process.
     """
-    with LaterHalf.start(source, qrels, wanted, second, max_bytes=max_bytes) as later:
-        return None if later is None else later.values()
+    later = LaterHalf.start(source, qrels, wanted, second, max_bytes=max_bytes)
+    if later is None:
+        return None
+    try:
+        return later.values()
+    finally:
+        later.close()
 
 
 class LaterHalf:
     """A run file's later half being read and scored in a forked child while this process goes on (the worker: with
-    its first entry); :meth:`values` reads the first half here and joins the two. As a context manager, the child
-    is stopped and reaped on the way out whatever happened (an error in the first entry, say)."""
+    its first entry); :meth:`values` reads the first half here and joins the two. :meth:`close` stops and reaps a
+    child not joined, whatever happened meanwhile (an error in the first entry, say)."""
 
     def __init__(self, half: Callable[[bytes], tuple[Values, set[str]]], first: bytes, later: bytes):
         self._half, self._first, self._later = half, first, later
@@ -77,20 +82,20 @@ class LaterHalf:
 
     @classmethod
     def start(cls, source: reference.TextSource, qrels: Mapping[str, dict[str, int]], wanted: set[str],
-              second: Second, *, max_bytes: int = MAX_BYTES, share: float = 0.5) -> _Started:
+              second: Second, *, max_bytes: int = MAX_BYTES, share: float = 0.5) -> LaterHalf | None:
         """The child started on the file's later half (from the first query change past ``share`` of its bytes),
         or nothing to start (the file is not split: see :func:`values_in_two`)."""
         if not hasattr(os, "fork") or not idle_core():
-            return _Started(None)
+            return None
         data = reference.read_text_bytes(source, max_bytes)
         cut = None if data is None else split_point(data, share=share)
         if data is None or cut is None:
-            return _Started(None)
+            return None
 
         def half(text: bytes) -> tuple[Values, set[str]]:
             return _half_values(text, qrels, wanted, second)
 
-        return _Started(cls(half, data[:cut], data[cut:]))
+        return cls(half, data[:cut], data[cut:])
 
     def values(self) -> Values | None:
         """Both halves' values joined (the first read here), or None when a query has rows in both (ungrouped)."""
@@ -119,20 +124,6 @@ class LaterHalf:
                 os.close(self._read_end)
                 os.waitpid(self._pid, 0)
                 self._pid = None
-
-
-class _Started:
-    """``with LaterHalf.start(...) as later``: ``later`` is the child's half or None; the child is reaped on exit."""
-
-    def __init__(self, later: LaterHalf | None):
-        self.later = later
-
-    def __enter__(self) -> LaterHalf | None:
-        return self.later
-
-    def __exit__(self, *exc: object) -> None:
-        if self.later is not None:
-            self.later.close()
 
 
 def idle_core() -> bool:

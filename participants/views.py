@@ -149,8 +149,7 @@ def _status_payload(submission: Submission, *, is_owner: bool) -> dict:
         "updated_at": submission.updated_at.isoformat(),
         "error": error,
         # Final for a page that polls: a run waiting for judgments may wait for weeks.
-        "is_final": submission.status in (Submission.Status.SCORED, Submission.Status.FAILED,
-                                          Submission.Status.WAITING),
+        "is_final": submission.status not in selectors.NOT_FINAL,
         "message": disclosure.ladder_note(result, split=submission.split, is_owner=is_owner),
     }
 

@@ -193,5 +193,7 @@ def test_a_child_is_forked_only_while_a_core_is_idle(monkeypatch, load, idle):
     assert idle_core() is idle
     run, qrels = bsard_like_run()
     monkeypatch.setattr(verify_halves, "idle_core", lambda: idle)
-    with LaterHalf.start(run, qrels, set(qrels), plain_second) as later:
-        assert (later is not None) is idle
+    later = LaterHalf.start(run, qrels, set(qrels), plain_second)
+    assert (later is not None) is idle
+    if later is not None:
+        later.close()
