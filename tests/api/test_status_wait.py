@@ -100,6 +100,8 @@ def test_a_score_landing_while_the_request_waits_is_answered_within_0_3_s(thread
 
 @committed
 def test_waiting_holds_no_transaction_open_between_its_checks(threaded, tiny_dataset):
+    if connection.vendor != "postgresql":
+        pytest.skip("reads PostgreSQL's pg_stat_activity; SQLite has no server sessions to look at")
     pk = _queued(threaded)
     request = held(threaded, _url(pk, 1.5))
     states = []
