@@ -58,6 +58,34 @@ def test_it_refuses_an_unknown_query_parameter_by_name(api, tiny_dataset, path, 
     assert "accepts" in error["message"]
 
 
+@pytest.mark.parametrize("suffix", ["", "per-query"])
+def test_an_operation_with_a_path_parameter_refuses_an_unknown_query_parameter(api, tiny_dataset, suffix):
+    """``<id:pk>`` in the route is ``{id}`` in the schema: the two are matched by place, not by name (they were
+    not, and every ``<id:pk>`` URL took any query parameter)."""
+    created = api.post("/api/v1/submissions/", {"dataset": "tiny", "split": "dev", "run_file": _file(),
+                                                "system_name": "path parameter"}, format="multipart")
+    assert created.status_code == 202, created.content
+    path = f"/api/v1/submissions/{created.json()['id']}/{suffix}"
+    error = _error(api.get(path + "?srot=1"), 400)
+    assert "'srot'" in error["message"] and "/api/v1/submissions/{pk}/" in error["message"]
+    assert api.get(path).status_code != 400  # 200, or 409 for the per-query values of a run not scored yet
+
+
+def test_every_api_route_is_an_operation_of_the_schema():
+    """Each route under /api/v1/ (but the schema's and the docs' own pages) finds its operation's declared
+    query parameters, so none takes an unknown one unchecked."""
+    from django.urls import get_resolver
+
+    from api import contract
+
+    declared = contract._declared_query_parameters()
+    routes = [p.pattern._route for p in get_resolver("api.urls").url_patterns]
+    missing = [route for route in routes if route not in ("schema/", "docs/") and not any(
+        (contract._SCHEMA_PARAMETER.sub("{}", "/api/v1/" + contract._ROUTE_PARAMETER.sub(r"{\1}", route)), method)
+        in declared for method in ("get", "post"))]
+    assert routes and not missing, missing
+
+
 def test_it_refuses_an_unknown_parameter_before_counting_an_upload(api, tiny_dataset):
     response = api.post("/api/v1/submissions/?dry_run=1", {"dataset": "tiny", "run_file": _file()}, format="multipart")
     error = _error(response, 400)
