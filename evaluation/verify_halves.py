@@ -16,10 +16,10 @@ and answers None, so the caller reads the whole in one process as before.
 Whatever happens to the child (an exception, a signal, a short write), the
 parent reads the second half itself: the split may cost time, never a value.
 
-A child is forked only while a core is idle (:func:`idle_core`, by the load average): on a machine
-whose cores are all busy it would add the fork's cost (copying the page
-tables, pages copied on write: 30–50 ms in a worker measured on the loaded
-2-core machine) to a run's CPU and give back nothing. Only a file of at most
+A child is forked only while a core is idle (:func:`idle_core`: the kernel's CPU pressure, else the
+load average): on a machine whose cores are all busy it would add the fork's
+cost (copying the page tables, pages copied on write: 30–50 ms in a worker
+measured on the loaded 2-core machine) to a run's CPU and give back nothing. Only a file of at most
 ``MAX_BYTES`` of text is split (both halves are held as
 ``{qid: {docid: score}}`` dicts); a larger one is read in batches in one
 process (``verify._batches_of_file``). ``os.fork`` is used directly rather than
@@ -126,14 +126,46 @@ class LaterHalf:
                 self._pid = None
 
 
-def idle_core() -> bool:
-    """Whether a core is likely free for the child: the machine's load over the last minute (``os.getloadavg``)
-    leaves at least half a core of those this process may run on. On a machine whose cores are all busy (every
-    worker scoring, or other work) a child only adds the fork's cost to a run's CPU: the run is then read in one
-    process. The minute's average rather than the tasks runnable at this instant: at the instant a scoring starts
-    the web process may still be answering its upload (2-5 runnable tasks were counted there in bench_e2e on the
-    shared machine, where the split still paid).
-    True where the load cannot be read."""
+#: Where the kernel says how often runnable tasks waited for a CPU (pressure stall information, Linux 4.20+): this
+#: process's cgroup first (a container's own, CPU quota included), then the whole machine's.
+PRESSURE_FILES = ("/sys/fs/cgroup/cpu.pressure", "/proc/pressure/cpu")
+#: The share of the last 10 s in which some runnable task waited for a CPU, in percent, at or below which a core
+#: counts as free: 15-17% was read while bench_e2e's stack scored one upload after another on the shared 2-core
+#: machine (the split paying), near 100% on cores kept busy by more tasks than they have.
+MAX_PRESSURE = 40.0
+
+
+def cpu_pressure(files: tuple[str, ...] = PRESSURE_FILES) -> float | None:
+    """``some avg10`` of the first pressure file that can be read (percent), None where none can."""
+    for path in files:
+        try:
+            with open(path) as f:
+                first = f.readline().split()
+        except OSError:
+            continue
+        fields = dict(part.split("=", 1) for part in first[1:] if "=" in part)
+        if first[:1] == ["some"] and "avg10" in fields:
+            try:
+                return float(fields["avg10"])
+            except ValueError:
+                continue
+    return None
+
+
+def idle_core(files: tuple[str, ...] = PRESSURE_FILES) -> bool:
+    """Whether a core is likely free for the child. On a machine whose cores are all busy (every worker scoring,
+    or other work) a child only adds the fork's cost to a run's CPU: the run is then read in one process.
+
+    Asked of the kernel's CPU pressure where it tells (:func:`cpu_pressure`: runnable tasks waited for a CPU at
+    most :data:`MAX_PRESSURE` % of the last 10 s), which sees a container's CPU quota and the recent seconds;
+    elsewhere of the load over the last minute (``os.getloadavg``), which must leave half a core of those this
+    process may run on (it lags: the bench's own uploads kept it at 1.4-1.6 on 2 cores, refusing splits that paid).
+    Not the tasks runnable at this instant: at the instant a scoring starts the web process may still be
+    answering its upload (2-5 runnable tasks were counted there in bench_e2e, where the split still paid).
+    True where neither can be read."""
+    pressure = cpu_pressure(files)
+    if pressure is not None:
+        return pressure <= MAX_PRESSURE
     try:
         load = os.getloadavg()[0]
     except OSError:
@@ -225,4 +257,5 @@ def _unpickled(answer: bytes) -> tuple[Values, set[str]] | None:
     return values, queries
 
 
-__all__ = ["MAX_BYTES", "LaterHalf", "idle_core", "split_point", "values_in_two"]
+__all__ = ["MAX_BYTES", "MAX_PRESSURE", "PRESSURE_FILES", "LaterHalf", "cpu_pressure", "idle_core", "split_point",
+           "values_in_two"]

@@ -179,9 +179,9 @@ def test_a_check_begun_before_the_first_entry_gives_what_verify_gives_and_reaps_
 
 
 @pytest.mark.parametrize("load,idle", [(0.4, True), (1.5, True), (1.6, False), (3.0, False), (None, True)])
-def test_a_child_is_forked_only_while_a_core_is_idle(monkeypatch, load, idle):
-    """On two usable cores, a minute's load of at most 1.5 leaves a core for the child; a load that cannot be read
-    does not stop the split."""
+def test_a_child_is_forked_only_while_a_core_is_idle(monkeypatch, tmp_path, load, idle):
+    """Where the kernel tells no CPU pressure: on two usable cores, a minute's load of at most 1.5 leaves a core for
+    the child; a load that cannot be read does not stop the split."""
 
     def getloadavg():
         if load is None:
@@ -190,10 +190,35 @@ def test_a_child_is_forked_only_while_a_core_is_idle(monkeypatch, load, idle):
 
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
     monkeypatch.setattr(os, "getloadavg", getloadavg)
-    assert idle_core() is idle
+    monkeypatch.setattr(verify_halves, "PRESSURE_FILES", (str(tmp_path / "none"),))
+    assert idle_core((str(tmp_path / "none"),)) is idle
     run, qrels = bsard_like_run()
     monkeypatch.setattr(verify_halves, "idle_core", lambda: idle)
     later = LaterHalf.start(run, qrels, set(qrels), plain_second)
     assert (later is not None) is idle
     if later is not None:
         later.close()
+
+
+@pytest.mark.parametrize("avg10,idle", [("0.00", True), ("17.40", True), ("40.00", True), ("40.01", False),
+                                         ("99.10", False)])
+def test_where_the_kernel_tells_cpu_pressure_it_decides_not_the_load(monkeypatch, tmp_path, avg10, idle):
+    """The cgroup's pressure file is read first (a container's own), the machine's next; the load average, here
+    one that would refuse, is not asked."""
+    cgroup, machine = tmp_path / "cpu.pressure", tmp_path / "cpu"
+    cgroup.write_text(f"some avg10={avg10} avg60=1.00 avg300=1.00 total=1\nfull avg10=0.00 avg60=0.00 avg300=0.00 "
+                      "total=0\n")
+    machine.write_text("some avg10=99.00 avg60=99.00 avg300=99.00 total=1\n")
+    monkeypatch.setattr(os, "getloadavg", lambda: (9.0, 9.0, 9.0))
+    assert idle_core((str(cgroup), str(machine))) is idle
+    assert idle_core((str(tmp_path / "absent"), str(machine))) is False  # the next file when the first is absent
+
+
+@pytest.mark.parametrize("text", ["", "some\n", "some avg10=x avg60=1\n", "full avg10=1.00\n", "garbage"])
+def test_a_pressure_file_that_says_nothing_readable_falls_back_to_the_load(monkeypatch, tmp_path, text):
+    bad = tmp_path / "cpu.pressure"
+    bad.write_text(text)
+    assert verify_halves.cpu_pressure((str(bad),)) is None
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(os, "getloadavg", lambda: (3.0, 3.0, 3.0))
+    assert idle_core((str(bad),)) is False
