@@ -27,8 +27,8 @@ from catalogue.selectors import DatasetNotFound, SplitNotFound, dataset_for_page
 from lexboard import long_poll
 from lexboard.converters import MAX_ID
 from submissions.errors import UploadRefused
-from submissions.models import Result, Submission
-from submissions.selectors import NOT_FINAL, submission_status_now
+from submissions.models import NOT_FINAL, Result, Submission
+from submissions.selectors import submission_status_now
 from submissions.services import METADATA_FIELDS, submission_create, submission_update_metadata
 from submissions.services.presigned import (
     FILE_NAME,

@@ -16,7 +16,12 @@ What holding an answer costs, and the bounds on it:
   ``wsgi.multithread`` is false) never holds an answer: it would stop the whole process;
 - one narrow query by primary key (the caller's ``settled``) about every :data:`FAST_EVERY` seconds during the first
   :data:`FAST_FOR` seconds, then every :data:`SLOW_EVERY`; each is its own transaction (autocommit) and nothing is
-  held open between two of them. A request already inside a transaction (``ATOMIC_REQUESTS``, a test's) is answered
+  held open between two of them. On PostgreSQL a change is also announced (:func:`announce`: a ``NOTIFY`` on
+  :data:`CHANNEL`, sent with the transaction that makes it, so at its commit and never after a rollback), and a
+  held request listens on its own connection between two looks: it looks again as soon as anything is announced,
+  so a run's final status is seen within milliseconds of its commit rather than within ``FAST_EVERY``. The looks
+  on their schedule stay, whatever is or is not announced (a change made elsewhere, an announcement missed).
+  A request already inside a transaction (``ATOMIC_REQUESTS``, a test's) is answered
   at once: waiting there would hold the transaction open and never see another connection's commit in SQLite;
 - a client that goes away: under gunicorn the request looks at its socket at each check and stops waiting once the
   peer has closed it (:func:`client_gone`; the answer is then written to nobody). Other servers give no socket
@@ -45,6 +50,8 @@ PARAMETER = "wait"
 #: How often the row is looked at while an answer is held: every FAST_EVERY s for the first FAST_FOR s, then every
 #: SLOW_EVERY s (a run scored within two seconds is seen within 20 ms; a long one costs ten queries a second).
 FAST_EVERY, FAST_FOR, SLOW_EVERY = 0.02, 2.0, 0.1
+#: The PostgreSQL channel status changes are announced on (its payload: the row's primary key).
+CHANNEL = "lexboard_status"
 #: A plain decimal number of seconds (``5``, ``0.5``, ``1e-1``): no sign, no ``nan``, ``inf``, ``_`` or spaces,
 #: which Python's ``float`` would take.
 _NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|\.[0-9]+(?:[eE][-+]?[0-9]+)?")
@@ -127,6 +134,46 @@ def can_hold(meta: Mapping[str, Any]) -> bool:
     return bool(meta.get("wsgi.multithread")) and not connection.in_atomic_block
 
 
+def announce(key: int | str) -> None:
+    """Tell the answers held in every web process that ``key``'s status changed, so they look again now: a
+    PostgreSQL ``NOTIFY`` on :data:`CHANNEL`, delivered when the transaction it is sent in commits (at once outside
+    one) and never after a rollback. Nothing on other databases: there a held answer only looks on its schedule."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_notify(%s, %s)", [CHANNEL, str(key)])
+
+
+@contextmanager
+def _announcements() -> Iterator[Callable[[float], None]]:
+    """A pause of up to the given seconds that ends early when a change is announced (:func:`announce`), while
+    this thread's PostgreSQL connection listens on :data:`CHANNEL`; a plain sleep elsewhere, or when listening
+    could not start. The connection stops listening afterwards (it serves the thread's next requests)."""
+    raw = None
+    if connection.vendor == "postgresql":
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute(f"LISTEN {CHANNEL}")
+            raw = connection.connection
+        except Exception:  # listening is a speed-up only: the looks on their schedule remain
+            raw = None
+    if raw is None:
+        yield time.sleep
+        return
+
+    def pause(seconds: float) -> None:
+        for _ in raw.notifies(timeout=seconds, stop_after=1):
+            break
+
+    try:
+        yield pause
+    finally:
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute(f"UNLISTEN {CHANNEL}")
+        except Exception:  # a connection gone meanwhile listens no more either
+            pass
+
+
 def hold(meta: Mapping[str, Any], *, seconds: float, settled: Callable[[], bool]) -> bool:
     """Hold the request whose WSGI environment is ``meta`` until ``settled()`` is true (a narrow query), ``seconds``
     pass or the client goes away. False when it was not held at all (no slot free, a server without threads, a
@@ -142,8 +189,9 @@ def hold(meta: Mapping[str, Any], *, seconds: float, settled: Callable[[], bool]
         sock = meta.get("gunicorn.socket")
         start = time.monotonic()
         deadline = start + seconds
-        while (now := time.monotonic()) < deadline:
-            time.sleep(min(check_every(now - start), deadline - now))
-            if settled() or (sock is not None and client_gone(sock)):
-                break
+        with _announcements() as pause:
+            while (now := time.monotonic()) < deadline:
+                pause(min(check_every(now - start), deadline - now))
+                if settled() or (sock is not None and client_gone(sock)):
+                    break
     return True

@@ -26,7 +26,7 @@ from catalogue.models import Dataset, Split
 from lexboard import long_poll
 from submissions import disclosure, selectors, services
 from submissions.errors import ActionRefused, TermsRequired, UploadRefused
-from submissions.models import Submission
+from submissions.models import NOT_FINAL, Submission
 from submissions.throttling import upload_check
 
 from .analysis import submission_analysis
@@ -149,7 +149,7 @@ def _status_payload(submission: Submission, *, is_owner: bool) -> dict:
         "updated_at": submission.updated_at.isoformat(),
         "error": error,
         # Final for a page that polls: a run waiting for judgments may wait for weeks.
-        "is_final": submission.status not in selectors.NOT_FINAL,
+        "is_final": submission.status not in NOT_FINAL,
         "message": disclosure.ladder_note(result, split=submission.split, is_owner=is_owner),
     }
 
@@ -249,7 +249,7 @@ def status(request: HttpRequest, submission_id: int) -> JsonResponse:
     submission = selectors.submission_for_viewer(submission_id=submission_id, user=request.user)
     seen = (submission.status, submission.progress)
     # Held only once it is known to be visible: no id is probed by the time of its answer.
-    if seconds and submission.status in selectors.NOT_FINAL and long_poll.hold(
+    if seconds and submission.status in NOT_FINAL and long_poll.hold(
             request.META, seconds=seconds,
             settled=lambda: selectors.submission_progress_now(submission_id=submission_id) != seen):
         submission = selectors.submission_for_viewer(submission_id=submission_id, user=request.user)

@@ -19,6 +19,8 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
+from lexboard import long_poll
+
 # The release ledger's models live in their own module; imported here so the app registers them.
 from .ledger_models import WAITING_FOR_BUDGET, LedgerAlert, Release, ReleasePolicy, ReleaseWait, Verdict  # noqa: F401
 from .provenance import (
@@ -322,6 +324,8 @@ class Submission(models.Model):
                     setattr(self, name, value)
             if "status" in fields:
                 StatusEvent.objects.create(submission_id=self.pk, status=fields["status"], message=message[:500])
+                if fields["status"] not in NOT_FINAL:  # what a client following the run waits for
+                    long_poll.announce(self.pk)  # answers held on this row look again once this commits
         return bool(updated)
 
     def claim(self) -> bool:
@@ -436,6 +440,10 @@ class Submission(models.Model):
             for chunk in iter(lambda: fh.read(1 << 20), b""):
                 digest.update(chunk)
         return digest.hexdigest()
+
+
+#: A submission on its way to a score: a client following it asks again (or waits, ``?wait=``) while it is in one.
+NOT_FINAL = (Submission.Status.QUEUED, Submission.Status.SCORING)
 
 
 class StatusEvent(models.Model):

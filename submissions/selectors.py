@@ -208,8 +208,6 @@ def submission_quota(*, user, split: Split, now: datetime | None = None) -> Quot
     )
 
 
-#: A submission on its way to a score: a client following it asks again (or waits, ``?wait=``) while it is in one.
-NOT_FINAL = (Submission.Status.QUEUED, Submission.Status.SCORING)
 
 
 def submission_status_now(*, submission_id: int) -> str | None:

@@ -63,6 +63,28 @@ def _is_held(client, pk: int) -> None:
 
 
 @committed
+def test_on_postgresql_a_held_answer_wakes_at_the_commit_that_announces_the_change(threaded, tiny_dataset,
+                                                                                  monkeypatch):
+    """The looks on their schedule pushed to 3 s apart: only the NOTIFY sent with the scoring's commit
+    (``long_poll.announce`` in ``Submission._transition``) can wake the held request sooner. A connection left
+    listening afterwards would be woken in its thread's later requests for nothing: checked that it is not."""
+    if connection.vendor != "postgresql":
+        pytest.skip("announcements are PostgreSQL's NOTIFY; elsewhere a held answer looks on its schedule")
+    monkeypatch.setattr(long_poll, "FAST_EVERY", 3.0)
+    pk = _queued(threaded, visibility="public")
+    request = held(threaded, _url(pk, 10))
+    time.sleep(0.3)
+    scored = submission_score_now(pk)
+    assert request.answer().json()["status"] == "scored"
+    late = request.answered_at - scored.scored_at.timestamp()
+    assert late < 1.0, f"seen {late:.3f} s after the commit: woken by the schedule, not the announcement"
+    assert long_poll.hold(THREADED, seconds=1, settled=lambda: True)  # held here, on this thread's connection
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_listening_channels()")
+        assert cursor.fetchone()[0] == 0  # and it listens no more
+
+
+@committed
 def test_a_final_submission_is_answered_at_once_with_the_same_body(threaded, tiny_dataset):
     pk = _queued(threaded)
     _is_held(threaded, pk)

@@ -178,6 +178,23 @@ def test_it_accepts_bearer_tokens(alice, tiny_dataset):
     assert ApiToken.objects.get(prefix=key[:12]).last_used_at is not None
 
 
+def test_a_token_used_again_within_the_minute_is_not_written_again(alice, db):
+    from datetime import timedelta
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    token, key = ApiToken.issue(user=alice)
+    first = ApiToken.authenticate(key).last_used_at
+    assert first is not None
+    with CaptureQueriesContext(connection) as queries:
+        assert ApiToken.authenticate(key).last_used_at == first
+    assert not [q for q in queries.captured_queries if q["sql"].startswith("UPDATE")], queries.captured_queries
+    ApiToken.objects.filter(pk=token.pk).update(last_used_at=first - timedelta(seconds=61))
+    assert ApiToken.authenticate(key).last_used_at > first  # a minute on: brought up to date
+    assert ApiToken.objects.get(pk=token.pk).last_used_at > first
+
+
 def test_it_refuses_a_session_post_without_csrf(client, alice, tiny_dataset):
     client.force_login(alice)
     csrf_client = client.__class__(enforce_csrf_checks=True)
