@@ -301,8 +301,9 @@ class SubmissionDetail(JsonView):
         submission = _visible_submission(pk, request.user)
         # Held only once it is known to be visible (no id is probed by the time of its answer), then read again
         # through the same path: the answer is what an ordinary poll would get at that moment.
-        if seconds and submission.status in NOT_FINAL and long_poll.hold(request.META, seconds=seconds,
-                                                                         settled=lambda: _final(pk)):
+        if seconds and submission.status in NOT_FINAL and long_poll.hold(
+                request.META, seconds=seconds, settled=lambda: _final(pk),
+                wakes=lambda key, status: key == str(pk) and status not in NOT_FINAL):
             submission = _visible_submission(pk, request.user)
         return Response(SubmissionSerializer(submission, context={"request": request}).data)
 

@@ -12,7 +12,9 @@ Each round: ``POST /api/v1/submissions/`` with the bench user's token (a run of
 ``GET …/<id>/?wait=S``, which the server holds until the run is final, asked
 again at once (the default stays the polling client, so figures measured before
 ``?wait=`` existed compare). The next upload starts once the
-previous one is visible, so the worker is idle when each arrives. After each
+previous one is visible and the worker is idle again: done with the pages it
+renders ahead after a score, whose CPU it is waited out (``wait_until_idle``;
+with a fixed 0.2 s gap the next upload met their tail and queued behind it). After each
 round the command line scores the same file (``python -m evaluation score``, a
 fresh process, wall time): the target is upload -> scored within 6x of it, for
 the API client and for the run page (which polls on its own schedule,
@@ -62,6 +64,7 @@ from bench.common import (  # noqa: E402
     stack_from_args,
     synthetic_run,
     upload_run,
+    wait_until_idle,
 )
 
 
@@ -233,6 +236,9 @@ def main(argv: list[str] | None = None) -> int:
             rounds.append(one_round(state, runs[i + 1], index=i, poll=args.poll, wait=args.wait, filename=filename))
             rounds[-1]["cli"] = cli_wall(state, runs[i + 1], state["measures"])  # the same file, paired
             time.sleep(0.2)
+            # The worker renders the board's pages ahead after each score (0.3-0.45 s of CPU with the bench's 200
+            # entries): the next upload waits until that is done, or it would queue behind it (0.05 s).
+            rounds[-1]["idle_wait"] = wait_until_idle(state.get("celery_pids", []))
         sqlite = Path(state["var_dir"]) / "lexboard.sqlite3" if state.get("embedded") else None
         stamps = submission_timings(args.db, [r["id"] for r in rounds], sqlite=sqlite)
     results = [breakdown(r, stamps[r["id"]]) for r in rounds]

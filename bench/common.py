@@ -312,6 +312,40 @@ def stack_from_args(args):
         yield state
 
 
+def group_cpu_ticks(leaders: list[int]) -> int:
+    """CPU time (user + system, clock ticks) of every live process in the process groups led by ``leaders`` (the
+    stack starts each program in a group of its own: a Celery worker's group holds its pool and the processes they
+    fork)."""
+    groups, total = set(leaders), 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        if int(fields[2]) in groups:  # fields after the name: state, ppid, pgrp, ... utime (12), stime (13)
+            total += int(fields[11]) + int(fields[12])
+    return total
+
+
+def wait_until_idle(leaders: list[int], *, window: float = 0.1, timeout: float = 5.0) -> float:
+    """Wait until the process groups of ``leaders`` use no more than one clock tick of CPU in ``window`` seconds
+    (a worker done with its task and with the pages it renders ahead after it); the seconds waited. Returns at
+    ``timeout`` whatever the CPU; at once without leaders (a stack this script did not start)."""
+    start = time.monotonic()
+    if not leaders:
+        return 0.0
+    before = group_cpu_ticks(leaders)
+    while time.monotonic() - start < timeout:
+        time.sleep(window)
+        now = group_cpu_ticks(leaders)
+        if now - before <= 1:
+            break
+        before = now
+    return time.monotonic() - start
+
+
 # --- HTTP -----------------------------------------------------------------------------------
 
 

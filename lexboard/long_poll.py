@@ -19,8 +19,9 @@ What holding an answer costs, and the bounds on it:
   held open between two of them. On PostgreSQL a change is also announced (:func:`announce`: a ``NOTIFY`` on
   :data:`CHANNEL`, sent with the transaction that makes it, so at its commit and never after a rollback), and a
   held request listens on its own connection between two looks: it looks again as soon as anything is announced,
-  so a run's final status is seen within milliseconds of its commit rather than within ``FAST_EVERY``. The looks
-  on their schedule stay, whatever is or is not announced (a change made elsewhere, an announcement missed).
+  so a run's final status is seen within milliseconds of its commit rather than within ``FAST_EVERY``; it then
+  looks only every :data:`LISTENING_EVERY` seconds otherwise, for what is not announced (the page's progress, a
+  change made by hand, an announcement missed).
   A request already inside a transaction (``ATOMIC_REQUESTS``, a test's) is answered
   at once: waiting there would hold the transaction open and never see another connection's commit in SQLite;
 - a client that goes away: under gunicorn the request looks at its socket at each check and stops waiting once the
@@ -50,6 +51,10 @@ PARAMETER = "wait"
 #: How often the row is looked at while an answer is held: every FAST_EVERY s for the first FAST_FOR s, then every
 #: SLOW_EVERY s (a run scored within two seconds is seen within 20 ms; a long one costs ten queries a second).
 FAST_EVERY, FAST_FOR, SLOW_EVERY = 0.02, 2.0, 0.1
+#: How often the row is looked at while the connection listens for announcements (PostgreSQL): a final status wakes
+#: the request at its commit, so the looks are only for what is not announced (the page's progress, a row changed by
+#: hand). Looking every 20 ms as well cost the scoring beside it CPU: a query and its backend 50 times a second.
+LISTENING_EVERY = 0.25
 #: The PostgreSQL channel status changes are announced on (its payload: the row's primary key).
 CHANNEL = "lexboard_status"
 #: A plain decimal number of seconds (``5``, ``0.5``, ``1e-1``): no sign, no ``nan``, ``inf``, ``_`` or spaces,
@@ -134,20 +139,26 @@ def can_hold(meta: Mapping[str, Any]) -> bool:
     return bool(meta.get("wsgi.multithread")) and not connection.in_atomic_block
 
 
-def announce(key: int | str) -> None:
-    """Tell the answers held in every web process that ``key``'s status changed, so they look again now: a
-    PostgreSQL ``NOTIFY`` on :data:`CHANNEL`, delivered when the transaction it is sent in commits (at once outside
-    one) and never after a rollback. Nothing on other databases: there a held answer only looks on its schedule."""
+#: What a held request is woken by: ``(key, status)`` of an announcement -> whether it concerns the request.
+Wakes = Callable[[str, str], bool]
+
+
+def announce(key: int | str, status: str) -> None:
+    """Tell the answers held in every web process that ``key``'s status is now ``status``: a PostgreSQL ``NOTIFY``
+    on :data:`CHANNEL` (payload ``"<key> <status>"``), delivered when the transaction it is sent in commits (at once
+    outside one) and never after a rollback. Nothing on other databases: there a held answer looks on its
+    schedule."""
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_notify(%s, %s)", [CHANNEL, str(key)])
+            cursor.execute("SELECT pg_notify(%s, %s)", [CHANNEL, f"{key} {status}"])
 
 
 @contextmanager
-def _announcements() -> Iterator[Callable[[float], None]]:
-    """A pause of up to the given seconds that ends early when a change is announced (:func:`announce`), while
-    this thread's PostgreSQL connection listens on :data:`CHANNEL`; a plain sleep elsewhere, or when listening
-    could not start. The connection stops listening afterwards (it serves the thread's next requests)."""
+def _announcements(wakes: Wakes) -> Iterator[Callable[[float], None] | None]:
+    """A pause of up to the given seconds that ends early when a change that ``wakes`` the request is announced
+    (:func:`announce`), while this thread's PostgreSQL connection listens on :data:`CHANNEL`; None elsewhere, or
+    when listening could not start (the caller sleeps on its schedule). Other announcements are read and passed
+    over without a query. The connection stops listening afterwards (it serves the thread's next requests)."""
     raw = None
     if connection.vendor == "postgresql":
         try:
@@ -157,12 +168,19 @@ def _announcements() -> Iterator[Callable[[float], None]]:
         except Exception:  # listening is a speed-up only: the looks on their schedule remain
             raw = None
     if raw is None:
-        yield time.sleep
+        yield None
         return
 
     def pause(seconds: float) -> None:
-        for _ in raw.notifies(timeout=seconds, stop_after=1):
-            break
+        end = time.monotonic() + seconds
+        while (left := end - time.monotonic()) > 0:
+            got = woken = False
+            for note in raw.notifies(timeout=left, stop_after=1):  # may give more than one: all are looked at
+                got = True
+                key, _, status = note.payload.partition(" ")
+                woken = woken or wakes(key, status)
+            if woken or not got:  # what it waits for, or the time is up
+                return
 
     try:
         yield pause
@@ -174,12 +192,15 @@ def _announcements() -> Iterator[Callable[[float], None]]:
             pass
 
 
-def hold(meta: Mapping[str, Any], *, seconds: float, settled: Callable[[], bool]) -> bool:
+def hold(meta: Mapping[str, Any], *, seconds: float, settled: Callable[[], bool],
+         wakes: Wakes = lambda key, status: True) -> bool:
     """Hold the request whose WSGI environment is ``meta`` until ``settled()`` is true (a narrow query), ``seconds``
     pass or the client goes away. False when it was not held at all (no slot free, a server without threads, a
     transaction open): the caller's first answer stands. True when it was: the caller answers afresh.
 
-    ``settled`` is asked after each pause, never before the first: the caller has just read the row.
+    ``settled`` is asked after each pause, never before the first: the caller has just read the row. On
+    PostgreSQL a pause ends early at an announcement that ``wakes(key, status)`` says concerns the request (its
+    row, a status it waits for); other announcements cost no query.
     """
     if not can_hold(meta):
         return False
@@ -189,9 +210,12 @@ def hold(meta: Mapping[str, Any], *, seconds: float, settled: Callable[[], bool]
         sock = meta.get("gunicorn.socket")
         start = time.monotonic()
         deadline = start + seconds
-        with _announcements() as pause:
+        with _announcements(wakes) as woken:
             while (now := time.monotonic()) < deadline:
-                pause(min(check_every(now - start), deadline - now))
+                if woken is None:
+                    time.sleep(min(check_every(now - start), deadline - now))
+                else:
+                    woken(min(LISTENING_EVERY, deadline - now))
                 if settled() or (sock is not None and client_gone(sock)):
                     break
     return True

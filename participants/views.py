@@ -251,7 +251,8 @@ def status(request: HttpRequest, submission_id: int) -> JsonResponse:
     # Held only once it is known to be visible: no id is probed by the time of its answer.
     if seconds and submission.status in NOT_FINAL and long_poll.hold(
             request.META, seconds=seconds,
-            settled=lambda: selectors.submission_progress_now(submission_id=submission_id) != seen):
+            settled=lambda: selectors.submission_progress_now(submission_id=submission_id) != seen,
+            wakes=lambda key, status: key == str(submission_id)):
         submission = selectors.submission_for_viewer(submission_id=submission_id, user=request.user)
     user = request.user
     is_owner = user.is_authenticated and (user.pk == submission.user_id or user.is_staff)

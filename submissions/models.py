@@ -324,8 +324,7 @@ class Submission(models.Model):
                     setattr(self, name, value)
             if "status" in fields:
                 StatusEvent.objects.create(submission_id=self.pk, status=fields["status"], message=message[:500])
-                if fields["status"] not in NOT_FINAL:  # what a client following the run waits for
-                    long_poll.announce(self.pk)  # answers held on this row look again once this commits
+                long_poll.announce(self.pk, fields["status"])  # answers held on this row look again at the commit
         return bool(updated)
 
     def claim(self) -> bool:

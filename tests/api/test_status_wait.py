@@ -13,7 +13,7 @@ import threading
 import time
 
 import pytest
-from django.db import connection
+from django.db import connection, connections
 from django.urls import reverse
 from rest_framework.test import APIClient
 
@@ -21,6 +21,7 @@ from lexboard import long_poll
 from submissions.models import Submission
 from submissions.services import submission_score_now
 from tests.held_requests import THREADED, held, timed
+from tests.waiting import wait_until
 
 from .conftest import PERFECT, run_bytes
 
@@ -71,6 +72,7 @@ def test_on_postgresql_a_held_answer_wakes_at_the_commit_that_announces_the_chan
     if connection.vendor != "postgresql":
         pytest.skip("announcements are PostgreSQL's NOTIFY; elsewhere a held answer looks on its schedule")
     monkeypatch.setattr(long_poll, "FAST_EVERY", 3.0)
+    monkeypatch.setattr(long_poll, "LISTENING_EVERY", 3.0)
     pk = _queued(threaded, visibility="public")
     request = held(threaded, _url(pk, 10))
     time.sleep(0.3)
@@ -82,6 +84,40 @@ def test_on_postgresql_a_held_answer_wakes_at_the_commit_that_announces_the_chan
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM pg_listening_channels()")
         assert cursor.fetchone()[0] == 0  # and it listens no more
+
+
+@committed
+def test_on_postgresql_announcements_that_do_not_concern_a_held_request_cost_it_no_look(db, monkeypatch):
+    """Another row's announcement, or its own row's status it does not wait for, is read and passed over; the one
+    it waits for ends the pause at once. ``settled`` counts the looks (the schedule's pushed to 3 s apart)."""
+    if connection.vendor != "postgresql":
+        pytest.skip("announcements are PostgreSQL's NOTIFY")
+    monkeypatch.setattr(long_poll, "LISTENING_EVERY", 3.0)
+    looks: list[float] = []
+
+    def settled() -> bool:
+        looks.append(time.monotonic())
+        return True
+
+    def wait() -> None:
+        try:
+            long_poll.hold(THREADED, seconds=8, settled=settled,
+                           wakes=lambda key, status: key == "41" and status == "scored")
+        finally:
+            connections.close_all()
+
+    waiter = threading.Thread(target=wait, daemon=True)
+    waiter.start()
+    wait_until(lambda: long_poll.held() == 1, timeout=5, what="the hold")
+    time.sleep(0.3)  # listening by now
+    long_poll.announce(42, "scored")
+    long_poll.announce(41, "scoring")
+    time.sleep(0.5)
+    assert looks == [] and waiter.is_alive()
+    sent = time.monotonic()
+    long_poll.announce(41, "scored")
+    waiter.join(5)
+    assert not waiter.is_alive() and len(looks) == 1 and looks[0] - sent < 1.0, looks
 
 
 @committed

@@ -45,6 +45,25 @@ def _is_held(client, pk: int) -> None:
     assert seconds >= 0.28, f"answered at once ({seconds:.3f} s): not held"
 
 
+def test_on_postgresql_the_page_is_woken_by_its_run_being_claimed(alice, test_split, monkeypatch):
+    """The page waits for any change of its run, ``scoring`` included: the claim's announcement wakes it (the looks
+    on their schedule pushed to 3 s apart)."""
+    from django.db import connection
+
+    from lexboard import long_poll
+
+    if connection.vendor != "postgresql":
+        pytest.skip("announcements are PostgreSQL's NOTIFY")
+    monkeypatch.setattr(long_poll, "FAST_EVERY", 3.0)
+    monkeypatch.setattr(long_poll, "LISTENING_EVERY", 3.0)
+    submission = _queued(alice, test_split)
+    page = _as(alice)
+    request = held(page, _url(submission.pk, 5))
+    assert submission.claim()
+    assert request.answer().json()["status"] == "scoring"
+    assert request.answered_at - submission.updated_at.timestamp() < 1.0
+
+
 def test_the_answer_comes_when_the_status_then_the_progress_changes(alice, test_split):
     submission = _queued(alice, test_split)
     page = _as(alice)
