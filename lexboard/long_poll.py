@@ -198,9 +198,10 @@ def hold(meta: Mapping[str, Any], *, seconds: float, settled: Callable[[], bool]
     pass or the client goes away. False when it was not held at all (no slot free, a server without threads, a
     transaction open): the caller's first answer stands. True when it was: the caller answers afresh.
 
-    ``settled`` is asked after each pause, never before the first: the caller has just read the row. On
-    PostgreSQL a pause ends early at an announcement that ``wakes(key, status)`` says concerns the request (its
-    row, a status it waits for); other announcements cost no query.
+    ``settled`` is asked after each pause, and before the first only once the connection listens (PostgreSQL): a
+    change committed between the caller's read of the row and the ``LISTEN`` is announced to nobody listening.
+    There a pause ends early at an announcement that ``wakes(key, status)`` says concerns the request (its row, a
+    status it waits for); other announcements cost no query.
     """
     if not can_hold(meta):
         return False
@@ -211,6 +212,8 @@ def hold(meta: Mapping[str, Any], *, seconds: float, settled: Callable[[], bool]
         start = time.monotonic()
         deadline = start + seconds
         with _announcements(wakes) as woken:
+            if woken is not None and settled():  # moved between the caller's read and the LISTEN: not announced here
+                return True
             while (now := time.monotonic()) < deadline:
                 if woken is None:
                     time.sleep(min(check_every(now - start), deadline - now))
