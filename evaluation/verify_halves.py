@@ -126,8 +126,9 @@ class LaterHalf:
                 self._pid = None
 
 
-#: Where the kernel says how often runnable tasks waited for a CPU (pressure stall information, Linux 4.20+): this
-#: process's cgroup first (a container's own, CPU quota included), then the whole machine's.
+#: Where the kernel says how often runnable tasks waited for a CPU (pressure stall information, Linux 4.20+): the
+#: cgroup file first (in a container with its own cgroup namespace, the usual, the container's own, CPU quota
+#: included; on a host, the root cgroup's, the same as the machine's), then the whole machine's.
 PRESSURE_FILES = ("/sys/fs/cgroup/cpu.pressure", "/proc/pressure/cpu")
 #: The share of the last 10 s in which some runnable task waited for a CPU, in percent, at or below which a core
 #: counts as free: 15-17% was read while bench_e2e's stack scored one upload after another on the shared 2-core

@@ -173,14 +173,16 @@ def _announcements(wakes: Wakes) -> Iterator[Callable[[float], None] | None]:
 
     def pause(seconds: float) -> None:
         end = time.monotonic() + seconds
-        while (left := end - time.monotonic()) > 0:
-            got = woken = False
-            for note in raw.notifies(timeout=left, stop_after=1):  # may give more than one: all are looked at
-                got = True
-                key, _, status = note.payload.partition(" ")
-                woken = woken or wakes(key, status)
-            if woken or not got:  # what it waits for, or the time is up
-                return
+        # psycopg's own errors as Django's (a connection lost meanwhile is the API's 503, as for any query).
+        with connection.wrap_database_errors:
+            while (left := end - time.monotonic()) > 0:
+                got = woken = False
+                for note in raw.notifies(timeout=left, stop_after=1):  # may give more than one: all are looked at
+                    got = True
+                    key, _, status = note.payload.partition(" ")
+                    woken = woken or wakes(key, status)
+                if woken or not got:  # what it waits for, or the time is up
+                    return
 
     try:
         yield pause
@@ -188,6 +190,10 @@ def _announcements(wakes: Wakes) -> Iterator[Callable[[float], None] | None]:
         try:
             with connection.cursor() as cursor:
                 cursor.execute(f"UNLISTEN {CHANNEL}")
+            # What arrived during the last look or the UNLISTEN waits in psycopg's backlog: the thread's next
+            # hold on this connection would be woken by it at once.
+            for _ in raw.notifies(timeout=0):
+                pass
         except Exception:  # a connection gone meanwhile listens no more either
             pass
 

@@ -11,6 +11,7 @@ import io
 import socket
 import threading
 import time
+from contextlib import contextmanager
 
 import pytest
 from django.db import connection, connections
@@ -132,6 +133,56 @@ def test_on_postgresql_a_change_made_before_the_listen_is_seen_at_once(db, monke
     start = time.monotonic()
     assert long_poll.hold(THREADED, seconds=5, settled=lambda: True)
     assert time.monotonic() - start < 1.0
+
+
+@committed
+def test_on_postgresql_a_hold_leaves_no_announcement_behind_for_the_next_on_its_connection(db, monkeypatch):
+    """An announcement read off the wire during the hold's last look waits in psycopg's backlog, where the thread's
+    next hold on the same connection would find it at once: the hold drains it as it stops listening."""
+    if connection.vendor != "postgresql":
+        pytest.skip("announcements are PostgreSQL's NOTIFY")
+    monkeypatch.setattr(long_poll, "LISTENING_EVERY", 3.0)
+
+    def settled() -> bool:  # the look: meanwhile another session announces, and this one reads it with its reply
+        with connections["default"].cursor() as cursor:
+            cursor.execute("SELECT pg_notify(%s, '7 scoring'), pg_sleep(0.05)", [long_poll.CHANNEL])
+        return True
+
+    assert long_poll.hold(THREADED, seconds=2, settled=settled)
+    looks: list[float] = []
+    long_poll.hold(THREADED, seconds=0.5, settled=lambda: bool(looks.append(time.monotonic())),
+                   wakes=lambda key, status: True)
+    assert len(looks) == 2, f"{len(looks)} looks: woken by an announcement left from the hold before"  # as it
+    # began to listen, and at the end of its 0.5 s
+
+
+@committed
+def test_on_postgresql_a_connection_lost_while_held_is_the_api_s_503(threaded, tiny_dataset):
+    """The pause waits in psycopg itself; a connection killed meanwhile raises Django's error, so the API answers
+    in its own shape, as for any query that meets a database gone."""
+    if connection.vendor != "postgresql":
+        pytest.skip("announcements are PostgreSQL's NOTIFY")
+    pk = _queued(threaded)
+    pids: list[int] = []
+    original = long_poll._announcements
+
+    @contextmanager
+    def noting_the_backend(wakes):
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            pids.append(cursor.fetchone()[0])
+        with original(wakes) as pause:
+            yield pause
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(long_poll, "_announcements", noting_the_backend)
+        request = held(threaded, _url(pk, 5))
+        wait_until(lambda: pids, timeout=5, what="the held request's backend")
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_terminate_backend(%s)", [pids[0]])
+        response = request.answer()
+    assert response.status_code == 503, response.content
+    assert set(response.json()) == {"error"}, response.content
 
 
 @committed
