@@ -186,6 +186,31 @@ def test_on_postgresql_a_connection_lost_while_held_is_the_api_s_503(threaded, t
 
 
 @committed
+def test_on_postgresql_the_api_s_waiter_looks_again_only_for_its_run_s_final_status(threaded, tiny_dataset,
+                                                                                    monkeypatch):
+    """The view's ``wakes``: its run's claim (``scoring``) and another run's score are passed over without a look;
+    its run's score is looked at once."""
+    if connection.vendor != "postgresql":
+        pytest.skip("announcements are PostgreSQL's NOTIFY")
+    from api import submissions as api_submissions
+
+    monkeypatch.setattr(long_poll, "LISTENING_EVERY", 3.0)
+    looks: list[int] = []
+    final = api_submissions._final
+    monkeypatch.setattr(api_submissions, "_final", lambda pk: looks.append(pk) or final(pk))
+    pk = _queued(threaded)
+    request = held(threaded, _url(pk, 10))
+    wait_until(lambda: looks, timeout=5, what="the look as it begins to listen")
+    long_poll.announce(pk, "scoring")
+    long_poll.announce(pk + 1, "scored")
+    time.sleep(0.5)
+    assert looks == [pk] and request.is_alive()
+    scored = submission_score_now(pk)
+    assert request.answer().json()["status"] == "scored"
+    assert request.answered_at - scored.scored_at.timestamp() < 1.0 and len(looks) == 2, looks
+
+
+@committed
 def test_a_final_submission_is_answered_at_once_with_the_same_body(threaded, tiny_dataset):
     pk = _queued(threaded)
     _is_held(threaded, pk)
