@@ -77,6 +77,8 @@ CHOICES = {
 }
 #: A submission's statuses (the server's ``Submission.Status``; the schema of ``GET /api/v1/submissions/`` lists them).
 SUBMISSION_STATUSES = ("queued", "scoring", "scored", "failed", "waiting")
+#: The longest the server is asked to hold a status answer (``?wait=``; the server takes up to 10 seconds).
+HOLD_SECONDS = 10.0
 MODEL_HELP = ("a model the system uses and its licence, e.g. --model 'BAAI/bge-m3 MIT' (repeat it for each model; "
               "with set: the list given replaces the stored one)")
 
@@ -348,8 +350,11 @@ class Client:
             time.sleep(interval)
             interval = min(interval * 1.5, 15.0)
 
-    def status(self, submission_id: int | str) -> dict:
-        return self.request("GET", f"submissions/{int(submission_id)}/")
+    def status(self, submission_id: int | str, *, wait: float | None = None) -> dict:
+        """The submission's status and scores; with ``wait`` (seconds, at most 10) the server holds the answer until
+        the run is final or the seconds have passed (``?wait=``)."""
+        query = f"?wait={wait:.3f}" if wait else ""
+        return self.request("GET", f"submissions/{int(submission_id)}/{query}")
 
     def per_query(self, submission_id: int | str) -> dict:
         """Per-query values (dev and train splits whose labels are public)."""
@@ -405,17 +410,29 @@ class Client:
         return self.request("GET", f"datasets/{urllib.parse.quote(slug)}/tasks")  # type: ignore[return-value]
 
     def wait(self, submission_id: int | str, *, timeout: float = 600.0, interval: float = 2.0, on_change=None) -> dict:
-        """Poll until the submission is scored or failed, or ``timeout`` seconds have passed."""
+        """Ask until the submission is scored or failed, or ``timeout`` seconds have passed.
+
+        Each question asks the server to hold its answer until the run is final (``?wait=``, up to
+        :data:`HOLD_SECONDS`), so the scores come as soon as they are stored, and the next is asked at once. An
+        answer that came at once although the run is not final (the server holding as many answers as it allows)
+        is followed by a pause of ``interval`` seconds, growing, as without ``wait``.
+        """
         deadline = time.monotonic() + timeout
         last = None
         while True:
-            info = self.status(submission_id)
+            began = time.monotonic()
+            hold = min(HOLD_SECONDS, self.timeout / 2, deadline - began)
+            info = self.status(submission_id, wait=hold if hold >= 0.1 else None)
             state = (info.get("status"), round(float(info.get("progress") or 0), 2))
             if on_change is not None and state != last:
                 on_change(info)
             last = state
             if info.get("status") in ("scored", "failed", "waiting"):  # waiting: for judgments, maybe weeks
                 return info
+            if time.monotonic() - began >= min(1.0, hold / 2):  # held by the server: ask again at once
+                if time.monotonic() >= deadline:
+                    return info
+                continue
             if time.monotonic() + interval > deadline:
                 return info
             time.sleep(interval)

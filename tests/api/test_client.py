@@ -183,6 +183,42 @@ def test_a_run_waiting_for_judgments_is_said_to_wait_and_exits_4(live_server, ti
 
 
 @pytest.mark.django_db(transaction=True)
+def test_waiting_asks_the_server_to_hold_and_sees_the_score_as_it_lands(live_server, tiny_dataset, alice,
+                                                                        alice_token, monkeypatch):
+    """``submit --wait`` / ``status --wait``: one question held by the server (``?wait=``) until the run is scored,
+    not a poll every 2 s and more."""
+    import threading
+    import time
+
+    split = tiny_dataset.splits.get(name="test")
+    submission = submission_create(user=alice, split=split, upload=SimpleUploadedFile("run.txt", run_bytes(PERFECT)),
+                                   metadata={"system_name": "held"}, enqueue=False)
+    client = lexclient.Client(live_server.url, alice_token)
+    asked: list[str] = []
+    request = client.request
+    monkeypatch.setattr(client, "request", lambda method, path, *a, **k: asked.append(path) or request(method, path,
+                                                                                                         *a, **k))
+    def score() -> None:
+        time.sleep(1.0)
+        try:
+            submission_score_now(submission.pk)
+        finally:
+            from django.db import connections
+
+            connections.close_all()
+
+    scorer = threading.Thread(target=score, daemon=True)
+    scorer.start()
+    info = client.wait(submission.pk, timeout=30)
+    seen = time.time()
+    scorer.join(30)
+    assert info["status"] == "scored"
+    late = seen - Submission.objects.get(pk=submission.pk).scored_at.timestamp()
+    assert late < 1.0, late  # polling every 2 s would have seen it about 1 s later
+    assert asked == [f"submissions/{submission.pk}/?wait=10.000"], asked
+
+
+@pytest.mark.django_db(transaction=True)
 def test_status_of_someone_elses_private_submission_is_not_found(live_server, tiny_dataset, alice, bob):
     split = tiny_dataset.splits.get(name="test")
     submission = submission_create(user=alice, split=split, upload=SimpleUploadedFile("r.txt", run_bytes(PERFECT)),
