@@ -41,6 +41,12 @@ def warm() -> None:
     _declared_query_parameters()
 
 
+def route_shape(route: str) -> str:
+    """A Django route under the API (``api/v1/submissions/<id:pk>/``) as the key of its schema operation: the path
+    with each parameter as ``{}`` (``/api/v1/submissions/{}/``)."""
+    return "/" + _ROUTE_PARAMETER.sub("{}", route)
+
+
 @functools.cache
 def _declared_query_parameters() -> dict[tuple[str, str], frozenset[str]]:
     """(path shape, method) → the query parameters the schema declares for it; a shape is the schema's path with
@@ -59,9 +65,9 @@ def refuse_unknown_query_parameters(request) -> None:
     match = request.resolver_match
     if match is None or not request.GET:
         return
-    template = "/" + _ROUTE_PARAMETER.sub(r"{\1}", match.route)
+    template = "/" + _ROUTE_PARAMETER.sub(r"{\1}", match.route)  # as the schema spells it, for the message
     method = "get" if request.method == "HEAD" else request.method.lower()
-    allowed = _declared_query_parameters().get((_SCHEMA_PARAMETER.sub("{}", template), method))
+    allowed = _declared_query_parameters().get((route_shape(match.route), method))
     if allowed is None:
         return
     unknown = sorted(set(request.GET) - allowed)

@@ -208,8 +208,6 @@ def submission_quota(*, user, split: Split, now: datetime | None = None) -> Quot
     )
 
 
-
-
 def submission_status_now(*, submission_id: int) -> str | None:
     """The row's status as stored now, None once it is gone: one column by primary key (a held answer asks it
     every few hundredths of a second, lexboard/long_poll.py)."""
