@@ -124,3 +124,6 @@ def test_the_first_entry_bench_compares_the_worker_with_the_command_line():
     results = json.loads((ROOT / "var" / "bench-results" / "first_entry-smoke.json").read_text())
     assert set(results) == {"plain", "gzipped", "plain, with a corpus of 22,633 ids (BSARD's docid rule)"}
     assert all(row["ratio_fast"] > 0 and len(row["cli_cpu_s"]) == 3 for row in results.values())
+    # The whole scoring, double entry included (its forked reader's CPU counted), against its peer's sum.
+    assert all(row["ratio_whole"] > 0 and min(row["worker_whole_cpu_s"]) > max(row["worker_fast_cpu_s"])
+               and len(row["pytrec_eval_cpu_s"]) == 3 for row in results.values())
