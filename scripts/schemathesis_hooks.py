@@ -8,11 +8,12 @@ script exported to ``ST_RUNS`` as ``<dataset>__<split>.trec``, under a tag of it
 would be refused as a duplicate), and, one case in two, with only the fields an upload needs (the generated
 metadata is often refused, rightly, by the server). Negative cases are left as generated: they must be refused.
 
-A changed body is judged again by Schemathesis' own validator (jsonschema_rs, with ECMA-262 regexes), and a case it
-finds invalid counts as negative, so its 202 would be a failure ("Schema-violating request accepted"). Hypothesis
-writes a pattern's ``$`` by Python's rule, which lets one trailing newline through: a generated
-``paper_url`` of ``"https://a.bc\n"`` was positive when drawn and negative once the hook had touched the body. The
-hook keeps only the generated fields that validator accepts (``upload_body``).
+A changed body is judged again by Schemathesis' own validator (jsonschema_rs), and a case it finds invalid counts as
+negative, so its 202 would be reported as "Schema-violating request accepted". Stop 44's CI failed so: a kept
+generated ``models_used`` of ``""`` matched both branches of the schema's ``oneOf`` (its pattern took the empty
+text too), a schema fault since mended (``submissions.provenance.MODELS_PATTERN``). The hook now checks the body it
+builds with that validator first (``upload_body``) and stops the run with the fields and values it refuses: a
+positive value the schema itself refuses is a fault of the schema, to be mended there, not a flaky case.
 
 A submission's status takes ``wait`` (0 < wait ≤ 10 s: the server holds the answer while the run is queued or
 scoring), and the runs this fuzzing uploads often are (one worker, many uploads): ten seconds for each such case
@@ -93,13 +94,15 @@ def _valid_run(case) -> None:
 
 
 def upload_body(generated: dict, schema: dict, *, tag: str, **upload: str) -> dict:
-    """``upload`` (dataset, split, run_file) with the ``generated`` fields that keep the body valid under ``schema``
-    as Schemathesis judges it; ``tag`` is the system's name when none of the generated names is kept."""
-    validator = jsonschema_rs.validator_for(schema)
+    """``upload`` (dataset, split, run_file) and the ``generated`` fields, with ``tag`` as the system's name when
+    none was generated; AssertionError naming the fields ``schema`` refuses, as Schemathesis' validator judges it."""
     body = {"system_name": tag, **generated, **upload}
-    while invalid := {error.instance_path[0] for error in validator.iter_errors(body) if error.instance_path}:
-        body = {key: value for key, value in body.items() if key not in invalid or key in upload}
-        body.setdefault("system_name", tag)
-        if invalid <= set(upload):
-            raise AssertionError(f"the upload hook's own fields are invalid under the schema: {sorted(invalid)}")
+    validator = jsonschema_rs.validator_for(schema)
+    refused = {error.instance_path[0] if error.instance_path else "(the body)": error.message
+               for error in validator.iter_errors(body)}
+    if refused:
+        whose = "the upload hook's own" if set(refused) <= set(upload) else "generated positive"
+        raise AssertionError(
+            f"{whose} fields that the schema refuses: {refused}; a value Schemathesis generates as valid and its "
+            "validator refuses is a fault of the schema (e.g. two branches of a oneOf taking it): mend the schema")
     return body
