@@ -238,7 +238,12 @@ class Inflate:
     None when the file is not one whole gzip member (truncated, corrupt, several members or trailing bytes: the
     numpy path reads those and says what it finds). Memory stays a few chunks, whatever the file's size."""
 
-    CHUNK = 1 << 18
+    #: Compressed bytes read at a time: 64 KiB, under glibc's threshold for serving an allocation by mmap (128 KiB at
+    #: first). Reads of 256 KiB were each a fresh mapping, faulted in page by page and unmapped again: a gzipped
+    #: 7M-line run cost 70,000 minor page faults and 0.16 s of system time, 1.25 s of CPU in all against 0.93 s
+    #: (4,400 faults), medians of 5 interleaved runs. Capping each inflated piece at 64 KiB as well cost more
+    #: (1.04 s: the input's unconsumed tail copied at each call) than it saved.
+    CHUNK = 1 << 16
 
     def __init__(self, fh: BinaryIO) -> None:
         self.fh = fh

@@ -164,7 +164,7 @@ def begin(qrels: QrelsInput, run: RunInput, measures: Sequence[Measure], *, dept
           tolerance: float = TOLERANCE, method: str | None = None, processes: int = 1,
           share: float = 0.5) -> Check:
     """A double entry begun before the values it checks exist: with ``processes=2`` and a run file, the second
-    implementation's reading of the file's later half (past ``share`` of its bytes) starts now in a forked process.
+    implementation's reading of the file's later half (past ``share`` of its bytes) starts now in another process.
     Use as ``with begin(...) as check: ... check.finish(evaluation)``; the options are :func:`verify`'s."""
     score_precision = check_score_precision(score_precision)
     empty_queries = check_empty_queries(empty_queries)
@@ -176,17 +176,8 @@ def begin(qrels: QrelsInput, run: RunInput, measures: Sequence[Measure], *, dept
     if method not in ("pytrec_eval", "plain"):
         raise ValueError(f"unknown verification method {method!r}; use pytrec_eval or plain")
     plain_qrels = _as_plain_qrels(qrels)
-    in_corpus = corpus.__contains__ if corpus is not None else None
-    measures = tuple(measures)
-
-    def second(judged: dict[str, dict[str, int]], docs: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
-        """The second implementation's values for the queries of ``judged`` (``docs``: their rows)."""
-        if method == "pytrec_eval":
-            return _pytrec_eval_values(judged, docs, measures, depth=depth, threshold=threshold,
-                                       empty_queries=empty_queries, in_corpus=in_corpus)
-        return reference.per_query(judged, docs, measures, depth=depth, threshold=threshold,
-                                   score_precision=score_precision, empty_queries=empty_queries,
-                                   in_corpus=in_corpus)
+    second = SecondImplementation(method, tuple(measures), depth, threshold, score_precision, empty_queries, corpus)
+    measures = second.measures
 
     # Under "trec_eval" a query is averaged only when the run has it: every qrels query is wanted, and only
     # those found in the run are evaluated (by ``second``).
@@ -194,6 +185,33 @@ def begin(qrels: QrelsInput, run: RunInput, measures: Sequence[Measure], *, dept
     later = (verify_halves.LaterHalf.start(run, plain_qrels, wanted, second, share=share)
              if processes > 1 and not isinstance(run, Run | Mapping) else None)
     return Check(method, measures, plain_qrels, run, wanted, second, empty_queries, tolerance, later)
+
+
+@dataclass(frozen=True)
+class SecondImplementation:
+    """The second implementation's values for the queries of ``judged`` (``docs``: their rows), with a check's
+    options: pytrec_eval (``method="pytrec_eval"``, float32) or the plain reading of the contract.
+
+    A value, not a closure, so that it can be sent to the process that computes a run's later half
+    (``verify_halves``' helper, which keeps it while the next run's is equal: the corpus compared by identity,
+    the worker's being cached per dataset)."""
+
+    method: str
+    measures: tuple[Measure, ...]
+    depth: int
+    threshold: int
+    score_precision: ScorePrecision
+    empty_queries: EmptyQueries
+    corpus: CorpusIds | None
+
+    def __call__(self, judged: dict[str, dict[str, int]], docs: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+        in_corpus = self.corpus.__contains__ if self.corpus is not None else None
+        if self.method == "pytrec_eval":
+            return _pytrec_eval_values(judged, docs, self.measures, depth=self.depth, threshold=self.threshold,
+                                       empty_queries=self.empty_queries, in_corpus=in_corpus)
+        return reference.per_query(judged, docs, self.measures, depth=self.depth, threshold=self.threshold,
+                                   score_precision=self.score_precision, empty_queries=self.empty_queries,
+                                   in_corpus=in_corpus)
 
 
 class Check:
@@ -450,5 +468,5 @@ def _unjudge_outside(docs: dict[str, float], judged: Mapping[str, int],
     return renamed
 
 
-__all__ = ["Check", "Disagreement", "Part", "Verification", "TOLERANCE", "begin", "compare", "compare_means", "compare_parts", "mean_of",
-           "verify"]
+__all__ = ["Check", "Disagreement", "Part", "SecondImplementation", "Verification", "TOLERANCE", "begin", "compare",
+           "compare_means", "compare_parts", "mean_of", "verify"]

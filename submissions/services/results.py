@@ -325,7 +325,7 @@ def _double_entry(qrels: dict[str, dict[str, int]], source: Callable[[], IO[byte
 def _double_entry_begun(qrels: dict[str, dict[str, int]], run: Callable[[], IO[bytes]] | dict[str, dict[str, float]],
                         measures: Sequence[Measure], *, dataset: Dataset, corpus: CorpusIds | None) -> Check:
     """The double entry of ``run`` with the dataset's options, begun (``evaluation.verify.begin``): a stored run
-    file's later half is read and scored in a forked process from now on (``LEXBOARD_DOUBLE_ENTRY_PROCESSES``)."""
+    file's later half is read and scored in another process from now on (``LEXBOARD_DOUBLE_ENTRY_PROCESSES``)."""
     return begin(qrels, run, measures, depth=dataset.depth, threshold=dataset.relevance_threshold,
                  score_precision=conventions.score_precision(dataset.score_precision),
                  empty_queries=conventions.empty_queries(dataset.empty_queries), corpus=corpus,

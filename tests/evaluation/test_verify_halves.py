@@ -11,6 +11,7 @@ import dataclasses
 import gzip
 import os
 import signal
+import socket
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -18,7 +19,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from evaluation import evaluate, parse_measures, read_qrels, read_run, verify_halves
 from evaluation.reference import per_query, read_plain_qrels, read_plain_run
 from evaluation.verify import begin, verify
-from evaluation.verify_halves import LaterHalf, idle_core, split_point, values_in_two
+from evaluation.verify_halves import Helper, LaterHalf, idle_core, split_point, values_in_two
 
 MEASURES = parse_measures("R@1,R@5,MAP@10,MRR@3,nDCG@5,P@5,bpref")
 
@@ -27,6 +28,16 @@ MEASURES = parse_measures("R@1,R@5,MAP@10,MRR@3,nDCG@5,P@5,bpref")
 def an_idle_core(monkeypatch):
     """The split is tried whatever the machine's load while these tests run (``idle_core`` is tested alone)."""
     monkeypatch.setattr(verify_halves, "idle_core", lambda: True)
+
+
+@pytest.fixture(autouse=True)
+def no_helper_kept():
+    """Each test starts without this process's helper and leaves none."""
+    if (helper := Helper.kept()) is not None:
+        helper.end()
+    yield
+    if (helper := Helper.kept()) is not None:
+        helper.end()
 
 
 def plain_second(qrels: dict, rows: dict) -> dict:
@@ -222,3 +233,114 @@ def test_a_pressure_file_that_says_nothing_readable_falls_back_to_the_load(monke
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
     monkeypatch.setattr(os, "getloadavg", lambda: (3.0, 3.0, 3.0))
     assert idle_core((str(bad),)) is False
+
+
+# ---------------------------------------------------------------- the kept helper
+
+
+def pid_second(qrels: dict, rows: dict) -> dict:
+    """``plain_second`` that says which process computed each query (a module's function: it can be sent)."""
+    return {q: {**v, "pid": float(os.getpid())} for q, v in plain_second(qrels, rows).items()}
+
+
+def failing_in_the_helper(qrels: dict, rows: dict) -> dict:
+    if os.getpid() != PARENT[0]:
+        raise RuntimeError("the helper fails")
+    return plain_second(qrels, rows)
+
+
+PARENT = [os.getpid()]
+
+
+def without_pids(values: dict) -> dict:
+    return {q: {m: x for m, x in v.items() if m != "pid"} for q, v in values.items()}
+
+
+def helper_pids(values: dict) -> set[float]:
+    return {v["pid"] for v in values.values()} - {float(os.getpid())}
+
+
+def test_the_helper_is_forked_once_and_kept_from_one_run_to_the_next():
+    """A second that can be sent goes to this process's helper: the same process computes the later half of the
+    next run too (no fork, no pages copied on write a run), with exactly one reading's values."""
+    run, qrels = bsard_like_run()
+    first = values_in_two(run, qrels, set(qrels), pid_second)
+    other_run, other_qrels = bsard_like_run(queries=30, depth=20)
+    second = values_in_two(other_run, other_qrels, set(other_qrels), pid_second)  # new judgments: sent anew
+    assert first is not None and second is not None
+    assert len(helper_pids(first)) == 1 and helper_pids(first) == helper_pids(second)
+    assert without_pids(first) == one_process(run, qrels)
+    assert without_pids(second) == one_process(other_run, other_qrels)
+    helper = Helper.kept()
+    assert helper is not None
+    assert float(helper.pid) in helper_pids(first) and os.waitpid(helper.pid, os.WNOHANG) == (0, 0)  # alive
+
+
+@pytest.mark.parametrize("how", ["killed", "grown"])
+def test_a_helper_gone_between_two_runs_is_forked_again(monkeypatch, how):
+    run, qrels = bsard_like_run()
+    if how == "grown":  # leaves after its first answer
+        monkeypatch.setattr(verify_halves, "HELPER_MAX_RSS_KIB", 1)
+    first = values_in_two(run, qrels, set(qrels), pid_second)
+    if how == "killed":  # between two runs (reaped here: gone before the next run, as seconds later)
+        helper = Helper.kept()
+        assert helper is not None
+        pid = helper.pid
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    second = values_in_two(run, qrels, set(qrels), pid_second)
+    assert first is not None and second is not None
+    assert helper_pids(first) != helper_pids(second) and len(helper_pids(second)) == 1
+    assert without_pids(first) == without_pids(second) == one_process(run, qrels)
+
+
+def test_a_half_not_joined_ends_the_helper_and_a_failing_helper_costs_time_not_values():
+    run, qrels = bsard_like_run()
+    later = LaterHalf.start(run, qrels, set(qrels), pid_second)
+    assert later is not None and later._helper is not None
+    pid = later._helper.pid
+    later.close()  # the first entry refused the run: its answer must not wait in the pipe for the next run
+    assert Helper.kept() is None
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # killed and reaped
+    PARENT[0] = os.getpid()
+    assert values_in_two(run, qrels, set(qrels), failing_in_the_helper) == one_process(run, qrels)
+    assert Helper.kept() is None  # a helper that answered nothing is ended
+
+
+def test_the_worker_s_double_entry_is_sent_to_the_helper(tmp_path):
+    """``verify.begin``'s second implementation is a value (``SecondImplementation``), so the worker's later
+    halves go to its kept helper; the Verification is ``verify``'s."""
+    run_text, qrels_dict = bsard_like_run()
+    (tmp_path / "run").write_bytes(run_text)
+    qrels_text = "".join(f"{q} 0 {d} {g}\n" for q, docs in qrels_dict.items() for d, g in docs.items()).encode()
+    plain = read_plain_qrels(qrels_text)
+    ev = evaluate(read_qrels(qrels_text), read_run(run_text), MEASURES)
+    pids = []
+    for _ in range(2):
+        with begin(plain, str(tmp_path / "run"), MEASURES, processes=2, share=0.45) as check:
+            assert check.later is not None and check.later._helper is not None
+            pids.append(check.later._helper.pid)
+            got = check.finish(ev)
+        assert got == verify(plain, str(tmp_path / "run"), ev) and got.ok
+    assert pids[0] == pids[1]
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="the descriptors are read from /proc")
+def test_the_helper_keeps_none_of_the_parents_connections():
+    """Every descriptor the helper inherited is closed but its standard streams and its two pipes: a socket the
+    worker closes (its broker or database connection) is not held open by the helper, where the broker would go
+    on sending to it."""
+    a, b = socket.socketpair()
+    try:
+        run, qrels = bsard_like_run()
+        assert values_in_two(run, qrels, set(qrels), pid_second) is not None
+        helper = Helper.kept()
+        assert helper is not None
+        fds = sorted(int(fd) for fd in os.listdir(f"/proc/{helper.pid}/fd"))
+        targets = [os.readlink(f"/proc/{helper.pid}/fd/{fd}") for fd in fds if fd > 2]
+        assert len(targets) == 2 and all(t.startswith("pipe:") for t in targets), targets
+        assert not any(t.startswith("socket:") for t in targets)
+    finally:
+        a.close()
+        b.close()
