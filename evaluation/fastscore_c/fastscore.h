@@ -141,6 +141,10 @@ typedef struct {
     /* the dataset's corpus, when it has one: ``CorpusIds.keys`` (sorted ``_kernel.hash_words`` of its docids) */
     const uint64_t *corpus;
     size_t n_corpus;
+    /* its keys by their top bits (corpus_index(), corpus.c): bucket b is corpus[corpus_start[b] ..
+     * corpus_start[b + 1]); NULL: the whole array is searched */
+    const uint32_t *corpus_start;
+    int corpus_shift;
 } Ctx;
 
 /* What the wrapper says besides the values: the numpy path's notices, counted (``evaluation.errors``). */
@@ -179,6 +183,7 @@ typedef struct {
     uint32_t *all_doc, *perm;
     int *all_q, *first_order, *app_slot;
     int *shown10, *judged10, *rel_start, *rel_n;  /* the details' (Ctx), when asked */
+    uint32_t *corpus_start;  /* Ctx's */
 } Mem;
 
 /* ------------------------------------------------------------------ reading (text.c) */
@@ -233,7 +238,8 @@ int read_qrels(Mem *M, Input qrels, Ctx *c);                              /* qre
 int run_score(Mem *M, Input run, Input qrels, Ctx *c, Counts *out);       /* run.c */
 int rows_reserve(Mem *M, size_t need);                                    /* query.c */
 int finish_query(Mem *M, Ctx *c, int q, size_t nr, Counts *out);
-long outside_corpus(const Ctx *c, const Row *rows, size_t n);           /* corpus.c */
+int corpus_index(Mem *M, Ctx *c);                                        /* corpus.c */
+long outside_corpus(const Ctx *c, const Row *rows, size_t n);
 void query_values(Ctx *c, int q, const int *hr, const int *hg, int nh);   /* measures.c */
 int query_details(Ctx *c, int q, size_t nr, const int *hr, const int *hg, int nh);
 double pairwise_sum(const double *a, Py_ssize_t n);

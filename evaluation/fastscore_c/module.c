@@ -27,7 +27,7 @@ static void release(Mem *m)
     free(m->dup); free(m->arena); free(m->doc_at); free(m->uslots); free(m->evaluated);
     free(m->all_cmp); free(m->all_cmpf); free(m->all_len); free(m->all_doc); free(m->all_q);
     free(m->first_order); free(m->app_slot); free(m->perm); free(m->begin);
-    free(m->shown10); free(m->judged10); free(m->rel_start); free(m->rel_n);
+    free(m->shown10); free(m->judged10); free(m->rel_start); free(m->rel_n); free(m->corpus_start);
     if (m->unknown) for (int i = 0; i < MAX_UNKNOWN && m->unknown[i]; i++) free(m->unknown[i]);
     free(m->unknown);
     if (m->run_file) fclose(m->run_file);
@@ -251,6 +251,11 @@ static PyObject *fast_score(PyObject *self, PyObject *args)
     if (!get_measures(measures, &M, &c) || (corpus_arg != Py_None && !get_corpus(corpus_arg, &corpus, &c))) {
         release(&M);
         return NULL;
+    }
+    if (corpus_arg != Py_None && !corpus_index(&M, &c)) {
+        PyBuffer_Release(&corpus);
+        release(&M);
+        return PyErr_NoMemory();
     }
     Counts n;
     memset(&n, 0, sizeof n);

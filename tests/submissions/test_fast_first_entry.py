@@ -234,6 +234,29 @@ def test_a_bsard_sized_corpus_keeps_a_bsard_run_on_the_fast_path():
     assert_same_bits(unpack(per_query_pack(fast, names)), unpack(per_query_pack(slow, names)))
 
 
+@pytest.mark.parametrize("size", [0, 1, 15, 16, 17, 22_633, (1 << 21) + 3])
+def test_membership_is_the_corpus_keys_whatever_their_number(size):
+    """The compiled check searches the bucket of a docid's key (its top bits: about one key a bucket, several past
+    2^20 buckets), not all the keys: a run whose every document is in the corpus stays on the fast path, one with a
+    document left out is handed back, at every number of keys (none, fewer than the fewest buckets, a bucket's
+    edges, BSARD's, two million and more), beside keys in the first and the last bucket (top bits all 0, all 1)."""
+    run_docs = [f"d{i}" for i in range(40)] + ["é-doc", "a-long-document-id-of-more-than-eight-bytes"]
+    run = ("\n".join(f"q1 Q0 {d} {r + 1} {100 - r} t" for r, d in enumerate(run_docs)) + "\n").encode()
+    mine = CorpusIds.from_iterable(run_docs).keys
+    rng = np.random.default_rng(size)
+    others = rng.integers(0, 1 << 63, size=size, dtype=np.uint64) * np.uint64(2) + rng.integers(0, 2, size=size,
+                                                                                                  dtype=np.uint64)
+    edges = np.array([0, 1, (1 << 64) - 2, (1 << 64) - 1], dtype=np.uint64)
+    for left_out in (None, run_docs[0], run_docs[-1]):
+        keys = mine if left_out is None else np.setdiff1d(mine, CorpusIds.from_iterable([left_out]).keys)
+        corpus = CorpusIds(np.concatenate([keys, others, edges]) if size else np.zeros(0, dtype=np.uint64))
+        all_in = bool(size) and bool(np.isin(mine, corpus.keys).all())
+        assert all_in is (size > 0 and left_out is None)
+        _, lazy = through_the_worker_with(corpus, b"q1 0 d1 1\n", run, threshold=1, depth=1000, precision="float32",
+                                          empty="omit")
+        assert lazy.loaded is not all_in, (size, left_out)
+
+
 # ---------------------------------------------------------------- the worker itself
 
 
