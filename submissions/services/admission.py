@@ -26,7 +26,7 @@ from django.utils import timezone
 
 from accounts.policy import upload_refusal
 from accounts.terms import terms_pending
-from campaigns.models import Team
+from campaigns.models import Phase, Team
 from campaigns.selectors import UploadPlace, phase_of
 from catalogue.models import Split
 
@@ -49,7 +49,7 @@ from .storage import storage_refusal
 logger = logging.getLogger(__name__)
 
 
-def _identical_entries(*, user, split: Split, inspected: InspectedUpload) -> Submission | None:
+def _identical_entries(*, user, split: Split, inspected: InspectedUpload, phase: Phase | None) -> Submission | None:
     """Refuse content identical to one of the user's entries on the split; return another user's public twin.
 
     Identical means the same bytes. After a shared task's close, a run of the task is refused to anyone,
@@ -58,11 +58,12 @@ def _identical_entries(*, user, split: Split, inspected: InspectedUpload) -> Sub
     with its public-part value shown during the task give its private-part mean by difference (#37). (The rule
     compared bytes, tag included, and only the sender's own live entries: a new tag, another member, a withdrawn
     run, passed.) A participant's own run under another tag is otherwise a new entry, as before: its scores are
-    its twin's, and on a hidden split the Ladder judges it a near-copy.
+    its twin's, and on a hidden split the Ladder judges it a near-copy. ``phase``: the split's shared task
+    (``phase_of``), None when it is none.
     """
     digest = Q(content_sha256=inspected.content_sha256) if inspected.content_sha256 else Q(sha256=inspected.sha256)
     twins = Submission.objects.filter(digest, split=split)
-    if (phase := phase_of(split_id=split.pk)) is not None and timezone.now() >= phase.closes_at:
+    if phase is not None and timezone.now() >= phase.closes_at:
         ranking = digest | Q(ranking_sha256=inspected.ranking_sha256) if inspected.ranking_sha256 else digest
         task_run = (Submission.objects.filter(ranking, split=split, entrant_team__isnull=False, after_task=False)
                     .order_by("created_at").first())
@@ -184,10 +185,13 @@ def submission_create(
     converted = json_run_as_trec(upload=upload, dataset=split.dataset)
     json_upload = upload if converted is not upload else None  # kept: the double entry reads the JSON itself
     upload = converted
-    inspected = upload_inspect(upload=upload, dataset=split.dataset)
+    # The ranking digest serves a shared task's rule alone (_identical_entries): only a task's runs are compared
+    # with it, and only on the task's split (a run is one only when its split has a phase: task_place).
+    phase = phase_of(split_id=split.pk)
+    inspected = upload_inspect(upload=upload, dataset=split.dataset, ranking=phase is not None)
     check_queries(split=split, docs_per_topic=inspected.docs_per_topic, complete=inspected.complete,
                   coverage_exempt=coverage_exempt)
-    duplicate_of = _identical_entries(user=user, split=split, inspected=inspected)
+    duplicate_of = _identical_entries(user=user, split=split, inspected=inspected, phase=phase)
 
     original_name = (getattr(upload, "name", "") or "run.txt").replace("\\", "/").rsplit("/", 1)[-1][:300]
     submission = Submission(

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import hashlib
 import re
+from datetime import timedelta
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.utils import timezone
 from hypothesis import given, settings, strategies as st
 
-from submissions.services import inspection
+from campaigns.models import Phase
+from campaigns.services import team_create
+from submissions.services import inspection, submission_create
 from submissions.services.inspection import (
     _PAIR_BLOCK,
     _canonical_ranking_text,
@@ -24,6 +28,7 @@ from submissions.services.inspection import (
     _single_spaced_line_ends,
     ranking_text,
 )
+from tests.submissions.conftest import GOOD_RUN, METADATA, good_run, upload
 
 TAG_COLUMN = re.compile(rb"[ \t]+[^ \t\r\n]+[ \t]*\r?$", re.M)
 BLANKS = re.compile(rb"[ \t]+")
@@ -141,3 +146,22 @@ def test_a_run_read_in_pieces_has_the_digest_of_the_whole():
     while stream.read(1000):
         pass
     assert stream.ranking.hexdigest() == hashlib.sha256(by_the_regex(run)).hexdigest()
+
+
+@pytest.mark.django_db
+def test_the_ranking_digest_is_made_for_a_shared_tasks_split_only(alice, test_split, monkeypatch):
+    """Only a shared task's rule reads the ranking digest (a task's run re-sent after the close under another tag),
+    and only a run sent to the task's split is a task's run: elsewhere the request spares its cost (a third of the
+    checks' CPU on a BSARD-scale run) and stores none; on the task's split it stores the run's."""
+    made = []
+    monkeypatch.setattr(inspection, "ranking_text", lambda lines: made.append(len(lines)) or by_the_regex(lines))
+    plain = submission_create(user=alice, split=test_split, upload=upload(GOOD_RUN), metadata=METADATA,
+                              enqueue=False)
+    assert plain.ranking_sha256 == "" and made == []
+    now = timezone.now()
+    phase = Phase.objects.create(split=test_split, title="A task", opens_at=now - timedelta(days=1),
+                                 closes_at=now + timedelta(days=3), time_zone="UTC")
+    team_create(phase=phase, user=alice, name="Red")
+    task_split_run = submission_create(user=alice, split=test_split, upload=upload(good_run(1)), metadata=METADATA,
+                                       enqueue=False)
+    assert made and task_split_run.ranking_sha256 == hashlib.sha256(by_the_regex(GOOD_RUN.encode())).hexdigest()
