@@ -393,6 +393,10 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ALWAYS_EAGER = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+# Celery's Django fixup closes the database connections before and after every task unless this is set; then only
+# every this many tasks. Between, lexboard/celery.py closes them as a web request would: when unusable or older than
+# CONN_MAX_AGE (keep_the_database_connection).
+CELERY_DB_REUSE_MAX = 1000
 # What a task prints (the console e-mail backend's messages, make run's way of sending mail) goes to the worker's
 # stdout as the web's does, not through the logger "celery.redirected" at WARNING: a warning means something.
 CELERY_WORKER_REDIRECT_STDOUTS = False
