@@ -206,6 +206,25 @@ def schema_closed_bodies(result: dict, generator, request, public) -> dict:
     return result
 
 
+#: What a 415 means: the answer of every operation that takes a body, to a body in another media type or none.
+UNSUPPORTED_MEDIA_TYPE = ("The body is not in a media type the operation takes (or says none); `requestBody` lists "
+                          "the ones it takes.")
+
+
+def schema_body_media_types(result: dict, generator, request, public) -> dict:
+    """Postprocessing hook: every operation that takes a body documents the 415 its parsers answer to a body in
+    another media type (``text/plain``, or no ``Content-Type`` at all), in the one error shape (a ``.ci/run``
+    of 7 December 2026: Schemathesis sent an image upload with no media type, and the 415 was undocumented)."""
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            if isinstance(operation, dict) and "requestBody" in operation:
+                responses = operation["responses"]
+                shape = responses["401"]["content"]  # error_responses() documents 401 on every operation
+                responses["415"] = {"content": shape, "description": UNSUPPORTED_MEDIA_TYPE}
+                operation["responses"] = dict(sorted(responses.items()))
+    return result
+
+
 def schema_public_reads(result: dict, generator, request, public) -> dict:
     """Postprocessing hook: an operation anyone may call (drf-spectacular lists ``{}``, "no token", among its
     security requirements) says ``security: []``, needing no token; a token, when sent, is still read (one's own

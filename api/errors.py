@@ -186,12 +186,23 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         scope = getattr(context.get("view"), "throttle_scope", None)
         what = "uploads" if scope == "upload" else "requests"
         body = error_body(f"Too many {what} in a short time.{when}")
+    elif isinstance(exc, exceptions.UnsupportedMediaType):
+        body = error_body(_unsupported_media_type(context))
     else:
         assert isinstance(exc, exceptions.APIException)  # drf_exception_handler answers no other exception
         message = _MESSAGES.get(type(exc)) or _text(exc.detail)
         body = error_body(message)
     response.data = body
     return response
+
+
+def _unsupported_media_type(context: dict) -> str:
+    """A body in a media type the view does not parse: the one sent (or none), and the ones to send instead."""
+    request, view = context.get("request"), context.get("view")
+    sent = (getattr(request, "content_type", "") or "").split(";", 1)[0].strip()
+    wanted = [parser.media_type for parser in getattr(view, "parser_classes", ())]
+    what = f'as "{sent}"' if sent else "with no Content-Type"
+    return f"The request body was sent {what}; send it as {' or '.join(wanted)}, with that Content-Type."
 
 
 def _text(detail: Any) -> str:

@@ -515,6 +515,7 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "api.contract.schema_links",
         "api.contract.schema_closed_bodies",
+        "api.contract.schema_body_media_types",
         "api.contract.schema_public_reads",
     ],
     "ENUM_NAME_OVERRIDES": {
