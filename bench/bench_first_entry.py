@@ -17,7 +17,9 @@ written to a temporary folder, plain and gzipped. Per round, interleaved and pai
 * the worker's whole scoring, as ``results.result_compute`` runs it: the double entry begun first
   (``evaluation.verify.begin`` with the worker's options: two processes, the file cut at ``DOUBLE_ENTRY_SHARE``),
   the first entry, ``per_query_pack``, then the double entry finished (every per-query value and mean compared):
-  this process's CPU plus its forked reader's (reaped, so in ``RUSAGE_CHILDREN``); the judgments read by the
+  this process's CPU plus its reader's: the helper it forked once and keeps (``verify_halves.Helper``, not reaped
+  between runs: its ``/proc/<pid>/schedstat``, in nanoseconds), or a child forked for the run (reaped, so in
+  ``RUSAGE_CHILDREN``); the judgments read by the
   second implementation's reader beforehand, as the worker keeps them once per version;
 * its peer (#39 item 3: "the whole with its double entry within the command line's plus the second
   implementation's own CPU on that file"): the command line's CPU above plus pytrec_eval's own on the same file,
@@ -59,6 +61,7 @@ from evaluation.qrels import read_qrels  # noqa: E402
 from evaluation.reference import read_plain_qrels  # noqa: E402
 from evaluation.runs import read_run  # noqa: E402
 from evaluation.verify import begin  # noqa: E402
+from evaluation.verify_halves import Helper  # noqa: E402
 from submissions.services.results import DOUBLE_ENTRY_SHARE, LazyRun, first_entry, per_query_pack  # noqa: E402
 
 MEASURES = "R@100,R@200,R@500,MAP@100,MRR@100,nDCG@10,nDCG@100,P@10"
@@ -101,10 +104,17 @@ def peer_cpu(qrels: Path, run: Path) -> float:
     return _children_cpu() - before
 
 
+def _helpers_cpu() -> dict[int, float]:
+    """CPU seconds of this process's kept double-entry helper, by pid (``/proc/<pid>/schedstat``'s first field)."""
+    helper = Helper.kept()
+    return {} if helper is None else {helper.pid: int(Path(f"/proc/{helper.pid}/schedstat").read_text().split()[0]) / 1e9}
+
+
 def whole_cpu(qrels_text: bytes, plain_qrels: dict, run: Path, *, corpus: CorpusIds | None = None) -> float:
-    """The worker's scoring with its double entry (``result_compute``'s order): this process's CPU and its fork's."""
+    """The worker's scoring with its double entry (``result_compute``'s order): this process's CPU and its
+    reader's."""
     measures = parse_measures(MEASURES)
-    start, children = time.process_time(), _children_cpu()
+    start, children, helpers = time.process_time(), _children_cpu(), _helpers_cpu()
     with begin(plain_qrels, lambda: open(run, "rb"), measures, depth=1000, threshold=1, score_precision="float32",
                empty_queries="omit", corpus=corpus, processes=2, share=DOUBLE_ENTRY_SHARE) as check:
         evaluation = first_entry(run=LazyRun(lambda: read_run(str(run))), source=lambda: open(run, "rb"),
@@ -114,7 +124,8 @@ def whole_cpu(qrels_text: bytes, plain_qrels: dict, run: Path, *, corpus: Corpus
         per_query_pack(evaluation, [m.name for m in measures])
         verification = check.finish(evaluation)
     assert verification.disagreement is None, verification.disagreement
-    return time.process_time() - start + _children_cpu() - children
+    helped = sum(cpu - helpers.get(pid, 0.0) for pid, cpu in _helpers_cpu().items())
+    return time.process_time() - start + _children_cpu() - children + helped
 
 
 def worker_cpu(qrels_text: bytes, run: Path, *, fast: bool, corpus: CorpusIds | None = None):
