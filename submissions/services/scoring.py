@@ -343,6 +343,11 @@ def _score_claimed(submission: Submission, attempt: int, heartbeat: _Heartbeat,
 
 
 def submission_score_now(submission_id: int) -> Submission:
-    """Score synchronously, in this process (the demo loader's baselines; no worker needed)."""
+    """Score synchronously, in this process (the demo loader's baselines; no worker needed), and return the row.
+
+    Like :func:`submission_score`, it scores only a queued submission it claims: when a worker has claimed it
+    first (its message was sent: ``submission_create(enqueue=True)``), it returns at once with the row still
+    scoring. A caller that needs the scores on return creates the submission with ``enqueue=False``.
+    """
     submission_score(submission_id)
     return Submission.objects.get(pk=submission_id)

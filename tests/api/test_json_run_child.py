@@ -18,23 +18,13 @@ from django.core.files.uploadedfile import UploadedFile
 from catalogue.models import Dataset
 from submissions.errors import UploadRefused
 from submissions.services.inspection import json_run_as_trec
+from tests.evaluation.json_runs import SLOW, many_queries, one_query
 
 from .test_upload_attacks import _refusal, post
 
 pytestmark = pytest.mark.django_db
 
 MIB = 1024 * 1024
-
-
-def one_query(n_docs: int) -> bytes:
-    """One query holding ``n_docs`` documents: the JSON reader holds them all at once (about 200 bytes each)."""
-    return ('{"q1": {' + ", ".join(f'"d{i:07d}": 0.{i}' for i in range(n_docs)) + "}}").encode()
-
-
-def many_queries(n_queries: int, n_docs: int) -> bytes:
-    """Queries of ``n_docs`` documents each: little memory, CPU time in proportion (a million: seconds)."""
-    docs = ", ".join(f'"d{i:05d}": {i}.5' for i in range(n_docs))
-    return ("{" + ", ".join(f'"q{q}": {{{docs}}}' for q in range(n_queries)) + "}").encode()
 
 
 def _status_kib(field: str) -> int:
@@ -71,14 +61,14 @@ def test_a_memory_refusal_is_a_400_in_the_request_with_nothing_stored(api, tiny_
 
 def test_a_run_over_the_childs_cpu_time_is_refused_naming_it(api, tiny_dataset, settings):
     settings.LEXBOARD_JSON_RUN_CPU_SECONDS = 1
-    text = _refusal(post(api, many_queries(2_000, 500), name="big.json"))
+    text = _refusal(post(api, many_queries(*SLOW), name="big.json"))
     assert "big.json is a JSON run whose conversion needs more than 1 s of CPU time" in text, text
     assert "JSON reader's cpu limit" in text
 
 
 def test_a_run_past_the_childs_wall_clock_is_refused_naming_it(api, tiny_dataset, settings):
     settings.LEXBOARD_JSON_RUN_TIMEOUT_SECONDS = 0.5
-    text = _refusal(post(api, many_queries(2_000, 500)))
+    text = _refusal(post(api, many_queries(*SLOW)))
     assert "not converted within 0.5 s, the JSON reader's time limit" in text, text
 
 

@@ -48,6 +48,10 @@ def add_fused_entries(dataset) -> None:
     cut at 20 documents per question. Two participants, not one:
     the test split is hidden, and the Ladder holds back a participant's second
     run that is no significant improvement over their first (docs/security.md).
+
+    Scored here, in this process, and never sent to the session's worker: with both, the worker could claim the
+    run first (``submission_score_now`` then returns at once, the run still scoring) and the page, opened before
+    the worker stored it, showed four entries where the board, read a moment later, had five (stop 45's CI).
     """
 
     from submissions.services import submission_create, submission_score_now
@@ -63,8 +67,10 @@ def add_fused_entries(dataset) -> None:
         submission = submission_create(
             user=user, split=split, upload=upload_of(fused_demo_run("test", depth=depth), "rrf.run"),
             metadata={"system_name": name, "family": "hybrid", "visibility": "public", "description": description},
+            enqueue=False,
         )
-        submission_score_now(submission.pk)
+        scored = submission_score_now(submission.pk)
+        assert scored.status == "scored", (name, scored.status, scored.error)
 
 
 def test_a_visitor_goes_from_home_to_the_demo_leaderboard_sorts_exports_latex_and_copies_the_citation(

@@ -10,7 +10,8 @@
    (before, during, after) ends scored exactly once.
 3. The worker's scoring processes killed while a large run is being scored:
    the broker redelivers the message (late acknowledgement) and the worker's
-   replacement process scores the run, once.
+   replacement process scores the run, once: from the redelivered message or
+   from the recovery step's requeue, whichever sees the dead attempt first.
 The proxy's own errors: test_proxy_errors.py. With object storage: test_compose_s3.py. The stack is taken down
 with its volumes (conftest.py); the time of every step is printed.
 """
@@ -42,6 +43,10 @@ pytestmark = [pytest.mark.deploy, pytest.mark.slow]
 
 #: The request's whole time in the proxy's access log (docker/nginx/lexboard.conf, log_format lexboard).
 SLOW_LINE = re.compile(r" rt=([\d.]+) ")
+#: The status events of the two recoveries of a row left in scoring (submissions/models.py ``take_over``,
+#: submissions/services/sweep.py ``scoring_recover``).
+REDELIVERED_TAKES_OVER = "its worker was lost mid-task; scored again from the redelivered message"
+STEP_REQUEUES = "the worker scoring it went silent; queued again"
 
 
 def test_a_run_uploaded_through_the_proxy_is_scored_by_the_composed_worker_and_beat_is_healthy(
@@ -163,7 +168,19 @@ def test_a_worker_killed_while_scoring_a_large_run_gives_it_back_and_its_replace
                             f"s = Submission.objects.get(pk={submission_id}); "
                             "print(json.dumps([s.attempts, list(s.events.order_by('pk').values_list('status', "
                             "'message'))]))")
-    assert attempts[0] == 2, attempts  # attempt 1 killed, attempt 2 from the redelivered message
+    # Attempt 1 killed; attempt 2 by whichever of the two recoveries acts first, and by one only. The redelivered
+    # message (the main process saw its pool process die) takes the row once its heartbeat stood still for two
+    # intervals after the message came back; every worker's recovery step requeues it once the heartbeat is
+    # LEXBOARD_HEARTBEAT_STALE_SECONDS old. Which one is first depends on how soon the main process notices the
+    # death (1-4 s measured): CI's run of 7 December 2026 saw the step win by 8 ms. Both are the product's.
+    assert attempts[0] == 2, attempts
+    recoveries = [message for _status, message in attempts[1]
+                  if message in (REDELIVERED_TAKES_OVER, STEP_REQUEUES)]
+    assert len(recoveries) == 1, attempts
     log = "\n".join(stack.full_logs("worker").values())
     assert "SIGKILL" in log or "WorkerLostError" in log, log[-3000:]
-    assert f"submission {submission_id}: the worker of attempt 1 died mid-task" in log, log[-3000:]
+    if recoveries == [REDELIVERED_TAKES_OVER]:
+        assert f"submission {submission_id}: the worker of attempt 1 died mid-task" in log, log[-3000:]
+    else:
+        assert "recovered dead workers' submissions: {'requeued': 1" in log, log[-3000:]
+    say(f"recovered by {'the redelivered message' if recoveries == [REDELIVERED_TAKES_OVER] else 'a recovery step'}")

@@ -24,6 +24,8 @@ from evaluation.run_json_child import (
     json_run_convert_in_child,
 )
 
+from .json_runs import SLOW, many_queries, one_query
+
 #: Generous bounds: a test lowers the one it reaches.
 ROOMY = {"memory_bytes": 256 * 1024 * 1024, "cpu_seconds": 60, "wall_seconds": 120, "output_bytes": 1 << 30}
 CANARY = "canary-secret-key-7f3a"
@@ -41,17 +43,6 @@ def convert(data: bytes, **options):
     stats = json_run_convert_in_child(src, out, path="run.json", tag="t", limits=lim, **options)
     out.seek(0)
     return stats, out.read()
-
-
-def one_query(n_docs: int) -> bytes:
-    """One query holding ``n_docs`` documents: the reader holds them all at once."""
-    return ('{"q1": {' + ", ".join(f'"d{i:07d}": 0.{i}' for i in range(n_docs)) + "}}").encode()
-
-
-def many_queries(n_queries: int, n_docs: int) -> bytes:
-    """Queries of ``n_docs`` documents each: little memory, CPU time in proportion."""
-    docs = ", ".join(f'"d{i:05d}": {i}.5' for i in range(n_docs))
-    return ("{" + ", ".join(f'"q{q}": {{{docs}}}' for q in range(n_queries)) + "}").encode()
 
 
 def test_the_child_writes_what_the_reader_writes_in_process():
@@ -95,7 +86,7 @@ def test_a_query_needing_more_memory_than_the_cap_stops_the_child_on_memory():
 
 
 def test_a_run_needing_more_cpu_than_the_cap_stops_the_child_on_cpu():
-    data = many_queries(2_000, 500)  # a million documents: several seconds of CPU
+    data = many_queries(*SLOW)  # several seconds of CPU where the cap is 1 s
     started = time.monotonic()
     with pytest.raises(ConversionStopped) as stopped:
         convert(data, limits=limits(cpu_seconds=1))
@@ -104,7 +95,7 @@ def test_a_run_needing_more_cpu_than_the_cap_stops_the_child_on_cpu():
 
 
 def test_a_child_past_the_wall_clock_is_killed_and_named():
-    data = many_queries(2_000, 500)
+    data = many_queries(*SLOW)  # several seconds, where it is killed at 0.5 s
     started = time.monotonic()
     with pytest.raises(ConversionStopped) as stopped:
         convert(data, limits=limits(wall_seconds=0.5))

@@ -83,11 +83,14 @@ class Upstream(BaseHTTPRequestHandler):
         if self.path.endswith("/hang"):
             time.sleep(3)
         body = json.dumps({"host": self.headers.get("Host"), "path": self.path}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        except OSError:  # /hang: the proxy gave up and closed the connection; nothing to say
+            self.close_connection = True
 
     do_POST = do_GET  # noqa: N815
 
@@ -115,7 +118,12 @@ def _no_such_name(sock: socket.socket) -> None:
 def proxy(tmp_path_factory):
     prefix = tmp_path_factory.mktemp("nginx")
     upstream = ThreadingHTTPServer(("127.0.0.1", 0), Upstream)
-    upstream.daemon_threads = True
+    # The handlers are joined when the fixture ends (server_close): a /hang handler left running wrote to the
+    # connection the proxy had closed, and the traceback it printed, during the next test file on this worker,
+    # raced that file's import in CPython 3.11's AST state, shared by all threads (a "SystemError: AST constructor
+    # recursion depth mismatch" in pytest's assertion rewriting, CI of 7 December 2026).
+    upstream.daemon_threads = False
+    upstream.block_on_close = True
     threading.Thread(target=upstream.serve_forever, daemon=True).start()
     # A full accept queue: with a backlog of 0 the first connection fills it, and the kernel drops the next SYNs.
     dropped = socket.socket()
@@ -153,6 +161,7 @@ def proxy(tmp_path_factory):
         process.terminate()
         process.wait(timeout=10)
         upstream.shutdown()
+        upstream.server_close()  # joins every handler, /hang's too (3 s at most)
         for sock in (dropped, *fillers, dns):
             sock.close()
 
