@@ -200,6 +200,8 @@ def submission_score(submission_id: int, *, progress: Callable[[float], None] | 
             page_generation_bump()
         return
     attempt = submission.attempts
+    # The worker's log names what it is doing: a log that ends here lost its process mid-task, on this submission.
+    logger.info("submission %s: scoring, attempt %s", submission.pk, attempt)
     heartbeat = _Heartbeat(submission.pk, attempt)
     heartbeat.start()
     try:
