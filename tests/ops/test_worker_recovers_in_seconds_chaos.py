@@ -17,7 +17,6 @@ back (the sweep's queue was not its own, and nothing else looked).
 from __future__ import annotations
 
 import os
-import re
 import signal
 import time
 
@@ -26,6 +25,7 @@ from celery import current_app
 
 from submissions.models import Result, StatusEvent, Submission
 from submissions.services.queue import SCORE_TASK
+from tests.chaos import frozen_mid_task, process_tree, send_signal
 from tests.submissions.conftest import good_run
 from tests.submissions.test_chaos_worker import BIG_RUN
 from tests.submissions.test_e2e_worker import post_run
@@ -57,79 +57,6 @@ def _upload_four(client, alice, tiny_dataset) -> list[int]:
     return list(Submission.objects.order_by("pk").values_list("pk", flat=True))
 
 
-#: The line a worker logs once it has claimed a submission (submissions/services/scoring.py).
-_SCORING = re.compile(r"submission (\d+): scoring, attempt (\d+)")
-#: How long the frozen workers' last writes are given to land before the rows are read (read twice, this far apart).
-SETTLE_SECONDS = 0.2
-
-
-def _tree(pid: int) -> list[int]:
-    """A process and all its descendants (Linux /proc)."""
-    out = [pid]
-    try:
-        children = open(f"/proc/{pid}/task/{pid}/children").read().split()  # noqa: SIM115, PTH123
-    except OSError:
-        return out
-    for child in children:
-        out += _tree(int(child))
-    return out
-
-
-def _signal(pids, sig: int) -> None:
-    for pid in pids:
-        try:
-            os.kill(pid, sig)
-        except ProcessLookupError:
-            pass
-
-
-def _freeze(workers) -> list[int]:
-    """SIGSTOP every process of the workers' trees (parents first, then any child forked meanwhile): from then on
-    no row they hold can change."""
-    frozen: list[int] = []
-    while new := [pid for worker in workers for pid in _tree(worker.process.pid) if pid not in frozen]:
-        _signal(new, signal.SIGSTOP)
-        frozen += new
-    return frozen
-
-
-def _scoring(ids: list[int]) -> set[tuple[int, int]]:
-    """The rows being scored now, with their attempts."""
-    return set(Submission.objects.filter(pk__in=ids, status=Submission.Status.SCORING).values_list("pk", "attempts"))
-
-
-def _frozen_mid_task(ids: list[int], workers) -> tuple[list[object], list[int]]:
-    """The workers stopped (SIGSTOP) while one of them is scoring a submission, with proof: the workers scoring one
-    (a "submission N: scoring, attempt k" in a worker's log, row N still in scoring on attempt k: only one process
-    claims an attempt), and the frozen pids.
-
-    A kill sent once a row was *seen* scoring could land after it was stored: the large run is scored in about a
-    second on a quiet machine, the small ones in 30 ms, and on CI's loaded machine (stop 45, 7 December 2026) the
-    kill found every run scored, so nothing was recovered and the test failed. So the workers are frozen as soon as
-    a row is in scoring, and once their last writes have landed (the same rows read twice) the freeze counts only
-    if a frozen worker is scoring a row still in scoring; otherwise they go on (SIGCONT) and the next row in
-    scoring is waited for.
-    """
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        wait_until(Submission.objects.filter(pk__in=ids, status=Submission.Status.SCORING).exists, timeout=120,
-                   what="a submission being scored", interval=0.005)
-        frozen = _freeze(workers)
-        scoring, seen = None, _scoring(ids)
-        while scoring != seen:
-            time.sleep(SETTLE_SECONDS)
-            scoring, seen = seen, _scoring(ids)
-        busy = [worker for worker in workers
-                if {(int(pk), int(attempt)) for pk, attempt in _SCORING.findall(worker.log())} & scoring]
-        if busy:
-            return busy, frozen
-        _signal(frozen, signal.SIGCONT)
-        if not Submission.objects.filter(pk__in=ids).exclude(status=Submission.Status.SCORED).exists():
-            break
-    raise AssertionError("every run was scored before a freeze found one being scored: the kill could not land "
-                         "mid-task (make the large run larger)")
-
-
 def _assert_scored_once_within_the_bound(ids: list[int], worker, killed_at: float) -> float:
     """Every submission, started or still queued at the kill (its message perhaps received by the killed worker,
     not started: its hold goes stale, ``submissions.worker_steps``), scored once within the bound."""
@@ -159,14 +86,14 @@ def test_make_runs_processes_score_everything_once_within_30_s_of_a_kill_9(
     worker_factory(queues=[f"{worker_queue}-sweep"], supervised=True, extra_env=env)
     worker_factory(beat=True, supervised=True, extra_env=env)
     ids = _upload_four(client, alice, tiny_dataset)
-    busy, frozen = _frozen_mid_task(ids, scoring)
+    busy, frozen = frozen_mid_task(ids, scoring)
     if victim == "every scoring worker":
-        victims = [pid for worker in scoring for child in worker.children() for pid in _tree(child)]
+        victims = [pid for worker in scoring for child in worker.children() for pid in process_tree(child)]
     else:
-        victims = _tree(busy[0].process.pid)  # supervise.sh leads the group: the whole group, as killpg
+        victims = process_tree(busy[0].process.pid)  # supervise.sh leads the group: the whole group, as killpg
     killed_at = time.monotonic()
-    _signal(victims, signal.SIGKILL)
-    _signal(frozen, signal.SIGCONT)  # the rest go on: the supervisors start their commands again
+    send_signal(victims, signal.SIGKILL)
+    send_signal(frozen, signal.SIGCONT)  # the rest go on: the supervisors start their commands again
     survivor = next(w for w in scoring if w is not busy[0]) if victim != "every scoring worker" else scoring[0]
     _assert_scored_once_within_the_bound(ids, survivor, killed_at)
 
@@ -176,7 +103,7 @@ def test_a_worker_started_as_celerys_docs_say_scores_everything_once_within_30_s
 ):
     worker = worker_factory(with_beat=True, extra_env=SHIPPED)  # its own process group (a new session)
     ids = _upload_four(client, alice, tiny_dataset)
-    _frozen_mid_task(ids, [worker])
+    frozen_mid_task(ids, [worker])
     killed_at = time.monotonic()
     os.killpg(worker.process.pid, signal.SIGKILL)  # the main process, its pool and the beat inside it, stopped
     worker.process.wait(timeout=10)

@@ -20,7 +20,8 @@ from django.utils import timezone
 
 from submissions.models import Result, StatusEvent, Submission
 from submissions.services import submissions_sweep
-from tests.waiting import wait_until, wait_until_final
+from tests.chaos import frozen_mid_task
+from tests.waiting import wait_until_final
 
 from .test_e2e_worker import post_run
 
@@ -45,9 +46,9 @@ def test_a_worker_killed_while_scoring_loses_nothing_and_scores_nothing_twice(
         assert response.status_code == 302, response.content.decode()[-3000:]
     ids = list(Submission.objects.order_by("pk").values_list("pk", flat=True))
 
-    # Kill the worker (the whole process group) as soon as it is scoring one.
-    wait_until(Submission.objects.filter(status=Submission.Status.SCORING).exists, timeout=60,
-               what="a submission being scored", worker=celery_worker_process, interval=0.05)
+    # Kill the worker (the whole process group) while it is scoring one: stopped as soon as a row is in scoring,
+    # killed once it is shown to be scoring a row still in scoring (tests/chaos.py).
+    frozen_mid_task(ids, [celery_worker_process])
     celery_worker_process.kill()
     celery_worker_process.process.wait(timeout=10)
     stuck = list(Submission.objects.filter(status=Submission.Status.SCORING).values_list("pk", flat=True))
