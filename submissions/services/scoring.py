@@ -239,6 +239,7 @@ def _take_over_dead_attempt(submission: Submission) -> bool:
     attempt meanwhile. So: wait two heartbeat intervals; if neither the
     attempt nor its heartbeat moved, nobody is scoring it, and the
     conditional UPDATE takes the row (of two such messages, one wins).
+    The two intervals count from the last heartbeat (:func:`_dead_attempt_wait`).
     Past ``LEXBOARD_MAX_SCORING_ATTEMPTS`` the sweep fails the row instead.
     """
     if submission.status != Submission.Status.SCORING:
@@ -246,7 +247,7 @@ def _take_over_dead_attempt(submission: Submission) -> bool:
     if submission.attempts >= settings.LEXBOARD_MAX_SCORING_ATTEMPTS:
         return False
     seen_attempt, seen_heartbeat = submission.attempts, submission.heartbeat_at
-    time.sleep(2 * heartbeat_interval() + 1)
+    time.sleep(_dead_attempt_wait(seen_heartbeat))
     if not submission.take_over(attempt=seen_attempt, heartbeat_at=seen_heartbeat):
         logger.info("submission %s redelivered, but attempt %s is alive or was taken over", submission.pk,
                     seen_attempt)
@@ -254,6 +255,20 @@ def _take_over_dead_attempt(submission: Submission) -> bool:
     logger.warning("submission %s: the worker of attempt %s died mid-task; attempt %s scores it from the "
                    "redelivered message", submission.pk, seen_attempt, submission.attempts)
     return True
+
+
+def _dead_attempt_wait(heartbeat_at: Any) -> float:
+    """Seconds a redelivered message watches a row's heartbeat before it may take the row over: until two heartbeat
+    intervals and a second have passed since the last heartbeat it saw, not since the message came back (the worker
+    notices its process died 1-4 s after the kill, and the attempt's last heartbeat was up to an interval older), and
+    never less than one interval and a second, so that a live attempt beats at least once while it watches, whatever
+    the two machines' clocks say."""
+    interval = heartbeat_interval()
+    whole = 2 * interval + 1
+    if heartbeat_at is None:
+        return whole
+    age = (timezone.now() - heartbeat_at).total_seconds()
+    return min(whole, max(interval + 1, whole - age))
 
 
 def _score_claimed(submission: Submission, attempt: int, heartbeat: _Heartbeat,
