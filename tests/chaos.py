@@ -14,6 +14,7 @@ import signal
 import time
 
 from submissions.models import Submission
+from tests.fixtures_worker import process_children
 from tests.waiting import wait_until
 
 #: The line a worker logs once it has claimed a submission (submissions/services/scoring.py).
@@ -23,15 +24,8 @@ SETTLE_SECONDS = 0.2
 
 
 def process_tree(pid: int) -> list[int]:
-    """A process and all its descendants (Linux /proc)."""
-    out = [pid]
-    try:
-        children = open(f"/proc/{pid}/task/{pid}/children").read().split()  # noqa: SIM115, PTH123
-    except OSError:
-        return out
-    for child in children:
-        out += process_tree(int(child))
-    return out
+    """A process and all its descendants, parents first (Linux /proc)."""
+    return [pid] + [descendant for child in process_children(pid) for descendant in process_tree(child)]
 
 
 def send_signal(pids, sig: int) -> None:
@@ -65,10 +59,10 @@ def frozen_mid_task(ids: list[int], workers) -> tuple[list[object], list[int]]:
 
     A kill sent once a row was *seen* scoring could land after it was stored: a large run is scored in about a
     second on a quiet machine, a small one in 30 ms, and on CI's loaded machine (stop 45, 7 December 2026) the
-    kill found every run scored, so nothing was recovered and the recovery test failed. So the workers are frozen as soon as
-    a row is in scoring, and once their last writes have landed (the same rows read twice) the freeze counts only
-    if a frozen worker is scoring a row still in scoring; otherwise they go on (SIGCONT) and the next row in
-    scoring is waited for.
+    kill found every run scored, so nothing was recovered and the recovery test failed. So the workers are frozen
+    as soon as a row is in scoring, and once their last writes have landed (the same rows read twice) the freeze
+    counts only if a frozen worker is scoring a row still in scoring; otherwise they go on (SIGCONT) and the next
+    row in scoring is waited for.
     """
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
